@@ -1,0 +1,52 @@
+//! The `when` trigger language of hooks: one grammar, one parser, two back ends.
+//!
+//! A hook's `when` decides which calls it guards. The same text is accepted in
+//! an attribute (`#[pre_tool_use(when = tool_name starts_with "sql_")]`, checked
+//! at compile time and compiled to a plain fn) and in an agent's config file
+//! (parsed at load time and interpreted). Both go through [`parse`], so they
+//! accept the same programs, reject the same mistakes with the same words, and
+//! evaluate through the same leaf tests in [`rt`].
+//!
+//! ```
+//! use hooks_when::{parse, Scope, Subject, TextField};
+//! use serde_json::{json, Map, Value};
+//!
+//! struct Call { tool: &'static str, args: Value, metadata: Map<String, Value> }
+//!
+//! impl Subject for Call {
+//!     fn text(&self, field: TextField) -> Option<&str> {
+//!         (field == TextField::ToolName).then_some(self.tool)
+//!     }
+//!     fn metadata(&self) -> &Map<String, Value> { &self.metadata }
+//!     fn args(&self) -> &Value { &self.args }
+//!     fn result(&self) -> Option<&Value> { None }
+//! }
+//!
+//! let when = parse(r#"tool_name matches "oa__*" && args.amount > 50000"#, Scope::PreToolUse).unwrap();
+//! let call = Call { tool: "oa__purchase_pay", args: json!({"amount": 50000.5}), metadata: Map::new() };
+//! assert!(when.eval(&call));
+//! ```
+//!
+//! The language reference, with every error message, is `docs/when.md` in the
+//! repository.
+
+mod ast;
+#[cfg(feature = "codegen")]
+pub mod codegen;
+mod error;
+mod eval;
+mod glob;
+mod lexer;
+mod parser;
+pub mod rt;
+mod suggest;
+
+pub use ast::{
+    Check, Expr, Field, JsonField, JsonRoot, Literal, Number, Ordering, PathSegment, Pattern, Test,
+    TextField,
+};
+pub use error::{WhenError, WhenErrors, line_column};
+pub use eval::Subject;
+pub use glob::{Glob, GlobError, glob_match};
+pub use parser::{MAX_DEPTH, SURFACES, Scope, parse};
+pub use suggest::{did_you_mean, edit_distance};

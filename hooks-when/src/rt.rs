@@ -1,0 +1,281 @@
+//! The leaf tests shared by the interpreter and by generated predicates.
+//!
+//! Compiled (`#[pre_tool_use(when = …)]`) and interpreted (config) predicates
+//! call exactly these functions, so the two can only differ in how they walk
+//! the tree, never in what a test means. Nothing here allocates or panics.
+//!
+//! This module is public for the code the macros generate; it is not a stable API.
+
+use std::cmp::Ordering as CmpOrdering;
+
+pub use regex::Regex;
+pub use serde_json::{Map, Value};
+pub use std::sync::LazyLock;
+
+pub use crate::ast::{JsonRoot, Ordering, TextField};
+pub use crate::eval::Subject;
+pub use crate::glob::glob_match;
+
+/// One step of a JSON path, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub enum Seg<'a> {
+    /// An object key.
+    Key(&'a str),
+    /// An array index.
+    Index(usize),
+}
+
+/// A literal, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub enum Lit<'a> {
+    /// A string.
+    Str(&'a str),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+}
+
+/// The value of a string field; `None` when the context does not have it.
+#[inline]
+pub fn text<S: Subject + ?Sized>(subject: &S, field: TextField) -> Option<&str> {
+    subject.text(field)
+}
+
+/// The JSON value at `path` below `root`; `None` when any step is missing.
+#[inline]
+pub fn json<'v, S: Subject + ?Sized>(
+    subject: &'v S,
+    root: JsonRoot,
+    path: &[Seg<'_>],
+) -> Option<&'v Value> {
+    json_at(subject, root, path.iter().copied())
+}
+
+/// [`json`] over any sequence of steps (the interpreter walks its own path type).
+pub fn json_at<'v, 'p, S, I>(subject: &'v S, root: JsonRoot, path: I) -> Option<&'v Value>
+where
+    S: Subject + ?Sized,
+    I: IntoIterator<Item = Seg<'p>>,
+{
+    let mut path = path.into_iter();
+    let mut current = match root {
+        JsonRoot::Args => subject.args(),
+        JsonRoot::Result => subject.result()?,
+        JsonRoot::Metadata => {
+            let first = path.next()?;
+            map_step(subject.metadata(), first)?
+        }
+    };
+    for segment in path {
+        current = match current {
+            Value::Object(map) => map_step(map, segment)?,
+            Value::Array(items) => match segment {
+                Seg::Index(index) => items.get(index)?,
+                Seg::Key(_) => return None,
+            },
+            _ => return None,
+        };
+    }
+    Some(current)
+}
+
+fn map_step<'v>(map: &'v Map<String, Value>, segment: Seg<'_>) -> Option<&'v Value> {
+    match segment {
+        Seg::Key(key) => map.get(key),
+        Seg::Index(index) => {
+            let mut buffer = [0u8; 20];
+            map.get(decimal(index, &mut buffer))
+        }
+    }
+}
+
+/// Writes `value` in decimal into `buffer` without allocating.
+fn decimal(mut value: usize, buffer: &mut [u8; 20]) -> &str {
+    let mut start = buffer.len();
+    loop {
+        start -= 1;
+        buffer[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buffer[start..]).unwrap_or("")
+}
+
+/// `field == "x"`
+#[inline]
+pub fn text_eq(value: Option<&str>, expected: &str) -> bool {
+    value == Some(expected)
+}
+
+/// `field != "x"` (false when the field is missing)
+#[inline]
+pub fn text_ne(value: Option<&str>, expected: &str) -> bool {
+    value.is_some_and(|v| v != expected)
+}
+
+/// `field starts_with "x"`
+#[inline]
+pub fn text_starts_with(value: Option<&str>, prefix: &str) -> bool {
+    value.is_some_and(|v| v.starts_with(prefix))
+}
+
+/// `field ends_with "x"`
+#[inline]
+pub fn text_ends_with(value: Option<&str>, suffix: &str) -> bool {
+    value.is_some_and(|v| v.ends_with(suffix))
+}
+
+/// `field contains "x"`
+#[inline]
+pub fn text_contains(value: Option<&str>, needle: &str) -> bool {
+    value.is_some_and(|v| v.contains(needle))
+}
+
+/// `field matches "glob"`
+#[inline]
+pub fn text_glob(value: Option<&str>, pattern: &str) -> bool {
+    value.is_some_and(|v| glob_match(pattern, v))
+}
+
+/// `field matches_regex "re"`
+#[inline]
+pub fn text_regex(value: Option<&str>, regex: &Regex) -> bool {
+    value.is_some_and(|v| regex.is_match(v))
+}
+
+/// `field in ["a", "b"]`
+#[inline]
+pub fn text_in<'a, I: IntoIterator<Item = &'a str>>(value: Option<&str>, items: I) -> bool {
+    value.is_some_and(|v| items.into_iter().any(|item| item == v))
+}
+
+/// `field exists`
+#[inline]
+pub fn text_exists(value: Option<&str>) -> bool {
+    value.is_some()
+}
+
+/// The string inside a JSON value, if it is one.
+#[inline]
+pub fn json_str(value: Option<&Value>) -> Option<&str> {
+    value.and_then(Value::as_str)
+}
+
+/// `json == literal`: same JSON type and equal (numbers compare by value).
+pub fn json_eq(value: Option<&Value>, literal: Lit<'_>) -> bool {
+    match (value, literal) {
+        (Some(Value::String(v)), Lit::Str(expected)) => v == expected,
+        (Some(Value::Bool(v)), Lit::Bool(expected)) => *v == expected,
+        (Some(Value::Number(v)), Lit::Int(_) | Lit::Float(_)) => {
+            number_cmp(v, literal) == Some(CmpOrdering::Equal)
+        }
+        _ => false,
+    }
+}
+
+/// `json != literal`: same JSON type and different; false when missing or of another type.
+pub fn json_ne(value: Option<&Value>, literal: Lit<'_>) -> bool {
+    let same_type = matches!(
+        (value, literal),
+        (Some(Value::String(_)), Lit::Str(_))
+            | (Some(Value::Bool(_)), Lit::Bool(_))
+            | (Some(Value::Number(_)), Lit::Int(_) | Lit::Float(_))
+    );
+    same_type && !json_eq(value, literal)
+}
+
+/// `json < <= > >= number`: false unless the value is a number.
+pub fn json_cmp(value: Option<&Value>, ordering: Ordering, literal: Lit<'_>) -> bool {
+    let Some(Value::Number(v)) = value else {
+        return false;
+    };
+    let Some(found) = number_cmp(v, literal) else {
+        return false;
+    };
+    match ordering {
+        Ordering::Lt => found == CmpOrdering::Less,
+        Ordering::Le => found != CmpOrdering::Greater,
+        Ordering::Gt => found == CmpOrdering::Greater,
+        Ordering::Ge => found != CmpOrdering::Less,
+    }
+}
+
+/// Compares a JSON number with a numeric literal: exactly for integers, as f64 otherwise.
+fn number_cmp(value: &serde_json::Number, literal: Lit<'_>) -> Option<CmpOrdering> {
+    match literal {
+        Lit::Int(expected) => {
+            if let Some(v) = value.as_i64() {
+                Some(v.cmp(&expected))
+            } else if value.as_u64().is_some() {
+                // Above i64::MAX, so above every i64 literal.
+                Some(CmpOrdering::Greater)
+            } else {
+                value.as_f64()?.partial_cmp(&(expected as f64))
+            }
+        }
+        Lit::Float(expected) => value.as_f64()?.partial_cmp(&expected),
+        Lit::Str(_) | Lit::Bool(_) => None,
+    }
+}
+
+/// `json contains literal`: a substring of a string, or an element of an array.
+pub fn json_contains(value: Option<&Value>, literal: Lit<'_>) -> bool {
+    match (value, literal) {
+        (Some(Value::String(v)), Lit::Str(needle)) => v.contains(needle),
+        (Some(Value::Array(items)), _) => items.iter().any(|item| json_eq(Some(item), literal)),
+        _ => false,
+    }
+}
+
+/// `json in [literal, …]`
+pub fn json_in<'a, I: IntoIterator<Item = Lit<'a>>>(value: Option<&Value>, items: I) -> bool {
+    value.is_some() && items.into_iter().any(|item| json_eq(value, item))
+}
+
+/// `json exists`: present and not `null`.
+#[inline]
+pub fn json_exists(value: Option<&Value>) -> bool {
+    value.is_some_and(|v| !v.is_null())
+}
+
+/// A bare JSON field: true only for JSON `true`.
+#[inline]
+pub fn json_true(value: Option<&Value>) -> bool {
+    matches!(value, Some(Value::Bool(true)))
+}
+
+/// Compiles a pattern the macro already validated with this same engine.
+pub fn checked_regex(pattern: &str) -> Regex {
+    // The attribute macro rejected the pattern at compile time if it did not
+    // compile; reaching this expect would mean two regex versions disagree.
+    Regex::new(pattern).expect("`matches_regex` pattern was validated at compile time")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_compare_across_int_and_float() {
+        let v = serde_json::json!(50000.5);
+        assert!(json_cmp(Some(&v), Ordering::Gt, Lit::Int(50000)));
+        assert!(!json_cmp(Some(&v), Ordering::Le, Lit::Int(50000)));
+        let v = serde_json::json!(5);
+        assert!(json_eq(Some(&v), Lit::Float(5.0)));
+        let big = serde_json::json!(u64::MAX);
+        assert!(json_cmp(Some(&big), Ordering::Gt, Lit::Int(i64::MAX)));
+    }
+
+    #[test]
+    fn decimal_keys() {
+        let mut buffer = [0u8; 20];
+        assert_eq!(decimal(0, &mut buffer), "0");
+        assert_eq!(decimal(1234, &mut buffer), "1234");
+        assert_eq!(decimal(usize::MAX, &mut buffer), usize::MAX.to_string());
+    }
+}
