@@ -1,1 +1,53 @@
-//! placeholder
+//! **hooks**: deterministic enforcement around an AI agent's tool calls.
+//!
+//! A hook is platform code that runs at a fixed point of the agent loop,
+//! outside the LLM: the model cannot see it, argue with it or talk it out of a
+//! step. Declare hooks on async fns; build a registry; run every tool call
+//! through it.
+//!
+//! ```
+//! use hooks::prelude::*;
+//! use serde_json::{json, Value};
+//!
+//! fn org_is_readonly(org_id: &str) -> bool {
+//!     org_id == "acme"
+//! }
+//!
+//! #[pre_tool_use(priority = 5, when = tool_name starts_with "sql_")]
+//! async fn readonly_guard(ctx: &HookContext) -> HookResult {
+//!     if org_is_readonly(&ctx.org_id) {
+//!         return HookResult::block("Org is in read-only mode — write blocked.");
+//!     }
+//!     HookResult::allow()
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let registry = HookRegistry::builder().registered_named(["readonly_guard"]).build().unwrap();
+//! let ctx = HookContext::tool_call("sql_exec", json!({"q": "DELETE FROM t"})).with_org("acme");
+//! let report = registry.run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("deleted"))).await;
+//! assert!(!report.tool_ran);
+//! assert_eq!(report.observation.to_string(), "Blocked by hook `readonly_guard`: Org is in read-only mode — write blocked.");
+//! # });
+//! ```
+//!
+//! Every failure of a hook — an `Err`, a panic, a timeout — blocks the call
+//! unless the hook says `on_error = fail_open`. See the README for the
+//! contract, and `docs/when.md` for the `when` language.
+
+pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
+#[doc(hidden)]
+pub use hooks_runtime::__private;
+pub use hooks_runtime::*;
+
+/// The standard hooks (approval gate, audit log, read-only guard, truncation, rate limit).
+#[cfg(feature = "std-hooks")]
+pub use hooks_std as std_hooks;
+
+/// `use hooks::prelude::*;` brings the attributes and the types a hook fn needs.
+pub mod prelude {
+    pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
+    pub use hooks_runtime::{
+        ErrorPolicy, Hook, HookContext, HookPoint, HookRegistry, HookResult, Observation,
+        PostToolUseHook, PreToolUseHook, SessionStartHook, Surface, ToolOutcome,
+    };
+}

@@ -1,1 +1,86 @@
-//! placeholder
+//! The hook contract: context, results, traits, registry and fail-closed dispatch.
+//!
+//! Most users depend on the `hooks` facade and declare hooks with its
+//! attributes; this crate is what those attributes expand to, and what
+//! framework authors build on.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use hooks_runtime::{Hook, HookContext, HookFuture, HookRegistry, HookResult, Observation, PreToolUseHook};
+//! use serde_json::{json, Value};
+//!
+//! /// Blocks SQL writes.
+//! struct NoWrites;
+//!
+//! impl Hook for NoWrites {
+//!     fn name(&self) -> &str { "no_writes" }
+//!     fn priority(&self) -> i32 { 5 }
+//!     fn should_trigger(&self, ctx: &HookContext) -> bool { ctx.tool_name.starts_with("sql_") }
+//!     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
+//!         Box::pin(async move {
+//!             let query = ctx.tool_args["q"].as_str().unwrap_or("");
+//!             Ok(if query.trim_start().to_ascii_uppercase().starts_with("SELECT") {
+//!                 HookResult::allow()
+//!             } else {
+//!                 HookResult::block("writes are not allowed")
+//!             })
+//!         })
+//!     }
+//! }
+//! impl PreToolUseHook for NoWrites {}
+//!
+//! let registry = HookRegistry::builder().pre(NoWrites).build().unwrap();
+//! let ctx = HookContext::tool_call("sql_exec", json!({"q": "DELETE FROM t"}));
+//! let report = registry.run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("done"))).await;
+//! assert!(!report.tool_ran);
+//! assert_eq!(report.observation.to_string(), "Blocked by hook `no_writes`: writes are not allowed");
+//! # });
+//! ```
+//!
+//! Dispatch needs a Tokio runtime with timers enabled (`#[tokio::main]` has them).
+
+mod context;
+mod dispatch;
+mod hook;
+mod registry;
+mod result;
+mod when;
+
+pub use context::{HookContext, HookPoint, Surface, ToolOutcome};
+pub use dispatch::{
+    CallTrace, Decision, EntryStatus, HookFailure, HookRun, Observation, SessionStart,
+    SessionStopped, ToolCallReport, TraceEntry,
+};
+pub use hook::{
+    DEFAULT_PRIORITY, DEFAULT_TIMEOUT, ErrorPolicy, Hook, HookError, HookFuture, IntoHookOutcome,
+    PostToolUseHook, PreToolUseHook, SessionStartHook,
+};
+pub use hooks_when::{WhenError, WhenErrors};
+pub use registry::{
+    HookRegistration, HookRegistry, HookRegistryBuilder, RegisteredHook, RegistryError,
+    registered_hooks,
+};
+pub use result::HookResult;
+pub use when::When;
+
+/// What the attribute macros expand to. Not a public API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use hooks_when::rt as when;
+    pub use inventory;
+    pub use std::boxed::Box;
+    pub use std::option::Option;
+    pub use std::sync::Arc;
+    pub use std::time::Duration;
+
+    pub use crate::{
+        ErrorPolicy, Hook, HookContext, HookFuture, HookPoint, HookRegistration, HookResult,
+        IntoHookOutcome, PostToolUseHook, PreToolUseHook, RegisteredHook, SessionStartHook,
+    };
+
+    /// Converts a hook fn's return value; spanned at the user's return type by the macro.
+    #[inline]
+    pub fn into_outcome<T: IntoHookOutcome>(value: T) -> Result<HookResult, crate::HookError> {
+        value.into_hook_outcome()
+    }
+}

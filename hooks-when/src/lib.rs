@@ -33,6 +33,7 @@
 mod ast;
 #[cfg(feature = "codegen")]
 pub mod codegen;
+mod duration;
 mod error;
 mod eval;
 mod glob;
@@ -45,6 +46,7 @@ pub use ast::{
     Check, Expr, Field, JsonField, JsonRoot, Literal, Number, Ordering, PathSegment, Pattern, Test,
     TextField,
 };
+pub use duration::parse_duration;
 pub use error::{WhenError, WhenErrors, line_column};
 pub use eval::Subject;
 pub use glob::{Glob, GlobError, glob_match};

@@ -1,0 +1,154 @@
+//! Generates the hook type, its trait impls and its registration.
+
+use std::time::Duration;
+
+use hooks_when::Scope;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ItemFn, ReturnType};
+
+use crate::args::parse_args;
+use crate::diagnostics::Diagnostics;
+use crate::signature::check_signature;
+
+/// The hook point an attribute declares.
+#[derive(Clone, Copy)]
+pub(crate) enum Point {
+    Pre,
+    Post,
+    SessionStart,
+}
+
+impl Point {
+    fn attribute(self) -> &'static str {
+        self.scope().attribute()
+    }
+
+    fn scope(self) -> Scope {
+        match self {
+            Point::Pre => Scope::PreToolUse,
+            Point::Post => Scope::PostToolUse,
+            Point::SessionStart => Scope::SessionStart,
+        }
+    }
+}
+
+/// Expands one hook attribute. On any error the original item is emitted
+/// unchanged beside the errors, so the rest of the crate (and the IDE) still
+/// sees the function.
+pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> TokenStream {
+    let function: ItemFn = match syn::parse2(item.clone()) {
+        Ok(function) => function,
+        Err(_) => {
+            let error = syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "#[{}] goes on an `async fn name(ctx: &HookContext) -> HookResult`",
+                    point.attribute()
+                ),
+            );
+            let error = error.to_compile_error();
+            return quote!(#item #error);
+        }
+    };
+    let mut diagnostics = Diagnostics::default();
+    let args = parse_args(attr, &mut diagnostics);
+    check_signature(&function, point.attribute(), &mut diagnostics);
+    let when = args
+        .when
+        .as_ref()
+        .and_then(|when| when.compile(point.scope(), &mut diagnostics));
+    if let Err(error) = diagnostics.into_result() {
+        let error = error.to_compile_error();
+        return quote!(#function #error);
+    }
+
+    let krate = quote!(::hooks::__private);
+    let fn_name = &function.sig.ident;
+    let name = args.name.unwrap_or_else(|| fn_name.to_string());
+    let priority = args.priority.unwrap_or(50);
+    let timeout_ms = u64::try_from(args.timeout.unwrap_or(Duration::from_secs(30)).as_millis())
+        .unwrap_or(u64::MAX);
+    let policy = if args.fail_open {
+        quote!(#krate::ErrorPolicy::FailOpen)
+    } else {
+        quote!(#krate::ErrorPolicy::FailClosed)
+    };
+    let ctx = Ident::new("ctx", Span::call_site());
+    let (should_trigger, when_source) = match &when {
+        Some((source, expr)) => {
+            let predicate = hooks_when::codegen::predicate(expr, &ctx, &quote!(#krate::when));
+            (predicate, quote!(#krate::Option::Some(#source)))
+        }
+        None => (quote!(true), quote!(#krate::Option::None)),
+    };
+    let description = match &args.description {
+        Some(text) => quote!(#krate::Option::Some(#text)),
+        None => quote!(#krate::Option::None),
+    };
+    let (marker, point_variant, wrap) = match point {
+        Point::Pre => (quote!(PreToolUseHook), quote!(PreToolUse), quote!(Pre)),
+        Point::Post => (quote!(PostToolUseHook), quote!(PostToolUse), quote!(Post)),
+        Point::SessionStart => (
+            quote!(SessionStartHook),
+            quote!(SessionStart),
+            quote!(SessionStart),
+        ),
+    };
+    // Spanned at the user's return type, so a wrong type is reported there
+    // with `IntoHookOutcome`'s note.
+    let output_span = match &function.sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => function.sig.ident.span(),
+    };
+    let call = quote_spanned!(output_span=> #krate::into_outcome(#fn_name(#ctx).await));
+
+    quote! {
+        #function
+
+        const _: () = {
+            #[doc(hidden)]
+            struct HookImpl;
+
+            impl #krate::Hook for HookImpl {
+                fn name(&self) -> &str {
+                    #name
+                }
+                fn priority(&self) -> i32 {
+                    #priority
+                }
+                #[inline]
+                fn should_trigger(&self, #ctx: &#krate::HookContext) -> bool {
+                    let _ = &#ctx;
+                    #should_trigger
+                }
+                fn execute<'a>(&'a self, #ctx: &'a #krate::HookContext) -> #krate::HookFuture<'a> {
+                    #krate::Box::pin(async move { #call })
+                }
+                fn timeout(&self) -> #krate::Duration {
+                    #krate::Duration::from_millis(#timeout_ms)
+                }
+                fn on_error(&self) -> #krate::ErrorPolicy {
+                    #policy
+                }
+                fn when_source(&self) -> #krate::Option<&str> {
+                    #when_source
+                }
+                fn description(&self) -> #krate::Option<&str> {
+                    #description
+                }
+            }
+
+            impl #krate::#marker for HookImpl {}
+
+            #krate::inventory::submit! {
+                #krate::HookRegistration::new(
+                    #name,
+                    #krate::HookPoint::#point_variant,
+                    || #krate::RegisteredHook::#wrap(#krate::Arc::new(HookImpl)),
+                )
+            }
+        };
+    }
+}

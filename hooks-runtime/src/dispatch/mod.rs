@@ -1,0 +1,19 @@
+//! Dispatch: running the registry's hooks around a tool call or a session start.
+//!
+//! The rules (DESIGN §4): pre hooks in (priority, name) order with chained
+//! argument rewrites, the first block stops the chain; post hooks on success
+//! and error with chained result rewrites; every failure — error, panic,
+//! timeout — blocks unless the hook is explicitly fail-open; every call yields
+//! a trace.
+
+mod observation;
+mod run_hook;
+mod session;
+mod tool_call;
+mod trace;
+
+pub use observation::Observation;
+pub use run_hook::HookFailure;
+pub use session::{SessionStart, SessionStopped};
+pub use tool_call::ToolCallReport;
+pub use trace::{CallTrace, Decision, EntryStatus, HookRun, TraceEntry};

@@ -1,0 +1,60 @@
+//! What the LLM sees after a tool call.
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// The observation handed back to the LLM.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    /// The tool ran; this is its result as the post hooks left it.
+    Output(Value),
+    /// The tool ran and failed; post hooks did not replace the error.
+    ToolError(String),
+    /// A pre hook stopped the call; the tool never ran.
+    Blocked {
+        /// The hook that blocked.
+        hook: String,
+        /// Why.
+        reason: String,
+    },
+    /// The tool ran but a post hook withheld its result.
+    Withheld {
+        /// The hook that withheld it.
+        hook: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Observation {
+    /// True when a pre hook blocked the call.
+    pub fn is_blocked(&self) -> bool {
+        matches!(self, Observation::Blocked { .. })
+    }
+
+    /// The result, when the tool ran and its result reaches the LLM.
+    pub fn output(&self) -> Option<&Value> {
+        match self {
+            Observation::Output(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// The text the LLM reads: strings verbatim, other results as JSON.
+impl fmt::Display for Observation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Observation::Output(Value::String(text)) => f.write_str(text),
+            Observation::Output(value) => write!(f, "{value}"),
+            Observation::ToolError(message) => write!(f, "Tool error: {message}"),
+            Observation::Blocked { hook, reason } => {
+                write!(f, "Blocked by hook `{hook}`: {reason}")
+            }
+            Observation::Withheld { hook, reason } => {
+                write!(f, "Result withheld by hook `{hook}`: {reason}")
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Running one hook so that nothing it does can escape: errors, panics and
+//! overruns all come back as a [`HookFailure`].
+
+use std::any::Any;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use futures_util::FutureExt as _;
+
+use crate::context::HookContext;
+use crate::hook::Hook;
+use crate::registry::format_duration;
+use crate::result::HookResult;
+
+/// Why a hook produced no decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookFailure {
+    /// It returned an error.
+    Error(String),
+    /// It panicked (in `should_trigger`, in `execute` or in its future).
+    Panicked(String),
+    /// It did not finish within its timeout.
+    TimedOut(Duration),
+}
+
+impl fmt::Display for HookFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HookFailure::Error(message) => write!(f, "returned an error: {message}"),
+            HookFailure::Panicked(message) => write!(f, "panicked: {message}"),
+            HookFailure::TimedOut(timeout) => {
+                write!(f, "timed out after {}", format_duration(*timeout))
+            }
+        }
+    }
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic with a non-string payload".to_owned()
+    }
+}
+
+/// Asks the hook whether it applies; a panic is a failure.
+#[inline]
+pub(crate) fn triggers(hook: &dyn Hook, ctx: &HookContext) -> Result<bool, HookFailure> {
+    catch_unwind(AssertUnwindSafe(|| hook.should_trigger(ctx)))
+        .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))
+}
+
+/// Runs the hook under its timeout, catching panics.
+///
+/// The timeout cancels the hook's future at its next `.await`; a hook that
+/// blocks its thread cannot be interrupted, so hooks must not block.
+pub(crate) async fn run_hook(
+    hook: &dyn Hook,
+    ctx: &HookContext,
+) -> Result<HookResult, HookFailure> {
+    let future = catch_unwind(AssertUnwindSafe(|| hook.execute(ctx)))
+        .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))?;
+    let timeout = hook.timeout();
+    match tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind()).await {
+        Err(_elapsed) => Err(HookFailure::TimedOut(timeout)),
+        Ok(Err(payload)) => Err(HookFailure::Panicked(panic_message(payload.as_ref()))),
+        Ok(Ok(Err(error))) => Err(HookFailure::Error(error.message().to_owned())),
+        Ok(Ok(Ok(result))) => Ok(result),
+    }
+}

@@ -1,0 +1,263 @@
+//! What happened at each hook of one call or session start.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::run_hook::HookFailure;
+use crate::context::HookPoint;
+use crate::hook::{ErrorPolicy, Hook};
+use crate::registry::HookRegistry;
+
+/// A hook's decision, as recorded in the trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// It let the call (or result, or session) through.
+    Allowed {
+        /// Whether it replaced the arguments (pre) or the result (post).
+        rewrote: bool,
+    },
+    /// It blocked, with this reason.
+    Blocked(String),
+    /// It failed; under `policy` that either blocked the call or was ignored.
+    Failed {
+        /// What went wrong.
+        failure: HookFailure,
+        /// The hook's error policy.
+        policy: ErrorPolicy,
+    },
+}
+
+impl Decision {
+    /// True when this decision stopped the call, the result or the session.
+    pub fn stopped(&self) -> bool {
+        matches!(
+            self,
+            Decision::Blocked(_)
+                | Decision::Failed {
+                    policy: ErrorPolicy::FailClosed,
+                    ..
+                }
+        )
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Decision::Allowed { rewrote: false } => f.write_str("allowed"),
+            Decision::Allowed { rewrote: true } => f.write_str("allowed, rewrote"),
+            Decision::Blocked(reason) => write!(f, "blocked: {reason}"),
+            Decision::Failed {
+                failure,
+                policy: ErrorPolicy::FailClosed,
+            } => write!(f, "failed closed: {failure}"),
+            Decision::Failed {
+                failure,
+                policy: ErrorPolicy::FailOpen,
+            } => write!(f, "failed open (ignored): {failure}"),
+        }
+    }
+}
+
+/// One hook that ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRun {
+    pub(crate) point: HookPoint,
+    pub(crate) index: usize,
+    /// What it decided.
+    pub decision: Decision,
+    /// How long it took.
+    pub duration: Duration,
+    /// What it reported doing.
+    pub side_effects: Vec<String>,
+}
+
+/// Where a hook stands in a trace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EntryStatus<'t> {
+    /// Its trigger did not match this call.
+    NotMatched,
+    /// An earlier decision stopped the chain (or the tool never ran) before it.
+    NotReached,
+    /// It ran.
+    Ran(&'t HookRun),
+}
+
+/// One hook of the registry and what it did in this call.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceEntry<'t> {
+    /// The hook's point.
+    pub point: HookPoint,
+    /// The hook's name.
+    pub name: &'t str,
+    /// The hook's priority.
+    pub priority: i32,
+    /// What happened.
+    pub status: EntryStatus<'t>,
+}
+
+impl TraceEntry<'_> {
+    /// True when the hook's trigger matched and it ran.
+    pub fn matched(&self) -> bool {
+        matches!(self.status, EntryStatus::Ran(_))
+    }
+
+    /// The decision, if the hook ran.
+    pub fn decision(&self) -> Option<&Decision> {
+        match self.status {
+            EntryStatus::Ran(run) => Some(&run.decision),
+            _ => None,
+        }
+    }
+}
+
+/// The trace of one tool call (or session start): every hook of the
+/// registry at the points involved, in run order, and what each did.
+///
+/// It records only the hooks that ran, plus how far each chain got, so a
+/// non-matching hook costs the trace nothing.
+#[derive(Clone)]
+pub struct CallTrace {
+    registry: HookRegistry,
+    points: &'static [HookPoint],
+    /// How many hooks of each point were considered, indexed like `points`.
+    pub(crate) considered: [usize; 2],
+    pub(crate) runs: Vec<HookRun>,
+    pub(crate) bypassed: bool,
+}
+
+impl CallTrace {
+    pub(crate) fn tool_call(registry: &HookRegistry) -> Self {
+        CallTrace {
+            registry: registry.clone(),
+            points: &[HookPoint::PreToolUse, HookPoint::PostToolUse],
+            considered: [0, 0],
+            runs: Vec::new(),
+            bypassed: false,
+        }
+    }
+
+    pub(crate) fn session(registry: &HookRegistry) -> Self {
+        CallTrace {
+            points: &[HookPoint::SessionStart],
+            ..CallTrace::tool_call(registry)
+        }
+    }
+
+    /// True when the hooks were bypassed (evaluation runs) and none ran.
+    pub fn bypassed(&self) -> bool {
+        self.bypassed
+    }
+
+    /// The hooks that ran, in order.
+    pub fn runs(&self) -> &[HookRun] {
+        &self.runs
+    }
+
+    /// Every hook at the points involved, in run order, with its status.
+    pub fn entries(&self) -> impl Iterator<Item = TraceEntry<'_>> {
+        let mut runs = self.runs.iter().peekable();
+        self.points
+            .iter()
+            .enumerate()
+            .flat_map(move |(slot, &point)| {
+                let hooks: Vec<&dyn Hook> = self.hooks_at(point);
+                let considered = self.considered[slot];
+                let mut entries = Vec::with_capacity(hooks.len());
+                for (index, hook) in hooks.into_iter().enumerate() {
+                    let status = match runs.peek() {
+                        Some(run) if run.point == point && run.index == index => {
+                            EntryStatus::Ran(runs.next().expect("peeked"))
+                        }
+                        _ if index < considered => EntryStatus::NotMatched,
+                        _ => EntryStatus::NotReached,
+                    };
+                    entries.push(TraceEntry {
+                        point,
+                        name: hook.name(),
+                        priority: hook.priority(),
+                        status,
+                    });
+                }
+                entries
+            })
+    }
+
+    /// The entry of the hook with this name, if it is part of the trace.
+    pub fn entry(&self, name: &str) -> Option<TraceEntry<'_>> {
+        self.entries().find(|entry| entry.name == name)
+    }
+
+    /// Every side effect reported, in order.
+    pub fn side_effects(&self) -> impl Iterator<Item = &str> {
+        self.runs
+            .iter()
+            .flat_map(|run| run.side_effects.iter().map(String::as_str))
+    }
+
+    /// The name of the hook behind a run of this trace.
+    pub fn name_of(&self, run: &HookRun) -> &str {
+        self.hooks_at(run.point)
+            .get(run.index)
+            .map_or("?", |hook| hook.name())
+    }
+
+    fn hooks_at(&self, point: HookPoint) -> Vec<&dyn Hook> {
+        let hooks = &self.registry.hooks;
+        match point {
+            HookPoint::PreToolUse => hooks.pre.iter().map(|h| h.as_ref() as &dyn Hook).collect(),
+            HookPoint::PostToolUse => hooks.post.iter().map(|h| h.as_ref() as &dyn Hook).collect(),
+            HookPoint::SessionStart => hooks
+                .session_start
+                .iter()
+                .map(|h| h.as_ref() as &dyn Hook)
+                .collect(),
+        }
+    }
+}
+
+impl fmt::Debug for CallTrace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallTrace")
+            .field("bypassed", &self.bypassed)
+            .field("runs", &self.runs)
+            .finish()
+    }
+}
+
+impl fmt::Display for CallTrace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.bypassed {
+            return writeln!(f, "  hooks bypassed (evaluation surface)");
+        }
+        let entries: Vec<TraceEntry<'_>> = self.entries().collect();
+        let width = entries
+            .iter()
+            .map(|entry| entry.name.len())
+            .max()
+            .unwrap_or(0);
+        for entry in entries {
+            let point = entry.point.as_str();
+            let name = entry.name;
+            match entry.status {
+                EntryStatus::NotMatched => {
+                    writeln!(f, "  {point:<13}  {name:<width$}  not matched")?
+                }
+                EntryStatus::NotReached => {
+                    writeln!(f, "  {point:<13}  {name:<width$}  not reached")?
+                }
+                EntryStatus::Ran(run) => {
+                    writeln!(
+                        f,
+                        "  {point:<13}  {name:<width$}  {} ({:?})",
+                        run.decision, run.duration
+                    )?;
+                    for effect in &run.side_effects {
+                        writeln!(f, "  {:<13}  {:<width$}    · {effect}", "", "")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,159 @@
+//! The hook contract: one object-safe [`Hook`] trait and a marker per hook point.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use crate::context::HookContext;
+use crate::result::HookResult;
+
+/// Priority of a hook that does not choose one. Lower runs earlier.
+pub const DEFAULT_PRIORITY: i32 = 50;
+
+/// How long a hook may run before it counts as failed.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The future a hook's [`execute`](Hook::execute) returns.
+pub type HookFuture<'a> = Pin<Box<dyn Future<Output = Result<HookResult, HookError>> + Send + 'a>>;
+
+/// What happens when a hook fails (returns an error, panics or times out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ErrorPolicy {
+    /// Treat the failure as a block: the call does not run, the result is withheld,
+    /// the session does not start. The default, because a guard that cannot decide
+    /// must not let the call through.
+    #[default]
+    FailClosed,
+    /// Ignore the failure (it still shows in the trace). An explicit opt-out for
+    /// hooks whose work is optional.
+    FailOpen,
+}
+
+impl ErrorPolicy {
+    /// The name used in attributes and config (`fail_closed`, `fail_open`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorPolicy::FailClosed => "fail_closed",
+            ErrorPolicy::FailOpen => "fail_open",
+        }
+    }
+}
+
+impl fmt::Display for ErrorPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error a hook reports instead of a decision. Under the default policy it
+/// blocks the call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HookError {
+    message: String,
+}
+
+impl HookError {
+    /// An error with this message.
+    pub fn new(message: impl fmt::Display) -> Self {
+        HookError {
+            message: message.to_string(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// A hook: a name, an order, a trigger and an async decision.
+///
+/// Implement this and one of [`PreToolUseHook`], [`PostToolUseHook`] or
+/// [`SessionStartHook`] (which say where the hook may be registered), or let
+/// `#[pre_tool_use]`, `#[post_tool_use]` or `#[session_start]` write both.
+/// The trait is object-safe: registries hold `Arc<dyn PreToolUseHook>` and friends.
+pub trait Hook: Send + Sync {
+    /// A unique name within a registry.
+    fn name(&self) -> &str;
+
+    /// Lower runs earlier; ties are ordered by name.
+    fn priority(&self) -> i32 {
+        DEFAULT_PRIORITY
+    }
+
+    /// Whether the hook applies to this call. Must be cheap and must not block;
+    /// a panic here counts as a hook failure.
+    fn should_trigger(&self, _ctx: &HookContext) -> bool {
+        true
+    }
+
+    /// Decides.
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a>;
+
+    /// How long [`execute`](Hook::execute) may take before it counts as failed.
+    fn timeout(&self) -> Duration {
+        DEFAULT_TIMEOUT
+    }
+
+    /// What a failure means.
+    fn on_error(&self) -> ErrorPolicy {
+        ErrorPolicy::FailClosed
+    }
+
+    /// The `when` expression behind [`should_trigger`](Hook::should_trigger), for tables and traces.
+    fn when_source(&self) -> Option<&str> {
+        None
+    }
+
+    /// One line saying what the hook is for.
+    fn description(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// A hook that runs before a tool: it may block the call or rewrite its arguments.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a pre-tool-use hook",
+    note = "implement `Hook` and `PreToolUseHook` for it, or declare it with `#[pre_tool_use]`"
+)]
+pub trait PreToolUseHook: Hook {}
+
+/// A hook that runs after a tool (on success and on error): it may rewrite or withhold the result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a post-tool-use hook",
+    note = "implement `Hook` and `PostToolUseHook` for it, or declare it with `#[post_tool_use]`"
+)]
+pub trait PostToolUseHook: Hook {}
+
+/// A hook that runs once before a session's first LLM call: it may add context or stop the session.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a session-start hook",
+    note = "implement `Hook` and `SessionStartHook` for it, or declare it with `#[session_start]`"
+)]
+pub trait SessionStartHook: Hook {}
+
+/// What a hook function may return: a [`HookResult`], or a `Result<HookResult, E>`
+/// whose `Err` is a hook failure (so it fails closed by default).
+#[diagnostic::on_unimplemented(
+    message = "a hook function must return `HookResult` or `Result<HookResult, E>` with `E: Display`, not `{Self}`",
+    label = "this return type is not a hook outcome",
+    note = "return `HookResult::allow()`, `HookResult::block(\"reason\")`, or wrap them in `Ok(..)`"
+)]
+pub trait IntoHookOutcome {
+    /// Converts into the outcome the dispatcher expects.
+    fn into_hook_outcome(self) -> Result<HookResult, HookError>;
+}
+
+impl IntoHookOutcome for HookResult {
+    fn into_hook_outcome(self) -> Result<HookResult, HookError> {
+        Ok(self)
+    }
+}
+
+impl<E: fmt::Display> IntoHookOutcome for Result<HookResult, E> {
+    fn into_hook_outcome(self) -> Result<HookResult, HookError> {
+        self.map_err(HookError::new)
+    }
+}

@@ -1,0 +1,94 @@
+//! The registry: an immutable, ordered set of hooks shared by every call.
+
+mod builder;
+mod describe;
+mod error;
+pub(crate) mod registration;
+
+use std::sync::Arc;
+
+pub use builder::HookRegistryBuilder;
+pub(crate) use describe::format_duration;
+pub use error::RegistryError;
+pub use registration::{HookRegistration, RegisteredHook, registered_hooks};
+
+use crate::hook::{PostToolUseHook, PreToolUseHook, SessionStartHook};
+
+/// The hooks of one agent, ordered by (priority, name) at each point.
+///
+/// Immutable once built, `Send + Sync`, and cheap to clone (one `Arc`), so one
+/// registry serves any number of concurrent tool calls. Run a call with
+/// [`run_tool_call`](HookRegistry::run_tool_call) and a session start with
+/// [`start_session`](HookRegistry::start_session).
+#[derive(Clone, Default)]
+pub struct HookRegistry {
+    pub(crate) hooks: Arc<Hooks>,
+}
+
+#[derive(Default)]
+pub(crate) struct Hooks {
+    pub(crate) pre: Vec<Arc<dyn PreToolUseHook>>,
+    pub(crate) post: Vec<Arc<dyn PostToolUseHook>>,
+    pub(crate) session_start: Vec<Arc<dyn SessionStartHook>>,
+}
+
+impl HookRegistry {
+    /// Starts building a registry.
+    pub fn builder() -> HookRegistryBuilder {
+        HookRegistryBuilder::new()
+    }
+
+    /// A registry of every hook the attributes registered in this program.
+    pub fn from_registered() -> Result<HookRegistry, RegistryError> {
+        Self::builder().registered().build()
+    }
+
+    /// The pre-tool-use hooks in run order.
+    pub fn pre_tool_use(&self) -> &[Arc<dyn PreToolUseHook>] {
+        &self.hooks.pre
+    }
+
+    /// The post-tool-use hooks in run order.
+    pub fn post_tool_use(&self) -> &[Arc<dyn PostToolUseHook>] {
+        &self.hooks.post
+    }
+
+    /// The session-start hooks in run order.
+    pub fn session_start_hooks(&self) -> &[Arc<dyn SessionStartHook>] {
+        &self.hooks.session_start
+    }
+
+    /// How many hooks there are at all points.
+    pub fn len(&self) -> usize {
+        self.hooks.pre.len() + self.hooks.post.len() + self.hooks.session_start.len()
+    }
+
+    /// True when there are no hooks.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl std::fmt::Debug for HookRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookRegistry")
+            .field(
+                "pre",
+                &self.hooks.pre.iter().map(|h| h.name()).collect::<Vec<_>>(),
+            )
+            .field(
+                "post",
+                &self.hooks.post.iter().map(|h| h.name()).collect::<Vec<_>>(),
+            )
+            .field(
+                "session_start",
+                &self
+                    .hooks
+                    .session_start
+                    .iter()
+                    .map(|h| h.name())
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
