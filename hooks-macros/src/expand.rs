@@ -102,7 +102,8 @@ pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> Toke
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => function.sig.ident.span(),
     };
-    let call = quote_spanned!(output_span=> #krate::into_outcome(#fn_name(#ctx).await));
+    let outcome = Ident::new("outcome", output_span);
+    let convert = quote_spanned!(output_span=> #krate::into_outcome(#outcome));
 
     quote! {
         #function
@@ -124,7 +125,10 @@ pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> Toke
                     #should_trigger
                 }
                 fn execute<'a>(&'a self, #ctx: &'a #krate::HookContext) -> #krate::HookFuture<'a> {
-                    #krate::Box::pin(async move { #call })
+                    #krate::Box::pin(async move {
+                        let #outcome = #fn_name(#ctx).await;
+                        #convert
+                    })
                 }
                 fn timeout(&self) -> #krate::Duration {
                     #krate::Duration::from_millis(#timeout_ms)

@@ -87,15 +87,7 @@ fn reconstruct(
                 let inner: Vec<TokenTree> = group.stream().into_iter().collect();
                 reconstruct(&inner, source, pieces, previous);
                 if !close.is_empty() {
-                    let closing = TokenTree::Punct(proc_macro2::Punct::new(')', Spacing::Alone));
-                    push_text(
-                        close,
-                        group.span_close(),
-                        &closing,
-                        source,
-                        pieces,
-                        previous,
-                    );
+                    push_text(close, group.span_close(), token, source, pieces, previous);
                 }
             }
             other => push_text(
@@ -118,17 +110,18 @@ fn push_text(
     pieces: &mut Vec<Piece>,
     previous: &mut Option<TokenTree>,
 ) {
+    let after_open = source.ends_with('(') || source.ends_with('[');
     let glue = match previous.as_ref() {
         None => true,
         Some(TokenTree::Punct(punct)) => {
             punct.spacing() == Spacing::Joint
-                || punct.as_char() == '.'
+                || matches!(punct.as_char(), '.' | '!')
                 || (punct.as_char() == '-' && matches!(token, TokenTree::Literal(_)))
         }
         Some(_) => false,
     };
-    let is_dot = matches!(token, TokenTree::Punct(punct) if punct.as_char() == '.');
-    if !glue && !is_dot {
+    let tight = matches!(text, "." | ")" | "]" | ",");
+    if !glue && !after_open && !tight {
         source.push(' ');
     }
     let start = source.len();
@@ -159,5 +152,48 @@ fn spans_of(pieces: &[Piece], range: &Range<usize>) -> (Span, Span) {
                 .map_or_else(Span::call_site, |piece| piece.span);
             (nearest, nearest)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn text_of(tokens: proc_macro2::TokenStream) -> String {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut source = String::new();
+        let mut pieces = Vec::new();
+        reconstruct(&tokens, &mut source, &mut pieces, &mut None);
+        source
+    }
+
+    #[test]
+    fn tokens_read_back_as_written() {
+        assert_eq!(
+            text_of(quote!(tool_name starts_with "sql_")),
+            r#"tool_name starts_with "sql_""#
+        );
+        assert_eq!(
+            text_of(quote!(!metadata.read_only && args.items.0.id != -5)),
+            "!metadata.read_only && args.items.0.id != -5"
+        );
+        assert_eq!(
+            text_of(quote!(tool_name in ["a", "b"] || !(x >= 1.5))),
+            r#"tool_name in ["a", "b"] || !(x >= 1.5)"#
+        );
+        assert_eq!(text_of(quote!(tool_name in [])), "tool_name in []");
+    }
+
+    #[test]
+    fn every_error_maps_to_a_token() {
+        let mut diagnostics = Diagnostics::default();
+        let source = WhenSource::from_tokens(quote!(tool_nme == 5 && ( || )).into_iter().collect());
+        assert!(
+            source
+                .compile(Scope::PreToolUse, &mut diagnostics)
+                .is_none()
+        );
+        assert!(diagnostics.into_result().is_err());
     }
 }

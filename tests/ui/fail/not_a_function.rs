@@ -1,0 +1,6 @@
+use hooks::prelude::*;
+
+#[pre_tool_use]
+struct NotAFunction;
+
+fn main() {}

@@ -1,0 +1,8 @@
+use hooks::prelude::*;
+
+#[pre_tool_use(when = tool_name > 5)]
+async fn ordering(_ctx: &HookContext) -> HookResult {
+    HookResult::allow()
+}
+
+fn main() {}

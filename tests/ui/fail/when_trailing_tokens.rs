@@ -1,0 +1,8 @@
+use hooks::prelude::*;
+
+#[pre_tool_use(when = tool_name == "a" metadata.flag)]
+async fn trailing(_ctx: &HookContext) -> HookResult {
+    HookResult::allow()
+}
+
+fn main() {}
