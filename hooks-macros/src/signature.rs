@@ -11,7 +11,7 @@ pub(crate) fn check_signature(function: &ItemFn, attribute: &str, diagnostics: &
     let sig = &function.sig;
     if sig.asyncness.is_none() {
         diagnostics.error_spanned(
-            &sig.fn_token,
+            sig.fn_token,
             format!("#[{attribute}] needs an `async fn`"),
             Some(SHAPE),
         );

@@ -388,10 +388,7 @@ impl Parser<'_> {
             ) => {
                 self.pos += 1;
                 let (literal, literal_span) = self.literal(&op_token)?;
-                match self.operator_check(field.as_ref(), &op_token, literal, literal_span) {
-                    Some(check) => check,
-                    None => return None,
-                }
+                self.operator_check(field.as_ref(), &op_token, literal, literal_span)?
             }
             (TokenKind::Ident(_), Some(other)) => {
                 let error =

@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -56,19 +57,26 @@ pub(crate) fn triggers(hook: &dyn Hook, ctx: &HookContext) -> Result<bool, HookF
 
 /// Runs the hook under its timeout, catching panics.
 ///
+/// Most hooks decide without waiting, so the future is polled once before any
+/// timer is armed: a hook that is ready at once never touches the timer wheel.
 /// The timeout cancels the hook's future at its next `.await`; a hook that
 /// blocks its thread cannot be interrupted, so hooks must not block.
-pub(crate) async fn run_hook(
-    hook: &dyn Hook,
-    ctx: &HookContext,
-) -> Result<HookResult, HookFailure> {
+pub(crate) async fn run_hook(hook: &dyn Hook, ctx: &HookContext) -> Result<HookResult, HookFailure> {
     let future = catch_unwind(AssertUnwindSafe(|| hook.execute(ctx)))
         .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))?;
+    let mut future = AssertUnwindSafe(future).catch_unwind();
     let timeout = hook.timeout();
-    match tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind()).await {
-        Err(_elapsed) => Err(HookFailure::TimedOut(timeout)),
-        Ok(Err(payload)) => Err(HookFailure::Panicked(panic_message(payload.as_ref()))),
-        Ok(Ok(Err(error))) => Err(HookFailure::Error(error.message().to_owned())),
-        Ok(Ok(Ok(result))) => Ok(result),
+    let outcome = match futures_util::poll!(&mut future) {
+        Poll::Ready(outcome) => outcome,
+        // Boxed so the timer's state only costs space when a hook really waits.
+        Poll::Pending => match Box::pin(tokio::time::timeout(timeout, future)).await {
+            Ok(outcome) => outcome,
+            Err(_elapsed) => return Err(HookFailure::TimedOut(timeout)),
+        },
+    };
+    match outcome {
+        Err(payload) => Err(HookFailure::Panicked(panic_message(payload.as_ref()))),
+        Ok(Err(error)) => Err(HookFailure::Error(error.message().to_owned())),
+        Ok(Ok(result)) => Ok(result),
     }
 }

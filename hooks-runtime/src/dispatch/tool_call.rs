@@ -80,7 +80,11 @@ impl HookRegistry {
         ctx.tool_outcome = None;
         for (index, hook) in self.hooks.pre.iter().enumerate() {
             trace.considered[0] = index + 1;
-            let step = run_step(hook.as_ref(), index, &mut ctx, &mut trace).await;
+            let trigger = triggers(hook.as_ref(), &ctx);
+            if trigger == Ok(false) {
+                continue;
+            }
+            let step = run_step(hook.as_ref(), index, trigger.err(), &mut ctx, &mut trace).await;
             if let Step::Stop { reason } = step {
                 return ToolCallReport {
                     observation: Observation::Blocked {
@@ -99,7 +103,11 @@ impl HookRegistry {
         ctx.tool_outcome = Some(outcome);
         for (index, hook) in self.hooks.post.iter().enumerate() {
             trace.considered[1] = index + 1;
-            let step = run_step(hook.as_ref(), index, &mut ctx, &mut trace).await;
+            let trigger = triggers(hook.as_ref(), &ctx);
+            if trigger == Ok(false) {
+                continue;
+            }
+            let step = run_step(hook.as_ref(), index, trigger.err(), &mut ctx, &mut trace).await;
             if let Step::Stop { reason } = step {
                 return ToolCallReport {
                     observation: Observation::Withheld {
@@ -147,19 +155,23 @@ fn observe(outcome: ToolOutcome) -> Observation {
     }
 }
 
-/// Runs one pre or post hook if it triggers, applies its rewrite and records it.
+/// Runs one pre or post hook whose trigger matched (or whose trigger check
+/// failed, `trigger_failure`), applies its rewrite and records it.
+///
+/// Callers check the trigger synchronously first, so a hook that does not
+/// match costs one predicate call: no future, no clock, no allocation.
 async fn run_step(
     hook: &dyn Hook,
     index: usize,
+    trigger_failure: Option<HookFailure>,
     ctx: &mut HookContext,
     trace: &mut CallTrace,
 ) -> Step {
     let point = ctx.point;
     let started = Instant::now();
-    let outcome = match triggers(hook, ctx) {
-        Ok(false) => return Step::Continue,
-        Ok(true) => run_hook(hook, ctx).await,
-        Err(failure) => Err(failure),
+    let outcome = match trigger_failure {
+        Some(failure) => Err(failure),
+        None => run_hook(hook, ctx).await,
     };
     let duration = started.elapsed();
     let (decision, side_effects, step) = match outcome {
