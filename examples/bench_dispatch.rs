@@ -193,7 +193,10 @@ async fn main() {
     let future_size = std::mem::size_of_val(&three_match.run_tool_call(context(), tool));
     println!("run_tool_call future: {future_size} bytes");
     println!("calls per round: {CALLS}, best of {ROUNDS} rounds");
-    println!("{:<42} {:>10} {:>14} {:>14}", "variant", "ns/call", "over bare", "allocs/call");
+    println!(
+        "{:<42} {:>10} {:>14} {:>14}",
+        "variant", "ns/call", "over bare", "allocs/call"
+    );
     for (label, figures) in [
         ("(a) tool called directly", &bare),
         ("(b) inline if chain, 16 checks", &inline),

@@ -242,8 +242,8 @@ pub enum Check {
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Expr::Or(items) => join(f, items, " || "),
-            Expr::And(items) => join(f, items, " && "),
+            Expr::Or(items) => join(f, items, " || ", false),
+            Expr::And(items) => join(f, items, " && ", true),
             Expr::Not(inner) => {
                 f.write_str("!")?;
                 match inner.as_ref() {
@@ -256,13 +256,17 @@ impl fmt::Display for Expr {
     }
 }
 
-fn join(f: &mut fmt::Formatter<'_>, items: &[Expr], separator: &str) -> fmt::Result {
+/// Joins operands, parenthesising where precedence or the tree's shape needs it:
+/// a nested chain of the same operator keeps its parentheses so it re-parses
+/// as the same tree, and `||` inside `&&` always needs them.
+fn join(f: &mut fmt::Formatter<'_>, items: &[Expr], separator: &str, is_and: bool) -> fmt::Result {
     for (index, item) in items.iter().enumerate() {
         if index > 0 {
             f.write_str(separator)?;
         }
         match item {
-            Expr::Or(_) | Expr::And(_) => write!(f, "({item})")?,
+            Expr::Or(_) => write!(f, "({item})")?,
+            Expr::And(_) if is_and => write!(f, "({item})")?,
             _ => write!(f, "{item}")?,
         }
     }

@@ -61,7 +61,10 @@ pub(crate) fn triggers(hook: &dyn Hook, ctx: &HookContext) -> Result<bool, HookF
 /// timer is armed: a hook that is ready at once never touches the timer wheel.
 /// The timeout cancels the hook's future at its next `.await`; a hook that
 /// blocks its thread cannot be interrupted, so hooks must not block.
-pub(crate) async fn run_hook(hook: &dyn Hook, ctx: &HookContext) -> Result<HookResult, HookFailure> {
+pub(crate) async fn run_hook(
+    hook: &dyn Hook,
+    ctx: &HookContext,
+) -> Result<HookResult, HookFailure> {
     let future = catch_unwind(AssertUnwindSafe(|| hook.execute(ctx)))
         .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))?;
     let mut future = AssertUnwindSafe(future).catch_unwind();
