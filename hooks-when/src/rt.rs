@@ -55,6 +55,7 @@ pub fn json<'v, S: Subject + ?Sized>(
 }
 
 /// [`json`] over any sequence of steps (the interpreter walks its own path type).
+#[inline]
 pub fn json_at<'v, 'p, S, I>(subject: &'v S, root: JsonRoot, path: I) -> Option<&'v Value>
 where
     S: Subject + ?Sized,
@@ -82,6 +83,7 @@ where
     Some(current)
 }
 
+#[inline]
 fn map_step<'v>(map: &'v Map<String, Value>, segment: Seg<'_>) -> Option<&'v Value> {
     match segment {
         Seg::Key(key) => map.get(key),
@@ -93,6 +95,7 @@ fn map_step<'v>(map: &'v Map<String, Value>, segment: Seg<'_>) -> Option<&'v Val
 }
 
 /// Writes `value` in decimal into `buffer` without allocating.
+#[inline]
 fn decimal(mut value: usize, buffer: &mut [u8; 20]) -> &str {
     let mut start = buffer.len();
     loop {
@@ -167,6 +170,7 @@ pub fn json_str(value: Option<&Value>) -> Option<&str> {
 }
 
 /// `json == literal`: same JSON type and equal (numbers compare by value).
+#[inline]
 pub fn json_eq(value: Option<&Value>, literal: Lit<'_>) -> bool {
     match (value, literal) {
         (Some(Value::String(v)), Lit::Str(expected)) => v == expected,
@@ -179,6 +183,7 @@ pub fn json_eq(value: Option<&Value>, literal: Lit<'_>) -> bool {
 }
 
 /// `json != literal`: same JSON type and different; false when missing or of another type.
+#[inline]
 pub fn json_ne(value: Option<&Value>, literal: Lit<'_>) -> bool {
     let same_type = matches!(
         (value, literal),
@@ -190,6 +195,7 @@ pub fn json_ne(value: Option<&Value>, literal: Lit<'_>) -> bool {
 }
 
 /// `json < <= > >= number`: false unless the value is a number.
+#[inline]
 pub fn json_cmp(value: Option<&Value>, ordering: Ordering, literal: Lit<'_>) -> bool {
     let Some(Value::Number(v)) = value else {
         return false;
@@ -206,6 +212,7 @@ pub fn json_cmp(value: Option<&Value>, ordering: Ordering, literal: Lit<'_>) -> 
 }
 
 /// Compares a JSON number with a numeric literal: exactly for integers, as f64 otherwise.
+#[inline]
 fn number_cmp(value: &serde_json::Number, literal: Lit<'_>) -> Option<CmpOrdering> {
     match literal {
         Lit::Int(expected) => {
@@ -224,6 +231,7 @@ fn number_cmp(value: &serde_json::Number, literal: Lit<'_>) -> Option<CmpOrderin
 }
 
 /// `json contains literal`: a substring of a string, or an element of an array.
+#[inline]
 pub fn json_contains(value: Option<&Value>, literal: Lit<'_>) -> bool {
     match (value, literal) {
         (Some(Value::String(v)), Lit::Str(needle)) => v.contains(needle),
@@ -233,6 +241,7 @@ pub fn json_contains(value: Option<&Value>, literal: Lit<'_>) -> bool {
 }
 
 /// `json in [literal, …]`
+#[inline]
 pub fn json_in<'a, I: IntoIterator<Item = Lit<'a>>>(value: Option<&Value>, items: I) -> bool {
     value.is_some() && items.into_iter().any(|item| json_eq(value, item))
 }
