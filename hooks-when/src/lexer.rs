@@ -121,8 +121,16 @@ impl Lexer<'_> {
     }
 
     fn run(&mut self) {
+        let mut last_start = None;
         while let Some(ch) = self.peek() {
             let start = self.pos;
+            // Every step must consume input; if one ever did not, skip the
+            // character rather than loop forever on hostile input.
+            if last_start == Some(start) {
+                self.bump();
+                continue;
+            }
+            last_start = Some(start);
             if ch.is_whitespace() {
                 self.bump();
                 continue;
@@ -202,7 +210,7 @@ impl Lexer<'_> {
     }
 
     fn number(&mut self, start: usize) {
-        if self.after_adjacent_dot() {
+        if self.after_adjacent_dot() && self.peek().is_some_and(|c| c.is_ascii_digit()) {
             // `args.items.0.name`: an index, never the start of a float.
             self.digits();
             let text: String = self.source[start..self.pos]
@@ -449,6 +457,12 @@ mod tests {
             vec![TokenKind::Str("中文".into())]
         );
         assert_eq!(kinds(r##"r#"a"b"#"##), vec![TokenKind::Str("a\"b".into())]);
+    }
+
+    #[test]
+    fn a_negative_number_after_a_dot_terminates() {
+        let (tokens, _) = tokenize("args.-1");
+        assert_eq!(tokens.last().map(|t| &t.kind), Some(&TokenKind::Int(-1)));
     }
 
     #[test]

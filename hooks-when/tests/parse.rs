@@ -214,3 +214,11 @@ fn bare_fields_are_true_tests() {
     let expr = parse("metadata.requires_confirmation", Scope::PreToolUse).unwrap();
     assert!(matches!(expr, Expr::Test(ref test) if test.check == Check::IsTrue));
 }
+
+/// Found by the property test: a negative number right after a path dot once
+/// made the lexer stop advancing.
+#[test]
+fn a_negative_index_is_rejected_not_looped_on() {
+    assert!(parse("args.-1 exists", Scope::PreToolUse).is_err());
+    assert!(parse("metadata.a.-", Scope::PreToolUse).is_err());
+}
