@@ -42,6 +42,7 @@
 mod context;
 mod dispatch;
 mod hook;
+mod observer;
 mod registry;
 mod result;
 mod when;
@@ -56,6 +57,7 @@ pub use hook::{
     PostToolUseHook, PreToolUseHook, SessionStartHook,
 };
 pub use hooks_when::{WhenError, WhenErrors};
+pub use observer::{CallObserver, CallRecord};
 pub use registry::{
     HookRegistration, HookRegistry, HookRegistryBuilder, RegisteredHook, RegistryError,
     registered_hooks,

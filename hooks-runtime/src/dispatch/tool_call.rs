@@ -12,6 +12,7 @@ use super::run_hook::{HookFailure, panic_message, run_hook, triggers};
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
 use crate::hook::{ErrorPolicy, Hook};
+use crate::observer::{CallObserver, CallRecord};
 use crate::registry::HookRegistry;
 use crate::result::HookResult;
 
@@ -26,6 +27,39 @@ pub struct ToolCallReport {
     pub tool_ran: bool,
     /// What each hook did.
     pub trace: CallTrace,
+    /// The tool's own outcome, kept when post hooks replaced or withheld it.
+    original: Option<ToolOutcome>,
+}
+
+impl ToolCallReport {
+    /// The tool's own result, before any post hook rewrote (e.g. truncated) or
+    /// withheld it; `None` when the tool did not run or failed.
+    pub fn raw_result(&self) -> Option<&Value> {
+        match (&self.original, &self.observation) {
+            (Some(ToolOutcome::Success(value)), _) => Some(value),
+            (Some(ToolOutcome::Error(_)), _) => None,
+            (None, Observation::Output(value)) => Some(value),
+            (None, _) => None,
+        }
+    }
+
+    /// The tool's own error message, when it ran and failed.
+    pub fn tool_error(&self) -> Option<&str> {
+        match (&self.original, &self.observation) {
+            (Some(ToolOutcome::Error(message)), _) => Some(message),
+            (Some(ToolOutcome::Success(_)), _) => None,
+            (None, Observation::ToolError(message)) => Some(message),
+            (None, _) => None,
+        }
+    }
+
+    /// The hook (or observer) that blocked the call or withheld its result.
+    pub fn stopped_by(&self) -> Option<&str> {
+        match &self.observation {
+            Observation::Blocked { hook, .. } | Observation::Withheld { hook, .. } => Some(hook),
+            _ => None,
+        }
+    }
 }
 
 /// What one hook's run means for the chain.
@@ -41,9 +75,11 @@ impl HookRegistry {
     /// the first block (or fail-closed failure) stops the chain and the tool never
     /// runs. Otherwise `tool` runs with the final arguments, and post hooks run
     /// on its outcome — success or error — chaining result rewrites; a block or a
-    /// fail-closed failure withholds the result. On the
-    /// [`Evaluation`](Surface::Evaluation) surface hooks are bypassed and the
-    /// trace says so. A panicking tool counts as a tool error.
+    /// fail-closed failure withholds the result. Then every
+    /// [`CallObserver`](crate::CallObserver) sees the call, whatever happened;
+    /// a failing (fail-closed) observer withholds the observation. On the
+    /// [`Evaluation`](Surface::Evaluation) surface hooks and observers are
+    /// bypassed and the trace says so. A panicking tool counts as a tool error.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -63,73 +99,151 @@ impl HookRegistry {
         T: AsyncFnOnce(&Value) -> Result<Value, E>,
         E: fmt::Display,
     {
+        let started = Instant::now();
+        let mut report = self.run_chain(&mut ctx, tool).await;
+        if !report.trace.bypassed() && !self.hooks.observers.is_empty() {
+            self.notify_observers(&ctx, &mut report, started.elapsed())
+                .await;
+        }
+        report.args = std::mem::take(&mut ctx.tool_args);
+        report
+    }
+
+    async fn notify_observers(
+        &self,
+        ctx: &HookContext,
+        report: &mut ToolCallReport,
+        duration: std::time::Duration,
+    ) {
+        for observer in &self.hooks.observers {
+            let outcome = run_observer(
+                observer.as_ref(),
+                CallRecord {
+                    ctx,
+                    report,
+                    duration,
+                },
+            )
+            .await;
+            let Err(failure) = outcome else {
+                continue;
+            };
+            tracing::warn!(observer = observer.name(), %failure, "call observer failed");
+            if observer.on_error() == ErrorPolicy::FailClosed {
+                let reason = format!(
+                    "observer `{}` {failure}; the result is withheld because the observer fails closed",
+                    observer.name()
+                );
+                if let Observation::Output(value) = std::mem::replace(
+                    &mut report.observation,
+                    Observation::Withheld {
+                        hook: observer.name().to_owned(),
+                        reason,
+                    },
+                ) && report.original.is_none()
+                {
+                    report.original = Some(ToolOutcome::Success(value));
+                }
+            }
+        }
+    }
+
+    /// Pre hooks, tool, post hooks. Leaves the final arguments in `ctx`.
+    async fn run_chain<T, E>(&self, ctx: &mut HookContext, tool: T) -> ToolCallReport
+    where
+        T: AsyncFnOnce(&Value) -> Result<Value, E>,
+        E: fmt::Display,
+    {
         let mut trace = CallTrace::tool_call(self);
+        let report = |observation, tool_ran, trace, original| ToolCallReport {
+            observation,
+            args: Value::Null,
+            tool_ran,
+            trace,
+            original,
+        };
         if ctx.surface == Surface::Evaluation {
             trace.bypassed = true;
             tracing::debug!(tool = %ctx.tool_name, "hooks bypassed on the evaluation surface");
             let outcome = call_tool(tool, &ctx.tool_args).await;
-            return ToolCallReport {
-                observation: observe(outcome),
-                args: ctx.tool_args,
-                tool_ran: true,
-                trace,
-            };
+            return report(observe(outcome), true, trace, None);
         }
 
         ctx.point = HookPoint::PreToolUse;
         ctx.tool_outcome = None;
         for (index, hook) in self.hooks.pre.iter().enumerate() {
             trace.considered[0] = index + 1;
-            let trigger = triggers(hook.as_ref(), &ctx);
+            let trigger = triggers(hook.as_ref(), ctx);
             if trigger == Ok(false) {
                 continue;
             }
-            let step = run_step(hook.as_ref(), index, trigger.err(), &mut ctx, &mut trace).await;
+            let mut original = None;
+            let step = run_step(
+                hook.as_ref(),
+                index,
+                trigger.err(),
+                ctx,
+                &mut trace,
+                &mut original,
+            )
+            .await;
             if let Step::Stop { reason } = step {
-                return ToolCallReport {
-                    observation: Observation::Blocked {
-                        hook: hook.name().to_owned(),
-                        reason,
-                    },
-                    args: ctx.tool_args,
-                    tool_ran: false,
-                    trace,
+                let blocked = Observation::Blocked {
+                    hook: hook.name().to_owned(),
+                    reason,
                 };
+                return report(blocked, false, trace, None);
             }
         }
 
         let outcome = call_tool(tool, &ctx.tool_args).await;
         ctx.point = HookPoint::PostToolUse;
         ctx.tool_outcome = Some(outcome);
+        let mut original = None;
         for (index, hook) in self.hooks.post.iter().enumerate() {
             trace.considered[1] = index + 1;
-            let trigger = triggers(hook.as_ref(), &ctx);
+            let trigger = triggers(hook.as_ref(), ctx);
             if trigger == Ok(false) {
                 continue;
             }
-            let step = run_step(hook.as_ref(), index, trigger.err(), &mut ctx, &mut trace).await;
+            let step = run_step(
+                hook.as_ref(),
+                index,
+                trigger.err(),
+                ctx,
+                &mut trace,
+                &mut original,
+            )
+            .await;
             if let Step::Stop { reason } = step {
-                return ToolCallReport {
-                    observation: Observation::Withheld {
-                        hook: hook.name().to_owned(),
-                        reason,
-                    },
-                    args: ctx.tool_args,
-                    tool_ran: true,
-                    trace,
+                let withheld = Observation::Withheld {
+                    hook: hook.name().to_owned(),
+                    reason,
                 };
+                let original = original.or_else(|| ctx.tool_outcome.take());
+                return report(withheld, true, trace, original);
             }
         }
         let outcome = ctx
             .tool_outcome
             .take()
             .unwrap_or(ToolOutcome::Error(String::new()));
-        ToolCallReport {
-            observation: observe(outcome),
-            args: ctx.tool_args,
-            tool_ran: true,
-            trace,
-        }
+        report(observe(outcome), true, trace, original)
+    }
+}
+
+async fn run_observer(
+    observer: &dyn CallObserver,
+    record: CallRecord<'_>,
+) -> Result<(), HookFailure> {
+    let future = std::panic::catch_unwind(AssertUnwindSafe(|| observer.observe(record)))
+        .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))?;
+    let timeout = observer.timeout();
+    match tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind()).await {
+        Err(_elapsed) => Err(HookFailure::TimedOut(timeout)),
+        Ok(Err(payload)) => Err(HookFailure::Panicked(panic_message(payload.as_ref()))),
+        Ok(Ok(Err(error))) => Err(HookFailure::Error(error.message().to_owned())),
+        Ok(Ok(Ok(_))) => Ok(()),
     }
 }
 
@@ -166,6 +280,7 @@ async fn run_step(
     trigger_failure: Option<HookFailure>,
     ctx: &mut HookContext,
     trace: &mut CallTrace,
+    original: &mut Option<ToolOutcome>,
 ) -> Step {
     let point = ctx.point;
     let started = Instant::now();
@@ -175,7 +290,7 @@ async fn run_step(
     };
     let duration = started.elapsed();
     let (decision, side_effects, step) = match outcome {
-        Ok(result) => apply(result, ctx),
+        Ok(result) => apply(result, ctx, original),
         Err(failure) => fail(hook, failure),
     };
     tracing::debug!(hook = hook.name(), %point, %decision, ?duration, "hook ran");
@@ -189,7 +304,11 @@ async fn run_step(
     step
 }
 
-fn apply(result: HookResult, ctx: &mut HookContext) -> (Decision, Vec<String>, Step) {
+fn apply(
+    result: HookResult,
+    ctx: &mut HookContext,
+    original: &mut Option<ToolOutcome>,
+) -> (Decision, Vec<String>, Step) {
     let HookResult {
         allow,
         error,
@@ -208,9 +327,17 @@ fn apply(result: HookResult, ctx: &mut HookContext) -> (Decision, Vec<String>, S
     }
     let rewrote = match ctx.point {
         HookPoint::PreToolUse => modified_args.map(|args| ctx.tool_args = args).is_some(),
-        _ => modified_result
-            .map(|value| ctx.tool_outcome = Some(ToolOutcome::Success(value)))
-            .is_some(),
+        _ => match modified_result {
+            Some(value) => {
+                // Keep the tool's own outcome (once) for audit and traces.
+                let replaced = ctx.tool_outcome.replace(ToolOutcome::Success(value));
+                if original.is_none() {
+                    *original = replaced;
+                }
+                true
+            }
+            None => false,
+        },
     };
     (Decision::Allowed { rewrote }, side_effects, Step::Continue)
 }

@@ -9,6 +9,7 @@ use super::error::RegistryError;
 use super::registration::{RegisteredHook, registered_hooks};
 use super::{HookRegistry, Hooks};
 use crate::hook::{PostToolUseHook, PreToolUseHook, SessionStartHook};
+use crate::observer::CallObserver;
 
 /// Collects hooks, then checks and orders them into a [`HookRegistry`].
 ///
@@ -31,6 +32,7 @@ use crate::hook::{PostToolUseHook, PreToolUseHook, SessionStartHook};
 #[derive(Default)]
 pub struct HookRegistryBuilder {
     hooks: Vec<RegisteredHook>,
+    observers: Vec<Arc<dyn CallObserver>>,
     errors: Vec<RegistryError>,
 }
 
@@ -89,6 +91,13 @@ impl HookRegistryBuilder {
         self
     }
 
+    /// Adds a call observer: it sees every attempted call once, on every path
+    /// (see [`CallObserver`]). Observers run in the order they are added.
+    pub fn observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
+        self.observers.push(observer);
+        self
+    }
+
     /// Adds several hooks.
     pub fn hooks<I: IntoIterator<Item = RegisteredHook>>(mut self, hooks: I) -> Self {
         self.hooks.extend(hooks);
@@ -120,7 +129,10 @@ impl HookRegistryBuilder {
             1 => return Err(errors.remove(0)),
             _ => return Err(RegistryError::Several(errors)),
         }
-        let mut hooks = Hooks::default();
+        let mut hooks = Hooks {
+            observers: self.observers,
+            ..Hooks::default()
+        };
         for hook in self.hooks {
             match hook {
                 RegisteredHook::Pre(hook) => hooks.pre.push(hook),

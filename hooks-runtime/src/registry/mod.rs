@@ -13,6 +13,7 @@ pub use error::RegistryError;
 pub use registration::{HookRegistration, RegisteredHook, registered_hooks};
 
 use crate::hook::{PostToolUseHook, PreToolUseHook, SessionStartHook};
+use crate::observer::CallObserver;
 
 /// The hooks of one agent, ordered by (priority, name) at each point.
 ///
@@ -30,6 +31,7 @@ pub(crate) struct Hooks {
     pub(crate) pre: Vec<Arc<dyn PreToolUseHook>>,
     pub(crate) post: Vec<Arc<dyn PostToolUseHook>>,
     pub(crate) session_start: Vec<Arc<dyn SessionStartHook>>,
+    pub(crate) observers: Vec<Arc<dyn CallObserver>>,
 }
 
 impl HookRegistry {
@@ -56,6 +58,11 @@ impl HookRegistry {
     /// The session-start hooks in run order.
     pub fn session_start_hooks(&self) -> &[Arc<dyn SessionStartHook>] {
         &self.hooks.session_start
+    }
+
+    /// The call observers, in the order they were added.
+    pub fn observers(&self) -> &[Arc<dyn CallObserver>] {
+        &self.hooks.observers
     }
 
     /// How many hooks there are at all points.
