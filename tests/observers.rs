@@ -23,10 +23,13 @@ async fn observed_shortener(ctx: &HookContext) -> HookResult {
     HookResult::allow().with_result(json!(text.chars().take(3).collect::<String>()))
 }
 
-/// Records (tool, what stopped it, raw result) for each call it sees.
+/// One observed call: tool, what stopped it, raw result.
+type Seen = (String, Option<String>, Option<Value>);
+
+/// Records each call it sees.
 #[derive(Default)]
 struct Recorder {
-    seen: Mutex<Vec<(String, Option<String>, Option<Value>)>>,
+    seen: Mutex<Vec<Seen>>,
 }
 
 impl CallObserver for Recorder {

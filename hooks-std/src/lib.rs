@@ -1,6 +1,35 @@
-//! Standard hooks for `hooks`: the approval gate, audit log, read-only guard,
-//! result truncation and connector rate limit.
+//! Standard hooks for `hooks`.
 //!
-//! Nothing is here yet: each hook lands with its own issue (see the README's
-//! roadmap). The crate exists so the workspace layout and the `hooks` facade's
-//! `std-hooks` feature are stable from the start.
+//! Landed so far: [`ResultTruncateHook`], [`ReadOnlyGuard`] (with
+//! SQL classification by `sqlparser`) and [`ConnectorRateLimitHook`] with an
+//! in-memory GCRA backend. Each builds from its serde config (unknown keys are
+//! errors). Still to come: the approval gate, the audit log and the
+//! database-backed org modes and limiter.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use std::sync::Arc;
+//! use hooks_runtime::{HookContext, HookRegistry};
+//! use hooks_std::{ReadOnlyGuard, StaticOrgModes};
+//! use serde_json::{json, Value};
+//!
+//! let modes = Arc::new(StaticOrgModes::with_read_only(["acme"]));
+//! let registry = HookRegistry::builder().pre(ReadOnlyGuard::new(modes)).build().unwrap();
+//! let ctx = HookContext::tool_call("sql_exec", json!({"q": "DELETE FROM invoices"})).with_org("acme");
+//! let report = registry.run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("deleted"))).await;
+//! assert!(!report.tool_ran);
+//! # });
+//! ```
+
+mod config;
+pub mod rate_limit;
+pub mod readonly;
+pub mod truncate;
+
+pub use config::ConfigError;
+pub use rate_limit::{ConnectorRateLimitHook, MemoryLimiter, Quota, RateLimitConfig};
+pub use readonly::{
+    OrgModeError, OrgModeSource, ReadOnlyConfig, ReadOnlyGuard, SqlVerdict, StaticOrgModes,
+    classify_sql,
+};
+pub use truncate::{ResultTruncateHook, TruncateConfig, truncate_text};

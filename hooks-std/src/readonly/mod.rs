@@ -1,0 +1,179 @@
+//! `ReadOnlyGuard`: no writes while an org is in read-only mode.
+
+mod org_mode;
+mod sql;
+
+use std::sync::Arc;
+
+use hooks_runtime::{Hook, HookContext, HookFuture, HookPoint, HookResult, PreToolUseHook, When};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::config::{ConfigError, parse_config};
+pub use org_mode::{ModeFuture, OrgModeError, OrgModeSource, StaticOrgModes};
+pub use sql::{SqlVerdict, classify_sql};
+
+/// The block reason the LLM sees.
+pub const READ_ONLY_REASON: &str = "Org is in read-only mode — write blocked.";
+
+/// Config of [`ReadOnlyGuard`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReadOnlyConfig {
+    /// Which tools take SQL (a `when` expression); default `tool_name starts_with "sql_"`.
+    pub sql_tools: String,
+    /// Argument keys that may hold the SQL text, tried in order.
+    pub sql_arg_keys: Vec<String>,
+    /// SQL dialect for parsing: `generic` (default), `postgresql`, `sqlite`, `mysql`, …
+    pub dialect: String,
+    /// Priority (default 5).
+    pub priority: i32,
+}
+
+impl Default for ReadOnlyConfig {
+    fn default() -> Self {
+        ReadOnlyConfig {
+            sql_tools: r#"tool_name starts_with "sql_""#.to_owned(),
+            sql_arg_keys: ["sql", "query", "q", "statement"]
+                .map(str::to_owned)
+                .to_vec(),
+            dialect: "generic".to_owned(),
+            priority: 5,
+        }
+    }
+}
+
+/// A pre hook that blocks writes while the call's org is read-only.
+///
+/// A call writes when, in this order: it is a SQL tool (per `sql_tools`) and
+/// its statement writes — SQL that does not parse, or a SQL tool without SQL,
+/// counts as a write (fail closed); or its metadata says so: `side_effects:
+/// true`, or an HTTP `method`/`http_method` of POST, PUT, PATCH or DELETE.
+/// `read_only: true` in metadata marks a non-SQL tool as a read; a tool with
+/// no such facts is treated as a read. Only writes cost a mode lookup; a
+/// failed lookup blocks.
+pub struct ReadOnlyGuard {
+    modes: Arc<dyn OrgModeSource>,
+    sql_tools: When,
+    sql_arg_keys: Vec<String>,
+    /// Validated at construction; dialects are not `Send`, so one is made per check.
+    dialect: String,
+    priority: i32,
+}
+
+impl ReadOnlyGuard {
+    /// The name config files use.
+    pub const NAME: &'static str = "readonly_guard";
+
+    /// A guard with default config reading modes from `modes`.
+    pub fn new(modes: Arc<dyn OrgModeSource>) -> Self {
+        Self::with_config(modes, ReadOnlyConfig::default()).expect("the default config is valid")
+    }
+
+    /// A guard with this config.
+    pub fn with_config(
+        modes: Arc<dyn OrgModeSource>,
+        config: ReadOnlyConfig,
+    ) -> Result<Self, ConfigError> {
+        let sql_tools = When::parse(&config.sql_tools, HookPoint::PreToolUse)
+            .map_err(|errors| ConfigError::new(Self::NAME, format!("bad `sql_tools`: {errors}")))?;
+        if sqlparser::dialect::dialect_from_str(&config.dialect).is_none() {
+            return Err(ConfigError::new(
+                Self::NAME,
+                format!("unknown SQL dialect \"{}\"", config.dialect),
+            ));
+        }
+        Ok(ReadOnlyGuard {
+            modes,
+            sql_tools,
+            sql_arg_keys: config.sql_arg_keys,
+            dialect: config.dialect,
+            priority: config.priority,
+        })
+    }
+
+    /// Builds the guard from its config-file form (`null` for defaults).
+    pub fn from_config(modes: Arc<dyn OrgModeSource>, config: &Value) -> Result<Self, ConfigError> {
+        Self::with_config(modes, parse_config(Self::NAME, config)?)
+    }
+
+    /// Why this call writes, or `None` for a read.
+    pub fn write_reason(&self, ctx: &HookContext) -> Option<String> {
+        if self.sql_tools.matches(ctx) {
+            let sql = self
+                .sql_arg_keys
+                .iter()
+                .find_map(|key| ctx.tool_args.get(key).and_then(Value::as_str));
+            let Some(sql) = sql else {
+                return Some(format!(
+                    "SQL tool `{}` has no SQL text in its arguments, so it is treated as a write",
+                    ctx.tool_name
+                ));
+            };
+            let dialect = sqlparser::dialect::dialect_from_str(&self.dialect);
+            return match classify_sql(sql, dialect.as_deref()) {
+                SqlVerdict::Read => None,
+                SqlVerdict::Write(reason) => Some(reason),
+                SqlVerdict::Unparsable(error) => Some(format!(
+                    "the SQL did not parse ({error}), so it is treated as a write"
+                )),
+            };
+        }
+        if ctx.flag("side_effects") || ctx.flag("side_effect") {
+            return Some("the tool has side effects".to_owned());
+        }
+        let method = ["http_method", "method"]
+            .iter()
+            .find_map(|key| ctx.metadata.get(*key).and_then(Value::as_str));
+        if let Some(method) = method
+            && ["POST", "PUT", "PATCH", "DELETE"]
+                .iter()
+                .any(|m| m.eq_ignore_ascii_case(method))
+        {
+            return Some(format!("HTTP {}", method.to_ascii_uppercase()));
+        }
+        None
+    }
+}
+
+impl Hook for ReadOnlyGuard {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn priority(&self) -> i32 {
+        self.priority
+    }
+
+    fn should_trigger(&self, ctx: &HookContext) -> bool {
+        !ctx.org_id.is_empty()
+    }
+
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
+        Box::pin(async move {
+            let Some(reason) = self.write_reason(ctx) else {
+                return Ok(HookResult::allow());
+            };
+            match self.modes.is_read_only(&ctx.org_id).await {
+                Ok(false) => {
+                    Ok(HookResult::allow().with_side_effect(format!("write allowed: {reason}")))
+                }
+                Ok(true) => Ok(HookResult::block(format!("{READ_ONLY_REASON} ({reason})"))
+                    .with_side_effect(format!("blocked write: {reason}"))),
+                Err(error) => Ok(HookResult::block(format!(
+                    "{error}; the write is blocked because the read-only guard fails closed"
+                ))),
+            }
+        })
+    }
+
+    fn when_source(&self) -> Option<&str> {
+        Some("org_id exists")
+    }
+
+    fn description(&self) -> Option<&str> {
+        Some("blocks writes while the org is read-only")
+    }
+}
+
+impl PreToolUseHook for ReadOnlyGuard {}

@@ -1,0 +1,105 @@
+//! `ResultTruncateHook`: keeps oversized tool results out of the LLM's context.
+
+use hooks_runtime::{Hook, HookContext, HookFuture, HookResult, PostToolUseHook};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::config::{ConfigError, parse_config};
+
+/// Config of [`ResultTruncateHook`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TruncateConfig {
+    /// Longest result, in characters, that reaches the LLM (default 8,000).
+    pub max_chars: usize,
+    /// Priority (default 900: after hooks that inspect the full result).
+    pub priority: i32,
+}
+
+impl Default for TruncateConfig {
+    fn default() -> Self {
+        TruncateConfig {
+            max_chars: 8_000,
+            priority: 900,
+        }
+    }
+}
+
+/// A post hook that cuts results over `max_chars` characters to that many
+/// characters — never inside a UTF-8 character — and appends a marker saying
+/// how long the full output was. Shorter results pass untouched. JSON results
+/// are measured (and, if too long, cut) in their compact serialized form.
+/// The untruncated result stays available as
+/// [`ToolCallReport::raw_result`](hooks_runtime::ToolCallReport::raw_result).
+#[derive(Debug, Clone, Default)]
+pub struct ResultTruncateHook {
+    config: TruncateConfig,
+}
+
+impl ResultTruncateHook {
+    /// The name config files use.
+    pub const NAME: &'static str = "result_truncate";
+
+    /// A hook with this config.
+    pub fn new(config: TruncateConfig) -> Self {
+        ResultTruncateHook { config }
+    }
+
+    /// Builds the hook from its config-file form (`null` for defaults).
+    pub fn from_config(config: &Value) -> Result<Self, ConfigError> {
+        let config: TruncateConfig = parse_config(Self::NAME, config)?;
+        if config.max_chars == 0 {
+            return Err(ConfigError::new(Self::NAME, "max_chars must be at least 1"));
+        }
+        Ok(Self::new(config))
+    }
+}
+
+/// Cuts `text` to `max_chars` characters plus a marker, or returns `None` if it fits.
+pub fn truncate_text(text: &str, max_chars: usize) -> Option<String> {
+    let (cut, _) = text.char_indices().nth(max_chars)?;
+    let total = max_chars + text[cut..].chars().count();
+    let mut truncated = String::with_capacity(cut + 64);
+    truncated.push_str(&text[..cut]);
+    truncated.push_str(&format!(
+        "\n…[truncated: showing {max_chars} of {total} characters]"
+    ));
+    Some(truncated)
+}
+
+impl Hook for ResultTruncateHook {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn priority(&self) -> i32 {
+        self.config.priority
+    }
+
+    fn should_trigger(&self, ctx: &HookContext) -> bool {
+        ctx.result().is_some()
+    }
+
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
+        Box::pin(async move {
+            let max = self.config.max_chars;
+            let truncated = match ctx.result() {
+                Some(Value::String(text)) => truncate_text(text, max),
+                Some(other) => truncate_text(&other.to_string(), max),
+                None => None,
+            };
+            Ok(match truncated {
+                Some(text) => HookResult::allow()
+                    .with_result(Value::String(text))
+                    .with_side_effect(format!("truncated the result to {max} characters")),
+                None => HookResult::allow(),
+            })
+        })
+    }
+
+    fn description(&self) -> Option<&str> {
+        Some("cuts oversized results on a character boundary")
+    }
+}
+
+impl PostToolUseHook for ResultTruncateHook {}

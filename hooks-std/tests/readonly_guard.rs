@@ -1,0 +1,258 @@
+//! ReadOnlyGuard: SQL classification table, metadata facts, org toggled at run time.
+
+use std::sync::Arc;
+
+use hooks_runtime::{HookContext, HookRegistry, Observation};
+use hooks_std::readonly::{ModeFuture, OrgModeError};
+use hooks_std::{OrgModeSource, ReadOnlyGuard, SqlVerdict, StaticOrgModes, classify_sql};
+use serde_json::{Value, json};
+
+#[test]
+fn sql_statements_are_classified() {
+    // (statement, writes?)
+    let table: &[(&str, bool)] = &[
+        ("SELECT 1", false),
+        ("select * from invoices where id = 4", false),
+        (
+            "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 1 ORDER BY a LIMIT 5",
+            false,
+        ),
+        (
+            "WITH recent AS (SELECT * FROM orders WHERE day > '2026-01-01') SELECT * FROM recent",
+            false,
+        ),
+        (
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT n FROM r",
+            false,
+        ),
+        ("SELECT * FROM a UNION SELECT * FROM b", false),
+        ("VALUES (1, 2), (3, 4)", false),
+        ("-- just a comment\nSELECT 1", false),
+        ("/* block comment */ SELECT x FROM y", false),
+        ("SELECT 'DELETE FROM t' AS text", false),
+        ("EXPLAIN SELECT * FROM t", false),
+        ("SHOW TABLES", false),
+        ("BEGIN; SELECT 1; COMMIT", false),
+        ("SELECT 1; SELECT 2", false),
+        ("INSERT INTO t VALUES (1)", true),
+        ("insert into t (a) select a from s", true),
+        ("UPDATE t SET a = 1 WHERE id = 2", true),
+        ("DELETE FROM t", true),
+        (
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET a = s.a",
+            true,
+        ),
+        ("CREATE TABLE t (id INT)", true),
+        ("CREATE INDEX i ON t (a)", true),
+        ("DROP TABLE t", true),
+        ("ALTER TABLE t ADD COLUMN b INT", true),
+        ("TRUNCATE TABLE t", true),
+        ("GRANT SELECT ON t TO bob", true),
+        ("REVOKE SELECT ON t FROM bob", true),
+        ("SELECT 1; DELETE FROM t", true),
+        ("SELECT * FROM t; DROP TABLE t; --", true),
+        (
+            "WITH gone AS (DELETE FROM t RETURNING *) SELECT * FROM gone",
+            true,
+        ),
+        ("SELECT * INTO backup FROM t", true),
+        ("SELECT * FROM t FOR UPDATE", true),
+        ("EXPLAIN ANALYZE DELETE FROM t", true),
+        ("SET search_path = evil", true),
+        ("DELET FROM t", true),
+        ("SELECT * FROM (", true),
+        ("", true),
+        ("   ;  ", true),
+        ("🙂🙂🙂", true),
+    ];
+    assert!(table.len() >= 30);
+    for (sql, writes) in table {
+        let verdict = classify_sql(sql, None);
+        assert_eq!(verdict.is_write(), *writes, "{sql:?} → {verdict:?}");
+    }
+    assert!(matches!(
+        classify_sql("DELET FROM t", None),
+        SqlVerdict::Unparsable(_)
+    ));
+}
+
+fn registry(modes: Arc<dyn OrgModeSource>) -> HookRegistry {
+    HookRegistry::builder()
+        .pre(ReadOnlyGuard::new(modes))
+        .build()
+        .expect("registry")
+}
+
+async fn run(
+    registry: &HookRegistry,
+    tool: &str,
+    args: Value,
+    metadata: &[(&str, Value)],
+) -> Observation {
+    let mut ctx = HookContext::tool_call(tool, args)
+        .with_org("acme")
+        .with_user("alice");
+    for (key, value) in metadata {
+        ctx = ctx.with_metadata(*key, value.clone());
+    }
+    registry
+        .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("ran")))
+        .await
+        .observation
+}
+
+#[tokio::test]
+async fn writes_are_blocked_only_while_the_org_is_read_only() {
+    let modes = Arc::new(StaticOrgModes::new());
+    let registry = registry(modes.clone());
+    let delete = json!({"q": "DELETE FROM invoices"});
+    assert_eq!(
+        run(&registry, "sql_exec", delete.clone(), &[]).await,
+        Observation::Output(json!("ran"))
+    );
+
+    modes.set_read_only("acme", true);
+    let Observation::Blocked { hook, reason } =
+        run(&registry, "sql_exec", delete.clone(), &[]).await
+    else {
+        panic!("a write in a read-only org must be blocked");
+    };
+    assert_eq!(hook, "readonly_guard");
+    assert!(
+        reason.starts_with("Org is in read-only mode — write blocked."),
+        "{reason}"
+    );
+    let select = json!({"q": "SELECT * FROM invoices"});
+    assert_eq!(
+        run(&registry, "sql_query", select, &[]).await,
+        Observation::Output(json!("ran"))
+    );
+
+    modes.set_read_only("acme", false);
+    assert_eq!(
+        run(&registry, "sql_exec", delete, &[]).await,
+        Observation::Output(json!("ran"))
+    );
+}
+
+#[tokio::test]
+async fn unparsable_sql_and_missing_sql_count_as_writes() {
+    let registry = registry(Arc::new(StaticOrgModes::with_read_only(["acme"])));
+    let Observation::Blocked { reason, .. } =
+        run(&registry, "sql_exec", json!({"q": "DELET FROM t"}), &[]).await
+    else {
+        panic!("unparsable SQL must be blocked");
+    };
+    assert!(reason.contains("did not parse"), "{reason}");
+    assert!(
+        run(&registry, "sql_exec", json!({"table": "t"}), &[])
+            .await
+            .is_blocked()
+    );
+}
+
+#[tokio::test]
+async fn metadata_marks_writes_for_other_tools() {
+    let registry = registry(Arc::new(StaticOrgModes::with_read_only(["acme"])));
+    let args = json!({"url": "https://example.invalid"});
+    assert!(
+        run(
+            &registry,
+            "http__fetch",
+            args.clone(),
+            &[("method", json!("POST"))]
+        )
+        .await
+        .is_blocked()
+    );
+    assert!(
+        run(
+            &registry,
+            "http__fetch",
+            args.clone(),
+            &[("http_method", json!("delete"))]
+        )
+        .await
+        .is_blocked()
+    );
+    assert!(
+        run(
+            &registry,
+            "crm__update",
+            args.clone(),
+            &[("side_effects", json!(true))]
+        )
+        .await
+        .is_blocked()
+    );
+    assert!(
+        !run(
+            &registry,
+            "http__fetch",
+            args.clone(),
+            &[("method", json!("GET"))]
+        )
+        .await
+        .is_blocked()
+    );
+    assert!(
+        !run(
+            &registry,
+            "crm__lookup",
+            args,
+            &[("read_only", json!(true))]
+        )
+        .await
+        .is_blocked()
+    );
+}
+
+struct DownDatabase;
+
+impl OrgModeSource for DownDatabase {
+    fn is_read_only<'a>(&'a self, org_id: &'a str) -> ModeFuture<'a> {
+        Box::pin(async move {
+            Err(OrgModeError {
+                org_id: org_id.to_owned(),
+                message: "connection refused".into(),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_failed_mode_lookup_blocks_writes_but_not_reads() {
+    let registry = registry(Arc::new(DownDatabase));
+    assert!(
+        run(&registry, "sql_exec", json!({"q": "DELETE FROM t"}), &[])
+            .await
+            .is_blocked()
+    );
+    assert!(
+        !run(&registry, "sql_query", json!({"q": "SELECT 1"}), &[])
+            .await
+            .is_blocked()
+    );
+}
+
+#[test]
+fn config_is_checked() {
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
+    assert!(ReadOnlyGuard::from_config(modes.clone(), &Value::Null).is_ok());
+    let unknown = ReadOnlyGuard::from_config(modes.clone(), &json!({"sql_toolz": "x"}))
+        .err()
+        .expect("unknown key");
+    assert!(
+        unknown.to_string().contains("unknown field `sql_toolz`"),
+        "{unknown}"
+    );
+    let bad_when =
+        ReadOnlyGuard::from_config(modes.clone(), &json!({"sql_tools": "tool_nme == \"x\""}))
+            .err()
+            .expect("bad when");
+    assert!(
+        bad_when.to_string().contains("unknown field `tool_nme`"),
+        "{bad_when}"
+    );
+    assert!(ReadOnlyGuard::from_config(modes, &json!({"dialect": "cobol"})).is_err());
+}
