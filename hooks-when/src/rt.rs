@@ -16,6 +16,9 @@ pub use crate::ast::{JsonRoot, Ordering, TextField};
 pub use crate::eval::Subject;
 pub use crate::glob::glob_match;
 
+/// Objects up to this many keys are searched by a linear scan.
+const SCAN_LIMIT: usize = 8;
+
 /// One step of a JSON path, borrowed.
 #[derive(Debug, Clone, Copy)]
 pub enum Seg<'a> {
@@ -45,7 +48,7 @@ pub fn text<S: Subject + ?Sized>(subject: &S, field: TextField) -> Option<&str> 
 }
 
 /// The JSON value at `path` below `root`; `None` when any step is missing.
-#[inline]
+#[inline(always)]
 pub fn json<'v, S: Subject + ?Sized>(
     subject: &'v S,
     root: JsonRoot,
@@ -55,7 +58,7 @@ pub fn json<'v, S: Subject + ?Sized>(
 }
 
 /// [`json`] over any sequence of steps (the interpreter walks its own path type).
-#[inline]
+#[inline(always)]
 pub fn json_at<'v, 'p, S, I>(subject: &'v S, root: JsonRoot, path: I) -> Option<&'v Value>
 where
     S: Subject + ?Sized,
@@ -83,9 +86,18 @@ where
     Some(current)
 }
 
-#[inline]
+#[inline(always)]
 fn map_step<'v>(map: &'v Map<String, Value>, segment: Seg<'_>) -> Option<&'v Value> {
     match segment {
+        // Small objects (the usual args and metadata) are scanned: comparing
+        // lengths first skips most keys, and once inlined next to a constant
+        // key the byte comparison needs no library call. Larger ones use the map.
+        Seg::Key(key) if map.len() <= SCAN_LIMIT => map
+            .iter()
+            .find(|(candidate, _)| {
+                candidate.len() == key.len() && candidate.as_bytes() == key.as_bytes()
+            })
+            .map(|(_, value)| value),
         Seg::Key(key) => map.get(key),
         Seg::Index(index) => {
             let mut buffer = [0u8; 20];
