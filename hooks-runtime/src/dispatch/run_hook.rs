@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 
 use crate::context::HookContext;
-use crate::hook::Hook;
+use crate::hook::{Hook, HookFuture};
 use crate::registry::format_duration;
 use crate::result::HookResult;
 
@@ -56,19 +56,28 @@ pub(crate) fn triggers(hook: &dyn Hook, ctx: &HookContext) -> Result<bool, HookF
 }
 
 /// Runs the hook under its timeout, catching panics.
-///
-/// Most hooks decide without waiting, so the future is polled once before any
-/// timer is armed: a hook that is ready at once never touches the timer wheel.
-/// The timeout cancels the hook's future at its next `.await`; a hook that
-/// blocks its thread cannot be interrupted, so hooks must not block.
 pub(crate) async fn run_hook(
     hook: &dyn Hook,
     ctx: &HookContext,
 ) -> Result<HookResult, HookFailure> {
-    let future = catch_unwind(AssertUnwindSafe(|| hook.execute(ctx)))
+    run_guarded(hook.timeout(), || hook.execute(ctx)).await
+}
+
+/// Starts the future `start` builds and awaits it under `timeout`, turning an
+/// error, a panic (while starting or while running) or an overrun into a
+/// [`HookFailure`]. Hooks and call observers both run through here.
+///
+/// Most hooks decide without waiting, so the future is polled once before any
+/// timer is armed: a hook that is ready at once never touches the timer wheel.
+/// The timeout cancels the future at its next `.await`; code that blocks its
+/// thread cannot be interrupted, so hooks must not block.
+pub(crate) async fn run_guarded<'a>(
+    timeout: Duration,
+    start: impl FnOnce() -> HookFuture<'a>,
+) -> Result<HookResult, HookFailure> {
+    let future = catch_unwind(AssertUnwindSafe(start))
         .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))?;
     let mut future = AssertUnwindSafe(future).catch_unwind();
-    let timeout = hook.timeout();
     let outcome = match futures_util::poll!(&mut future) {
         Poll::Ready(outcome) => outcome,
         // Boxed so the timer's state only costs space when a hook really waits.

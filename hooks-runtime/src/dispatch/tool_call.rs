@@ -8,7 +8,7 @@ use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use super::observation::Observation;
-use super::run_hook::{HookFailure, panic_message, run_hook, triggers};
+use super::run_hook::{HookFailure, panic_message, run_guarded, run_hook, triggers};
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
 use crate::hook::{ErrorPolicy, Hook};
@@ -171,58 +171,25 @@ impl HookRegistry {
 
         ctx.point = HookPoint::PreToolUse;
         ctx.tool_outcome = None;
-        for (index, hook) in self.hooks.pre.iter().enumerate() {
-            trace.considered[0] = index + 1;
-            let trigger = triggers(hook.as_ref(), ctx);
-            if trigger == Ok(false) {
-                continue;
-            }
-            let mut original = None;
-            let step = run_step(
-                hook.as_ref(),
-                index,
-                trigger.err(),
-                ctx,
-                &mut trace,
-                &mut original,
-            )
-            .await;
-            if let Step::Stop { reason } = step {
-                let blocked = Observation::Blocked {
-                    hook: hook.name().to_owned(),
-                    reason,
-                };
-                return report(blocked, false, trace, None);
-            }
+        let pre = self.hooks.pre.iter().map(|hook| hook.as_ref() as &dyn Hook);
+        if let Some((hook, reason)) = run_phase(pre, 0, ctx, &mut trace, &mut None).await {
+            let blocked = Observation::Blocked { hook, reason };
+            return report(blocked, false, trace, None);
         }
 
         let outcome = call_tool(tool, &ctx.tool_args).await;
         ctx.point = HookPoint::PostToolUse;
         ctx.tool_outcome = Some(outcome);
         let mut original = None;
-        for (index, hook) in self.hooks.post.iter().enumerate() {
-            trace.considered[1] = index + 1;
-            let trigger = triggers(hook.as_ref(), ctx);
-            if trigger == Ok(false) {
-                continue;
-            }
-            let step = run_step(
-                hook.as_ref(),
-                index,
-                trigger.err(),
-                ctx,
-                &mut trace,
-                &mut original,
-            )
-            .await;
-            if let Step::Stop { reason } = step {
-                let withheld = Observation::Withheld {
-                    hook: hook.name().to_owned(),
-                    reason,
-                };
-                let original = original.or_else(|| ctx.tool_outcome.take());
-                return report(withheld, true, trace, original);
-            }
+        let post = self
+            .hooks
+            .post
+            .iter()
+            .map(|hook| hook.as_ref() as &dyn Hook);
+        if let Some((hook, reason)) = run_phase(post, 1, ctx, &mut trace, &mut original).await {
+            let withheld = Observation::Withheld { hook, reason };
+            let original = original.or_else(|| ctx.tool_outcome.take());
+            return report(withheld, true, trace, original);
         }
         let outcome = ctx
             .tool_outcome
@@ -232,19 +199,40 @@ impl HookRegistry {
     }
 }
 
+/// Runs one point's hooks in order (`slot` indexes the trace's points) and
+/// returns the hook that stopped the chain, with its reason.
+///
+/// Triggers are checked synchronously first, so a hook that does not match
+/// costs one predicate call: no future, no clock, no allocation.
+async fn run_phase<'h>(
+    hooks: impl Iterator<Item = &'h dyn Hook>,
+    slot: usize,
+    ctx: &mut HookContext,
+    trace: &mut CallTrace,
+    original: &mut Option<ToolOutcome>,
+) -> Option<(String, String)> {
+    for (index, hook) in hooks.enumerate() {
+        trace.considered[slot] = index + 1;
+        let trigger = triggers(hook, ctx);
+        if trigger == Ok(false) {
+            continue;
+        }
+        if let Step::Stop { reason } =
+            run_step(hook, index, trigger.err(), ctx, trace, original).await
+        {
+            return Some((hook.name().to_owned(), reason));
+        }
+    }
+    None
+}
+
 async fn run_observer(
     observer: &dyn CallObserver,
     record: CallRecord<'_>,
 ) -> Result<(), HookFailure> {
-    let future = std::panic::catch_unwind(AssertUnwindSafe(|| observer.observe(record)))
-        .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))?;
-    let timeout = observer.timeout();
-    match tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind()).await {
-        Err(_elapsed) => Err(HookFailure::TimedOut(timeout)),
-        Ok(Err(payload)) => Err(HookFailure::Panicked(panic_message(payload.as_ref()))),
-        Ok(Ok(Err(error))) => Err(HookFailure::Error(error.message().to_owned())),
-        Ok(Ok(Ok(_))) => Ok(()),
-    }
+    run_guarded(observer.timeout(), || observer.observe(record))
+        .await
+        .map(drop)
 }
 
 async fn call_tool<T, E>(tool: T, args: &Value) -> ToolOutcome
@@ -271,9 +259,6 @@ fn observe(outcome: ToolOutcome) -> Observation {
 
 /// Runs one pre or post hook whose trigger matched (or whose trigger check
 /// failed, `trigger_failure`), applies its rewrite and records it.
-///
-/// Callers check the trigger synchronously first, so a hook that does not
-/// match costs one predicate call: no future, no clock, no allocation.
 async fn run_step(
     hook: &dyn Hook,
     index: usize,
