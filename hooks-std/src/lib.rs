@@ -21,15 +21,19 @@
 //! # });
 //! ```
 
+pub mod audit;
 mod config;
 pub mod rate_limit;
 pub mod readonly;
+pub mod storage;
 pub mod truncate;
 
+pub use audit::{AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
 pub use config::ConfigError;
 pub use rate_limit::{ConnectorRateLimitHook, MemoryLimiter, Quota, RateLimitConfig};
 pub use readonly::{
     OrgModeError, OrgModeSource, ReadOnlyConfig, ReadOnlyGuard, SqlVerdict, StaticOrgModes,
     classify_sql,
 };
+pub use storage::{Database, DatabaseOptions, StorageError};
 pub use truncate::{ResultTruncateHook, TruncateConfig, truncate_text};

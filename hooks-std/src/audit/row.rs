@@ -1,0 +1,114 @@
+//! One row of `connector_call_logs`, built from what the dispatcher observed.
+
+use hooks_runtime::{CallRecord, Observation};
+use serde_json::Value;
+
+use super::redact::{Redactor, clean_text};
+
+/// How a call ended, as stored in the `outcome` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditOutcome {
+    /// The tool ran and its result reached the LLM.
+    Ok,
+    /// The tool ran and failed.
+    ToolError,
+    /// A hook blocked the call, or withheld its result.
+    Blocked,
+}
+
+impl AuditOutcome {
+    /// The column value: `ok`, `tool_error` or `blocked`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditOutcome::Ok => "ok",
+            AuditOutcome::ToolError => "tool_error",
+            AuditOutcome::Blocked => "blocked",
+        }
+    }
+}
+
+/// A row of `connector_call_logs`, ready to insert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRow {
+    /// The conversation the call belongs to.
+    pub conversation_id: String,
+    /// The tool call's id within the conversation.
+    pub tool_call_id: String,
+    /// The agent that made the call.
+    pub agent_id: String,
+    /// The user the agent acted for.
+    pub user_id: String,
+    /// The user's org.
+    pub org_id: String,
+    /// Where the call came from (`chat`, `api`, …).
+    pub surface: &'static str,
+    /// The tool.
+    pub tool_name: String,
+    /// The connector, when the call has one.
+    pub connector: Option<String>,
+    /// The connector action, when the call has one.
+    pub action: Option<String>,
+    /// How the call ended.
+    pub outcome: AuditOutcome,
+    /// The hook (or observer) that blocked the call or withheld its result.
+    pub blocked_by: Option<String>,
+    /// The block reason or the tool's error text.
+    pub reason: Option<String>,
+    /// The arguments the tool received (or would have), redacted.
+    pub args: Value,
+    /// Characters of the tool's raw result, before post hooks; `None` if it produced none.
+    pub result_size: Option<i64>,
+    /// Characters of what the LLM saw.
+    pub observation_size: i64,
+    /// Wall time of the call, hooks and tool included.
+    pub duration_ms: i64,
+}
+
+impl AuditRow {
+    /// The row for one observed call.
+    pub fn from_record(record: &CallRecord<'_>, redactor: &Redactor) -> AuditRow {
+        let ctx = record.ctx;
+        let report = record.report;
+        let (outcome, blocked_by, reason) = match &report.observation {
+            Observation::Blocked { hook, reason } | Observation::Withheld { hook, reason } => (
+                AuditOutcome::Blocked,
+                Some(clean_text(hook)),
+                Some(clean_text(reason)),
+            ),
+            _ => match report.tool_error() {
+                Some(error) => (AuditOutcome::ToolError, None, Some(clean_text(error))),
+                None => (AuditOutcome::Ok, None, None),
+            },
+        };
+        AuditRow {
+            conversation_id: clean_text(&ctx.conversation_id),
+            tool_call_id: clean_text(&ctx.tool_call_id),
+            agent_id: clean_text(&ctx.agent_id),
+            user_id: clean_text(&ctx.user_id),
+            org_id: clean_text(&ctx.org_id),
+            surface: ctx.surface.as_str(),
+            tool_name: clean_text(&ctx.tool_name),
+            connector: ctx.connector().map(clean_text),
+            action: ctx.action().map(clean_text),
+            outcome,
+            blocked_by,
+            reason,
+            args: redactor.redact(&ctx.tool_args),
+            result_size: report.raw_result().map(text_chars),
+            observation_size: count(report.observation.to_string().chars().count()),
+            duration_ms: i64::try_from(record.duration.as_millis()).unwrap_or(i64::MAX),
+        }
+    }
+}
+
+/// Characters of a result as the LLM reads it: strings verbatim, the rest as JSON.
+fn text_chars(value: &Value) -> i64 {
+    count(match value {
+        Value::String(text) => text.chars().count(),
+        other => other.to_string().chars().count(),
+    })
+}
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,129 @@
+//! Opening a pool and applying the embedded migrations.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+use super::Database;
+use super::error::{StorageError, redact_url};
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// How [`Database::connect_with`] sets up the pool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseOptions {
+    /// Pool size (default 8; an in-memory SQLite database always uses one connection).
+    pub max_connections: u32,
+    /// How long to wait for a free connection before failing (default 5 s).
+    /// Hooks fail closed, so a database that stops answering blocks calls after this long.
+    pub acquire_timeout: Duration,
+    /// SQLite: how long a writer waits for the lock (default 5 s).
+    pub busy_timeout: Duration,
+    /// SQLite: `synchronous = FULL` (default true) makes a commit survive power loss,
+    /// not only a crash of the process; group commit keeps its cost per batch.
+    pub sync_full: bool,
+}
+
+impl Default for DatabaseOptions {
+    fn default() -> Self {
+        DatabaseOptions {
+            max_connections: 8,
+            acquire_timeout: Duration::from_secs(5),
+            busy_timeout: Duration::from_secs(5),
+            sync_full: true,
+        }
+    }
+}
+
+impl Database {
+    /// Connects with `options` and applies the migrations.
+    pub async fn connect_with(
+        url: &str,
+        options: &DatabaseOptions,
+    ) -> Result<Database, StorageError> {
+        let shown = redact_url(url);
+        if url.starts_with("sqlite:") {
+            connect_sqlite(url, shown, options).await
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            connect_postgres(url, shown, options).await
+        } else {
+            Err(StorageError::UnsupportedUrl { url: shown })
+        }
+    }
+}
+
+async fn connect_sqlite(
+    url: &str,
+    shown: String,
+    options: &DatabaseOptions,
+) -> Result<Database, StorageError> {
+    let connect_error = |source| StorageError::Connect {
+        backend: "sqlite",
+        url: shown.clone(),
+        source,
+    };
+    let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+    let mut connect = SqliteConnectOptions::from_str(url)
+        .map_err(connect_error)?
+        .create_if_missing(true)
+        .foreign_keys(true)
+        .busy_timeout(options.busy_timeout)
+        .synchronous(if options.sync_full {
+            SqliteSynchronous::Full
+        } else {
+            SqliteSynchronous::Normal
+        });
+    if !in_memory {
+        connect = connect.journal_mode(SqliteJournalMode::Wal);
+    }
+    let mut pool = SqlitePoolOptions::new().acquire_timeout(options.acquire_timeout);
+    pool = if in_memory {
+        // Each connection to `:memory:` is its own database: keep exactly one, forever.
+        pool.max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+    } else {
+        pool.max_connections(options.max_connections.max(1))
+    };
+    let pool = pool.connect_with(connect).await.map_err(connect_error)?;
+    SQLITE_MIGRATIONS
+        .run(&pool)
+        .await
+        .map_err(|source| StorageError::Migrate {
+            backend: "sqlite",
+            source,
+        })?;
+    Ok(Database::Sqlite(pool))
+}
+
+async fn connect_postgres(
+    url: &str,
+    shown: String,
+    options: &DatabaseOptions,
+) -> Result<Database, StorageError> {
+    let connect_error = |source| StorageError::Connect {
+        backend: "postgres",
+        url: shown.clone(),
+        source,
+    };
+    let connect = PgConnectOptions::from_str(url).map_err(connect_error)?;
+    let pool = PgPoolOptions::new()
+        .max_connections(options.max_connections.max(1))
+        .acquire_timeout(options.acquire_timeout)
+        .connect_with(connect)
+        .await
+        .map_err(connect_error)?;
+    POSTGRES_MIGRATIONS
+        .run(&pool)
+        .await
+        .map_err(|source| StorageError::Migrate {
+            backend: "postgres",
+            source,
+        })?;
+    Ok(Database::Postgres(pool))
+}

@@ -1,0 +1,63 @@
+//! Storage shared by the standard hooks: one sqlx pool, SQLite by default,
+//! PostgreSQL for several replicas, migrations embedded and applied on connect.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use hooks_std::Database;
+//!
+//! let db = Database::connect("sqlite::memory:").await.unwrap();
+//! assert_eq!(db.backend(), "sqlite");
+//! # });
+//! ```
+
+mod connect;
+mod error;
+
+use sqlx::{PgPool, SqlitePool};
+
+pub use connect::DatabaseOptions;
+pub use error::StorageError;
+
+/// A connection pool to the hooks' database, migrated.
+///
+/// Cloning is cheap (pools are reference-counted). Every standard hook that
+/// stores state takes one, so one pool serves the audit log, org modes and
+/// shared rate limits (and, later, the approval gate).
+#[derive(Debug, Clone)]
+pub enum Database {
+    /// The embedded default: a file (WAL, busy timeout) or `:memory:`.
+    Sqlite(SqlitePool),
+    /// PostgreSQL, for deployments with several replicas.
+    Postgres(PgPool),
+}
+
+impl Database {
+    /// Connects with default options and applies the migrations.
+    ///
+    /// `url` is `sqlite::memory:`, `sqlite://path/to/file.db` (created if
+    /// missing) or `postgres://user@host/db`.
+    pub async fn connect(url: &str) -> Result<Database, StorageError> {
+        Self::connect_with(url, &DatabaseOptions::default()).await
+    }
+
+    /// A private in-memory SQLite database, migrated: for tests and examples.
+    pub async fn in_memory() -> Result<Database, StorageError> {
+        Self::connect("sqlite::memory:").await
+    }
+
+    /// `"sqlite"` or `"postgres"`.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Database::Sqlite(_) => "sqlite",
+            Database::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Closes the pool: later operations fail (and fail-closed hooks block).
+    pub async fn close(&self) {
+        match self {
+            Database::Sqlite(pool) => pool.close().await,
+            Database::Postgres(pool) => pool.close().await,
+        }
+    }
+}
