@@ -56,7 +56,7 @@ pub use hook::{
     DEFAULT_PRIORITY, DEFAULT_TIMEOUT, ErrorPolicy, Hook, HookError, HookFuture, IntoHookOutcome,
     PostToolUseHook, PreToolUseHook, SessionStartHook,
 };
-pub use hooks_when::{WhenError, WhenErrors, parse_duration};
+pub use hooks_when::{WhenError, WhenErrors, did_you_mean, parse_duration};
 pub use observer::{CallObserver, CallRecord};
 pub use registry::{
     HookRegistration, HookRegistry, HookRegistryBuilder, RegisteredHook, RegistryError,

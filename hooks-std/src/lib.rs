@@ -23,6 +23,7 @@
 
 pub mod audit;
 mod config;
+pub mod factory;
 pub mod rate_limit;
 pub mod readonly;
 pub mod storage;
@@ -30,10 +31,13 @@ pub mod truncate;
 
 pub use audit::{AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
 pub use config::ConfigError;
-pub use rate_limit::{ConnectorRateLimitHook, MemoryLimiter, Quota, RateLimitConfig};
+pub use factory::{FactoryError, STD_HOOK_NAMES, StdHook, StdResources, build_std_hook};
+pub use rate_limit::{
+    ConnectorRateLimitHook, DatabaseLimiter, LimiterBackend, MemoryLimiter, Quota, RateLimitConfig,
+};
 pub use readonly::{
-    OrgModeError, OrgModeSource, ReadOnlyConfig, ReadOnlyGuard, SqlVerdict, StaticOrgModes,
-    classify_sql,
+    DatabaseOrgModes, OrgModeError, OrgModeSource, ReadOnlyConfig, ReadOnlyGuard, SqlVerdict,
+    StaticOrgModes, classify_sql,
 };
 pub use storage::{Database, DatabaseOptions, StorageError};
 pub use truncate::{ResultTruncateHook, TruncateConfig, truncate_text};

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 fn registry(config: serde_json::Value) -> HookRegistry {
     HookRegistry::builder()
-        .pre(ConnectorRateLimitHook::from_config(&config).expect("config"))
+        .pre(ConnectorRateLimitHook::from_config(&config, None).expect("config"))
         .build()
         .expect("registry")
 }
@@ -85,14 +85,22 @@ async fn connectors_can_have_their_own_quota_and_tools_without_one_are_untouched
 
 #[test]
 fn config_is_checked() {
-    assert!(ConnectorRateLimitHook::from_config(&json!({"defualt": {}})).is_err());
+    assert!(ConnectorRateLimitHook::from_config(&json!({"defualt": {}}), None).is_err());
+    let needs_db = ConnectorRateLimitHook::from_config(&json!({"backend": "database"}), None);
+    assert!(needs_db.is_err_and(|e| e.to_string().contains("needs a database")));
     assert!(
-        ConnectorRateLimitHook::from_config(&json!({"default": {"calls": 0, "period": "1s"}}))
-            .is_err()
+        ConnectorRateLimitHook::from_config(
+            &json!({"default": {"calls": 0, "period": "1s"}}),
+            None
+        )
+        .is_err()
     );
     assert!(
-        ConnectorRateLimitHook::from_config(&json!({"default": {"calls": 5, "period": "soon"}}))
-            .is_err()
+        ConnectorRateLimitHook::from_config(
+            &json!({"default": {"calls": 5, "period": "soon"}}),
+            None
+        )
+        .is_err()
     );
     assert!(ConnectorRateLimitHook::new(RateLimitConfig::default()).is_ok());
 }

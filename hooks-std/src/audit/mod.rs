@@ -89,8 +89,7 @@ impl AuditLogHook {
 
     /// An audit log with default config writing to `database`.
     pub fn new(database: Database) -> Self {
-        Self::with_config(database, AuditLogConfig::default())
-            .expect("the default config is valid")
+        Self::with_config(database, AuditLogConfig::default()).expect("the default config is valid")
     }
 
     /// An audit log with this config.

@@ -68,7 +68,9 @@ impl Redactor {
                     })
                     .collect(),
             ),
-            Value::Array(items) => Value::Array(items.iter().map(|item| self.redact(item)).collect()),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|item| self.redact(item)).collect())
+            }
             Value::String(text) => Value::String(clean_text(text)),
             other => other.clone(),
         }

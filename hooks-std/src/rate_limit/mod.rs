@@ -1,17 +1,20 @@
 //! `ConnectorRateLimitHook`: call quotas per (connector, user).
 
+mod database;
 mod gcra;
 mod memory;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::time::Duration;
 
-use hooks_runtime::{Hook, HookContext, HookFuture, HookResult, PreToolUseHook};
+use hooks_runtime::{Hook, HookContext, HookError, HookFuture, HookResult, PreToolUseHook};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::config::{ConfigError, parse_config};
+use crate::storage::Database;
+pub use database::DatabaseLimiter;
 pub use gcra::{Admission, Quota, admit};
 pub use memory::MemoryLimiter;
 
@@ -25,6 +28,29 @@ pub struct RateLimitConfig {
     pub connectors: HashMap<String, Quota>,
     /// Priority (default 20).
     pub priority: i32,
+    /// Where the state lives: `memory` (default; one process) or `database`
+    /// (shared by every replica using the same database).
+    pub backend: LimiterBackend,
+}
+
+/// Where [`ConnectorRateLimitHook`] keeps its state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimiterBackend {
+    /// In this process ([`MemoryLimiter`]).
+    #[default]
+    Memory,
+    /// In the database ([`DatabaseLimiter`]), so replicas share one limit.
+    Database,
+}
+
+/// The state behind one hook.
+enum Limiter {
+    Memory {
+        limiter: MemoryLimiter,
+        origin: Instant,
+    },
+    Database(DatabaseLimiter),
 }
 
 impl Default for RateLimitConfig {
@@ -33,6 +59,7 @@ impl Default for RateLimitConfig {
             default: Quota::default(),
             connectors: HashMap::new(),
             priority: 20,
+            backend: LimiterBackend::Memory,
         }
     }
 }
@@ -41,20 +68,31 @@ impl Default for RateLimitConfig {
 ///
 /// It triggers on calls that have a connector (`connector__action` names or
 /// `metadata.connector`). A blocked call consumes no quota, and the block says
-/// when to retry. This backend keeps state in memory (one process); replicas
-/// sharing one limit need the database backend, which is not built yet.
+/// when to retry. State lives in memory (one process, paused-clock friendly)
+/// or in the database (every replica shares one limit; the database's clock
+/// decides). A database error blocks the call (fail closed).
 pub struct ConnectorRateLimitHook {
     config: RateLimitConfig,
-    limiter: Arc<MemoryLimiter>,
-    origin: Instant,
+    limiter: Limiter,
 }
 
 impl ConnectorRateLimitHook {
     /// The name config files use.
     pub const NAME: &'static str = "connector_rate_limit";
 
-    /// A hook with this config and fresh in-memory state.
+    /// A hook with this config and fresh in-memory state; a config asking for
+    /// the `database` backend is an error here (use [`with_database`](Self::with_database)).
     pub fn new(config: RateLimitConfig) -> Result<Self, ConfigError> {
+        Self::build(config, None)
+    }
+
+    /// A hook with this config; `database` serves the `database` backend.
+    pub fn with_database(config: RateLimitConfig, database: Database) -> Result<Self, ConfigError> {
+        Self::build(config, Some(database))
+    }
+
+    /// A hook with this config, using `database` if the config's backend is `database`.
+    pub fn build(config: RateLimitConfig, database: Option<Database>) -> Result<Self, ConfigError> {
         for (connector, quota) in std::iter::once(("(default)", &config.default)).chain(
             config
                 .connectors
@@ -70,16 +108,51 @@ impl ConnectorRateLimitHook {
                 ));
             }
         }
-        Ok(ConnectorRateLimitHook {
-            config,
-            limiter: Arc::new(MemoryLimiter::new()),
-            origin: Instant::now(),
-        })
+        let limiter = match (config.backend, database) {
+            (LimiterBackend::Memory, _) => Limiter::Memory {
+                limiter: MemoryLimiter::new(),
+                origin: Instant::now(),
+            },
+            (LimiterBackend::Database, Some(database)) => {
+                Limiter::Database(DatabaseLimiter::new(database))
+            }
+            (LimiterBackend::Database, None) => {
+                return Err(ConfigError::new(
+                    Self::NAME,
+                    "`backend: database` needs a database; give the hook one or use `backend: memory`",
+                ));
+            }
+        };
+        Ok(ConnectorRateLimitHook { config, limiter })
     }
 
-    /// Builds the hook from its config-file form (`null` for defaults).
-    pub fn from_config(config: &Value) -> Result<Self, ConfigError> {
-        Self::new(parse_config(Self::NAME, config)?)
+    /// Builds the hook from its config-file form (`null` for defaults);
+    /// `database` serves the `database` backend.
+    pub fn from_config(config: &Value, database: Option<Database>) -> Result<Self, ConfigError> {
+        Self::build(parse_config(Self::NAME, config)?, database)
+    }
+
+    /// How long `user` must wait before calling `connector`, or `None` when the
+    /// call is admitted (and counted).
+    async fn check(
+        &self,
+        connector: &str,
+        user: &str,
+        quota: &Quota,
+    ) -> Result<Option<Duration>, HookError> {
+        match &self.limiter {
+            Limiter::Memory { limiter, origin } => {
+                let now = Instant::now().saturating_duration_since(*origin);
+                Ok(match limiter.check(connector, user, quota, now) {
+                    Admission::Allow { .. } => None,
+                    Admission::Deny { retry_after } => Some(retry_after),
+                })
+            }
+            Limiter::Database(limiter) => limiter
+                .check(connector, user, quota)
+                .await
+                .map_err(HookError::new),
+        }
     }
 
     fn quota(&self, connector: &str) -> &Quota {
@@ -107,19 +180,16 @@ impl Hook for ConnectorRateLimitHook {
         Box::pin(async move {
             let connector = ctx.connector().unwrap_or_default();
             let quota = self.quota(connector);
-            let now = Instant::now().saturating_duration_since(self.origin);
-            Ok(
-                match self.limiter.check(connector, &ctx.user_id, quota, now) {
-                    Admission::Allow { .. } => HookResult::allow(),
-                    Admission::Deny { retry_after } => HookResult::block(format!(
-                        "rate limit exceeded: {} calls per {:?} for connector `{connector}` and user `{}`; retry in {:.1}s",
-                        quota.calls,
-                        quota.period,
-                        ctx.user_id,
-                        retry_after.as_secs_f64().max(0.1)
-                    )),
-                },
-            )
+            Ok(match self.check(connector, &ctx.user_id, quota).await? {
+                None => HookResult::allow(),
+                Some(retry_after) => HookResult::block(format!(
+                    "rate limit exceeded: {} calls per {:?} for connector `{connector}` and user `{}`; retry in {:.1}s",
+                    quota.calls,
+                    quota.period,
+                    ctx.user_id,
+                    retry_after.as_secs_f64().max(0.1)
+                )),
+            })
         })
     }
 

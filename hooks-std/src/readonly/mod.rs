@@ -1,5 +1,6 @@
 //! `ReadOnlyGuard`: no writes while an org is in read-only mode.
 
+mod database_modes;
 mod org_mode;
 mod sql;
 
@@ -10,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::config::{ConfigError, parse_config};
+pub use database_modes::DatabaseOrgModes;
 pub use org_mode::{ModeFuture, OrgModeError, OrgModeSource, StaticOrgModes};
 pub use sql::{SqlVerdict, classify_sql};
 

@@ -1,0 +1,92 @@
+//! A limiter shared by every replica: GCRA state in `rate_limit_buckets`,
+//! decided by one atomic statement per check on the database's clock.
+
+use std::time::Duration;
+
+use super::gcra::Quota;
+use crate::storage::{Database, StorageError};
+
+/// The statement for SQLite. `?3` is the emission interval and `?4` the burst
+/// tolerance, both in microseconds. A new key is inserted as allowed; an
+/// existing one is updated in place, and only an allowed call moves its
+/// theoretical arrival time, so a denied call consumes nothing. In an upsert
+/// every right-hand side sees the old row, and `excluded.checked_at_us` is
+/// this check's clock reading.
+const SQLITE_CHECK: &str = "\
+INSERT INTO rate_limit_buckets (connector, user_id, tat_us, checked_at_us, allowed)
+VALUES (?1, ?2, CAST(unixepoch('subsec') * 1000000 AS INTEGER) + ?3,
+        CAST(unixepoch('subsec') * 1000000 AS INTEGER), 1)
+ON CONFLICT (connector, user_id) DO UPDATE SET
+    allowed = (max(tat_us, excluded.checked_at_us) - ?4 <= excluded.checked_at_us),
+    tat_us = CASE WHEN max(tat_us, excluded.checked_at_us) - ?4 <= excluded.checked_at_us
+                  THEN max(tat_us, excluded.checked_at_us) + ?3 ELSE tat_us END,
+    checked_at_us = excluded.checked_at_us
+RETURNING allowed, tat_us, checked_at_us";
+
+/// The same statement for PostgreSQL, where the row lock taken by
+/// `ON CONFLICT DO UPDATE` serialises concurrent checks of one key.
+const POSTGRES_CHECK: &str = "\
+INSERT INTO rate_limit_buckets AS b (connector, user_id, tat_us, checked_at_us, allowed)
+SELECT $1, $2, now_us + $3, now_us, TRUE
+FROM (SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT AS now_us) AS clock
+ON CONFLICT (connector, user_id) DO UPDATE SET
+    allowed = (GREATEST(b.tat_us, excluded.checked_at_us) - $4 <= excluded.checked_at_us),
+    tat_us = CASE WHEN GREATEST(b.tat_us, excluded.checked_at_us) - $4 <= excluded.checked_at_us
+                  THEN GREATEST(b.tat_us, excluded.checked_at_us) + $3 ELSE b.tat_us END,
+    checked_at_us = excluded.checked_at_us
+RETURNING allowed, tat_us, checked_at_us";
+
+/// GCRA state in the database, so several processes share one limit.
+#[derive(Debug, Clone)]
+pub struct DatabaseLimiter {
+    database: Database,
+}
+
+impl DatabaseLimiter {
+    /// A limiter keeping its state in `database`.
+    pub fn new(database: Database) -> Self {
+        DatabaseLimiter { database }
+    }
+
+    /// Decides one call of `user` on `connector`: `None` when allowed, or how
+    /// long to wait. One statement, atomic on both backends.
+    pub async fn check(
+        &self,
+        connector: &str,
+        user: &str,
+        quota: &Quota,
+    ) -> Result<Option<Duration>, StorageError> {
+        let interval = micros(quota.emission_interval());
+        let tolerance = micros(quota.period).saturating_sub(interval);
+        let what = || format!("checking the rate limit of connector `{connector}` for `{user}`");
+        let (allowed, tat, now): (bool, i64, i64) = match &self.database {
+            Database::Sqlite(pool) => {
+                sqlx::query_as(SQLITE_CHECK)
+                    .bind(connector)
+                    .bind(user)
+                    .bind(interval)
+                    .bind(tolerance)
+                    .fetch_one(pool)
+                    .await
+            }
+            Database::Postgres(pool) => {
+                sqlx::query_as(POSTGRES_CHECK)
+                    .bind(connector)
+                    .bind(user)
+                    .bind(interval)
+                    .bind(tolerance)
+                    .fetch_one(pool)
+                    .await
+            }
+        }
+        .map_err(StorageError::query(what()))?;
+        Ok((!allowed).then(|| {
+            let wait = tat.saturating_sub(tolerance).saturating_sub(now);
+            Duration::from_micros(u64::try_from(wait).unwrap_or(0))
+        }))
+    }
+}
+
+fn micros(duration: Duration) -> i64 {
+    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
+}

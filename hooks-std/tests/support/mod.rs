@@ -1,0 +1,61 @@
+//! Databases for the storage-backed tests: SQLite always, PostgreSQL when
+//! `HOOKS_TEST_POSTGRES_URL` is set.
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hooks_std::Database;
+
+/// A SQLite file database in a fresh temporary directory (WAL mode), and the
+/// directory guard that deletes it.
+pub async fn sqlite_file() -> (Database, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let url = format!("sqlite://{}", dir.path().join("hooks.db").display());
+    let db = Database::connect(&url).await.expect("sqlite file database");
+    (db, url, dir)
+}
+
+/// The PostgreSQL URL for tests, or `None` (and a note on stderr) to skip.
+pub fn postgres_url(test: &str) -> Option<String> {
+    match std::env::var("HOOKS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!("SKIPPED (PostgreSQL part of {test}): HOOKS_TEST_POSTGRES_URL is not set");
+            None
+        }
+    }
+}
+
+/// A connected, migrated PostgreSQL database, or `None` when not configured.
+pub async fn postgres(test: &str) -> Option<Database> {
+    let url = postgres_url(test)?;
+    Some(
+        Database::connect(&url)
+            .await
+            .expect("HOOKS_TEST_POSTGRES_URL is set but the database is unreachable"),
+    )
+}
+
+/// An id no other test run has used, for rows in a shared PostgreSQL database.
+pub fn unique(prefix: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "{prefix}-{}-{nanos}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// `sql` with `$n` placeholders, rewritten for SQLite when needed.
+pub fn sql_for(db: &Database, sql: &str) -> String {
+    match db {
+        Database::Sqlite(_) => sql.replace('$', "?"),
+        Database::Postgres(_) => sql.to_owned(),
+    }
+}
