@@ -29,7 +29,7 @@ pub mod readonly;
 pub mod storage;
 pub mod truncate;
 
-pub use audit::{AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
+pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
 pub use config::ConfigError;
 pub use factory::{FactoryError, STD_HOOK_NAMES, StdHook, StdResources, build_std_hook};
 pub use rate_limit::{

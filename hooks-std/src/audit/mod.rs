@@ -1,6 +1,7 @@
 //! `AuditLogHook`: one durable row in `connector_call_logs` per attempted call.
 
 mod insert;
+mod query;
 mod redact;
 mod row;
 mod writer;
@@ -13,6 +14,7 @@ use serde_json::Value;
 
 use crate::config::{ConfigError, duration_text, parse_config};
 use crate::storage::Database;
+pub use query::AuditEntry;
 pub use redact::{DEFAULT_REDACT_KEYS, REDACTED, Redactor};
 pub use row::{AuditOutcome, AuditRow};
 use writer::AuditWriter;

@@ -1,0 +1,103 @@
+//! Reading the audit log back: for operators, examples and tests.
+
+use serde_json::Value;
+use sqlx::FromRow;
+
+use crate::storage::{Database, StorageError};
+
+/// A stored row of `connector_call_logs`.
+#[derive(Debug, Clone, PartialEq, FromRow)]
+pub struct AuditEntry {
+    /// Insertion order.
+    pub id: i64,
+    /// When the row was written (RFC 3339, UTC).
+    pub created_at: String,
+    /// The conversation the call belongs to.
+    pub conversation_id: String,
+    /// The tool call's id within the conversation.
+    pub tool_call_id: String,
+    /// The agent that made the call.
+    pub agent_id: String,
+    /// The user the agent acted for.
+    pub user_id: String,
+    /// The user's org.
+    pub org_id: String,
+    /// Where the call came from.
+    pub surface: String,
+    /// The tool.
+    pub tool_name: String,
+    /// The connector, when the call has one.
+    pub connector: Option<String>,
+    /// The connector action, when the call has one.
+    pub action: Option<String>,
+    /// `ok`, `tool_error` or `blocked`.
+    pub outcome: String,
+    /// The hook that blocked the call or withheld its result.
+    pub blocked_by: Option<String>,
+    /// The block reason or the tool's error text.
+    pub reason: Option<String>,
+    /// The arguments, redacted.
+    #[sqlx(json)]
+    pub args: Value,
+    /// Characters of the tool's raw result.
+    pub result_size: Option<i64>,
+    /// Characters of what the LLM saw.
+    pub observation_size: i64,
+    /// Wall time of the call.
+    pub duration_ms: i64,
+}
+
+const COLUMNS: &str = "id, created_at, conversation_id, tool_call_id, agent_id, user_id, org_id, \
+    surface, tool_name, connector, action, outcome, blocked_by, reason, args, result_size, \
+    observation_size, duration_ms";
+
+impl Database {
+    /// The audit rows of `conversation_id` in the order they were written.
+    pub async fn audit_entries(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Vec<AuditEntry>, StorageError> {
+        let what = || format!("reading the audit log of conversation \"{conversation_id}\"");
+        match self {
+            Database::Sqlite(pool) => sqlx::query_as(&format!(
+                "SELECT {COLUMNS} FROM connector_call_logs WHERE conversation_id = ?1 ORDER BY id"
+            ))
+            .bind(conversation_id)
+            .fetch_all(pool)
+            .await,
+            Database::Postgres(pool) => sqlx::query_as(&format!(
+                "SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') \
+                 AS created_at, {} FROM connector_call_logs WHERE conversation_id = $1 ORDER BY id",
+                COLUMNS.trim_start_matches("id, created_at, ")
+            ))
+            .bind(conversation_id)
+            .fetch_all(pool)
+            .await,
+        }
+        .map_err(StorageError::query(what()))
+    }
+
+    /// How many audit rows `conversation_id` has.
+    pub async fn audit_count(&self, conversation_id: &str) -> Result<i64, StorageError> {
+        let what = || format!("counting the audit rows of conversation \"{conversation_id}\"");
+        match self {
+            Database::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = ?1",
+                )
+                .bind(conversation_id)
+                .fetch_one(pool)
+                .await
+            }
+            Database::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = $1",
+                )
+                .bind(conversation_id)
+                .fetch_one(pool)
+                .await
+            }
+        }
+        .map_err(StorageError::query(what()))
+    }
+}

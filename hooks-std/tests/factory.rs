@@ -1,0 +1,97 @@
+//! Building the standard hooks by name from their config-file form.
+
+use std::sync::Arc;
+
+use hooks_runtime::{HookContext, HookRegistry, Observation};
+use hooks_std::{Database, FactoryError, StaticOrgModes, StdResources, build_std_hook};
+use serde_json::{Value, json};
+
+async fn resources() -> StdResources {
+    StdResources {
+        database: Some(Database::in_memory().await.expect("db")),
+        org_modes: Some(Arc::new(StaticOrgModes::with_read_only(["frozen"]))),
+    }
+}
+
+#[tokio::test]
+async fn every_std_hook_builds_from_config_and_runs() {
+    let resources = resources().await;
+    let mut builder = HookRegistry::builder();
+    for (name, config) in [
+        ("audit_log", json!({"redact_keys": ["pin"]})),
+        ("readonly_guard", json!(null)),
+        ("result_truncate", json!({"max_chars": 5})),
+        (
+            "connector_rate_limit",
+            json!({"default": {"calls": 1, "period": "1m"}}),
+        ),
+    ] {
+        builder = build_std_hook(name, &config, &resources)
+            .unwrap_or_else(|error| panic!("{name}: {error}"))
+            .add_to(builder);
+    }
+    let registry = builder.build().expect("registry");
+    let run = async |tool: &str, org: &str| {
+        let ctx = HookContext::tool_call(tool, json!({"sql": "DELETE FROM t", "pin": 1234}))
+            .with_org(org)
+            .with_conversation("factory");
+        registry
+            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("0123456789")))
+            .await
+            .observation
+    };
+    assert!(
+        run("sql_exec", "frozen")
+            .await
+            .to_string()
+            .contains("read-only")
+    );
+    let Observation::Output(Value::String(text)) = run("crm__get", "acme").await else {
+        panic!("allowed");
+    };
+    assert!(text.starts_with("01234") && text.len() < 80, "{text}");
+    assert!(run("crm__get", "acme").await.is_blocked(), "quota of 1");
+    let rows = resources
+        .database
+        .as_ref()
+        .expect("db")
+        .audit_entries("factory")
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0].args["pin"], json!("[redacted]"));
+}
+
+#[tokio::test]
+async fn bad_names_configs_and_missing_resources_are_errors() {
+    let resources = resources().await;
+    let unknown = build_std_hook("readonly_gaurd", &json!(null), &resources).unwrap_err();
+    assert!(matches!(unknown, FactoryError::UnknownHook { .. }));
+    assert!(
+        unknown
+            .to_string()
+            .contains("did you mean \"readonly_guard\""),
+        "{unknown}"
+    );
+
+    let bad = build_std_hook("result_truncate", &json!({"max_char": 5}), &resources).unwrap_err();
+    assert!(
+        bad.to_string().contains("unknown field `max_char`"),
+        "{bad}"
+    );
+
+    let none = StdResources::default();
+    for name in ["audit_log", "readonly_guard"] {
+        let missing = build_std_hook(name, &json!(null), &none).unwrap_err();
+        assert!(
+            matches!(missing, FactoryError::MissingResource { .. }),
+            "{name}"
+        );
+    }
+    let db_limit = build_std_hook(
+        "connector_rate_limit",
+        &json!({"backend": "database"}),
+        &none,
+    );
+    assert!(db_limit.is_err());
+}
