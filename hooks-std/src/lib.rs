@@ -22,8 +22,10 @@
 //! ```
 
 pub mod audit;
+pub mod channel;
 mod config;
 pub mod factory;
+pub mod gate;
 pub mod rate_limit;
 pub mod readonly;
 pub mod storage;

@@ -1,0 +1,1 @@
+//! Feishu (and Lark): approval cards through the Open API, verified callbacks.

@@ -1,0 +1,144 @@
+//! Channels: where the approval gate talks to people.
+//!
+//! A [`Channel`] owns the IM mechanics — sending the approval card, updating
+//! it after a decision or expiry, verifying and decoding a callback — while
+//! the gate owns the state machine. [`feishu`] is the first channel.
+
+pub mod feishu;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::gate::{ConfirmationRequest, Decision};
+
+/// A boxed future returned by channel methods.
+pub type ChannelFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ChannelError>> + Send + 'a>>;
+
+/// Talking to the platform failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{channel} channel: {message}")]
+pub struct ChannelError {
+    /// The channel kind, e.g. `feishu`.
+    pub channel: &'static str,
+    /// What went wrong and what to do about it.
+    pub message: String,
+}
+
+impl ChannelError {
+    /// An error of `channel`.
+    pub fn new(channel: &'static str, message: impl Into<String>) -> Self {
+        ChannelError {
+            channel,
+            message: message.into(),
+        }
+    }
+}
+
+/// A verified, decoded callback from the platform.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Callback {
+    /// The platform checks the endpoint: answer with the challenge.
+    UrlVerification {
+        /// The value to echo back.
+        challenge: String,
+    },
+    /// Someone pressed a decision button.
+    Decision(DecisionCallback),
+}
+
+/// A button press, as the platform reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionCallback {
+    /// The platform's delivery id, for dedup.
+    pub event_id: String,
+    /// The request the button belongs to.
+    pub request_id: String,
+    /// Approve or reject.
+    pub decision: Decision,
+    /// The operator's platform identity (a Feishu open_id, a Slack user id).
+    pub operator: String,
+    /// Where the press happened (the chat or channel id).
+    pub channel_id: String,
+    /// The message the button was on, if the platform says.
+    pub message_ref: Option<String>,
+}
+
+/// A callback was refused. Nothing changes; the router answers with a 4xx.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallbackError {
+    /// The signature is missing or wrong.
+    #[error("the callback signature is missing or does not match")]
+    BadSignature,
+    /// The timestamp is missing, malformed or outside the accepted window.
+    #[error("the callback timestamp is missing or outside the accepted window")]
+    StaleTimestamp,
+    /// The verification token is missing or wrong.
+    #[error("the callback's verification token is missing or wrong")]
+    BadToken,
+    /// The body could not be decrypted.
+    #[error("the callback body could not be decrypted: {0}")]
+    Decrypt(String),
+    /// The body is not a callback this channel understands.
+    #[error("the callback body is malformed: {0}")]
+    Malformed(String),
+    /// A callback format this channel refuses (e.g. Feishu's legacy card callback).
+    #[error("unsupported callback format: {0}")]
+    Unsupported(String),
+}
+
+/// Headers and body of an incoming callback, exactly as received.
+#[derive(Debug, Clone, Copy)]
+pub struct RawCallback<'a> {
+    /// Looks up a header by (case-insensitive) name.
+    pub headers: &'a axum::http::HeaderMap,
+    /// The raw body bytes (signatures cover these exact bytes).
+    pub body: &'a [u8],
+}
+
+/// How a callback reply should look to the person who pressed the button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToastKind {
+    /// Their decision was recorded.
+    Success,
+    /// Nothing changed, for an expected reason (already decided, expired).
+    Info,
+    /// Nothing changed because something is wrong (not allowed, unknown request).
+    Error,
+}
+
+/// What the callback router answers a decision callback with.
+#[derive(Debug, Clone, Copy)]
+pub struct CallbackReply<'a> {
+    /// The toast's tone.
+    pub kind: ToastKind,
+    /// The toast's text.
+    pub message: &'a str,
+    /// The request as it now stands, when known: the card is redrawn from it
+    /// (a decided request gets a card without buttons).
+    pub request: Option<&'a ConfirmationRequest>,
+}
+
+/// An IM platform adapter for the approval gate.
+pub trait Channel: Send + Sync {
+    /// The kind stored with requests, e.g. `feishu`.
+    fn kind(&self) -> &'static str;
+
+    /// This instance's id stored with requests (e.g. the Feishu chat id); a
+    /// decision arriving from another channel id is refused.
+    fn channel_id(&self) -> &str;
+
+    /// Sends the approval card for `request`; returns the platform's message
+    /// reference (stored so the card can be updated later).
+    fn send_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, String>;
+
+    /// Replaces the card of a decided, expired or cancelled `request` with one
+    /// showing the outcome and no buttons.
+    fn update_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, ()>;
+
+    /// Verifies (signature, timestamp, token) and decodes a callback.
+    fn verify_callback(&self, raw: RawCallback<'_>) -> Result<Callback, CallbackError>;
+
+    /// The JSON body answering a decision callback (for Feishu: a toast and
+    /// the redrawn card). Must be cheap: the platform waits at most 3 s.
+    fn callback_reply(&self, reply: CallbackReply<'_>) -> serde_json::Value;
+}

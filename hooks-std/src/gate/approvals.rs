@@ -1,0 +1,428 @@
+//! `Approvals`: the approval state machine shared by the gate (which waits)
+//! and the callback router (which decides), plus the background tasks that
+//! wake waiting gates and sweep expired requests.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::task::JoinHandle;
+
+use super::approvers::{Approver, ApproverDirectory, may_decide};
+use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
+use super::store::{ConfirmationStore, DecideOutcome};
+use super::wakeup::{Subscription, Waiters, listen_for_decisions, poll_decisions};
+use crate::channel::{Channel, DecisionCallback, ToastKind};
+use crate::config::duration_text;
+use crate::storage::StorageError;
+
+/// Timing of the background work behind [`Approvals`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalsConfig {
+    /// The fallback poll for decisions whose notification was lost (default
+    /// `"1.5s"`): one query per interval while any gate waits, none otherwise.
+    #[serde(with = "duration_text")]
+    pub poll_interval: Duration,
+    /// How often pending requests past their deadline are expired and
+    /// orphans are cancelled (default `"30s"`).
+    #[serde(with = "duration_text")]
+    pub sweep_interval: Duration,
+    /// A pending request whose card was never delivered is cancelled after
+    /// this long (default `"10m"`).
+    #[serde(with = "duration_text")]
+    pub orphan_ttl: Duration,
+    /// Handled callback event ids are kept this long for dedup (default `"24h"`).
+    #[serde(with = "duration_text")]
+    pub event_retention: Duration,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        ApprovalsConfig {
+            poll_interval: Duration::from_millis(1500),
+            sweep_interval: Duration::from_secs(30),
+            orphan_ttl: Duration::from_secs(600),
+            event_retention: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// What a decision callback came to, for the person who clicked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallbackOutcome {
+    /// The toast's tone.
+    pub kind: ToastKind,
+    /// The toast's text.
+    pub message: String,
+    /// The request as it now stands (shown again in the reply card), if the
+    /// clicker may see it.
+    pub request: Option<ConfirmationRequest>,
+}
+
+impl CallbackOutcome {
+    fn new(
+        kind: ToastKind,
+        message: impl Into<String>,
+        request: Option<ConfirmationRequest>,
+    ) -> Self {
+        CallbackOutcome {
+            kind,
+            message: message.into(),
+            request,
+        }
+    }
+}
+
+/// What one sweep did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Pending requests past their deadline, now expired.
+    pub expired: usize,
+    /// Pending requests whose card was never delivered, now cancelled.
+    pub cancelled: usize,
+    /// Old callback event ids forgotten.
+    pub forgotten_events: u64,
+}
+
+struct Inner {
+    store: ConfirmationStore,
+    channel: Arc<dyn Channel>,
+    directory: Arc<dyn ApproverDirectory>,
+    waiters: Arc<Waiters>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// The approval state machine of one channel: shared by
+/// [`ApprovalGate`](super::ApprovalGate) hooks and the channel's callback
+/// router. Cheap to clone. Its background tasks (decision listener, fallback
+/// poll, sweeper) stop when the last clone is dropped.
+#[derive(Clone)]
+pub struct Approvals {
+    inner: Arc<Inner>,
+}
+
+impl Approvals {
+    /// Starts the approval machinery on `store`, talking through `channel`,
+    /// resolving clickers with `directory`. Call inside a Tokio runtime.
+    pub fn start(
+        store: ConfirmationStore,
+        channel: Arc<dyn Channel>,
+        directory: Arc<dyn ApproverDirectory>,
+        config: ApprovalsConfig,
+    ) -> Self {
+        let waiters = Arc::new(Waiters::default());
+        let mut tasks = vec![
+            tokio::spawn(poll_decisions(
+                store.clone(),
+                Arc::downgrade(&waiters),
+                config.poll_interval.max(Duration::from_millis(10)),
+            )),
+            tokio::spawn(listen_for_decisions(
+                store.database().clone(),
+                Arc::downgrade(&waiters),
+            )),
+        ];
+        tasks.push(tokio::spawn(sweep_forever(
+            store.clone(),
+            channel.clone(),
+            Arc::downgrade(&waiters),
+            config,
+        )));
+        Approvals {
+            inner: Arc::new(Inner {
+                store,
+                channel,
+                directory,
+                waiters,
+                tasks,
+            }),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &ConfirmationStore {
+        &self.inner.store
+    }
+
+    /// The channel.
+    pub fn channel(&self) -> &Arc<dyn Channel> {
+        &self.inner.channel
+    }
+
+    pub(crate) fn subscribe(&self, id: &str) -> Subscription {
+        self.inner.waiters.subscribe(id)
+    }
+
+    /// Applies a verified button press: event-id dedup, channel binding,
+    /// approver scope, then the first-decision-wins update. Nothing changes
+    /// unless every check passes.
+    pub async fn handle_callback(&self, callback: &DecisionCallback) -> CallbackOutcome {
+        match self.try_handle_callback(callback).await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                tracing::error!(%error, request = %callback.request_id, "approval callback failed");
+                CallbackOutcome::new(
+                    ToastKind::Error,
+                    "Your decision could not be recorded (storage error). Nothing changed; please try again.",
+                    None,
+                )
+            }
+        }
+    }
+
+    async fn try_handle_callback(
+        &self,
+        callback: &DecisionCallback,
+    ) -> Result<CallbackOutcome, StorageError> {
+        let store = &self.inner.store;
+        let kind = self.inner.channel.kind();
+        if !store.record_event(&callback.event_id, kind).await? {
+            let current = store.get(&callback.request_id).await?;
+            let current = current.filter(|request| self.belongs_here(request, callback));
+            return Ok(CallbackOutcome::new(
+                ToastKind::Info,
+                "This click was already handled.",
+                current,
+            ));
+        }
+        let Some(request) = store.get(&callback.request_id).await? else {
+            return Ok(CallbackOutcome::new(
+                ToastKind::Error,
+                "Unknown approval request; nothing changed.",
+                None,
+            ));
+        };
+        if !self.belongs_here(&request, callback) {
+            return Ok(CallbackOutcome::new(
+                ToastKind::Error,
+                "This approval request belongs to another channel; nothing changed.",
+                None,
+            ));
+        }
+        if request.status.is_terminal() {
+            let message = final_message(&request);
+            return Ok(CallbackOutcome::new(
+                ToastKind::Info,
+                message,
+                Some(request),
+            ));
+        }
+        let approver = match self.inner.directory.resolve(kind, &callback.operator).await {
+            Ok(Some(approver)) => approver,
+            Ok(None) => {
+                return Ok(CallbackOutcome::new(
+                    ToastKind::Error,
+                    "You are not a known approver; nothing changed.",
+                    Some(request),
+                ));
+            }
+            Err(error) => {
+                tracing::error!(%error, "approver directory failed");
+                return Ok(CallbackOutcome::new(
+                    ToastKind::Error,
+                    "Your identity could not be checked; nothing changed. Please try again.",
+                    Some(request),
+                ));
+            }
+        };
+        self.decide_as(&request, &approver, callback.decision, None)
+            .await
+    }
+
+    /// Decides request `id` as `approver` (scope-checked, first decision
+    /// wins), e.g. from a local approvals page. Channel callbacks go through
+    /// [`handle_callback`](Self::handle_callback) instead.
+    pub async fn decide(
+        &self,
+        id: &str,
+        approver: &Approver,
+        decision: Decision,
+        reason: Option<&str>,
+    ) -> Result<CallbackOutcome, StorageError> {
+        let Some(request) = self.inner.store.get(id).await? else {
+            return Ok(CallbackOutcome::new(
+                ToastKind::Error,
+                "Unknown approval request; nothing changed.",
+                None,
+            ));
+        };
+        if request.status.is_terminal() {
+            let message = final_message(&request);
+            return Ok(CallbackOutcome::new(
+                ToastKind::Info,
+                message,
+                Some(request),
+            ));
+        }
+        self.decide_as(&request, approver, decision, reason).await
+    }
+
+    async fn decide_as(
+        &self,
+        request: &ConfirmationRequest,
+        approver: &Approver,
+        decision: Decision,
+        reason: Option<&str>,
+    ) -> Result<CallbackOutcome, StorageError> {
+        match may_decide(self.inner.directory.as_ref(), request, approver).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return Ok(CallbackOutcome::new(
+                    ToastKind::Error,
+                    format!(
+                        "You may not decide this request: it needs {}. Nothing changed.",
+                        request.approvers_text()
+                    ),
+                    Some(request.clone()),
+                ));
+            }
+            Err(error) => {
+                tracing::error!(%error, "approver directory failed");
+                return Ok(CallbackOutcome::new(
+                    ToastKind::Error,
+                    "Your permission could not be checked; nothing changed. Please try again.",
+                    Some(request.clone()),
+                ));
+            }
+        }
+        let outcome = self
+            .inner
+            .store
+            .decide(&request.id, decision, &approver.user_id, reason)
+            .await?;
+        Ok(match outcome {
+            DecideOutcome::Decided(decided) => {
+                self.inner.waiters.wake(&decided.id);
+                let verb = match decision {
+                    Decision::Approve => "Approved",
+                    Decision::Reject => "Rejected",
+                };
+                CallbackOutcome::new(ToastKind::Success, format!("{verb}."), Some(decided))
+            }
+            DecideOutcome::PastDeadline(expired) => {
+                self.inner.waiters.wake(&expired.id);
+                CallbackOutcome::new(
+                    ToastKind::Info,
+                    "This request expired before your decision; nothing was approved.",
+                    Some(expired),
+                )
+            }
+            DecideOutcome::AlreadyFinal(current) => {
+                let message = final_message(&current);
+                CallbackOutcome::new(ToastKind::Info, message, Some(current))
+            }
+            DecideOutcome::NotFound => CallbackOutcome::new(
+                ToastKind::Error,
+                "Unknown approval request; nothing changed.",
+                None,
+            ),
+        })
+    }
+
+    fn belongs_here(&self, request: &ConfirmationRequest, callback: &DecisionCallback) -> bool {
+        let channel = &self.inner.channel;
+        request.channel_kind == channel.kind()
+            && request.channel_id == channel.channel_id()
+            && callback.channel_id == request.channel_id
+    }
+
+    /// Expires overdue requests, cancels orphans and forgets old event ids
+    /// now (the background sweeper does this every `sweep_interval`).
+    pub async fn sweep(&self, config: &ApprovalsConfig) -> Result<SweepReport, StorageError> {
+        sweep_once(
+            &self.inner.store,
+            self.inner.channel.as_ref(),
+            &self.inner.waiters,
+            config,
+        )
+        .await
+    }
+
+    /// Marks request `id` expired (if still pending), wakes its waiters and
+    /// updates its card. Returns the expired request.
+    pub(crate) async fn expire(
+        &self,
+        id: &str,
+    ) -> Result<Option<ConfirmationRequest>, StorageError> {
+        let expired = self.inner.store.expire(id).await?;
+        if let Some(request) = &expired {
+            self.inner.waiters.wake(id);
+            update_card(self.inner.channel.as_ref(), request).await;
+        }
+        Ok(expired)
+    }
+}
+
+/// The toast text for a request that can no longer be decided.
+fn final_message(request: &ConfirmationRequest) -> String {
+    let who = request.decided_by.as_deref().unwrap_or("someone");
+    match request.status {
+        ConfirmationStatus::Approved => format!("Already approved by {who}; nothing changed."),
+        ConfirmationStatus::Rejected => format!("Already rejected by {who}; nothing changed."),
+        ConfirmationStatus::Expired => {
+            "This request expired without a decision; nothing changed.".to_owned()
+        }
+        ConfirmationStatus::Cancelled => "This request was cancelled; nothing changed.".to_owned(),
+        ConfirmationStatus::Pending => "This request is still pending.".to_owned(),
+    }
+}
+
+/// Best effort: the decision stands whether or not the card can be redrawn.
+async fn update_card(channel: &dyn Channel, request: &ConfirmationRequest) {
+    if request.message_ref.is_none() {
+        return;
+    }
+    if let Err(error) = channel.update_card(request).await {
+        tracing::warn!(%error, request = %request.id, "could not update the approval card");
+    }
+}
+
+async fn sweep_once(
+    store: &ConfirmationStore,
+    channel: &dyn Channel,
+    waiters: &Waiters,
+    config: &ApprovalsConfig,
+) -> Result<SweepReport, StorageError> {
+    let expired = store.expire_overdue().await?;
+    for request in &expired {
+        waiters.wake(&request.id);
+        update_card(channel, request).await;
+    }
+    let cancelled = store.cancel_orphans(config.orphan_ttl).await?;
+    for request in &cancelled {
+        waiters.wake(&request.id);
+    }
+    let forgotten_events = store.forget_events(config.event_retention).await?;
+    Ok(SweepReport {
+        expired: expired.len(),
+        cancelled: cancelled.len(),
+        forgotten_events,
+    })
+}
+
+async fn sweep_forever(
+    store: ConfirmationStore,
+    channel: Arc<dyn Channel>,
+    waiters: std::sync::Weak<Waiters>,
+    config: ApprovalsConfig,
+) {
+    let interval = config.sweep_interval.max(Duration::from_millis(10));
+    loop {
+        tokio::time::sleep(interval).await;
+        let Some(waiters) = waiters.upgrade() else {
+            return;
+        };
+        if let Err(error) = sweep_once(&store, channel.as_ref(), &waiters, &config).await {
+            tracing::warn!(%error, "approval sweeper failed; retrying next interval");
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! `ApprovalGate`: the pre hook that pauses a gated call until a person decides.
+
+use std::time::Duration;
+
+use hooks_runtime::{
+    Hook, HookContext, HookError, HookFuture, HookPoint, HookResult, PreToolUseHook, When,
+};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::approvals::Approvals;
+use super::digest::args_digest;
+use super::request::{ApproverScope, ConfirmationRequest, ConfirmationStatus};
+use super::store::NewConfirmation;
+use crate::config::{ConfigError, duration_text, parse_config};
+
+/// Config of [`ApprovalGate`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalGateConfig {
+    /// Priority (default 10: before most guards, so nothing runs unapproved).
+    pub priority: i32,
+    /// How long a call waits for a decision (default `"120s"`).
+    #[serde(with = "duration_text")]
+    pub timeout: Duration,
+    /// Gate every tool call of the agent (the agent's `require_confirmation_for_all`).
+    pub require_confirmation_for_all: bool,
+    /// Also gate calls matching this `when` expression.
+    pub when: Option<String>,
+    /// Who may decide (default: the initiator).
+    pub approver_scope: ApproverScope,
+    /// Users who may decide whatever the scope.
+    pub approvers: Vec<String>,
+}
+
+impl Default for ApprovalGateConfig {
+    fn default() -> Self {
+        ApprovalGateConfig {
+            priority: 10,
+            timeout: Duration::from_secs(120),
+            require_confirmation_for_all: false,
+            when: None,
+            approver_scope: ApproverScope::Initiator,
+            approvers: Vec::new(),
+        }
+    }
+}
+
+/// Extra time the hook's own timeout allows beyond the wait, for creating
+/// the request and delivering the card.
+const DELIVERY_ALLOWANCE: Duration = Duration::from_secs(30);
+
+/// The human-approval gate.
+///
+/// It triggers on `metadata.requires_confirmation`, on every call when
+/// `require_confirmation_for_all` is set, or when its `when` expression
+/// matches. It creates a confirmation request — or resumes the one for the
+/// same conversation and tool call id, without sending a second card — sends
+/// the card, and waits until a decision wakes it or the deadline passes.
+/// Approved → the call runs; rejected → blocked with who and why; deadline →
+/// the request expires and the call is blocked. Any failure (database down,
+/// card not delivered) blocks. An approval covers exactly the tool name and
+/// arguments it was asked for: a re-run with other arguments is blocked.
+pub struct ApprovalGate {
+    approvals: Approvals,
+    config: ApprovalGateConfig,
+    when: Option<When>,
+}
+
+impl ApprovalGate {
+    /// The name config files use.
+    pub const NAME: &'static str = "approval_gate";
+
+    /// A gate with default config (priority 10, 120 s, initiator approves).
+    pub fn new(approvals: Approvals) -> Self {
+        ApprovalGate {
+            approvals,
+            config: ApprovalGateConfig::default(),
+            when: None,
+        }
+    }
+
+    /// A gate with this config.
+    pub fn with_config(
+        approvals: Approvals,
+        config: ApprovalGateConfig,
+    ) -> Result<Self, ConfigError> {
+        if config.timeout.is_zero() {
+            return Err(ConfigError::new(Self::NAME, "`timeout` must not be zero"));
+        }
+        let when = config
+            .when
+            .as_deref()
+            .map(|source| When::parse(source, HookPoint::PreToolUse))
+            .transpose()
+            .map_err(|errors| ConfigError::new(Self::NAME, format!("`when`: {errors}")))?;
+        Ok(ApprovalGate {
+            approvals,
+            config,
+            when,
+        })
+    }
+
+    /// Builds the gate from its config-file form (`null` for defaults).
+    pub fn from_config(approvals: Approvals, config: &Value) -> Result<Self, ConfigError> {
+        Self::with_config(approvals, parse_config(Self::NAME, config)?)
+    }
+
+    /// Why `ctx` needs confirmation (`metadata`, `require_all`, `when`), or `None`.
+    pub fn trigger(&self, ctx: &HookContext) -> Option<&'static str> {
+        if ctx.flag("requires_confirmation") {
+            Some("metadata")
+        } else if self.config.require_confirmation_for_all {
+            Some("require_all")
+        } else if self.when.as_ref().is_some_and(|when| when.matches(ctx)) {
+            Some("when")
+        } else {
+            None
+        }
+    }
+
+    async fn gate(&self, ctx: &HookContext) -> Result<HookResult, HookError> {
+        let store = self.approvals.store();
+        let channel = self.approvals.channel();
+        let digest = args_digest(&ctx.tool_name, &ctx.tool_args);
+        let new = NewConfirmation {
+            idempotency_key: idempotency_key(ctx),
+            tool_name: ctx.tool_name.clone(),
+            args: ctx.tool_args.clone(),
+            args_digest: digest.clone(),
+            agent_id: ctx.agent_id.clone(),
+            initiator_user_id: ctx.user_id.clone(),
+            org_id: ctx.org_id.clone(),
+            approver_scope: self.config.approver_scope,
+            approver_allowlist: self.config.approvers.clone(),
+            channel_kind: channel.kind().to_owned(),
+            channel_id: channel.channel_id().to_owned(),
+            mode: self.trigger(ctx).unwrap_or("metadata").to_owned(),
+            timeout: self.config.timeout,
+        };
+        let (request, _created) = store
+            .create_or_resume(&new)
+            .await
+            .map_err(|error| HookError::new(format!("could not record the request: {error}")))?;
+        if request.args_digest != digest {
+            return Ok(HookResult::block(format!(
+                "the arguments differ from those in confirmation request {} for this tool call; \
+                 they were not submitted for approval",
+                request.id
+            )));
+        }
+        if request.tool_name != ctx.tool_name {
+            return Ok(HookResult::block(format!(
+                "confirmation request {} for this tool call was for tool `{}`, not `{}`",
+                request.id, request.tool_name, ctx.tool_name
+            )));
+        }
+        // Subscribe before looking at the state, so no decision slips between.
+        let mut subscription = self.approvals.subscribe(&request.id);
+        if request.status == ConfirmationStatus::Pending && request.message_ref.is_none() {
+            self.deliver(&request).await?;
+        }
+        let clock = store.clock_ms().await.map_err(HookError::new)?;
+        let started = tokio::time::Instant::now();
+        loop {
+            let current = store
+                .get(&request.id)
+                .await
+                .map_err(HookError::new)?
+                .ok_or_else(|| {
+                    HookError::new(format!("confirmation request {} disappeared", request.id))
+                })?;
+            if current.status.is_terminal() {
+                return Ok(self.verdict(&current));
+            }
+            let now = clock + millis(started.elapsed());
+            let remaining = Duration::from_millis(
+                u64::try_from(current.expires_at_ms.saturating_sub(now)).unwrap_or(0),
+            );
+            tokio::select! {
+                () = subscription.woken() => {}
+                () = tokio::time::sleep(remaining) => {
+                    if let Some(expired) = self.approvals.expire(&current.id).await.map_err(HookError::new)? {
+                        return Ok(self.verdict(&expired));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends the card; if it cannot be delivered, cancels the request (nobody
+    /// could decide it) and fails, which blocks the call.
+    async fn deliver(&self, request: &ConfirmationRequest) -> Result<(), HookError> {
+        let store = self.approvals.store();
+        match self.approvals.channel().send_card(request).await {
+            Ok(message_ref) => store
+                .set_message_ref(&request.id, &message_ref)
+                .await
+                .map_err(HookError::new),
+            Err(error) => {
+                let reason = format!("approval card not delivered: {error}");
+                if let Err(cancel_error) = store.cancel(&request.id, &reason).await {
+                    tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
+                }
+                Err(HookError::new(reason))
+            }
+        }
+    }
+
+    fn verdict(&self, request: &ConfirmationRequest) -> HookResult {
+        let who = request.decided_by.as_deref().unwrap_or("unknown");
+        match request.status {
+            ConfirmationStatus::Approved => HookResult::allow().with_side_effect(format!(
+                "approved by {who} (confirmation request {})",
+                request.id
+            )),
+            ConfirmationStatus::Rejected => HookResult::block(format!(
+                "rejected by {who}: {}",
+                request.reason.as_deref().unwrap_or("no reason given")
+            )),
+            ConfirmationStatus::Expired => HookResult::block(format!(
+                "timed out after {} waiting for confirmation",
+                human(self.config.timeout)
+            )),
+            ConfirmationStatus::Cancelled => HookResult::block(format!(
+                "confirmation request {} was cancelled: {}",
+                request.id,
+                request.reason.as_deref().unwrap_or("no reason given")
+            )),
+            ConfirmationStatus::Pending => HookResult::block("still waiting for confirmation"),
+        }
+    }
+}
+
+impl Hook for ApprovalGate {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn priority(&self) -> i32 {
+        self.config.priority
+    }
+
+    fn should_trigger(&self, ctx: &HookContext) -> bool {
+        self.trigger(ctx).is_some()
+    }
+
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
+        Box::pin(self.gate(ctx))
+    }
+
+    fn timeout(&self) -> Duration {
+        self.config.timeout + DELIVERY_ALLOWANCE
+    }
+
+    fn when_source(&self) -> Option<&str> {
+        self.config.when.as_deref()
+    }
+
+    fn description(&self) -> Option<&str> {
+        Some("pauses the call until a person approves it")
+    }
+}
+
+impl PreToolUseHook for ApprovalGate {}
+
+/// The key that makes a re-run of the same tool call resume its request.
+/// Without both ids a call cannot be recognised again, so it gets a fresh key.
+fn idempotency_key(ctx: &HookContext) -> String {
+    if ctx.conversation_id.is_empty() || ctx.tool_call_id.is_empty() {
+        format!("unkeyed:{}", uuid::Uuid::new_v4())
+    } else {
+        format!(
+            "{}:{}:{}",
+            ctx.conversation_id.len(),
+            ctx.conversation_id,
+            ctx.tool_call_id
+        )
+    }
+}
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX / 4)
+}
+
+/// `120s`, `2m`, `500ms`: a deadline as people write it.
+fn human(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms % 60_000 == 0 && ms >= 600_000 {
+        format!("{}m", ms / 60_000)
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}

@@ -1,0 +1,25 @@
+//! The human-approval gate: a gated tool call pauses until a person decides.
+//!
+//! * [`ConfirmationStore`] — the durable truth (`confirmation_requests`),
+//!   where only a pending request moves, once, before its deadline.
+//! * [`Approvals`] — the state machine shared by gates and the callback
+//!   router: event dedup, channel binding, approver scope, waking waiters
+//!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
+//! * [`ApprovalGate`] — the pre hook that creates or resumes a request,
+//!   sends the card through a [`Channel`](crate::channel::Channel) and waits.
+
+mod approvals;
+mod approvers;
+mod digest;
+mod hook;
+mod request;
+mod router;
+mod store;
+mod wakeup;
+
+pub use approvals::{Approvals, ApprovalsConfig, CallbackOutcome, SweepReport};
+pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirectory, may_decide};
+pub use digest::args_digest;
+pub use hook::{ApprovalGate, ApprovalGateConfig};
+pub use request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
+pub use store::{ConfirmationStore, DecideOutcome, NewConfirmation};

@@ -1,0 +1,203 @@
+//! A confirmation request: one gated tool call waiting for a person.
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// Where a confirmation request is in its life. Only `Pending` ever changes,
+/// and it changes once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConfirmationStatus {
+    /// Waiting for a decision.
+    Pending,
+    /// A person in scope approved it.
+    Approved,
+    /// A person in scope rejected it.
+    Rejected,
+    /// Nobody decided before the deadline.
+    Expired,
+    /// Withdrawn (an orphan whose card was never delivered, or by an operator).
+    Cancelled,
+}
+
+impl ConfirmationStatus {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfirmationStatus::Pending => "pending",
+            ConfirmationStatus::Approved => "approved",
+            ConfirmationStatus::Rejected => "rejected",
+            ConfirmationStatus::Expired => "expired",
+            ConfirmationStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a column value.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "pending" => ConfirmationStatus::Pending,
+            "approved" => ConfirmationStatus::Approved,
+            "rejected" => ConfirmationStatus::Rejected,
+            "expired" => ConfirmationStatus::Expired,
+            "cancelled" => ConfirmationStatus::Cancelled,
+            _ => return None,
+        })
+    }
+
+    /// Whether the status is final.
+    pub fn is_terminal(self) -> bool {
+        self != ConfirmationStatus::Pending
+    }
+}
+
+impl fmt::Display for ConfirmationStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A person's verdict on a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// Let the call run.
+    Approve,
+    /// Block the call.
+    Reject,
+}
+
+impl Decision {
+    /// `approve` or `reject`, as carried in card callback values.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Approve => "approve",
+            Decision::Reject => "reject",
+        }
+    }
+
+    /// Parses `approve` / `reject`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "approve" => Some(Decision::Approve),
+            "reject" => Some(Decision::Reject),
+            _ => None,
+        }
+    }
+
+    /// The status a request takes when this decision is applied.
+    pub fn status(self) -> ConfirmationStatus {
+        match self {
+            Decision::Approve => ConfirmationStatus::Approved,
+            Decision::Reject => ConfirmationStatus::Rejected,
+        }
+    }
+}
+
+/// Who may decide a request. The request's explicit allowlist is always
+/// honoured in addition to the scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApproverScope {
+    /// Only the user on whose behalf the agent made the call (default).
+    #[default]
+    Initiator,
+    /// Only the owner of the agent that made the call.
+    AgentOwner,
+    /// Any member of the request's org.
+    OrgMembers,
+    /// Only the users on the allowlist.
+    Allowlist,
+}
+
+impl ApproverScope {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApproverScope::Initiator => "initiator",
+            ApproverScope::AgentOwner => "agent_owner",
+            ApproverScope::OrgMembers => "org_members",
+            ApproverScope::Allowlist => "allowlist",
+        }
+    }
+
+    /// Parses a column value.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "initiator" => ApproverScope::Initiator,
+            "agent_owner" => ApproverScope::AgentOwner,
+            "org_members" => ApproverScope::OrgMembers,
+            "allowlist" => ApproverScope::Allowlist,
+            _ => return None,
+        })
+    }
+}
+
+/// A stored confirmation request (a row of `confirmation_requests`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfirmationRequest {
+    /// The request's id (a UUID v4), carried in the card's buttons.
+    pub id: String,
+    /// `conversation_id` + `tool_call_id`: a re-run of the same call resumes this request.
+    pub idempotency_key: String,
+    /// The gated tool.
+    pub tool_name: String,
+    /// The arguments the tool would run with.
+    pub args: Value,
+    /// SHA-256 over the tool name and the canonical JSON of the arguments.
+    pub args_digest: String,
+    /// The agent making the call.
+    pub agent_id: String,
+    /// The user on whose behalf the agent made the call.
+    pub initiator_user_id: String,
+    /// The initiator's org.
+    pub org_id: String,
+    /// Who may decide.
+    pub approver_scope: ApproverScope,
+    /// Users who may decide whatever the scope.
+    pub approver_allowlist: Vec<String>,
+    /// The channel kind, e.g. `feishu`.
+    pub channel_kind: String,
+    /// The channel instance (e.g. the Feishu chat id); callbacks must come from it.
+    pub channel_id: String,
+    /// Why confirmation was required: `metadata`, `require_all`, `when` or `ask`.
+    pub mode: String,
+    /// Where the request is in its life.
+    pub status: ConfirmationStatus,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at_ms: i64,
+    /// Deadline, ms since the Unix epoch; a pending request past it cannot be approved.
+    pub expires_at_ms: i64,
+    /// When it was decided or expired.
+    pub decided_at_ms: Option<i64>,
+    /// Who decided (a user id, or `system` for expiry).
+    pub decided_by: Option<String>,
+    /// The decider's reason, if any.
+    pub reason: Option<String>,
+    /// The channel's reference to the card (e.g. a Feishu message id), once sent.
+    pub message_ref: Option<String>,
+}
+
+impl ConfirmationRequest {
+    /// The arguments as pretty JSON cut to `max_chars` characters (for cards).
+    pub fn args_excerpt(&self, max_chars: usize) -> String {
+        let text = serde_json::to_string_pretty(&self.args).unwrap_or_default();
+        match text.char_indices().nth(max_chars) {
+            Some((cut, _)) => format!("{}\n… (cut at {max_chars} characters)", &text[..cut]),
+            None => text,
+        }
+    }
+
+    /// Who may decide, in words (for cards).
+    pub fn approvers_text(&self) -> String {
+        let scope = match self.approver_scope {
+            ApproverScope::Initiator => format!("the requester ({})", self.initiator_user_id),
+            ApproverScope::AgentOwner => format!("the owner of agent {}", self.agent_id),
+            ApproverScope::OrgMembers => format!("members of org {}", self.org_id),
+            ApproverScope::Allowlist => "the listed approvers".to_owned(),
+        };
+        if self.approver_allowlist.is_empty() {
+            scope
+        } else {
+            format!("{scope}, or {}", self.approver_allowlist.join(", "))
+        }
+    }
+}

@@ -1,0 +1,482 @@
+//! `ConfirmationStore`: the durable truth about confirmation requests.
+//!
+//! Every state change is one conditional statement, so concurrent deciders
+//! (two clicks, a click racing the deadline, two replicas) cannot both win:
+//! only a `pending` row moves, and a pending row past its deadline cannot be
+//! approved or rejected. Times come from the database's clock, so replicas agree.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use sqlx::FromRow;
+use sqlx::types::Json;
+
+use super::request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
+use crate::storage::{Database, StorageError};
+
+/// Runs `$body` with `$pool` bound to the database's pool, whatever the backend.
+macro_rules! on_pool {
+    ($database:expr, $pool:ident => $body:expr) => {
+        match $database {
+            Database::Sqlite($pool) => $body,
+            Database::Postgres($pool) => $body,
+        }
+    };
+}
+
+const COLUMNS: &str = "id, idempotency_key, tool_name, args, args_digest, agent_id, \
+    initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, channel_id, \
+    mode, status, created_at_ms, expires_at_ms, decided_at_ms, decided_by, reason, message_ref";
+
+/// What the gate asks the store to create (or resume).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewConfirmation {
+    /// `conversation_id` + `tool_call_id`.
+    pub idempotency_key: String,
+    /// The gated tool.
+    pub tool_name: String,
+    /// Its arguments.
+    pub args: Value,
+    /// Digest of tool name and arguments.
+    pub args_digest: String,
+    /// The calling agent.
+    pub agent_id: String,
+    /// The user the agent acts for.
+    pub initiator_user_id: String,
+    /// The user's org.
+    pub org_id: String,
+    /// Who may decide.
+    pub approver_scope: ApproverScope,
+    /// Who may decide whatever the scope.
+    pub approver_allowlist: Vec<String>,
+    /// The channel kind.
+    pub channel_kind: String,
+    /// The channel instance.
+    pub channel_id: String,
+    /// Why confirmation is required.
+    pub mode: String,
+    /// How long from now the request may be decided.
+    pub timeout: Duration,
+}
+
+/// What became of an attempt to decide a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecideOutcome {
+    /// The decision was recorded; the request as it now stands.
+    Decided(ConfirmationRequest),
+    /// No request has this id.
+    NotFound,
+    /// The request was already decided, expired or cancelled: nothing changed.
+    AlreadyFinal(ConfirmationRequest),
+    /// The request is past its deadline: it is now marked expired, nothing was decided.
+    PastDeadline(ConfirmationRequest),
+}
+
+/// One row as the database returns it.
+#[derive(FromRow)]
+struct Row {
+    id: String,
+    idempotency_key: String,
+    tool_name: String,
+    #[sqlx(json)]
+    args: Value,
+    args_digest: String,
+    agent_id: String,
+    initiator_user_id: String,
+    org_id: String,
+    approver_scope: String,
+    #[sqlx(json)]
+    approver_allowlist: Vec<String>,
+    channel_kind: String,
+    channel_id: String,
+    mode: String,
+    status: String,
+    created_at_ms: i64,
+    expires_at_ms: i64,
+    decided_at_ms: Option<i64>,
+    decided_by: Option<String>,
+    reason: Option<String>,
+    message_ref: Option<String>,
+}
+
+impl TryFrom<Row> for ConfirmationRequest {
+    type Error = sqlx::Error;
+
+    fn try_from(row: Row) -> Result<Self, Self::Error> {
+        let corrupt = |column: &str, value: &str| {
+            sqlx::Error::Decode(
+                format!("confirmation_requests.{column} holds an unknown value \"{value}\"").into(),
+            )
+        };
+        Ok(ConfirmationRequest {
+            status: ConfirmationStatus::parse(&row.status)
+                .ok_or_else(|| corrupt("status", &row.status))?,
+            approver_scope: ApproverScope::parse(&row.approver_scope)
+                .ok_or_else(|| corrupt("approver_scope", &row.approver_scope))?,
+            id: row.id,
+            idempotency_key: row.idempotency_key,
+            tool_name: row.tool_name,
+            args: row.args,
+            args_digest: row.args_digest,
+            agent_id: row.agent_id,
+            initiator_user_id: row.initiator_user_id,
+            org_id: row.org_id,
+            approver_allowlist: row.approver_allowlist,
+            channel_kind: row.channel_kind,
+            channel_id: row.channel_id,
+            mode: row.mode,
+            created_at_ms: row.created_at_ms,
+            expires_at_ms: row.expires_at_ms,
+            decided_at_ms: row.decided_at_ms,
+            decided_by: row.decided_by,
+            reason: row.reason,
+            message_ref: row.message_ref,
+        })
+    }
+}
+
+fn rows(rows: Vec<Row>) -> Result<Vec<ConfirmationRequest>, sqlx::Error> {
+    rows.into_iter()
+        .map(ConfirmationRequest::try_from)
+        .collect()
+}
+
+/// Confirmation requests in the hooks' database (`confirmation_requests`).
+#[derive(Debug, Clone)]
+pub struct ConfirmationStore {
+    database: Database,
+}
+
+impl ConfirmationStore {
+    /// A store on `database` (already migrated by [`Database::connect`]).
+    pub fn new(database: Database) -> Self {
+        ConfirmationStore { database }
+    }
+
+    /// The database behind the store.
+    pub fn database(&self) -> &Database {
+        &self.database
+    }
+
+    /// `template` for this backend: `{now}` becomes the database clock in
+    /// milliseconds, and SQLite gets `?n` placeholders.
+    fn sql(&self, template: &str) -> String {
+        let text = template.replace("{columns}", COLUMNS);
+        match self.database {
+            Database::Sqlite(_) => text
+                .replace("{now}", "CAST(unixepoch('subsec') * 1000 AS INTEGER)")
+                .replace('$', "?"),
+            Database::Postgres(_) => text.replace(
+                "{now}",
+                "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)",
+            ),
+        }
+    }
+
+    /// Creates the request for `new.idempotency_key`, or returns the one that
+    /// already exists for it (whatever its state). The flag says whether it
+    /// was created now.
+    pub async fn create_or_resume(
+        &self,
+        new: &NewConfirmation,
+    ) -> Result<(ConfirmationRequest, bool), StorageError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let timeout_ms = i64::try_from(new.timeout.as_millis()).unwrap_or(i64::MAX / 2);
+        let insert = self.sql(
+            "INSERT INTO confirmation_requests (id, idempotency_key, tool_name, args, args_digest, \
+             agent_id, initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, \
+             channel_id, mode, status, created_at_ms, expires_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'pending', {now}, {now} + $14) \
+             ON CONFLICT (idempotency_key) DO NOTHING",
+        );
+        let what = || {
+            format!(
+                "creating the confirmation request for call \"{}\"",
+                new.idempotency_key
+            )
+        };
+        let inserted = on_pool!(&self.database, pool => sqlx::query(&insert)
+            .bind(&id)
+            .bind(&new.idempotency_key)
+            .bind(&new.tool_name)
+            .bind(Json(&new.args))
+            .bind(&new.args_digest)
+            .bind(&new.agent_id)
+            .bind(&new.initiator_user_id)
+            .bind(&new.org_id)
+            .bind(new.approver_scope.as_str())
+            .bind(Json(&new.approver_allowlist))
+            .bind(&new.channel_kind)
+            .bind(&new.channel_id)
+            .bind(&new.mode)
+            .bind(timeout_ms)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+        .map_err(StorageError::query(what()))?;
+        let request =
+            self.by_key(&new.idempotency_key)
+                .await?
+                .ok_or_else(|| StorageError::Query {
+                    what: what(),
+                    source: sqlx::Error::RowNotFound,
+                })?;
+        Ok((request, inserted == 1))
+    }
+
+    /// The request with this id.
+    pub async fn get(&self, id: &str) -> Result<Option<ConfirmationRequest>, StorageError> {
+        self.one(
+            "SELECT {columns} FROM confirmation_requests WHERE id = $1",
+            id,
+            || format!("reading confirmation request {id}"),
+        )
+        .await
+    }
+
+    /// The request for this idempotency key.
+    pub async fn by_key(&self, key: &str) -> Result<Option<ConfirmationRequest>, StorageError> {
+        self.one(
+            "SELECT {columns} FROM confirmation_requests WHERE idempotency_key = $1",
+            key,
+            || format!("reading the confirmation request of call \"{key}\""),
+        )
+        .await
+    }
+
+    async fn one(
+        &self,
+        template: &str,
+        param: &str,
+        what: impl FnOnce() -> String,
+    ) -> Result<Option<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(template);
+        let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
+            .bind(param)
+            .fetch_optional(pool)
+            .await)
+        .map_err(StorageError::query(what()))?;
+        row.map(ConfirmationRequest::try_from)
+            .transpose()
+            .map_err(|source| StorageError::Query {
+                what: "decoding a confirmation request".into(),
+                source,
+            })
+    }
+
+    /// Records the channel's reference to the card of request `id`.
+    pub async fn set_message_ref(&self, id: &str, message_ref: &str) -> Result<(), StorageError> {
+        let sql = self.sql("UPDATE confirmation_requests SET message_ref = $1 WHERE id = $2");
+        on_pool!(&self.database, pool => sqlx::query(&sql)
+            .bind(message_ref)
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(drop))
+        .map_err(StorageError::query(format!(
+            "storing the card reference of confirmation request {id}"
+        )))
+    }
+
+    /// Applies `decision` by `decided_by` to request `id` if, and only if, it
+    /// is still pending and before its deadline. The first decision wins.
+    pub async fn decide(
+        &self,
+        id: &str,
+        decision: Decision,
+        decided_by: &str,
+        reason: Option<&str>,
+    ) -> Result<DecideOutcome, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now}, \
+             decided_by = $2, reason = $3 \
+             WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now} RETURNING {columns}",
+        );
+        let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
+            .bind(decision.status().as_str())
+            .bind(decided_by)
+            .bind(reason)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)
+        .map_err(StorageError::query(format!(
+            "recording a decision on confirmation request {id}"
+        )))?;
+        if let Some(row) = row {
+            return Ok(DecideOutcome::Decided(self.decode(row)?));
+        }
+        match self.get(id).await? {
+            None => Ok(DecideOutcome::NotFound),
+            Some(request) if request.status.is_terminal() => {
+                Ok(DecideOutcome::AlreadyFinal(request))
+            }
+            Some(_) => match self.expire(id).await? {
+                Some(expired) => Ok(DecideOutcome::PastDeadline(expired)),
+                // Someone else moved it in between: report what it is now.
+                None => match self.get(id).await? {
+                    Some(request) => Ok(DecideOutcome::AlreadyFinal(request)),
+                    None => Ok(DecideOutcome::NotFound),
+                },
+            },
+        }
+    }
+
+    /// Marks request `id` expired if it is still pending (the waiting gate's
+    /// deadline passed). Returns the expired request, or `None` if it had
+    /// already left `pending`.
+    pub async fn expire(&self, id: &str) -> Result<Option<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now}, \
+             decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
+        );
+        let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)
+        .map_err(StorageError::query(format!(
+            "expiring confirmation request {id}"
+        )))?;
+        row.map(|row| self.decode(row)).transpose()
+    }
+
+    /// Cancels request `id` if it is still pending (e.g. its card could not
+    /// be delivered, so nobody could ever decide it). Returns it if cancelled.
+    pub async fn cancel(
+        &self,
+        id: &str,
+        reason: &str,
+    ) -> Result<Option<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now}, \
+             decided_by = 'system', reason = $1 WHERE id = $2 AND status = 'pending' \
+             RETURNING {columns}",
+        );
+        let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
+            .bind(reason)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)
+        .map_err(StorageError::query(format!(
+            "cancelling confirmation request {id}"
+        )))?;
+        row.map(|row| self.decode(row)).transpose()
+    }
+
+    /// Expires every pending request past its deadline (the sweeper's job;
+    /// covers gates that died while waiting). Returns the expired requests.
+    pub async fn expire_overdue(&self) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now}, \
+             decided_by = 'system' WHERE status = 'pending' AND expires_at_ms <= {now} \
+             RETURNING {columns}",
+        );
+        self.many(&sql, None, "expiring overdue confirmation requests")
+            .await
+    }
+
+    /// Cancels pending requests older than `ttl` whose card was never
+    /// delivered (their gate died between creating the row and sending the
+    /// card). Returns them.
+    pub async fn cancel_orphans(
+        &self,
+        ttl: Duration,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now}, \
+             decided_by = 'system', reason = 'the approval card was never delivered' \
+             WHERE status = 'pending' AND message_ref IS NULL AND created_at_ms <= {now} - $1 \
+             RETURNING {columns}",
+        );
+        let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2);
+        self.many(
+            &sql,
+            Some(ttl_ms),
+            "cancelling orphaned confirmation requests",
+        )
+        .await
+    }
+
+    /// Requests that left `pending` at or after `since_ms` (database clock),
+    /// with when: one query, however many gates are waiting.
+    pub async fn decided_since(&self, since_ms: i64) -> Result<Vec<(String, i64)>, StorageError> {
+        let sql = self
+            .sql("SELECT id, decided_at_ms FROM confirmation_requests WHERE decided_at_ms >= $1");
+        on_pool!(&self.database, pool => sqlx::query_as(&sql)
+            .bind(since_ms)
+            .fetch_all(pool)
+            .await)
+        .map_err(StorageError::query(
+            "polling for decided confirmation requests",
+        ))
+    }
+
+    /// The database's clock, in milliseconds since the Unix epoch.
+    pub async fn clock_ms(&self) -> Result<i64, StorageError> {
+        let sql = self.sql("SELECT {now}");
+        on_pool!(&self.database, pool => sqlx::query_scalar(&sql).fetch_one(pool).await)
+            .map_err(StorageError::query("reading the database clock"))
+    }
+
+    /// Records that callback delivery `event_id` was handled; `false` if it
+    /// had been already (a replay or a platform retry).
+    pub async fn record_event(
+        &self,
+        event_id: &str,
+        channel_kind: &str,
+    ) -> Result<bool, StorageError> {
+        let sql = self.sql(
+            "INSERT INTO callback_events (event_id, channel_kind, received_at_ms) \
+             VALUES ($1, $2, {now}) ON CONFLICT (event_id) DO NOTHING",
+        );
+        let inserted = on_pool!(&self.database, pool => sqlx::query(&sql)
+            .bind(event_id)
+            .bind(channel_kind)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+        .map_err(StorageError::query(format!(
+            "recording callback event {event_id}"
+        )))?;
+        Ok(inserted == 1)
+    }
+
+    /// Forgets handled callback events older than `age` (platforms retry for
+    /// hours, not weeks). Returns how many were removed.
+    pub async fn forget_events(&self, age: Duration) -> Result<u64, StorageError> {
+        let sql = self.sql("DELETE FROM callback_events WHERE received_at_ms <= {now} - $1");
+        let age_ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX / 2);
+        on_pool!(&self.database, pool => sqlx::query(&sql)
+            .bind(age_ms)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+        .map_err(StorageError::query("forgetting old callback events"))
+    }
+
+    async fn many(
+        &self,
+        sql: &str,
+        param: Option<i64>,
+        what: &str,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let found: Vec<Row> = on_pool!(&self.database, pool => {
+            let mut query = sqlx::query_as(sql);
+            if let Some(param) = param {
+                query = query.bind(param);
+            }
+            query.fetch_all(pool).await
+        })
+        .map_err(StorageError::query(what))?;
+        rows(found).map_err(|source| StorageError::Query {
+            what: what.to_owned(),
+            source,
+        })
+    }
+
+    fn decode(&self, row: Row) -> Result<ConfirmationRequest, StorageError> {
+        ConfirmationRequest::try_from(row).map_err(|source| StorageError::Query {
+            what: "decoding a confirmation request".into(),
+            source,
+        })
+    }
+}
