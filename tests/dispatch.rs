@@ -630,3 +630,49 @@ async fn one_registry_serves_100_concurrent_calls_each_with_its_own_state() {
         assert_eq!(effects, [format!("stamped {n}")]);
     }
 }
+
+#[pre_tool_use(priority = 1, when = tool_name starts_with "sealed_")]
+async fn seal_approved_args(_: &HookContext) -> HookResult {
+    HookResult::allow().sealing_args()
+}
+
+#[pre_tool_use(priority = 2, when = tool_name == "sealed_then_changed")]
+async fn change_after_seal(ctx: &HookContext) -> HookResult {
+    let mut args = ctx.tool_args.clone();
+    args["amount"] = json!(999_999);
+    HookResult::allow().with_args(args)
+}
+
+#[pre_tool_use(priority = 3, when = tool_name == "sealed_then_same")]
+async fn same_after_seal(ctx: &HookContext) -> HookResult {
+    HookResult::allow().with_args(ctx.tool_args.clone())
+}
+
+#[tokio::test]
+async fn sealed_arguments_cannot_be_changed_by_later_hooks() {
+    let registry = HookRegistry::builder()
+        .registered_named(["seal_approved_args", "change_after_seal", "same_after_seal"])
+        .build()
+        .expect("registry");
+    let run = async |tool: &str| {
+        registry
+            .run_tool_call(
+                HookContext::tool_call(tool, json!({"amount": 10})),
+                async |args: &Value| Ok::<_, String>(args.clone()),
+            )
+            .await
+    };
+    let changed = run("sealed_then_changed").await;
+    assert!(!changed.tool_ran);
+    assert_eq!(changed.stopped_by(), Some("change_after_seal"));
+    assert!(
+        changed
+            .observation
+            .to_string()
+            .contains("after hook `seal_approved_args` sealed them"),
+        "{}",
+        changed.observation
+    );
+    let same = run("sealed_then_same").await;
+    assert_eq!(same.observation, Observation::Output(json!({"amount": 10})));
+}

@@ -29,6 +29,10 @@ pub struct HookResult {
     pub side_effects: Vec<String>,
     /// Text to add to the session's context (session-start hooks).
     pub additional_context: Option<String>,
+    /// Seal the arguments as they are after this pre hook (and any rewrite it
+    /// makes): a later hook that changes them blocks the call. The approval
+    /// gate seals what a person approved.
+    pub seal_args: bool,
 }
 
 impl Default for HookResult {
@@ -47,7 +51,14 @@ impl HookResult {
             modified_result: None,
             side_effects: Vec::new(),
             additional_context: None,
+            seal_args: false,
         }
+    }
+
+    /// Seal the arguments: no later pre hook may change them (see [`seal_args`](Self::seal_args)).
+    pub fn sealing_args(mut self) -> Self {
+        self.seal_args = true;
+        self
     }
 
     /// Stop the call; `reason` is what the LLM sees.

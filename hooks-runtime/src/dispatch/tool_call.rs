@@ -211,14 +211,23 @@ async fn run_phase<'h>(
     trace: &mut CallTrace,
     original: &mut Option<ToolOutcome>,
 ) -> Option<(String, String)> {
+    let mut sealed_by = None;
     for (index, hook) in hooks.enumerate() {
         trace.considered[slot] = index + 1;
         let trigger = triggers(hook, ctx);
         if trigger == Ok(false) {
             continue;
         }
-        if let Step::Stop { reason } =
-            run_step(hook, index, trigger.err(), ctx, trace, original).await
+        if let Step::Stop { reason } = run_step(
+            hook,
+            index,
+            trigger.err(),
+            ctx,
+            trace,
+            original,
+            &mut sealed_by,
+        )
+        .await
         {
             return Some((hook.name().to_owned(), reason));
         }
@@ -266,6 +275,7 @@ async fn run_step(
     ctx: &mut HookContext,
     trace: &mut CallTrace,
     original: &mut Option<ToolOutcome>,
+    sealed_by: &mut Option<String>,
 ) -> Step {
     let point = ctx.point;
     let started = Instant::now();
@@ -275,7 +285,7 @@ async fn run_step(
     };
     let duration = started.elapsed();
     let (decision, side_effects, step) = match outcome {
-        Ok(result) => apply(result, ctx, original),
+        Ok(result) => apply(result, hook.name(), ctx, original, sealed_by),
         Err(failure) => fail(hook, failure),
     };
     tracing::debug!(hook = hook.name(), %point, %decision, ?duration, "hook ran");
@@ -289,10 +299,15 @@ async fn run_step(
     step
 }
 
+/// Applies a hook's result to the call. `sealed_by` names the pre hook that
+/// sealed the arguments (an approval covers exactly them): a later rewrite
+/// that changes them stops the call.
 fn apply(
     result: HookResult,
+    hook: &str,
     ctx: &mut HookContext,
     original: &mut Option<ToolOutcome>,
+    sealed_by: &mut Option<String>,
 ) -> (Decision, Vec<String>, Step) {
     let HookResult {
         allow,
@@ -300,6 +315,7 @@ fn apply(
         modified_args,
         modified_result,
         side_effects,
+        seal_args,
         ..
     } = result;
     if !allow {
@@ -309,6 +325,22 @@ fn apply(
             side_effects,
             Step::Stop { reason },
         );
+    }
+    if let (Some(sealer), Some(args)) = (sealed_by.as_deref(), &modified_args)
+        && *args != ctx.tool_args
+    {
+        let reason = format!(
+            "hook `{hook}` rewrote the arguments after hook `{sealer}` sealed them; \
+             the call is blocked because what was approved is not what would run"
+        );
+        return (
+            Decision::Blocked(reason.clone()),
+            side_effects,
+            Step::Stop { reason },
+        );
+    }
+    if seal_args && ctx.point == HookPoint::PreToolUse && sealed_by.is_none() {
+        *sealed_by = Some(hook.to_owned());
     }
     let rewrote = match ctx.point {
         HookPoint::PreToolUse => modified_args.map(|args| ctx.tool_args = args).is_some(),

@@ -210,10 +210,12 @@ impl ApprovalGate {
     fn verdict(&self, request: &ConfirmationRequest) -> HookResult {
         let who = request.decided_by.as_deref().unwrap_or("unknown");
         match request.status {
-            ConfirmationStatus::Approved => HookResult::allow().with_side_effect(format!(
-                "approved by {who} (confirmation request {})",
-                request.id
-            )),
+            ConfirmationStatus::Approved => HookResult::allow()
+                .with_side_effect(format!(
+                    "approved by {who} (confirmation request {})",
+                    request.id
+                ))
+                .sealing_args(),
             ConfirmationStatus::Rejected => HookResult::block(format!(
                 "rejected by {who}: {}",
                 request.reason.as_deref().unwrap_or("no reason given")

@@ -1,0 +1,240 @@
+//! ConfirmationStore: idempotent creation, first decision wins (also under
+//! concurrency), nothing is decided past the deadline, terminal states never
+//! change, sweeping, event dedup. SQLite always, PostgreSQL when configured.
+
+mod support;
+
+use std::time::Duration;
+
+use hooks_std::Database;
+use hooks_std::gate::{
+    ApproverScope, ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision, NewConfirmation,
+    args_digest,
+};
+use serde_json::json;
+
+fn new_request(key: &str, timeout: Duration) -> NewConfirmation {
+    let args = json!({"amount": 60000, "payee": "ACME Ltd"});
+    NewConfirmation {
+        idempotency_key: key.to_owned(),
+        tool_name: "oa__purchase_pay".into(),
+        args_digest: args_digest("oa__purchase_pay", &args),
+        args,
+        agent_id: "finance-bot".into(),
+        initiator_user_id: "alice".into(),
+        org_id: "acme".into(),
+        approver_scope: ApproverScope::OrgMembers,
+        approver_allowlist: vec!["cfo".into()],
+        channel_kind: "feishu".into(),
+        channel_id: "oc_finance".into(),
+        mode: "metadata".into(),
+        timeout,
+    }
+}
+
+async fn lifecycle(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let key = support::unique("call");
+    let (created, fresh) = store
+        .create_or_resume(&new_request(&key, Duration::from_secs(60)))
+        .await
+        .expect("create");
+    assert!(fresh);
+    assert_eq!(created.status, ConfirmationStatus::Pending);
+    assert_eq!(created.approver_allowlist, ["cfo"]);
+    assert_eq!(created.args["payee"], "ACME Ltd");
+    assert!(created.expires_at_ms - created.created_at_ms == 60_000);
+
+    let (resumed, fresh) = store
+        .create_or_resume(&new_request(&key, Duration::from_secs(5)))
+        .await
+        .expect("resume");
+    assert!(!fresh, "the same call resumes its request");
+    assert_eq!(resumed, created);
+
+    store
+        .set_message_ref(&created.id, "om_1")
+        .await
+        .expect("ref");
+    let DecideOutcome::Decided(decided) = store
+        .decide(&created.id, Decision::Reject, "bob", Some("too much"))
+        .await
+        .expect("decide")
+    else {
+        panic!("the first decision wins");
+    };
+    assert_eq!(decided.status, ConfirmationStatus::Rejected);
+    assert_eq!(decided.decided_by.as_deref(), Some("bob"));
+    assert_eq!(decided.reason.as_deref(), Some("too much"));
+    assert_eq!(decided.message_ref.as_deref(), Some("om_1"));
+    assert!(decided.decided_at_ms.is_some());
+
+    let second = store
+        .decide(&created.id, Decision::Approve, "carol", None)
+        .await
+        .expect("decide");
+    assert_eq!(second, DecideOutcome::AlreadyFinal(decided.clone()));
+    assert_eq!(store.expire(&created.id).await.expect("expire"), None);
+    assert_eq!(
+        store.cancel(&created.id, "x").await.expect("cancel"),
+        None,
+        "terminal states never change"
+    );
+    assert_eq!(store.get(&created.id).await.expect("get"), Some(decided));
+    assert_eq!(
+        store
+            .decide("no-such-id", Decision::Approve, "bob", None)
+            .await
+            .expect("decide"),
+        DecideOutcome::NotFound
+    );
+}
+
+async fn concurrent_decisions(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let (request, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("race"),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    let deciders: Vec<_> = (0..16)
+        .map(|i| {
+            let (store, id) = (store.clone(), request.id.clone());
+            tokio::spawn(async move {
+                let decision = if i % 2 == 0 {
+                    Decision::Approve
+                } else {
+                    Decision::Reject
+                };
+                store
+                    .decide(&id, decision, &format!("user-{i}"), None)
+                    .await
+            })
+        })
+        .collect();
+    let mut winners = 0;
+    for decider in deciders {
+        match decider.await.expect("task").expect("decide") {
+            DecideOutcome::Decided(_) => winners += 1,
+            DecideOutcome::AlreadyFinal(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(winners, 1, "exactly one of 16 concurrent decisions wins");
+}
+
+async fn deadlines(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let (late, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("late"),
+            Duration::from_millis(100),
+        ))
+        .await
+        .expect("create");
+    let (orphan, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("orphan"),
+            Duration::from_secs(600),
+        ))
+        .await
+        .expect("create");
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let DecideOutcome::PastDeadline(expired) = store
+        .decide(&late.id, Decision::Approve, "bob", None)
+        .await
+        .expect("decide")
+    else {
+        panic!("a pending request past its deadline cannot be approved");
+    };
+    assert_eq!(expired.status, ConfirmationStatus::Expired);
+    assert_eq!(expired.decided_by.as_deref(), Some("system"));
+
+    let cancelled = store
+        .cancel_orphans(Duration::from_millis(100))
+        .await
+        .expect("orphans");
+    assert!(cancelled.iter().any(|request| request.id == orphan.id));
+    assert!(
+        cancelled
+            .iter()
+            .all(|request| request.message_ref.is_none()),
+        "only requests whose card was never delivered are orphans"
+    );
+
+    let (overdue, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("overdue"),
+            Duration::from_millis(50),
+        ))
+        .await
+        .expect("create");
+    store
+        .set_message_ref(&overdue.id, "om_2")
+        .await
+        .expect("ref");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let swept = store.expire_overdue().await.expect("sweep");
+    assert!(swept.iter().any(|request| request.id == overdue.id));
+    let decided = store.decided_since(0).await.expect("poll");
+    assert!(decided.iter().any(|(id, _)| *id == overdue.id));
+}
+
+async fn events(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let event = support::unique("evt");
+    assert!(store.record_event(&event, "feishu").await.expect("record"));
+    assert!(
+        !store.record_event(&event, "feishu").await.expect("record"),
+        "a replay"
+    );
+    store
+        .forget_events(Duration::from_secs(3600))
+        .await
+        .expect("forget");
+    assert!(
+        !store.record_event(&event, "feishu").await.expect("record"),
+        "still recent"
+    );
+}
+
+#[tokio::test]
+async fn store_on_sqlite() {
+    let (database, _url, _dir) = support::sqlite_file().await;
+    lifecycle(database.clone()).await;
+    concurrent_decisions(database.clone()).await;
+    deadlines(database.clone()).await;
+    events(database).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn store_on_postgres() {
+    let Some(database) = support::postgres("store_on_postgres").await else {
+        return;
+    };
+    lifecycle(database.clone()).await;
+    concurrent_decisions(database.clone()).await;
+    deadlines(database.clone()).await;
+    events(database).await;
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_an_error_not_a_decision() {
+    let database = Database::in_memory().await.expect("db");
+    let store = ConfirmationStore::new(database.clone());
+    database.close().await;
+    assert!(
+        store
+            .create_or_resume(&new_request("k", Duration::from_secs(1)))
+            .await
+            .is_err()
+    );
+    assert!(
+        store
+            .decide("id", Decision::Approve, "bob", None)
+            .await
+            .is_err()
+    );
+}
