@@ -5,6 +5,8 @@
 //! only a `pending` row moves, and a pending row past its deadline cannot be
 //! approved or rejected. Times come from the database's clock, so replicas agree.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -145,12 +147,22 @@ fn rows(rows: Vec<Row>) -> Result<Vec<ConfirmationRequest>, sqlx::Error> {
 #[derive(Debug, Clone)]
 pub struct ConfirmationStore {
     database: Database,
+    queries: Arc<AtomicU64>,
 }
 
 impl ConfirmationStore {
     /// A store on `database` (already migrated by [`Database::connect`]).
     pub fn new(database: Database) -> Self {
-        ConfirmationStore { database }
+        ConfirmationStore {
+            database,
+            queries: Arc::default(),
+        }
+    }
+
+    /// How many statements this store (and its clones) has sent to the
+    /// database: for measuring the gate's load while requests wait.
+    pub fn queries_issued(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
     }
 
     /// The database behind the store.
@@ -161,6 +173,7 @@ impl ConfirmationStore {
     /// `template` for this backend: `{now}` becomes the database clock in
     /// milliseconds, and SQLite gets `?n` placeholders.
     fn sql(&self, template: &str) -> String {
+        self.queries.fetch_add(1, Ordering::Relaxed);
         let text = template.replace("{columns}", COLUMNS);
         match self.database {
             Database::Sqlite(_) => text
