@@ -1,0 +1,808 @@
+//! The approval gate end to end: a gated call pauses, a card goes to a fake
+//! Feishu Open API server on 127.0.0.1, a "click" comes back encrypted and
+//! signed through the real callback router, and the call resumes — or not.
+//! Negative tests: forged, stale, wrong token, wrong channel, out of scope,
+//! replayed, malformed; database and card delivery failures block; a pending
+//! request survives a dropped runtime; a decision on one replica wakes a gate
+//! on another (PostgreSQL).
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
+use hooks_std::Database;
+use hooks_std::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks_std::gate::{
+    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStatus, ConfirmationStore, Decision,
+    StaticDirectory,
+};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+const CHAT: &str = "oc_finance";
+
+/// One "replica": the gate, its approvals machinery and its callback server,
+/// sharing one fake Feishu.
+struct Replica {
+    approvals: Approvals,
+    registry: HookRegistry,
+    callback_url: String,
+    server: JoinHandle<()>,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+fn directory() -> StaticDirectory {
+    StaticDirectory::new()
+        .person("feishu", "ou_alice", "alice", "acme")
+        .person("feishu", "ou_bob", "bob", "acme")
+        .person("feishu", "ou_mallory", "mallory", "evil-corp")
+}
+
+async fn replica(
+    fake: &FakeFeishu,
+    database: Database,
+    gate: Value,
+    poll_interval: Duration,
+) -> Replica {
+    let channel = FeishuChannel::new(fake.feishu_config(CHAT)).expect("feishu channel");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database),
+        Arc::new(channel),
+        Arc::new(directory()),
+        ApprovalsConfig {
+            poll_interval,
+            ..ApprovalsConfig::default()
+        },
+    );
+    let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
+    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
+    let app = Router::new().nest("/feishu/callback", approvals.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let callback_url = format!(
+        "http://{}/feishu/callback",
+        listener.local_addr().expect("addr")
+    );
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("serve");
+    });
+    Replica {
+        approvals,
+        registry,
+        callback_url,
+        server,
+    }
+}
+
+async fn fake() -> FakeFeishu {
+    FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .expect("fake feishu")
+}
+
+fn gated_call(call_id: &str, amount: u64) -> HookContext {
+    HookContext::tool_call(
+        "oa__purchase_pay",
+        json!({"amount": amount, "payee": "ACME Ltd"}),
+    )
+    .with_conversation("conv-1")
+    .with_tool_call_id(call_id)
+    .with_agent("finance-bot")
+    .with_user("alice")
+    .with_org("acme")
+    .with_metadata("requires_confirmation", true)
+}
+
+/// Starts a gated call in the background; the tool returns "paid".
+fn start(replica: &Replica, ctx: HookContext) -> JoinHandle<ToolCallReport> {
+    let registry = replica.registry.clone();
+    tokio::spawn(async move {
+        registry
+            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
+            .await
+    })
+}
+
+/// Waits until the fake has received `count` cards; returns the last card's request id.
+async fn card_sent(fake: &FakeFeishu, count: usize) -> String {
+    for _ in 0..500 {
+        let cards = fake.sent_cards();
+        if cards.len() >= count {
+            return request_id_in(&cards[count - 1].card).expect("card carries the request id");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no card arrived at the fake Feishu server");
+}
+
+fn request_id_in(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(map) => map
+            .get("request_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| map.values().find_map(request_id_in)),
+        Value::Array(items) => items.iter().find_map(request_id_in),
+        _ => None,
+    }
+}
+
+fn has_buttons(card: &Value) -> bool {
+    card.to_string().contains("\"button\"")
+}
+
+async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
+    replica
+        .approvals
+        .store()
+        .get(id)
+        .await
+        .expect("read")
+        .expect("request")
+        .status
+}
+
+fn toast(body: &Value) -> (&str, &str) {
+    (
+        body["toast"]["type"].as_str().unwrap_or_default(),
+        body["toast"]["content"].as_str().unwrap_or_default(),
+    )
+}
+
+const ORG_SCOPE: fn() -> Value = || json!({"approver_scope": "org_members", "timeout": "30s"});
+
+#[tokio::test]
+async fn approved_calls_run_and_the_card_shows_who_approved() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let card = &fake.sent_cards()[0];
+    assert_eq!(card.chat_id, CHAT);
+    assert!(card.card.to_string().contains("oa__purchase_pay"));
+    assert!(!call.is_finished(), "the call waits for a person");
+
+    let (code, reply) = fake
+        .click(
+            &replica.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
+        )
+        .await
+        .expect("click");
+    assert_eq!(code, 200, "{reply}");
+    assert_eq!(toast(&reply).0, "success");
+    let shown = &reply["card"]["data"];
+    assert!(shown.to_string().contains("Approved by bob"), "{shown}");
+    assert!(!has_buttons(shown), "a decided card has no buttons");
+
+    let report = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the decision wakes the gate at once")
+        .expect("task");
+    assert!(report.tool_ran);
+    assert_eq!(report.observation, Observation::Output(json!("paid")));
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Approved);
+}
+
+#[tokio::test]
+async fn rejected_calls_are_blocked_with_who_rejected() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    fake.click(
+        &replica.callback_url,
+        &CardClick::new(&id, Decision::Reject, "ou_bob", CHAT),
+    )
+    .await
+    .expect("click");
+    let report = call.await.expect("task");
+    assert!(!report.tool_ran);
+    let Observation::Blocked { hook, reason } = &report.observation else {
+        panic!("{:?}", report.observation);
+    };
+    assert_eq!(hook, "approval_gate");
+    assert_eq!(reason, "rejected by bob: no reason given");
+}
+
+#[tokio::test]
+async fn no_decision_before_the_deadline_expires_the_request() {
+    let fake = fake().await;
+    let gate = json!({"approver_scope": "org_members", "timeout": "300ms"});
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        gate,
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let report = call.await.expect("task");
+    assert!(!report.tool_ran);
+    assert_eq!(
+        report.observation.to_string(),
+        "Blocked by hook `approval_gate`: timed out after 300ms waiting for confirmation"
+    );
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Expired);
+    let updates = fake.card_updates();
+    assert_eq!(updates.len(), 1, "the card is updated on expiry");
+    assert!(!has_buttons(&updates[0].1));
+
+    // A click after expiry changes nothing.
+    let (_, reply) = fake
+        .click(
+            &replica.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
+        )
+        .await
+        .expect("click");
+    assert_eq!(toast(&reply).0, "info", "{reply}");
+    assert!(toast(&reply).1.contains("expired"), "{reply}");
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Expired);
+}
+
+#[tokio::test]
+async fn the_first_decision_wins() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let approve = CardClick::new(&id, Decision::Approve, "ou_bob", CHAT);
+    let reject = CardClick::new(&id, Decision::Reject, "ou_alice", CHAT);
+    fake.click(&replica.callback_url, &approve)
+        .await
+        .expect("click");
+    let (_, second) = fake
+        .click(&replica.callback_url, &reject)
+        .await
+        .expect("click");
+    assert_eq!(
+        toast(&second),
+        ("info", "Already approved by bob; nothing changed.")
+    );
+    assert!(call.await.expect("task").tool_ran);
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Approved);
+}
+
+#[tokio::test]
+async fn forged_stale_and_mistokened_callbacks_change_nothing() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let event = fake
+        .card_action_event(&CardClick::new(&id, Decision::Approve, "ou_bob", CHAT))
+        .expect("event");
+
+    let mut forged = fake.seal(&event);
+    forged.signature = "0".repeat(64);
+    assert_eq!(fake.deliver(&replica.callback_url, &forged).await.0, 401);
+
+    let mut tampered = fake.seal(&event);
+    tampered.body = tampered.body.iter().rev().copied().collect();
+    assert!(fake.deliver(&replica.callback_url, &tampered).await.0 >= 400);
+
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let stale = fake.seal_at(&event, now - 3600);
+    assert_eq!(fake.deliver(&replica.callback_url, &stale).await.0, 401);
+
+    let mut wrong_token = event.clone();
+    wrong_token["header"]["token"] = json!("someone-elses-token");
+    assert_eq!(
+        fake.deliver(&replica.callback_url, &fake.seal(&wrong_token))
+            .await
+            .0,
+        401
+    );
+
+    // Signed with another app's encrypt key.
+    let other = FakeFeishu::start(FakeFeishuConfig {
+        encrypt_key: "another-key".into(),
+        ..FakeFeishuConfig::default()
+    })
+    .await
+    .expect("other fake");
+    assert_eq!(
+        other
+            .deliver(&replica.callback_url, &other.seal(&event))
+            .await
+            .0,
+        401
+    );
+
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    assert!(!call.is_finished());
+    fake.click(
+        &replica.callback_url,
+        &CardClick::new(&id, Decision::Reject, "ou_bob", CHAT),
+    )
+    .await
+    .expect("click");
+    assert!(!call.await.expect("task").tool_ran);
+}
+
+#[tokio::test]
+async fn wrong_channel_and_out_of_scope_operators_change_nothing() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+
+    let (_, other_chat) = fake
+        .click(
+            &replica.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_bob", "oc_elsewhere"),
+        )
+        .await
+        .expect("click");
+    assert_eq!(toast(&other_chat).0, "error");
+    assert!(
+        toast(&other_chat).1.contains("another channel"),
+        "{other_chat}"
+    );
+    assert!(
+        other_chat.get("card").is_none(),
+        "another channel does not see the request"
+    );
+
+    let (_, outsider) = fake
+        .click(
+            &replica.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_mallory", CHAT),
+        )
+        .await
+        .expect("click");
+    assert_eq!(toast(&outsider).0, "error");
+    assert!(
+        toast(&outsider).1.contains("You may not decide"),
+        "{outsider}"
+    );
+
+    let (_, stranger) = fake
+        .click(
+            &replica.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_unknown", CHAT),
+        )
+        .await
+        .expect("click");
+    assert!(
+        toast(&stranger).1.contains("not a known approver"),
+        "{stranger}"
+    );
+
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    assert!(!call.is_finished());
+    replica
+        .approvals
+        .sweep(&ApprovalsConfig::default())
+        .await
+        .expect("sweep");
+    assert_eq!(
+        status(&replica, &id).await,
+        ConfirmationStatus::Pending,
+        "not overdue"
+    );
+    call.abort();
+}
+
+#[tokio::test]
+async fn the_initiator_scope_admits_only_the_initiator_and_the_allowlist() {
+    let fake = fake().await;
+    let gate = json!({"timeout": "30s", "approvers": ["mallory"]});
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        gate,
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let (_, bob) = fake
+        .click(
+            &replica.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
+        )
+        .await
+        .expect("click");
+    assert_eq!(
+        toast(&bob).0,
+        "error",
+        "bob is in the org but not the initiator"
+    );
+    let (_, mallory) = fake
+        .click(
+            &replica.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_mallory", CHAT),
+        )
+        .await
+        .expect("click");
+    assert_eq!(toast(&mallory).0, "success", "the allowlist admits mallory");
+    assert!(call.await.expect("task").tool_ran);
+}
+
+#[tokio::test]
+async fn a_replayed_delivery_is_refused() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let mut click = CardClick::new(&id, Decision::Reject, "ou_mallory", CHAT);
+    click.event_id = Some("evt-replayed".into());
+    let sealed = fake.seal(&fake.card_action_event(&click).expect("event"));
+    let (_, first) = fake.deliver(&replica.callback_url, &sealed).await;
+    assert!(toast(&first).1.contains("You may not decide"), "{first}");
+    // The same event id again, even re-signed and from someone in scope.
+    let mut again = CardClick::new(&id, Decision::Reject, "ou_bob", CHAT);
+    again.event_id = Some("evt-replayed".into());
+    let (_, second) = fake
+        .click(&replica.callback_url, &again)
+        .await
+        .expect("click");
+    assert_eq!(toast(&second), ("info", "This click was already handled."));
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    call.abort();
+}
+
+#[tokio::test]
+async fn malformed_and_random_bodies_get_a_4xx_and_change_nothing() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let http = reqwest::Client::new();
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut bodies: Vec<Vec<u8>> = vec![
+        b"".to_vec(),
+        b"{}".to_vec(),
+        b"null".to_vec(),
+        b"{\"encrypt\": 5}".to_vec(),
+        b"{\"encrypt\": \"!!!not base64\"}".to_vec(),
+        b"{\"encrypt\": \"AAAA\"}".to_vec(),
+        br#"{"challenge": "x", "token": "fake-verification-token", "type": "url_verification"}"#
+            .to_vec(),
+        br#"{"open_id": "ou_bob", "open_message_id": "om_1", "action": {"value": {}}}"#.to_vec(),
+        vec![0xff; 100_000],
+    ];
+    for length in [1, 7, 64, 300, 4096] {
+        bodies.push(
+            (0..length)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed as u8
+                })
+                .collect(),
+        );
+    }
+    for body in bodies {
+        let response = http
+            .post(&replica.callback_url)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .expect("the router answers");
+        let code = response.status().as_u16();
+        assert!(
+            (400..500).contains(&code),
+            "{code} for a {}-byte body",
+            body.len()
+        );
+    }
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    assert!(!call.is_finished());
+    call.abort();
+}
+
+#[tokio::test]
+async fn url_verification_answers_the_challenge() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let (code, body) = fake.url_verification(&replica.callback_url, "ch-123").await;
+    assert_eq!((code, body), (200, json!({"challenge": "ch-123"})));
+}
+
+#[tokio::test]
+async fn an_unavailable_database_blocks() {
+    let fake = fake().await;
+    let database = Database::in_memory().await.unwrap();
+    let replica = replica(
+        &fake,
+        database.clone(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    database.close().await;
+    let report = start(&replica, gated_call("c1", 60_000))
+        .await
+        .expect("task");
+    assert!(!report.tool_ran);
+    let reason = report.observation.to_string();
+    assert!(
+        reason.starts_with("Blocked by hook `approval_gate`"),
+        "{reason}"
+    );
+    assert!(reason.contains("could not record the request"), "{reason}");
+    assert!(fake.sent_cards().is_empty());
+}
+
+#[tokio::test]
+async fn an_undelivered_card_blocks_and_cancels_the_request() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    fake.fail_next_sends(1);
+    let report = start(&replica, gated_call("c1", 60_000))
+        .await
+        .expect("task");
+    assert!(!report.tool_ran);
+    let reason = report.observation.to_string();
+    assert!(reason.contains("approval card not delivered"), "{reason}");
+    let key_request = replica
+        .approvals
+        .store()
+        .by_key("6:conv-1:c1")
+        .await
+        .expect("read")
+        .expect("request");
+    assert_eq!(key_request.status, ConfirmationStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn other_arguments_on_a_rerun_are_not_covered_by_the_request() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    fake.click(
+        &replica.callback_url,
+        &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
+    )
+    .await
+    .expect("click");
+    assert!(call.await.expect("task").tool_ran);
+    // The same tool call id again, now for a bigger amount.
+    let rerun = start(&replica, gated_call("c1", 9_000_000))
+        .await
+        .expect("task");
+    assert!(!rerun.tool_ran);
+    assert!(
+        rerun.observation.to_string().contains("arguments differ"),
+        "{}",
+        rerun.observation
+    );
+    assert_eq!(fake.sent_cards().len(), 1);
+}
+
+/// A pending request outlives a dropped runtime; a decision made while the
+/// gate was gone is honoured when the call is re-run, without a second card.
+#[test]
+fn a_pending_request_survives_a_restart() {
+    let runtime = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime")
+    };
+    let services = runtime();
+    let fake = services.block_on(fake());
+    let dir = tempfile::tempdir().expect("dir");
+    let url = format!("sqlite://{}", dir.path().join("gate.db").display());
+
+    // Process 1: the call starts waiting, then the process dies.
+    let first = runtime();
+    let id = first.block_on(async {
+        let replica = replica(
+            &fake,
+            Database::connect(&url).await.unwrap(),
+            ORG_SCOPE(),
+            Duration::from_secs(60),
+        )
+        .await;
+        let call = start(&replica, gated_call("c1", 60_000));
+        let id = card_sent(&fake, 1).await;
+        std::mem::forget(call);
+        std::mem::forget(replica);
+        id
+    });
+    first.shutdown_background();
+
+    // Meanwhile another process takes the decision through its callback router.
+    let second = runtime();
+    second.block_on(async {
+        let replica = replica(
+            &fake,
+            Database::connect(&url).await.unwrap(),
+            ORG_SCOPE(),
+            Duration::from_secs(60),
+        )
+        .await;
+        assert_eq!(
+            status(&replica, &id).await,
+            ConfirmationStatus::Pending,
+            "the row outlived its runtime"
+        );
+        let (_, reply) = fake
+            .click(
+                &replica.callback_url,
+                &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
+            )
+            .await
+            .expect("click");
+        assert_eq!(toast(&reply).0, "success", "{reply}");
+    });
+    drop(second);
+
+    // Process 3: the agent re-runs the same tool call and resumes the request.
+    let third = runtime();
+    third.block_on(async {
+        let replica = replica(
+            &fake,
+            Database::connect(&url).await.unwrap(),
+            ORG_SCOPE(),
+            Duration::from_secs(60),
+        )
+        .await;
+        let report = tokio::time::timeout(
+            Duration::from_secs(5),
+            start(&replica, gated_call("c1", 60_000)),
+        )
+        .await
+        .expect("resumes at once")
+        .expect("task");
+        assert!(report.tool_ran, "{}", report.observation);
+        assert_eq!(fake.sent_cards().len(), 1, "no second card");
+    });
+}
+
+/// SQLite replicas share a file but no notifications: the fallback poll wakes
+/// the gate on replica A after replica B records the decision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_on_another_sqlite_replica_wakes_the_gate_through_the_poll() {
+    let fake = fake().await;
+    let (database, url, _dir) = support::sqlite_file().await;
+    let a = replica(&fake, database, ORG_SCOPE(), Duration::from_millis(200)).await;
+    let b = replica(
+        &fake,
+        Database::connect(&url).await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let call = start(&a, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    fake.click(
+        &b.callback_url,
+        &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
+    )
+    .await
+    .expect("click");
+    let report = tokio::time::timeout(Duration::from_secs(3), call)
+        .await
+        .expect("the poll wakes the gate")
+        .expect("task");
+    assert!(report.tool_ran);
+}
+
+/// PostgreSQL replicas: the decision taken by B reaches A through
+/// LISTEN/NOTIFY. A's poll is set to a minute, so only the notification can
+/// wake it within the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
+    let Some(url) = support::postgres_url("a_decision_on_replica_b_wakes_the_gate_on_replica_a")
+    else {
+        return;
+    };
+    let fake = fake().await;
+    let a = replica(
+        &fake,
+        Database::connect(&url).await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let b = replica(
+        &fake,
+        Database::connect(&url).await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    // Give A's listener a moment to subscribe.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let conversation = support::unique("conv");
+    let ctx = gated_call("c1", 60_000).with_conversation(&conversation);
+    let call = start(&a, ctx);
+    let id = card_sent(&fake, 1).await;
+    let started = std::time::Instant::now();
+    let (_, reply) = fake
+        .click(
+            &b.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
+        )
+        .await
+        .expect("click");
+    assert_eq!(toast(&reply).0, "success", "{reply}");
+    let report = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("NOTIFY wakes the gate on the other replica")
+        .expect("task");
+    assert!(report.tool_ran);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

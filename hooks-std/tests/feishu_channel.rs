@@ -1,0 +1,834 @@
+//! The Feishu channel against `FakeFeishu`: tokens, rate limiting, cards,
+//! card updates and callback verification.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use hooks_std::channel::feishu::{
+    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, FeishuConfig, NONCE_HEADER,
+    SIGNATURE_HEADER, SignedCallback, TIMESTAMP_HEADER, encrypt, signature,
+};
+use hooks_std::channel::{
+    Callback, CallbackError, CallbackReply, Channel, DecisionCallback, RawCallback, ToastKind,
+};
+use hooks_std::gate::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
+use serde_json::{Value, json};
+
+const CHAT: &str = "oc_approvals";
+
+fn request(id: &str) -> ConfirmationRequest {
+    ConfirmationRequest {
+        id: id.to_owned(),
+        idempotency_key: format!("conv-1:{id}"),
+        tool_name: "sql_exec".to_owned(),
+        args: json!({"query": format!("DELETE FROM invoices WHERE id IN ({})", "7, ".repeat(400))}),
+        args_digest: "digest".to_owned(),
+        agent_id: "billing-agent".to_owned(),
+        initiator_user_id: "ou_requester".to_owned(),
+        org_id: "acme".to_owned(),
+        approver_scope: ApproverScope::OrgMembers,
+        approver_allowlist: vec!["ou_cfo".to_owned()],
+        channel_kind: "feishu".to_owned(),
+        channel_id: CHAT.to_owned(),
+        mode: "metadata".to_owned(),
+        status: ConfirmationStatus::Pending,
+        created_at_ms: 1_700_000_000_000,
+        expires_at_ms: 1_700_000_600_000,
+        decided_at_ms: None,
+        decided_by: None,
+        reason: None,
+        message_ref: None,
+    }
+}
+
+async fn setup() -> (FakeFeishu, FeishuChannel) {
+    let fake = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .expect("fake feishu starts");
+    let channel = FeishuChannel::new(fake.feishu_config(CHAT)).expect("valid config");
+    (fake, channel)
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+fn verify(channel: &FeishuChannel, signed: &SignedCallback) -> Result<Callback, CallbackError> {
+    channel.verify_callback(RawCallback {
+        headers: &signed.headers(),
+        body: &signed.body,
+    })
+}
+
+fn verify_raw(
+    channel: &FeishuChannel,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Callback, CallbackError> {
+    channel.verify_callback(RawCallback { headers, body })
+}
+
+/// Headers signing `body` correctly with the fake's key, so checks past the
+/// signature are reached.
+fn signed_headers(fake: &FakeFeishu, body: &[u8]) -> HeaderMap {
+    let timestamp = unix_now().to_string();
+    let nonce = "nonce-1";
+    let sig = signature(&timestamp, nonce, &fake.config().encrypt_key, body);
+    let mut headers = HeaderMap::new();
+    headers.insert(TIMESTAMP_HEADER, HeaderValue::from_str(&timestamp).unwrap());
+    headers.insert(NONCE_HEADER, HeaderValue::from_static(nonce));
+    headers.insert(SIGNATURE_HEADER, HeaderValue::from_str(&sig).unwrap());
+    headers
+}
+
+/// All `button` elements of a card.
+fn buttons(card: &Value) -> Vec<Value> {
+    let mut found = Vec::new();
+    fn walk(value: &Value, found: &mut Vec<Value>) {
+        match value {
+            Value::Object(object) => {
+                if object.get("tag").and_then(Value::as_str) == Some("button") {
+                    found.push(value.clone());
+                }
+                object.values().for_each(|child| walk(child, found));
+            }
+            Value::Array(items) => items.iter().for_each(|child| walk(child, found)),
+            _ => {}
+        }
+    }
+    walk(card, &mut found);
+    found
+}
+
+fn markdown(card: &Value) -> String {
+    card["body"]["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|element| element["tag"] == "markdown")
+        .map(|element| element["content"].as_str().unwrap().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+// ---------------------------------------------------------------- tokens
+
+#[tokio::test]
+async fn token_is_fetched_once_and_cached() {
+    let (fake, channel) = setup().await;
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        ids.push(
+            channel
+                .send_card(&request(&format!("req-{n}")))
+                .await
+                .unwrap(),
+        );
+    }
+    assert_eq!(fake.token_requests(), 1);
+    assert_eq!(fake.message_requests(), 3);
+    let sent = fake.sent_cards();
+    assert_eq!(
+        sent.iter()
+            .map(|card| card.message_id.clone())
+            .collect::<Vec<_>>(),
+        ids
+    );
+    assert!(ids.iter().all(|id| id.starts_with("om_")));
+}
+
+#[tokio::test]
+async fn token_is_refreshed_after_invalidation_with_one_retry() {
+    let (fake, channel) = setup().await;
+    channel.send_card(&request("a")).await.unwrap();
+    fake.invalidate_tokens();
+    channel.send_card(&request("b")).await.unwrap();
+    assert_eq!(fake.token_requests(), 2);
+    // The refused attempt plus exactly one retry.
+    assert_eq!(fake.message_requests(), 3);
+    assert_eq!(fake.sent_cards().len(), 2);
+    // The new token is cached again.
+    channel.send_card(&request("c")).await.unwrap();
+    assert_eq!(fake.token_requests(), 2);
+}
+
+#[tokio::test]
+async fn a_token_refused_twice_fails_after_exactly_one_retry() {
+    let (fake, channel) = setup().await;
+    fake.reject_next_tokens(10);
+    let error = channel.send_card(&request("a")).await.unwrap_err();
+    assert_eq!(error.channel, "feishu");
+    assert!(error.message.contains("99991663"), "{error}");
+    assert!(error.message.contains("even right after"), "{error}");
+    assert_eq!(fake.token_requests(), 2);
+    assert_eq!(fake.message_requests(), 2);
+    assert!(fake.sent_cards().is_empty());
+}
+
+#[tokio::test]
+async fn a_token_close_to_expiry_is_replaced() {
+    let (fake, channel) = setup().await;
+    // Less than three minutes of lifetime: replaced before every use.
+    fake.set_token_lifetime(120);
+    channel.send_card(&request("a")).await.unwrap();
+    channel.send_card(&request("b")).await.unwrap();
+    assert_eq!(fake.token_requests(), 2);
+    // Comfortably more: reused.
+    fake.set_token_lifetime(600);
+    channel.send_card(&request("c")).await.unwrap();
+    channel.send_card(&request("d")).await.unwrap();
+    assert_eq!(fake.token_requests(), 3);
+}
+
+#[tokio::test]
+async fn wrong_app_secret_is_a_clear_error() {
+    let fake = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .unwrap();
+    let mut config = fake.feishu_config(CHAT);
+    config.app_secret = "wrong".to_owned();
+    let channel = FeishuChannel::new(config).unwrap();
+    let error = channel.send_card(&request("a")).await.unwrap_err();
+    assert!(error.message.contains("tenant_access_token"), "{error}");
+    assert!(error.message.contains("app_secret"), "{error}");
+    assert_eq!(fake.message_requests(), 0);
+}
+
+// ---------------------------------------------------------------- rate limits and failures
+
+#[tokio::test]
+async fn rate_limited_send_waits_for_the_reset_and_succeeds() {
+    let (fake, channel) = setup().await;
+    fake.rate_limit_next(1);
+    let started = Instant::now();
+    let message_id = channel.send_card(&request("a")).await.unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "waited x-ogw-ratelimit-reset"
+    );
+    assert_eq!(fake.message_requests(), 2);
+    assert_eq!(fake.sent_cards()[0].message_id, message_id);
+}
+
+#[tokio::test]
+async fn rate_limited_send_without_reset_header_backs_off_exponentially() {
+    let (fake, channel) = setup().await;
+    fake.set_rate_limit_reset(None);
+    fake.rate_limit_next(2);
+    let started = Instant::now();
+    channel.send_card(&request("a")).await.unwrap();
+    // 500 ms, then 1 s.
+    assert!(started.elapsed() >= Duration::from_millis(1500));
+    assert_eq!(fake.message_requests(), 3);
+}
+
+#[tokio::test]
+async fn rate_limit_retries_are_bounded() {
+    let fake = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .unwrap();
+    let mut config = fake.feishu_config(CHAT);
+    config.max_rate_limit_retries = 0;
+    let channel = FeishuChannel::new(config).unwrap();
+    fake.rate_limit_next(1);
+    let error = channel.send_card(&request("a")).await.unwrap_err();
+    assert!(error.message.contains("rate limited"), "{error}");
+    assert!(error.message.contains("max_rate_limit_retries"), "{error}");
+    assert_eq!(fake.message_requests(), 1);
+}
+
+#[tokio::test]
+async fn send_failure_is_an_error_naming_code_and_fix() {
+    let (fake, channel) = setup().await;
+    fake.fail_next_sends(1);
+    let error = channel.send_card(&request("a")).await.unwrap_err();
+    assert!(error.message.contains("230002"), "{error}");
+    assert!(
+        error
+            .message
+            .contains("Bot/User can NOT be out of the chat."),
+        "{error}"
+    );
+    assert!(
+        error
+            .message
+            .contains(&format!("add the app's bot to chat {CHAT}")),
+        "{error}"
+    );
+    assert!(fake.sent_cards().is_empty());
+    channel.send_card(&request("a")).await.unwrap();
+}
+
+#[tokio::test]
+async fn unreachable_server_is_an_error() {
+    let fake = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .unwrap();
+    let config = fake.feishu_config(CHAT);
+    drop(fake);
+    let mut config = FeishuConfig {
+        request_timeout: Duration::from_secs(2),
+        ..config
+    };
+    config.base_url = "http://127.0.0.1:9".to_owned();
+    let channel = FeishuChannel::new(config).unwrap();
+    let error = channel.send_card(&request("a")).await.unwrap_err();
+    assert!(error.message.contains("127.0.0.1:9"), "{error}");
+}
+
+#[test]
+fn invalid_config_is_refused() {
+    let config = FeishuConfig::new("cli_1", "secret", CHAT, "vtoken", "");
+    let error = FeishuChannel::new(config).unwrap_err();
+    assert!(error.message.contains("encrypt_key"), "{error}");
+    let mut config = FeishuConfig::new("cli_1", "secret", CHAT, "vtoken", "ekey");
+    config.base_url = "open.feishu.cn".to_owned();
+    assert!(FeishuChannel::new(config).is_err());
+}
+
+// ---------------------------------------------------------------- cards
+
+#[tokio::test]
+async fn the_sent_card_carries_the_request() {
+    let (fake, channel) = setup().await;
+    assert_eq!(channel.kind(), "feishu");
+    assert_eq!(channel.channel_id(), CHAT);
+    let request = request("7d0f3f1e-0000-4000-8000-000000000001");
+    channel.send_card(&request).await.unwrap();
+    let sent = fake.sent_cards().pop().unwrap();
+    assert_eq!(sent.chat_id, CHAT);
+    assert_eq!(sent.msg_type, "interactive");
+    assert_eq!(sent.uuid.as_deref(), Some(request.id.as_str()));
+    let card = &sent.card;
+    assert_eq!(card["schema"], "2.0");
+    assert_eq!(card["config"]["update_multi"], true);
+    assert_eq!(
+        card["header"]["title"]["content"],
+        "Approval needed: sql_exec"
+    );
+    assert_eq!(card["header"]["template"], "orange");
+
+    let text = markdown(card);
+    for needle in [
+        "billing-agent",
+        "ou_requester",
+        "acme",
+        "sql_exec",
+        request.id.as_str(),
+        "2023-11-14 22:23:20 UTC",
+    ] {
+        assert!(text.contains(needle), "missing {needle} in {text}");
+    }
+    let excerpt = request.args_excerpt(800);
+    assert!(excerpt.contains("cut at 800 characters"));
+    assert!(text.contains(&format!("```json\n{excerpt}\n```")), "{text}");
+    let full_args = serde_json::to_string_pretty(&request.args).unwrap();
+    assert!(!text.contains(&full_args));
+    assert!(text.contains(&format!(
+        "Who may approve:** `{}`",
+        request.approvers_text()
+    )));
+
+    let buttons = buttons(card);
+    assert_eq!(buttons.len(), 2);
+    let expected = [
+        ("Approve", "primary", "approve"),
+        ("Reject", "danger", "reject"),
+    ];
+    for (button, (label, kind, decision)) in buttons.iter().zip(expected) {
+        assert_eq!(button["text"]["content"], label);
+        assert_eq!(button["type"], kind);
+        assert_eq!(
+            button["behaviors"],
+            json!([{"type": "callback", "value": {"request_id": request.id, "decision": decision}}])
+        );
+    }
+}
+
+#[tokio::test]
+async fn update_card_patches_the_outcome_card_without_buttons() {
+    let (fake, channel) = setup().await;
+    let mut request = request("req-1");
+    let message_id = channel.send_card(&request).await.unwrap();
+    request.message_ref = Some(message_id.clone());
+    request.status = ConfirmationStatus::Rejected;
+    request.decided_by = Some("ou_cfo".to_owned());
+    request.decided_at_ms = Some(1_700_000_100_000);
+    request.reason = Some("not during the audit".to_owned());
+    channel.update_card(&request).await.unwrap();
+
+    let updates = fake.card_updates();
+    assert_eq!(updates.len(), 1);
+    let (id, card) = &updates[0];
+    assert_eq!(id, &message_id);
+    assert_eq!(card["schema"], "2.0");
+    assert_eq!(card["config"]["update_multi"], true);
+    assert_eq!(card["header"]["title"]["content"], "Rejected by ou_cfo");
+    assert_eq!(card["header"]["template"], "red");
+    assert!(card.to_string().contains("not during the audit"));
+    assert!(buttons(card).is_empty());
+    assert!(markdown(card).contains("req-1"));
+
+    request.status = ConfirmationStatus::Approved;
+    request.reason = None;
+    channel.update_card(&request).await.unwrap();
+    let (_, card) = fake.card_updates().pop().unwrap();
+    assert_eq!(card["header"]["title"]["content"], "Approved by ou_cfo");
+    assert_eq!(card["header"]["template"], "green");
+
+    request.status = ConfirmationStatus::Expired;
+    channel.update_card(&request).await.unwrap();
+    let (_, card) = fake.card_updates().pop().unwrap();
+    assert_eq!(
+        card["header"]["title"]["content"],
+        "Expired — no decision before the deadline"
+    );
+    assert_eq!(card["header"]["template"], "grey");
+
+    request.status = ConfirmationStatus::Cancelled;
+    channel.update_card(&request).await.unwrap();
+    let (_, card) = fake.card_updates().pop().unwrap();
+    assert_eq!(card["header"]["title"]["content"], "Cancelled");
+    assert!(buttons(&card).is_empty());
+}
+
+#[tokio::test]
+async fn update_card_errors() {
+    let (_fake, channel) = setup().await;
+    let mut request = request("req-1");
+    request.status = ConfirmationStatus::Approved;
+    let error = channel.update_card(&request).await.unwrap_err();
+    assert!(error.message.contains("no message_ref"), "{error}");
+    request.message_ref = Some("om_unknown".to_owned());
+    let error = channel.update_card(&request).await.unwrap_err();
+    assert!(error.message.contains("230001"), "{error}");
+}
+
+#[tokio::test]
+async fn callback_reply_redraws_the_card() {
+    let (_fake, channel) = setup().await;
+    let mut request = request("req-1");
+    let reply = channel.callback_reply(CallbackReply {
+        kind: ToastKind::Error,
+        message: "You may not decide this request.",
+        request: Some(&request),
+    });
+    assert_eq!(
+        reply["toast"],
+        json!({"type": "error", "content": "You may not decide this request."})
+    );
+    assert_eq!(reply["card"]["type"], "raw");
+    assert_eq!(buttons(&reply["card"]["data"]).len(), 2);
+
+    request.status = ConfirmationStatus::Approved;
+    request.decided_by = Some("ou_cfo".to_owned());
+    let reply = channel.callback_reply(CallbackReply {
+        kind: ToastKind::Success,
+        message: "Approved.",
+        request: Some(&request),
+    });
+    assert_eq!(reply["toast"]["type"], "success");
+    assert_eq!(
+        reply["card"]["data"]["header"]["title"]["content"],
+        "Approved by ou_cfo"
+    );
+    assert!(buttons(&reply["card"]["data"]).is_empty());
+
+    let reply = channel.callback_reply(CallbackReply {
+        kind: ToastKind::Info,
+        message: "Unknown request.",
+        request: None,
+    });
+    assert_eq!(
+        reply,
+        json!({"toast": {"type": "info", "content": "Unknown request."}})
+    );
+}
+
+// ---------------------------------------------------------------- callbacks
+
+#[tokio::test]
+async fn a_sealed_click_decodes_to_the_decision() {
+    let (fake, channel) = setup().await;
+    let request = request("req-42");
+    let message_id = channel.send_card(&request).await.unwrap();
+    let click = CardClick {
+        event_id: Some("ev-1".to_owned()),
+        ..CardClick::new("req-42", Decision::Reject, "ou_cfo", CHAT)
+    };
+    let event = fake.card_action_event(&click).unwrap();
+    let callback = verify(&channel, &fake.seal(&event)).unwrap();
+    assert_eq!(
+        callback,
+        Callback::Decision(DecisionCallback {
+            event_id: "ev-1".to_owned(),
+            request_id: "req-42".to_owned(),
+            decision: Decision::Reject,
+            operator: "ou_cfo".to_owned(),
+            channel_id: CHAT.to_owned(),
+            message_ref: Some(message_id),
+        })
+    );
+    // A button that no card carries cannot be pressed.
+    assert!(
+        fake.card_action_event(&CardClick::new("req-43", Decision::Approve, "ou_cfo", CHAT))
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn forged_or_tampered_callbacks_are_refused() {
+    let (fake, channel) = setup().await;
+    channel.send_card(&request("req-1")).await.unwrap();
+    let event = fake
+        .card_action_event(&CardClick::new("req-1", Decision::Approve, "ou_x", CHAT))
+        .unwrap();
+    let good = fake.seal(&event);
+    assert!(verify(&channel, &good).is_ok());
+
+    let mut forged = good.clone();
+    forged.signature = signature(&good.timestamp, &good.nonce, "guessed key", &good.body);
+    assert_eq!(verify(&channel, &forged), Err(CallbackError::BadSignature));
+
+    let mut tampered = good.clone();
+    let last = tampered.body.len() - 3;
+    tampered.body[last] ^= 1;
+    assert_eq!(
+        verify(&channel, &tampered),
+        Err(CallbackError::BadSignature)
+    );
+
+    let mut replayed_nonce = good.clone();
+    replayed_nonce.nonce = "other".to_owned();
+    assert_eq!(
+        verify(&channel, &replayed_nonce),
+        Err(CallbackError::BadSignature)
+    );
+
+    // Signed by another app's key.
+    let other = FakeFeishu::start(FakeFeishuConfig {
+        encrypt_key: "another key".to_owned(),
+        ..FakeFeishuConfig::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        verify(&channel, &other.seal(&event)),
+        Err(CallbackError::BadSignature)
+    );
+
+    // No signature headers at all.
+    assert_eq!(
+        verify_raw(&channel, &HeaderMap::new(), &good.body),
+        Err(CallbackError::BadSignature)
+    );
+}
+
+#[tokio::test]
+async fn stale_timestamps_are_refused() {
+    let (fake, channel) = setup().await;
+    channel.send_card(&request("req-1")).await.unwrap();
+    let event = fake
+        .card_action_event(&CardClick::new("req-1", Decision::Approve, "ou_x", CHAT))
+        .unwrap();
+    let now = unix_now();
+    assert!(verify(&channel, &fake.seal_at(&event, now - 30)).is_ok());
+    assert_eq!(
+        verify(&channel, &fake.seal_at(&event, now - 3600)),
+        Err(CallbackError::StaleTimestamp)
+    );
+    assert_eq!(
+        verify(&channel, &fake.seal_at(&event, now + 3600)),
+        Err(CallbackError::StaleTimestamp)
+    );
+
+    // The window edge, checked with a fixed clock (default window 5 min).
+    let signed = fake.seal_at(&event, 1_700_000_000);
+    let raw = |signed: &SignedCallback, now| {
+        channel.verify_callback_at(
+            RawCallback {
+                headers: &signed.headers(),
+                body: &signed.body,
+            },
+            now,
+        )
+    };
+    assert!(raw(&signed, 1_700_000_300).is_ok());
+    assert_eq!(
+        raw(&signed, 1_700_000_301),
+        Err(CallbackError::StaleTimestamp)
+    );
+    assert!(raw(&signed, 1_699_999_700).is_ok());
+    assert_eq!(
+        raw(&signed, 1_699_999_699),
+        Err(CallbackError::StaleTimestamp)
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_verification_token_is_refused() {
+    let (fake, channel) = setup().await;
+    channel.send_card(&request("req-1")).await.unwrap();
+    let mut event = fake
+        .card_action_event(&CardClick::new("req-1", Decision::Approve, "ou_x", CHAT))
+        .unwrap();
+    event["header"]["token"] = json!("not-the-token");
+    assert_eq!(
+        verify(&channel, &fake.seal(&event)),
+        Err(CallbackError::BadToken)
+    );
+    event["header"].as_object_mut().unwrap().remove("token");
+    assert_eq!(
+        verify(&channel, &fake.seal(&event)),
+        Err(CallbackError::BadToken)
+    );
+
+    let mut challenge = fake.url_verification_payload("abc");
+    challenge["token"] = json!("not-the-token");
+    assert_eq!(
+        verify(&channel, &fake.seal(&challenge)),
+        Err(CallbackError::BadToken)
+    );
+}
+
+#[tokio::test]
+async fn the_legacy_card_callback_is_unsupported() {
+    let (fake, channel) = setup().await;
+    let legacy = json!({
+        "open_id": "ou_x", "user_id": "u1", "tenant_key": "t", "open_message_id": "om_1",
+        "token": "c-123",
+        "action": {"value": {"request_id": "req-1", "decision": "approve"}, "tag": "button"},
+    });
+    let body = legacy.to_string().into_bytes();
+    for headers in [HeaderMap::new(), signed_headers(&fake, &body)] {
+        match verify_raw(&channel, &headers, &body) {
+            Err(CallbackError::Unsupported(message)) => {
+                assert!(message.contains("card.action.trigger"), "{message}");
+                assert!(message.contains("legacy"), "{message}");
+            }
+            other => panic!("expected Unsupported, got {other:?}"),
+        }
+    }
+    // Legacy SHA-1 signature headers do not help either.
+    let mut headers = signed_headers(&fake, &body);
+    headers.insert(
+        SIGNATURE_HEADER,
+        HeaderValue::from_static("52e451239d95245b0299bdfca629832eb0812d7c"),
+    );
+    assert!(matches!(
+        verify_raw(&channel, &headers, &body),
+        Err(CallbackError::Unsupported(_))
+    ));
+    // Encrypted and correctly signed, still legacy.
+    assert!(matches!(
+        verify(&channel, &fake.seal(&legacy)),
+        Err(CallbackError::Unsupported(_))
+    ));
+}
+
+#[tokio::test]
+async fn garbage_bodies_are_errors_not_panics() {
+    let (fake, channel) = setup().await;
+    let key = fake.config().encrypt_key.clone();
+    let valid = fake.seal(&json!({"schema": "2.0"}));
+    let encrypted = serde_json::from_slice::<Value>(&valid.body).unwrap()["encrypt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let mut bodies: Vec<Vec<u8>> =
+        vec![
+        Vec::new(),
+        b"{}".to_vec(),
+        b"[]".to_vec(),
+        b"null".to_vec(),
+        b"\"encrypt\"".to_vec(),
+        br#"{"encrypt": "!!"}"#.to_vec(),
+        br#"{"encrypt": 5}"#.to_vec(),
+        br#"{"encrypt": ""}"#.to_vec(),
+        br#"{"encrypt": "AAAA"}"#.to_vec(),
+        json!({"encrypt": &encrypted[..encrypted.len() - 8]}).to_string().into_bytes(),
+        json!({"encrypt": &encrypted[..24]}).to_string().into_bytes(),
+        // Decrypts, but not to JSON, or to JSON of the wrong shape.
+        json!({"encrypt": encrypt(&key, "not json", [1; 16])}).to_string().into_bytes(),
+        json!({"encrypt": encrypt(&key, "[1, 2]", [1; 16])}).to_string().into_bytes(),
+        json!({"encrypt": encrypt(&key, "{}", [1; 16])}).to_string().into_bytes(),
+        json!({"encrypt": encrypt(&key, r#"{"schema": "2.0", "header": 5}"#, [1; 16])})
+            .to_string()
+            .into_bytes(),
+        json!({"encrypt": encrypt(&key, r#"{"schema": 2, "header": {}}"#, [1; 16])})
+            .to_string()
+            .into_bytes(),
+        json!({"encrypt": encrypt(&key, r#"{"type": "url_verification", "token": 1}"#, [1; 16])})
+            .to_string()
+            .into_bytes(),
+        b"{\"encrypt\": \"\xff\xfe\"}".to_vec(),
+    ];
+    // Pseudo-random bytes.
+    for seed in 0..8u32 {
+        let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+        let bytes = (0..(seed as usize * 37 + 5))
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                state as u8
+            })
+            .collect();
+        bodies.push(bytes);
+    }
+
+    for body in &bodies {
+        let mut header_sets = vec![HeaderMap::new(), signed_headers(&fake, body)];
+        let mut wrong = signed_headers(&fake, body);
+        wrong.insert(SIGNATURE_HEADER, HeaderValue::from_static("zz"));
+        header_sets.push(wrong);
+        for headers in &header_sets {
+            let result = verify_raw(&channel, headers, body);
+            assert!(
+                result.is_err(),
+                "{:?} was accepted: {result:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+
+    // Specific verdicts once the signature holds.
+    let check = |body: &[u8]| verify_raw(&channel, &signed_headers(&fake, body), body);
+    assert!(matches!(
+        check(br#"{"encrypt": "!!"}"#),
+        Err(CallbackError::Decrypt(_))
+    ));
+    assert!(matches!(check(b"{}"), Err(CallbackError::Malformed(_))));
+    assert!(matches!(
+        check(b"\x00\x01garbage"),
+        Err(CallbackError::Malformed(_))
+    ));
+    let truncated = json!({"encrypt": &encrypted[..encrypted.len() - 8]}).to_string();
+    assert!(matches!(
+        check(truncated.as_bytes()),
+        Err(CallbackError::Decrypt(_))
+    ));
+    let wrong_key = json!({"encrypt": encrypt("other key", "{}", [1; 16])}).to_string();
+    assert!(matches!(
+        check(wrong_key.as_bytes()),
+        Err(CallbackError::Decrypt(_))
+    ));
+    let no_header = json!({"encrypt": encrypt(&key, r#"{"schema": "2.0"}"#, [1; 16])}).to_string();
+    match check(no_header.as_bytes()) {
+        Err(CallbackError::Malformed(message)) => assert!(message.contains("header"), "{message}"),
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn url_verification_yields_the_challenge() {
+    let (fake, channel) = setup().await;
+    let signed = fake.seal(&fake.url_verification_payload("challenge-1"));
+    assert_eq!(
+        verify(&channel, &signed),
+        Ok(Callback::UrlVerification {
+            challenge: "challenge-1".to_owned()
+        })
+    );
+    // Unsigned, as the developer console sends it.
+    assert_eq!(
+        verify_raw(&channel, &HeaderMap::new(), &signed.body),
+        Ok(Callback::UrlVerification {
+            challenge: "challenge-1".to_owned()
+        })
+    );
+    // Signature headers that are present must hold.
+    let mut forged = signed.clone();
+    forged.signature = "00".repeat(32);
+    assert_eq!(verify(&channel, &forged), Err(CallbackError::BadSignature));
+}
+
+// ---------------------------------------------------------------- over HTTP
+
+struct Endpoint {
+    channel: FeishuChannel,
+    decisions: Mutex<Vec<DecisionCallback>>,
+}
+
+async fn callback_handler(
+    State(endpoint): State<Arc<Endpoint>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let raw = RawCallback {
+        headers: &headers,
+        body: &body,
+    };
+    match endpoint.channel.verify_callback(raw) {
+        Ok(Callback::UrlVerification { challenge }) => {
+            axum::Json(json!({"challenge": challenge})).into_response()
+        }
+        Ok(Callback::Decision(decision)) => {
+            endpoint.decisions.lock().unwrap().push(decision);
+            let reply = endpoint.channel.callback_reply(CallbackReply {
+                kind: ToastKind::Success,
+                message: "Recorded.",
+                request: None,
+            });
+            axum::Json(reply).into_response()
+        }
+        Err(error) => (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": error.to_string()})),
+        )
+            .into_response(),
+    }
+}
+
+#[tokio::test]
+async fn clicks_and_url_verification_over_http() {
+    let (fake, channel) = setup().await;
+    let message_id = channel.send_card(&request("req-9")).await.unwrap();
+    let endpoint = Arc::new(Endpoint {
+        channel,
+        decisions: Mutex::new(Vec::new()),
+    });
+    let app = Router::new()
+        .route("/feishu/callback", post(callback_handler))
+        .with_state(Arc::clone(&endpoint));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/feishu/callback", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let (status, body) = fake.url_verification(&url, "ch-42").await;
+    assert_eq!((status, body), (200, json!({"challenge": "ch-42"})));
+
+    let click = CardClick::new("req-9", Decision::Approve, "ou_cfo", CHAT);
+    let (status, body) = fake.click(&url, &click).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["toast"]["type"], "success");
+    let decisions = endpoint.decisions.lock().unwrap().clone();
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].request_id, "req-9");
+    assert_eq!(decisions[0].decision, Decision::Approve);
+    assert_eq!(decisions[0].operator, "ou_cfo");
+    assert_eq!(decisions[0].channel_id, CHAT);
+    assert_eq!(
+        decisions[0].message_ref.as_deref(),
+        Some(message_id.as_str())
+    );
+
+    // A stale delivery is refused over HTTP as well.
+    let event = fake.card_action_event(&click).unwrap();
+    let (status, body) = fake
+        .deliver(&url, &fake.seal_at(&event, unix_now() - 3600))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("timestamp"));
+    assert_eq!(endpoint.decisions.lock().unwrap().len(), 1);
+}
