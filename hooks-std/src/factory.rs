@@ -7,13 +7,15 @@ use serde_json::Value;
 
 use crate::audit::AuditLogHook;
 use crate::config::ConfigError;
+use crate::gate::{ApprovalGate, Approvals};
 use crate::rate_limit::ConnectorRateLimitHook;
 use crate::readonly::{DatabaseOrgModes, OrgModeSource, ReadOnlyGuard};
 use crate::storage::Database;
 use crate::truncate::ResultTruncateHook;
 
 /// The names [`build_std_hook`] knows.
-pub const STD_HOOK_NAMES: [&str; 4] = [
+pub const STD_HOOK_NAMES: [&str; 5] = [
+    ApprovalGate::NAME,
     AuditLogHook::NAME,
     ConnectorRateLimitHook::NAME,
     ReadOnlyGuard::NAME,
@@ -29,6 +31,8 @@ pub struct StdResources {
     pub database: Option<Database>,
     /// Where the read-only guard reads org modes; overrides `database`.
     pub org_modes: Option<Arc<dyn OrgModeSource>>,
+    /// The approval machinery (store, channel, directory) the approval gate uses.
+    pub approvals: Option<Approvals>,
 }
 
 /// A standard hook built from config, ready to add to a registry.
@@ -111,6 +115,18 @@ pub fn build_std_hook(
     resources: &StdResources,
 ) -> Result<StdHook, FactoryError> {
     Ok(match name {
+        ApprovalGate::NAME => {
+            let approvals = resources
+                .approvals
+                .clone()
+                .ok_or(FactoryError::MissingResource {
+                    hook: ApprovalGate::NAME,
+                    what: "the approval machinery (an `Approvals` with a store and a channel)",
+                })?;
+            StdHook::Hook(RegisteredHook::pre(ApprovalGate::from_config(
+                approvals, config,
+            )?))
+        }
         AuditLogHook::NAME => {
             let database = resources
                 .database

@@ -1,10 +1,18 @@
 //! Standard hooks for `hooks`.
 //!
-//! Landed so far: [`ResultTruncateHook`], [`ReadOnlyGuard`] (with
-//! SQL classification by `sqlparser`) and [`ConnectorRateLimitHook`] with an
-//! in-memory GCRA backend. Each builds from its serde config (unknown keys are
-//! errors). Still to come: the approval gate, the audit log and the
-//! database-backed org modes and limiter.
+//! * [`gate::ApprovalGate`] — the durable human-approval gate, with its
+//!   [`gate::ConfirmationStore`], [`channel::Channel`]s (Feishu/Lark first)
+//!   and a verified callback router.
+//! * [`AuditLogHook`] — one durable row per attempted call (group commit).
+//! * [`ReadOnlyGuard`] — no writes while an org is read-only (SQL parsed by
+//!   `sqlparser`).
+//! * [`ResultTruncateHook`] — long results cut on a character boundary.
+//! * [`ConnectorRateLimitHook`] — GCRA quotas per (connector, user), in
+//!   memory or shared through the database.
+//!
+//! Storage is one sqlx pool ([`Database`]): SQLite by default, PostgreSQL for
+//! several replicas, migrations embedded. Each hook builds from its serde
+//! config (unknown keys are errors), also by name through [`build_std_hook`].
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

@@ -806,3 +806,53 @@ async fn a_decision_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
     assert!(report.tool_ran);
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn the_gate_builds_by_name_from_config() {
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::in_memory().await.unwrap(),
+        ORG_SCOPE(),
+        Duration::from_secs(60),
+    )
+    .await;
+    let resources = hooks_std::StdResources {
+        approvals: Some(replica.approvals.clone()),
+        ..Default::default()
+    };
+    let config =
+        json!({"when": "args.amount > 50000", "timeout": "200ms", "approver_scope": "org_members"});
+    let registry = hooks_std::build_std_hook("approval_gate", &config, &resources)
+        .expect("gate")
+        .add_to(HookRegistry::builder())
+        .build()
+        .expect("registry");
+    let small = HookContext::tool_call("oa__purchase_pay", json!({"amount": 10}));
+    let report = registry
+        .run_tool_call(small, async |_: &Value| Ok::<_, String>(json!("paid")))
+        .await;
+    assert!(report.tool_ran, "under the threshold, no approval needed");
+    let big = HookContext::tool_call("oa__purchase_pay", json!({"amount": 50000.5}));
+    let report = registry
+        .run_tool_call(big, async |_: &Value| Ok::<_, String>(json!("paid")))
+        .await;
+    assert!(
+        report
+            .observation
+            .to_string()
+            .contains("timed out after 200ms"),
+        "{}",
+        report.observation
+    );
+
+    for bad in [
+        json!({"timeout": "soon"}),
+        json!({"when": "args.amount >"}),
+        json!({"approver_scope": "everyone"}),
+        json!({"aprovers": []}),
+    ] {
+        let error = hooks_std::build_std_hook("approval_gate", &bad, &resources).unwrap_err();
+        assert!(error.to_string().contains("approval_gate"), "{error}");
+    }
+}

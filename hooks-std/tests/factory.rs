@@ -10,6 +10,7 @@ async fn resources() -> StdResources {
     StdResources {
         database: Some(Database::in_memory().await.expect("db")),
         org_modes: Some(Arc::new(StaticOrgModes::with_read_only(["frozen"]))),
+        approvals: None,
     }
 }
 
@@ -81,7 +82,7 @@ async fn bad_names_configs_and_missing_resources_are_errors() {
     );
 
     let none = StdResources::default();
-    for name in ["audit_log", "readonly_guard"] {
+    for name in ["audit_log", "readonly_guard", "approval_gate"] {
         let missing = build_std_hook(name, &json!(null), &none).unwrap_err();
         assert!(
             matches!(missing, FactoryError::MissingResource { .. }),

@@ -1,0 +1,167 @@
+//! The human-approval gate end to end, on embedded SQLite, with a fake Feishu
+//! Open API server running in-process on 127.0.0.1.
+//!
+//! Three payments need a person's approval. For each, the gate stores a
+//! confirmation request, sends a card to the (fake) Feishu group and pauses
+//! the call; a simulated operator presses a button, which reaches the callback
+//! router encrypted and signed exactly as Feishu sends it. The first payment
+//! is approved and runs, the second is rejected, the third times out.
+//!
+//! Run with `cargo run --example approval_gate`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hooks::prelude::*;
+use hooks::std_hooks::Database;
+use hooks::std_hooks::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks::std_hooks::gate::{
+    ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ApproverScope, ConfirmationStore,
+    Decision, StaticDirectory,
+};
+use serde_json::{Value, json};
+
+const CHAT: &str = "oc_finance_approvals";
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The platform side: a fake Feishu that records cards and can "click".
+    let feishu = FakeFeishu::start(FakeFeishuConfig::default()).await?;
+    println!("fake Feishu Open API listening at {}", feishu.base_url());
+
+    // Our side: storage, the Feishu channel, who is who, and the gate.
+    let database = Database::connect("sqlite::memory:").await?;
+    let channel = FeishuChannel::new(feishu.feishu_config(CHAT))?;
+    let directory = StaticDirectory::new()
+        .person(
+            "feishu",
+            "ou_7d8a6e6df7621556ce0d21922b676706",
+            "wang.fang",
+            "acme",
+        )
+        .person(
+            "feishu",
+            "ou_1f9e0c2b4d3a5e6f7a8b9c0d1e2f3a4b",
+            "li.lei",
+            "acme",
+        );
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(channel),
+        Arc::new(directory),
+        ApprovalsConfig::default(),
+    );
+    let gate = ApprovalGate::with_config(
+        approvals.clone(),
+        ApprovalGateConfig {
+            when: Some(r#"tool_name == "oa__purchase_pay" && args.amount > 50000"#.into()),
+            approver_scope: ApproverScope::OrgMembers,
+            timeout: Duration::from_secs(120),
+            ..ApprovalGateConfig::default()
+        },
+    )?;
+    let registry = HookRegistry::builder().pre(gate).build()?;
+
+    // The callback endpoint, mounted in "our" web server.
+    let app = Router::new().nest("/feishu/callback", approvals.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let callback_url = format!("http://{}/feishu/callback", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (_, verified) = feishu.url_verification(&callback_url, "challenge-42").await;
+    println!("callback endpoint {callback_url} verified: {verified}\n");
+
+    println!("{}", registry.describe());
+
+    let approver = "ou_7d8a6e6df7621556ce0d21922b676706";
+    let script = [
+        ("call-1", 60_000, Some(Decision::Approve)),
+        ("call-2", 250_000, Some(Decision::Reject)),
+        ("call-3", 75_000, None),
+    ];
+    for (n, (call_id, amount, decision)) in script.into_iter().enumerate() {
+        println!("── payment {} of ¥{amount} ({call_id})", n + 1);
+        let registry = if decision.is_none() {
+            // The third call gets a short deadline so the example ends quickly.
+            let short = ApprovalGate::with_config(
+                approvals.clone(),
+                ApprovalGateConfig {
+                    when: Some(r#"tool_name == "oa__purchase_pay""#.into()),
+                    approver_scope: ApproverScope::OrgMembers,
+                    timeout: Duration::from_secs(2),
+                    ..ApprovalGateConfig::default()
+                },
+            )?;
+            HookRegistry::builder().pre(short).build()?
+        } else {
+            registry.clone()
+        };
+        let ctx = HookContext::tool_call(
+            "oa__purchase_pay",
+            json!({"amount": amount, "payee": "Shenzhen Components Ltd", "po": format!("PO-{}", 7000 + n)}),
+        )
+        .with_agent("finance-bot")
+        .with_user("zhang.wei")
+        .with_org("acme")
+        .with_conversation("conv-2026-12-03")
+        .with_tool_call_id(call_id);
+        let call = tokio::spawn(async move {
+            registry
+                .run_tool_call(ctx, async |args: &Value| {
+                    println!("   tool oa__purchase_pay runs with {args}");
+                    Ok::<_, String>(json!({"status": "paid", "amount": args["amount"]}))
+                })
+                .await
+        });
+
+        let request_id = wait_for_card(&feishu, n + 1).await;
+        println!("   card sent to {CHAT}; request {request_id}; the call is paused");
+        if let Some(decision) = decision {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            println!("   operator wang.fang presses {decision:?} in Feishu");
+            let click = CardClick::new(&request_id, decision, approver, CHAT);
+            let (status, reply) = feishu.click(&callback_url, &click).await?;
+            println!(
+                "   callback answered HTTP {status}, toast \"{}\"",
+                reply["toast"]["content"].as_str().unwrap_or_default()
+            );
+        } else {
+            println!("   nobody answers…");
+        }
+        let report = call.await?;
+        println!("   observation: {}", report.observation);
+        let request = approvals
+            .store()
+            .get(&request_id)
+            .await?
+            .ok_or("request vanished")?;
+        println!(
+            "   stored request: status {}, decided by {}\n",
+            request.status,
+            request.decided_by.as_deref().unwrap_or("-")
+        );
+    }
+    println!(
+        "cards sent: {}, cards updated after expiry: {}",
+        feishu.sent_cards().len(),
+        feishu.card_updates().len()
+    );
+    Ok(())
+}
+
+/// Waits for the `count`-th card and returns the request id its buttons carry.
+async fn wait_for_card(feishu: &FakeFeishu, count: usize) -> String {
+    loop {
+        if let Some(card) = feishu.sent_cards().get(count - 1) {
+            let text = card.card.to_string();
+            let start = text.find("\"request_id\":\"").map(|at| at + 14);
+            if let Some(start) = start {
+                let end = text[start..]
+                    .find('"')
+                    .map_or(text.len(), |len| start + len);
+                return text[start..end].to_owned();
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
