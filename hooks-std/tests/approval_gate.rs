@@ -160,18 +160,20 @@ fn toast(body: &Value) -> (&str, &str) {
 
 const ORG_SCOPE: fn() -> Value = || json!({"approver_scope": "org_members", "timeout": "30s"});
 
-#[tokio::test]
-async fn approved_calls_run_and_the_card_shows_who_approved() {
+/// A gated call waiting on its card, on an in-memory database, org-member
+/// scope: the fake, the replica, the call, and the request id.
+async fn pending() -> (FakeFeishu, Replica, JoinHandle<ToolCallReport>, String) {
     let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
+    let database = Database::in_memory().await.expect("db");
+    let replica = replica(&fake, database, ORG_SCOPE(), Duration::from_secs(60)).await;
     let call = start(&replica, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
+    (fake, replica, call, id)
+}
+
+#[tokio::test]
+async fn approved_calls_run_and_the_card_shows_who_approved() {
+    let (fake, replica, call, id) = pending().await;
     let card = &fake.sent_cards()[0];
     assert_eq!(card.chat_id, CHAT);
     assert!(card.card.to_string().contains("oa__purchase_pay"));
@@ -201,16 +203,7 @@ async fn approved_calls_run_and_the_card_shows_who_approved() {
 
 #[tokio::test]
 async fn rejected_calls_are_blocked_with_who_rejected() {
-    let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
-    let call = start(&replica, gated_call("c1", 60_000));
-    let id = card_sent(&fake, 1).await;
+    let (fake, replica, call, id) = pending().await;
     fake.click(
         &replica.callback_url,
         &CardClick::new(&id, Decision::Reject, "ou_bob", CHAT),
@@ -265,16 +258,7 @@ async fn no_decision_before_the_deadline_expires_the_request() {
 
 #[tokio::test]
 async fn the_first_decision_wins() {
-    let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
-    let call = start(&replica, gated_call("c1", 60_000));
-    let id = card_sent(&fake, 1).await;
+    let (fake, replica, call, id) = pending().await;
     let approve = CardClick::new(&id, Decision::Approve, "ou_bob", CHAT);
     let reject = CardClick::new(&id, Decision::Reject, "ou_alice", CHAT);
     fake.click(&replica.callback_url, &approve)
@@ -294,16 +278,7 @@ async fn the_first_decision_wins() {
 
 #[tokio::test]
 async fn forged_stale_and_mistokened_callbacks_change_nothing() {
-    let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
-    let call = start(&replica, gated_call("c1", 60_000));
-    let id = card_sent(&fake, 1).await;
+    let (fake, replica, call, id) = pending().await;
     let event = fake
         .card_action_event(&CardClick::new(&id, Decision::Approve, "ou_bob", CHAT))
         .expect("event");
@@ -360,16 +335,7 @@ async fn forged_stale_and_mistokened_callbacks_change_nothing() {
 
 #[tokio::test]
 async fn wrong_channel_and_out_of_scope_operators_change_nothing() {
-    let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
-    let call = start(&replica, gated_call("c1", 60_000));
-    let id = card_sent(&fake, 1).await;
+    let (fake, replica, call, id) = pending().await;
 
     let (_, other_chat) = fake
         .click(
@@ -466,16 +432,7 @@ async fn the_initiator_scope_admits_only_the_initiator_and_the_allowlist() {
 
 #[tokio::test]
 async fn a_replayed_delivery_is_refused() {
-    let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
-    let call = start(&replica, gated_call("c1", 60_000));
-    let id = card_sent(&fake, 1).await;
+    let (fake, replica, call, id) = pending().await;
     let mut click = CardClick::new(&id, Decision::Reject, "ou_mallory", CHAT);
     click.event_id = Some("evt-replayed".into());
     let sealed = fake.seal(&fake.card_action_event(&click).expect("event"));
@@ -495,16 +452,7 @@ async fn a_replayed_delivery_is_refused() {
 
 #[tokio::test]
 async fn malformed_and_random_bodies_get_a_4xx_and_change_nothing() {
-    let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
-    let call = start(&replica, gated_call("c1", 60_000));
-    let id = card_sent(&fake, 1).await;
+    let (_fake, replica, call, id) = pending().await;
     let http = reqwest::Client::new();
     let mut seed = 0x2545_f491_4f6c_dd1d_u64;
     let mut bodies: Vec<Vec<u8>> = vec![
@@ -619,16 +567,7 @@ async fn an_undelivered_card_blocks_and_cancels_the_request() {
 
 #[tokio::test]
 async fn other_arguments_on_a_rerun_are_not_covered_by_the_request() {
-    let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
-    let call = start(&replica, gated_call("c1", 60_000));
-    let id = card_sent(&fake, 1).await;
+    let (fake, replica, call, id) = pending().await;
     fake.click(
         &replica.callback_url,
         &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
