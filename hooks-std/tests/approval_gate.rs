@@ -795,3 +795,135 @@ async fn the_gate_builds_by_name_from_config() {
         assert!(error.to_string().contains("approval_gate"), "{error}");
     }
 }
+
+#[tokio::test]
+async fn an_approval_runs_its_call_once() {
+    let (fake, replica, call, id) = pending().await;
+    fake.click(
+        &replica.callback_url,
+        &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
+    )
+    .await
+    .expect("click");
+    assert!(call.await.expect("task").tool_ran);
+    // The same tool call replayed (a crash-retry, a reused tool call id).
+    let replay = start(&replica, gated_call("c1", 60_000))
+        .await
+        .expect("task");
+    assert!(!replay.tool_ran);
+    assert!(
+        replay.observation.to_string().contains("already used"),
+        "{}",
+        replay.observation
+    );
+    assert_eq!(fake.sent_cards().len(), 1);
+}
+
+#[tokio::test]
+async fn any_truthy_requires_confirmation_flag_gates_the_call() {
+    let fake = fake().await;
+    let database = Database::in_memory().await.expect("db");
+    let replica = replica(
+        &fake,
+        database,
+        json!({"timeout": "100ms"}),
+        Duration::from_secs(60),
+    )
+    .await;
+    for (i, flag) in [json!(true), json!("true"), json!(1), json!("yes")]
+        .into_iter()
+        .enumerate()
+    {
+        let ctx = HookContext::tool_call("t", json!({}))
+            .with_metadata("requires_confirmation", flag.clone());
+        let report = start(&replica, ctx.with_tool_call_id(format!("t{i}")))
+            .await
+            .expect("task");
+        assert!(!report.tool_ran, "{flag} must gate the call");
+    }
+    for flag in [json!(false), json!("false"), json!(0), json!(null)] {
+        let ctx = HookContext::tool_call("t", json!({}))
+            .with_metadata("requires_confirmation", flag.clone());
+        assert!(
+            start(&replica, ctx).await.expect("task").tool_ran,
+            "{flag} must not gate"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_sweeper_only_touches_its_own_channel() {
+    let fake = fake().await;
+    let database = Database::in_memory().await.expect("db");
+    let gate = json!({"approver_scope": "org_members", "timeout": "50ms"});
+    let ours = replica(&fake, database.clone(), gate, Duration::from_secs(60)).await;
+    // Another channel (another chat) on the same database, with a request of its own.
+    let theirs_channel = FeishuChannel::new(fake.feishu_config("oc_other")).expect("channel");
+    let theirs = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(theirs_channel),
+        Arc::new(directory()),
+        ApprovalsConfig::default(),
+    );
+    let store = theirs.store().clone();
+    let (foreign, _) = store
+        .create_or_resume(&hooks_std::gate::NewConfirmation {
+            idempotency_key: "foreign".into(),
+            tool_name: "t".into(),
+            args: json!({}),
+            args_digest: "d".into(),
+            agent_id: String::new(),
+            initiator_user_id: String::new(),
+            org_id: String::new(),
+            approver_scope: Default::default(),
+            approver_allowlist: vec![],
+            channel_kind: "feishu".into(),
+            channel_id: "oc_other".into(),
+            mode: "metadata".into(),
+            timeout: Duration::from_millis(10),
+        })
+        .await
+        .expect("create");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let report = ours
+        .approvals
+        .sweep(&ApprovalsConfig::default())
+        .await
+        .expect("sweep");
+    assert_eq!(report.expired, 0);
+    assert_eq!(
+        status(&ours, &foreign.id).await,
+        ConfirmationStatus::Pending
+    );
+    let report = theirs
+        .sweep(&ApprovalsConfig::default())
+        .await
+        .expect("sweep");
+    assert_eq!(report.expired, 1);
+}
+
+#[tokio::test]
+async fn arguments_with_nul_characters_are_gated_on_postgres_too() {
+    let Some(url) = support::postgres_url("arguments_with_nul_characters") else {
+        return;
+    };
+    let fake = fake().await;
+    let replica = replica(
+        &fake,
+        Database::connect(&url).await.unwrap(),
+        json!({"timeout": "100ms"}),
+        Duration::from_secs(60),
+    )
+    .await;
+    let ctx = gated_call("c1", 1)
+        .with_conversation(support::unique("nul"))
+        .with_metadata("requires_confirmation", true);
+    let mut ctx = ctx;
+    ctx.tool_args = json!({"q": "a\u{0}b"});
+    let report = start(&replica, ctx).await.expect("task");
+    assert!(
+        report.observation.to_string().contains("timed out"),
+        "stored and waited, not a storage error: {}",
+        report.observation
+    );
+}

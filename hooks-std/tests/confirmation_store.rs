@@ -153,7 +153,7 @@ async fn deadlines(database: Database) {
     assert_eq!(expired.decided_by.as_deref(), Some("system"));
 
     let cancelled = store
-        .cancel_orphans(Duration::from_millis(100))
+        .cancel_orphans("feishu", "oc_finance", Duration::from_millis(100))
         .await
         .expect("orphans");
     assert!(cancelled.iter().any(|request| request.id == orphan.id));
@@ -176,7 +176,10 @@ async fn deadlines(database: Database) {
         .await
         .expect("ref");
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let swept = store.expire_overdue().await.expect("sweep");
+    let swept = store
+        .expire_overdue("feishu", "oc_finance")
+        .await
+        .expect("sweep");
     assert!(swept.iter().any(|request| request.id == overdue.id));
     let decided = store.decided_since(0).await.expect("poll");
     assert!(decided.iter().any(|(id, _)| *id == overdue.id));

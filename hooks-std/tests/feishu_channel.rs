@@ -44,6 +44,7 @@ fn request(id: &str) -> ConfirmationRequest {
         decided_by: None,
         reason: None,
         message_ref: None,
+        consumed_at_ms: None,
     }
 }
 

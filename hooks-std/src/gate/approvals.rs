@@ -340,7 +340,7 @@ impl Approvals {
     pub async fn sweep(&self, config: &ApprovalsConfig) -> Result<SweepReport, StorageError> {
         sweep_once(
             &self.inner.store,
-            self.inner.channel.as_ref(),
+            &self.inner.channel,
             &self.inner.waiters,
             config,
         )
@@ -356,7 +356,7 @@ impl Approvals {
         let expired = self.inner.store.expire(id).await?;
         if let Some(request) = &expired {
             self.inner.waiters.wake(id);
-            update_card(self.inner.channel.as_ref(), request).await;
+            update_card(&self.inner.channel, request);
         }
         Ok(expired)
     }
@@ -376,28 +376,41 @@ fn final_message(request: &ConfirmationRequest) -> String {
     }
 }
 
-/// Best effort: the decision stands whether or not the card can be redrawn.
-async fn update_card(channel: &dyn Channel, request: &ConfirmationRequest) {
+/// How long a background card update may take (rate-limit back-off included).
+const CARD_UPDATE_DEADLINE: Duration = Duration::from_secs(120);
+
+/// Redraws the card of a decided or expired request in the background, so a
+/// slow or rate-limited platform never delays a verdict. Best effort: the
+/// decision stands whether or not the card can be redrawn.
+fn update_card(channel: &Arc<dyn Channel>, request: &ConfirmationRequest) {
     if request.message_ref.is_none() {
         return;
     }
-    if let Err(error) = channel.update_card(request).await {
-        tracing::warn!(%error, request = %request.id, "could not update the approval card");
-    }
+    let (channel, request) = (channel.clone(), request.clone());
+    tokio::spawn(async move {
+        match tokio::time::timeout(CARD_UPDATE_DEADLINE, channel.update_card(&request)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%error, request = %request.id, "could not update the approval card");
+            }
+            Err(_) => tracing::warn!(request = %request.id, "updating the approval card timed out"),
+        }
+    });
 }
 
 async fn sweep_once(
     store: &ConfirmationStore,
-    channel: &dyn Channel,
+    channel: &Arc<dyn Channel>,
     waiters: &Waiters,
     config: &ApprovalsConfig,
 ) -> Result<SweepReport, StorageError> {
-    let expired = store.expire_overdue().await?;
+    let (kind, id) = (channel.kind(), channel.channel_id());
+    let expired = store.expire_overdue(kind, id).await?;
     for request in &expired {
         waiters.wake(&request.id);
-        update_card(channel, request).await;
+        update_card(channel, request);
     }
-    let cancelled = store.cancel_orphans(config.orphan_ttl).await?;
+    let cancelled = store.cancel_orphans(kind, id, config.orphan_ttl).await?;
     for request in &cancelled {
         waiters.wake(&request.id);
     }
@@ -421,7 +434,7 @@ async fn sweep_forever(
         let Some(waiters) = waiters.upgrade() else {
             return;
         };
-        if let Err(error) = sweep_once(&store, channel.as_ref(), &waiters, &config).await {
+        if let Err(error) = sweep_once(&store, &channel, &waiters, &config).await {
             tracing::warn!(%error, "approval sweeper failed; retrying next interval");
         }
     }

@@ -108,7 +108,7 @@ impl ApprovalGate {
 
     /// Why `ctx` needs confirmation (`metadata`, `require_all`, `when`), or `None`.
     pub fn trigger(&self, ctx: &HookContext) -> Option<&'static str> {
-        if ctx.flag("requires_confirmation") {
+        if requires_confirmation(ctx.metadata.get("requires_confirmation")) {
             Some("metadata")
         } else if self.config.require_confirmation_for_all {
             Some("require_all")
@@ -149,18 +149,26 @@ impl ApprovalGate {
                 request.id
             )));
         }
-        if request.tool_name != ctx.tool_name {
+        if request.tool_name != ctx.tool_name
+            || request.agent_id != ctx.agent_id
+            || request.initiator_user_id != ctx.user_id
+            || request.org_id != ctx.org_id
+        {
             return Ok(HookResult::block(format!(
-                "confirmation request {} for this tool call was for tool `{}`, not `{}`",
-                request.id, request.tool_name, ctx.tool_name
+                "confirmation request {} for this tool call id was made for another tool, agent, \
+                 user or org; it does not cover this call",
+                request.id
             )));
         }
         // Subscribe before looking at the state, so no decision slips between.
         let mut subscription = self.approvals.subscribe(&request.id);
-        if request.status == ConfirmationStatus::Pending && request.message_ref.is_none() {
+        let clock = store.clock_ms().await.map_err(HookError::new)?;
+        if request.status == ConfirmationStatus::Pending
+            && request.message_ref.is_none()
+            && request.expires_at_ms > clock
+        {
             self.deliver(&request).await?;
         }
-        let clock = store.clock_ms().await.map_err(HookError::new)?;
         let started = tokio::time::Instant::now();
         loop {
             let current = store
@@ -171,7 +179,7 @@ impl ApprovalGate {
                     HookError::new(format!("confirmation request {} disappeared", request.id))
                 })?;
             if current.status.is_terminal() {
-                return Ok(self.verdict(&current));
+                return self.finish(&current).await;
             }
             let now = clock + millis(started.elapsed());
             let remaining = Duration::from_millis(
@@ -181,7 +189,7 @@ impl ApprovalGate {
                 () = subscription.woken() => {}
                 () = tokio::time::sleep(remaining) => {
                     if let Some(expired) = self.approvals.expire(&current.id).await.map_err(HookError::new)? {
-                        return Ok(self.verdict(&expired));
+                        return self.finish(&expired).await;
                     }
                 }
             }
@@ -205,6 +213,27 @@ impl ApprovalGate {
                 Err(HookError::new(reason))
             }
         }
+    }
+
+    /// The verdict on a final request. An approval lets its call run once:
+    /// it is stamped as used, and an approval already used blocks.
+    async fn finish(&self, request: &ConfirmationRequest) -> Result<HookResult, HookError> {
+        if request.status == ConfirmationStatus::Approved {
+            let fresh = self
+                .approvals
+                .store()
+                .consume(&request.id)
+                .await
+                .map_err(HookError::new)?;
+            if !fresh {
+                return Ok(HookResult::block(format!(
+                    "the approval of confirmation request {} was already used by an earlier run \
+                     of this tool call; an approval runs its call once",
+                    request.id
+                )));
+            }
+        }
+        Ok(self.verdict(request))
     }
 
     fn verdict(&self, request: &ConfirmationRequest) -> HookResult {
@@ -265,6 +294,21 @@ impl Hook for ApprovalGate {
 }
 
 impl PreToolUseHook for ApprovalGate {}
+
+/// Whether a `requires_confirmation` metadata value asks for confirmation.
+/// Anything but absent, `null`, `false`, `0`, `""` or `"false"` does: a flag
+/// the engine spelled differently must not let a call through ungated.
+fn requires_confirmation(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(Value::String(text)) => {
+            let text = text.trim();
+            !(text.is_empty() || text.eq_ignore_ascii_case("false") || text == "0")
+        }
+        Some(_) => true,
+    }
+}
 
 /// The key that makes a re-run of the same tool call resume its request.
 /// Without both ids a call cannot be recognised again, so it gets a fresh key.

@@ -174,6 +174,8 @@ pub struct ConfirmationRequest {
     pub reason: Option<String>,
     /// The channel's reference to the card (e.g. a Feishu message id), once sent.
     pub message_ref: Option<String>,
+    /// When an approved request let its call run (an approval runs the call once).
+    pub consumed_at_ms: Option<i64>,
 }
 
 impl ConfirmationRequest {
@@ -184,6 +186,12 @@ impl ConfirmationRequest {
             Some((cut, _)) => format!("{}\n… (cut at {max_chars} characters)", &text[..cut]),
             None => text,
         }
+    }
+
+    /// Whether [`args_excerpt`](Self::args_excerpt) cuts the arguments at `max_chars`.
+    pub fn args_truncated(&self, max_chars: usize) -> bool {
+        let text = serde_json::to_string_pretty(&self.args).unwrap_or_default();
+        text.chars().nth(max_chars).is_some()
     }
 
     /// Who may decide, in words (for cards).

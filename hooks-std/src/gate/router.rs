@@ -48,15 +48,25 @@ async fn callback(State(approvals): State<Approvals>, headers: HeaderMap, body: 
         Ok(Callback::Decision(decision)) => decision,
         Err(error) => return refuse(&error),
     };
-    let outcome = match tokio::time::timeout(REPLY_DEADLINE, approvals.handle_callback(&decision))
-        .await
-    {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            tracing::error!(request = %decision.request_id, "approval callback took too long");
+    // Spawned, so a decision that commits after the reply deadline still
+    // wakes its gate even though the platform has stopped listening.
+    let handling = tokio::spawn(async move { approvals.handle_callback(&decision).await });
+    let outcome = match tokio::time::timeout(REPLY_DEADLINE, handling).await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(panicked)) => {
+            tracing::error!(%panicked, "approval callback handling failed");
             let reply = CallbackReply {
                 kind: ToastKind::Error,
-                message: "Your decision took too long to record; please check the request and try again.",
+                message: "Your decision could not be recorded; nothing changed. Please try again.",
+                request: None,
+            };
+            return axum::Json(channel.callback_reply(reply)).into_response();
+        }
+        Err(_) => {
+            tracing::error!("approval callback took too long to answer");
+            let reply = CallbackReply {
+                kind: ToastKind::Info,
+                message: "Your decision is still being recorded; the card will show the outcome.",
                 request: None,
             };
             return axum::Json(channel.callback_reply(reply)).into_response();

@@ -28,7 +28,8 @@ macro_rules! on_pool {
 
 const COLUMNS: &str = "id, idempotency_key, tool_name, args, args_digest, agent_id, \
     initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, channel_id, \
-    mode, status, created_at_ms, expires_at_ms, decided_at_ms, decided_by, reason, message_ref";
+    mode, status, created_at_ms, expires_at_ms, decided_at_ms, decided_by, reason, message_ref, \
+    consumed_at_ms";
 
 /// What the gate asks the store to create (or resume).
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +100,7 @@ struct Row {
     decided_by: Option<String>,
     reason: Option<String>,
     message_ref: Option<String>,
+    consumed_at_ms: Option<i64>,
 }
 
 impl TryFrom<Row> for ConfirmationRequest {
@@ -133,6 +135,7 @@ impl TryFrom<Row> for ConfirmationRequest {
             decided_by: row.decided_by,
             reason: row.reason,
             message_ref: row.message_ref,
+            consumed_at_ms: row.consumed_at_ms,
         })
     }
 }
@@ -178,11 +181,14 @@ impl ConfirmationStore {
         match self.database {
             Database::Sqlite(_) => text
                 .replace("{now}", "CAST(unixepoch('subsec') * 1000 AS INTEGER)")
+                .replace("{json}", "")
                 .replace('$', "?"),
-            Database::Postgres(_) => text.replace(
-                "{now}",
-                "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)",
-            ),
+            Database::Postgres(_) => text
+                .replace(
+                    "{now}",
+                    "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)",
+                )
+                .replace("{json}", "::json"),
         }
     }
 
@@ -199,7 +205,7 @@ impl ConfirmationStore {
             "INSERT INTO confirmation_requests (id, idempotency_key, tool_name, args, args_digest, \
              agent_id, initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, \
              channel_id, mode, status, created_at_ms, expires_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'pending', {now}, {now} + $14) \
+             VALUES ($1, $2, $3, $4{json}, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'pending', {now}, {now} + $14) \
              ON CONFLICT (idempotency_key) DO NOTHING",
         );
         let what = || {
@@ -212,7 +218,7 @@ impl ConfirmationStore {
             .bind(&id)
             .bind(&new.idempotency_key)
             .bind(&new.tool_name)
-            .bind(Json(&new.args))
+            .bind(new.args.to_string())
             .bind(&new.args_digest)
             .bind(&new.agent_id)
             .bind(&new.initiator_user_id)
@@ -352,8 +358,8 @@ impl ConfirmationStore {
         row.map(|row| self.decode(row)).transpose()
     }
 
-    /// Cancels request `id` if it is still pending (e.g. its card could not
-    /// be delivered, so nobody could ever decide it). Returns it if cancelled.
+    /// Cancels request `id` if it is still pending and its card was never
+    /// delivered (so nobody could ever decide it). Returns it if cancelled.
     pub async fn cancel(
         &self,
         id: &str,
@@ -362,7 +368,7 @@ impl ConfirmationStore {
         let sql = self.sql(
             "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now}, \
              decided_by = 'system', reason = $1 WHERE id = $2 AND status = 'pending' \
-             RETURNING {columns}",
+             AND message_ref IS NULL RETURNING {columns}",
         );
         let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
             .bind(reason)
@@ -375,16 +381,25 @@ impl ConfirmationStore {
         row.map(|row| self.decode(row)).transpose()
     }
 
-    /// Expires every pending request past its deadline (the sweeper's job;
-    /// covers gates that died while waiting). Returns the expired requests.
-    pub async fn expire_overdue(&self) -> Result<Vec<ConfirmationRequest>, StorageError> {
+    /// Expires every pending request of channel `channel_kind`/`channel_id`
+    /// past its deadline (the sweeper's job; covers gates that died while
+    /// waiting). Returns the expired requests.
+    pub async fn expire_overdue(
+        &self,
+        channel_kind: &str,
+        channel_id: &str,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
         let sql = self.sql(
             "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now}, \
              decided_by = 'system' WHERE status = 'pending' AND expires_at_ms <= {now} \
-             RETURNING {columns}",
+             AND channel_kind = $1 AND channel_id = $2 RETURNING {columns}",
         );
-        self.many(&sql, None, "expiring overdue confirmation requests")
-            .await
+        self.many(
+            &sql,
+            (channel_kind, channel_id, None),
+            "expiring overdue confirmation requests",
+        )
+        .await
     }
 
     /// Cancels pending requests older than `ttl` whose card was never
@@ -392,21 +407,41 @@ impl ConfirmationStore {
     /// card). Returns them.
     pub async fn cancel_orphans(
         &self,
+        channel_kind: &str,
+        channel_id: &str,
         ttl: Duration,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
         let sql = self.sql(
             "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now}, \
              decided_by = 'system', reason = 'the approval card was never delivered' \
-             WHERE status = 'pending' AND message_ref IS NULL AND created_at_ms <= {now} - $1 \
-             RETURNING {columns}",
+             WHERE status = 'pending' AND message_ref IS NULL AND channel_kind = $1 \
+             AND channel_id = $2 AND created_at_ms <= {now} - $3 RETURNING {columns}",
         );
         let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2);
         self.many(
             &sql,
-            Some(ttl_ms),
+            (channel_kind, channel_id, Some(ttl_ms)),
             "cancelling orphaned confirmation requests",
         )
         .await
+    }
+
+    /// Stamps approved request `id` as used by its call. `false` if it was
+    /// not approved or already used: an approval lets its call run once.
+    pub async fn consume(&self, id: &str) -> Result<bool, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET consumed_at_ms = {now} \
+             WHERE id = $1 AND status = 'approved' AND consumed_at_ms IS NULL",
+        );
+        let updated = on_pool!(&self.database, pool => sqlx::query(&sql)
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+        .map_err(StorageError::query(format!(
+            "using the approval of confirmation request {id}"
+        )))?;
+        Ok(updated == 1)
     }
 
     /// Requests that left `pending` at or after `since_ms` (database clock),
@@ -469,11 +504,11 @@ impl ConfirmationStore {
     async fn many(
         &self,
         sql: &str,
-        param: Option<i64>,
+        (kind, channel, param): (&str, &str, Option<i64>),
         what: &str,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
         let found: Vec<Row> = on_pool!(&self.database, pool => {
-            let mut query = sqlx::query_as(sql);
+            let mut query = sqlx::query_as(sql).bind(kind).bind(channel);
             if let Some(param) = param {
                 query = query.bind(param);
             }

@@ -18,6 +18,9 @@ use crate::storage::Database;
 /// The PostgreSQL channel the status trigger notifies.
 pub(crate) const NOTIFY_CHANNEL: &str = "hooks_confirmation";
 
+/// How long the poll trusts the local clock before re-reading the database's.
+const CLOCK_REFRESH: Duration = Duration::from_secs(60);
+
 /// How far back each poll looks, so a decision whose transaction committed
 /// after a later one is not missed.
 const POLL_OVERLAP_MS: i64 = 5_000;
@@ -111,7 +114,7 @@ pub(crate) async fn poll_decisions(
             clock = None;
             continue;
         }
-        let (base, at) = match clock {
+        let (base, at) = match clock.filter(|(_, at)| at.elapsed() < CLOCK_REFRESH) {
             Some(clock) => clock,
             None => match store.clock_ms().await {
                 Ok(now) => *clock.insert((now - millis(interval), tokio::time::Instant::now())),
@@ -140,8 +143,15 @@ pub(crate) async fn listen_for_decisions(database: Database, waiters: Weak<Waite
     let Database::Postgres(pool) = database else {
         return;
     };
+    // The listener holds its connection for good: give it its own, outside
+    // the shared pool, so gates and audit writes never starve for one.
+    let options = (*pool.connect_options()).clone();
+    drop(pool);
     loop {
-        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
+        let own = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect_lazy_with(options.clone());
+        let mut listener = match sqlx::postgres::PgListener::connect_with(&own).await {
             Ok(listener) => listener,
             Err(error) => {
                 tracing::warn!(%error, "approval gate could not LISTEN; retrying in 1 s");

@@ -101,9 +101,20 @@ fn summary_markdown(request: &ConfirmationRequest) -> String {
     let args = request
         .args_excerpt(ARGS_EXCERPT_CHARS)
         .replace('`', "\u{2cb}");
+    // An approver must know when they are not seeing everything they approve.
+    let cut = if request.args_truncated(ARGS_EXCERPT_CHARS) {
+        format!(
+            "\n**⚠ The arguments are longer than shown.** The approval covers all of them \
+             (digest {}); inspect request {} before approving.",
+            inline_code(&request.args_digest),
+            inline_code(&request.id)
+        )
+    } else {
+        String::new()
+    };
     format!(
         "**Agent:** {agent}\n**Requester:** {requester}\n**Org:** {org}\n**Tool:** {tool}\n\
-         **Request id:** {id}\n**Deadline:** {deadline}\n**Arguments:**\n```json\n{args}\n```",
+         **Request id:** {id}\n**Deadline:** {deadline}\n**Arguments:**\n```json\n{args}\n```{cut}",
         agent = inline_code(&request.agent_id),
         requester = inline_code(&request.initiator_user_id),
         org = inline_code(&request.org_id),
@@ -202,6 +213,7 @@ mod tests {
             decided_by: None,
             reason: None,
             message_ref: None,
+            consumed_at_ms: None,
         }
     }
 
