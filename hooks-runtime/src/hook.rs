@@ -111,6 +111,25 @@ pub trait Hook: Send + Sync {
     fn description(&self) -> Option<&str> {
         None
     }
+
+    /// How a dry run (`HookRegistry::explain`, `hooks explain`) treats this
+    /// hook: evaluate it (default), or only report that it would ask a person
+    /// or run an external command.
+    fn dry_run(&self) -> DryRun {
+        DryRun::Evaluate
+    }
+}
+
+/// How a dry run treats a hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DryRun {
+    /// Run it: it decides from the call alone.
+    #[default]
+    Evaluate,
+    /// Do not run it: it would ask a person (the approval gate).
+    Ask,
+    /// Do not run it unless asked: it runs an external command.
+    External,
 }
 
 /// A hook that runs before a tool: it may block the call or rewrite its arguments.

@@ -39,22 +39,34 @@
 //!
 //! Dispatch needs a Tokio runtime with timers enabled (`#[tokio::main]` has them).
 
+mod ask;
+mod config;
 mod context;
 mod dispatch;
+mod factory;
 mod hook;
 mod observer;
 mod registry;
 mod result;
 mod when;
 
+pub use ask::AskHandler;
+pub use config::{
+    AgentConfig, AgentConfigError, AgentConfigErrors, ClassHookEntry, CommandEntry, ConfigFormat,
+    ConfigShape,
+};
 pub use context::{HookContext, HookPoint, Surface, ToolOutcome};
 pub use dispatch::{
-    CallTrace, Decision, EntryStatus, HookFailure, HookRun, Observation, SessionStart,
-    SessionStopped, ToolCallReport, TraceEntry,
+    CallTrace, Decision, EntryStatus, ExplainStep, ExplainVerdict, Explanation, HookFailure,
+    HookRun, Observation, SessionStart, SessionStopped, ToolCallReport, TraceEntry,
+};
+pub use factory::{
+    BuildFn, Built, BuiltItem, HookFactory, Resources, factories, find_factory,
+    parse_factory_config,
 };
 pub use hook::{
-    DEFAULT_PRIORITY, DEFAULT_TIMEOUT, ErrorPolicy, Hook, HookError, HookFuture, IntoHookOutcome,
-    PostToolUseHook, PreToolUseHook, SessionStartHook,
+    DEFAULT_PRIORITY, DEFAULT_TIMEOUT, DryRun, ErrorPolicy, Hook, HookError, HookFuture,
+    IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
 };
 pub use hooks_when::{WhenError, WhenErrors, did_you_mean, parse_duration};
 pub use observer::{CallObserver, CallRecord};

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use hooks_runtime::{CallObserver, HookRegistryBuilder, RegisteredHook, did_you_mean};
+use hooks_runtime::{
+    Built, CallObserver, HookRegistryBuilder, RegisteredHook, Resources, did_you_mean,
+};
 use serde_json::Value;
 
 use crate::audit::AuditLogHook;
@@ -166,3 +168,70 @@ pub fn build_std_hook(
         }
     })
 }
+
+impl StdResources {
+    /// Picks the standard hooks' resources out of a registry-wide
+    /// [`Resources`] map: a [`Database`], an `Arc<dyn OrgModeSource>` and
+    /// [`Approvals`], each if present.
+    pub fn from_resources(resources: &Resources) -> Self {
+        StdResources {
+            database: resources.get::<Database>().cloned(),
+            org_modes: resources.get::<Arc<dyn OrgModeSource>>().cloned(),
+            approvals: resources.get::<Approvals>().cloned(),
+        }
+    }
+}
+
+impl From<StdHook> for Built {
+    fn from(hook: StdHook) -> Self {
+        match hook {
+            StdHook::Hook(hook) => hook.into(),
+            StdHook::Observer(observer) => observer.into(),
+        }
+    }
+}
+
+/// The factory behind every standard hook but the gate.
+fn build_by_name(name: &str, config: &Value, resources: &Resources) -> Result<Built, String> {
+    build_std_hook(name, config, &StdResources::from_resources(resources))
+        .map(Built::from)
+        .map_err(|error| error.to_string())
+}
+
+/// The gate's factory: the hook, which also takes "ask" decisions from
+/// command hooks.
+fn build_approval_gate(config: &Value, resources: &Resources) -> Result<Built, String> {
+    let approvals = resources.get::<Approvals>().cloned().ok_or_else(|| {
+        "hook \"approval_gate\" needs the approval machinery: add an `Approvals` (store, \
+             channel, approver directory) to the Resources"
+            .to_owned()
+    })?;
+    let gate = Arc::new(ApprovalGate::from_config(approvals, config).map_err(|e| e.to_string())?);
+    Ok(Built::from(RegisteredHook::Pre(gate.clone())).with_ask_handler(gate))
+}
+
+hooks_runtime::hook_factory!(
+    ApprovalGate::NAME,
+    "pauses a call until a person approves it (durable, Feishu/Lark)",
+    build_approval_gate
+);
+hooks_runtime::hook_factory!(
+    AuditLogHook::NAME,
+    "one durable audit row per attempted call",
+    |config, resources| build_by_name(AuditLogHook::NAME, config, resources)
+);
+hooks_runtime::hook_factory!(
+    ConnectorRateLimitHook::NAME,
+    "call quotas per (connector, user)",
+    |config, resources| build_by_name(ConnectorRateLimitHook::NAME, config, resources)
+);
+hooks_runtime::hook_factory!(
+    ReadOnlyGuard::NAME,
+    "blocks writes while the org is read-only",
+    |config, resources| build_by_name(ReadOnlyGuard::NAME, config, resources)
+);
+hooks_runtime::hook_factory!(
+    ResultTruncateHook::NAME,
+    "cuts long results on a character boundary",
+    |config, resources| build_by_name(ResultTruncateHook::NAME, config, resources)
+);

@@ -6,12 +6,14 @@
 //! timeout — blocks unless the hook is explicitly fail-open; every call yields
 //! a trace.
 
+mod explain;
 mod observation;
 mod run_hook;
 mod session;
 mod tool_call;
 mod trace;
 
+pub use explain::{ExplainStep, ExplainVerdict, Explanation};
 pub use observation::Observation;
 pub use run_hook::HookFailure;
 pub use session::{SessionStart, SessionStopped};

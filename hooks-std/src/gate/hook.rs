@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use hooks_runtime::{
-    Hook, HookContext, HookError, HookFuture, HookPoint, HookResult, PreToolUseHook, When,
+    AskHandler, DryRun, Hook, HookContext, HookError, HookFuture, HookPoint, HookResult,
+    PreToolUseHook, When,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -119,12 +120,12 @@ impl ApprovalGate {
         }
     }
 
-    async fn gate(&self, ctx: &HookContext) -> Result<HookResult, HookError> {
+    async fn gate(&self, ctx: &HookContext, mode: &str) -> Result<HookResult, HookError> {
         let store = self.approvals.store();
         let channel = self.approvals.channel();
         let digest = args_digest(&ctx.tool_name, &ctx.tool_args);
         let new = NewConfirmation {
-            idempotency_key: idempotency_key(ctx),
+            idempotency_key: idempotency_key(ctx, mode),
             tool_name: ctx.tool_name.clone(),
             args: ctx.tool_args.clone(),
             args_digest: digest.clone(),
@@ -135,7 +136,7 @@ impl ApprovalGate {
             approver_allowlist: self.config.approvers.clone(),
             channel_kind: channel.kind().to_owned(),
             channel_id: channel.channel_id().to_owned(),
-            mode: self.trigger(ctx).unwrap_or("metadata").to_owned(),
+            mode: mode.to_owned(),
             timeout: self.config.timeout,
         };
         let (request, _created) = store
@@ -277,7 +278,7 @@ impl Hook for ApprovalGate {
     }
 
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(self.gate(ctx))
+        Box::pin(self.gate(ctx, self.trigger(ctx).unwrap_or("metadata")))
     }
 
     fn timeout(&self) -> Duration {
@@ -291,9 +292,22 @@ impl Hook for ApprovalGate {
     fn description(&self) -> Option<&str> {
         Some("pauses the call until a person approves it")
     }
+
+    fn dry_run(&self) -> DryRun {
+        DryRun::Ask
+    }
 }
 
 impl PreToolUseHook for ApprovalGate {}
+
+/// Command hooks that answer "ask" route the call here: the same durable,
+/// verified approval flow, recorded with mode `ask`.
+impl AskHandler for ApprovalGate {
+    fn ask<'a>(&'a self, ctx: &'a HookContext, reason: &'a str) -> HookFuture<'a> {
+        tracing::info!(tool = %ctx.tool_name, %reason, "a hook asked for approval");
+        Box::pin(self.gate(ctx, "ask"))
+    }
+}
 
 /// Whether a `requires_confirmation` metadata value asks for confirmation.
 /// Anything but absent, `null`, `false`, `0`, `""` or `"false"` does: a flag
@@ -312,12 +326,15 @@ fn requires_confirmation(value: Option<&Value>) -> bool {
 
 /// The key that makes a re-run of the same tool call resume its request.
 /// Without both ids a call cannot be recognised again, so it gets a fresh key.
-fn idempotency_key(ctx: &HookContext) -> String {
+/// An "ask" from a command hook gets its own request, apart from one the
+/// gate's own trigger may have opened for the same call.
+fn idempotency_key(ctx: &HookContext, mode: &str) -> String {
     if ctx.conversation_id.is_empty() || ctx.tool_call_id.is_empty() {
         format!("unkeyed:{}", uuid::Uuid::new_v4())
     } else {
+        let suffix = if mode == "ask" { ":ask" } else { "" };
         format!(
-            "{}:{}:{}",
+            "{}:{}:{}{suffix}",
             ctx.conversation_id.len(),
             ctx.conversation_id,
             ctx.tool_call_id

@@ -1,0 +1,449 @@
+//! An agent's hook declarations, read from any of the accepted shapes.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::error::{AgentConfigError, AgentConfigErrors};
+use super::format::ConfigFormat;
+
+/// Which shape a config file had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigShape {
+    /// This project's shape: `agent`, `require_confirmation_for_all`,
+    /// `hooks: {class_hooks, commands}`.
+    Native,
+    /// The seed system's shape: `model_config_json.hooks.class_hooks: [names]`.
+    Seed,
+    /// A Claude Code settings file's `hooks` block
+    /// (`{"PreToolUse": [{"matcher": …, "hooks": [{"type": "command", …}]}]}`).
+    ClaudeSettings,
+}
+
+/// A hook named in `class_hooks`, with its config (`null` when none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassHookEntry {
+    /// The hook's (or factory's) name.
+    pub name: String,
+    /// Its config.
+    pub config: Value,
+    /// Where it is in the file, for error messages.
+    pub entry: String,
+}
+
+/// A command hook declaration, as written (turned into a
+/// `CommandSpec` when the registry is built).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandEntry {
+    /// The declaration, normalised to this project's command-hook fields.
+    pub spec: Value,
+    /// Where it is in the file, for error messages.
+    pub entry: String,
+}
+
+/// An agent's hook declarations.
+///
+/// ```
+/// use hooks_runtime::{AgentConfig, ConfigFormat, ConfigShape};
+///
+/// let yaml = r#"
+/// agent: finance-bot
+/// require_confirmation_for_all: false
+/// hooks:
+///   class_hooks:
+///     - readonly_guard
+///     - name: connector_rate_limit
+///       config: { default: { calls: 5, period: 1m } }
+///   commands:
+///     - event: PreToolUse
+///       when: 'tool_name starts_with "shell_"'
+///       command: ["./hooks/check-shell.sh"]
+///       timeout: 10s
+/// "#;
+/// let config = AgentConfig::parse(yaml, ConfigFormat::Yaml, "agent.yaml", None).unwrap();
+/// assert_eq!(config.shape, ConfigShape::Native);
+/// assert_eq!(config.class_hooks[1].name, "connector_rate_limit");
+/// assert_eq!(config.commands.len(), 1);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    /// The agent's id.
+    pub agent: String,
+    /// Every tool call of this agent needs approval.
+    pub require_confirmation_for_all: bool,
+    /// Hooks by name, with config.
+    pub class_hooks: Vec<ClassHookEntry>,
+    /// Command hooks.
+    pub commands: Vec<CommandEntry>,
+    /// The file it came from (or `<inline>`), for error messages.
+    pub source: String,
+    /// The file's directory: relative command paths resolve against it.
+    pub base_dir: Option<PathBuf>,
+    /// Which shape the file had.
+    pub shape: ConfigShape,
+}
+
+const NATIVE_KEYS: [&str; 3] = ["agent", "require_confirmation_for_all", "hooks"];
+const CLAUDE_EVENTS: [&str; 3] = ["PreToolUse", "PostToolUse", "SessionStart"];
+
+impl AgentConfig {
+    /// Reads and parses `path`; the format comes from its extension
+    /// (`.yaml`, `.yml`, `.json`, `.toml`).
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, AgentConfigErrors> {
+        let path = path.as_ref();
+        let source = path.display().to_string();
+        let format = ConfigFormat::from_path(path).ok_or_else(|| {
+            AgentConfigError::new(
+                &source,
+                None,
+                "unknown config format: name the file .yaml, .yml, .json or .toml",
+            )
+        })?;
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            AgentConfigError::new(&source, None, format!("cannot read the file: {error}"))
+        })?;
+        let base_dir = path.parent().map(|dir| {
+            if dir.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                dir.to_path_buf()
+            }
+        });
+        Self::parse(&text, format, &source, base_dir.as_deref())
+    }
+
+    /// Parses config text in `format`; `source` names it in errors.
+    pub fn parse(
+        text: &str,
+        format: ConfigFormat,
+        source: &str,
+        base_dir: Option<&Path>,
+    ) -> Result<Self, AgentConfigErrors> {
+        let value = format.parse(text).map_err(|error| {
+            AgentConfigError::new(source, None, format!("syntax error: {error}"))
+        })?;
+        Self::from_value(&value, source, base_dir)
+    }
+
+    /// Reads an already-parsed config value in any accepted shape.
+    pub fn from_value(
+        value: &Value,
+        source: &str,
+        base_dir: Option<&Path>,
+    ) -> Result<Self, AgentConfigErrors> {
+        let fail = |entry: Option<&str>, message: String| {
+            AgentConfigErrors::from(AgentConfigError::new(
+                source,
+                entry.map(str::to_owned),
+                message,
+            ))
+        };
+        let Some(top) = value.as_object() else {
+            return Err(fail(
+                None,
+                "the config must be a mapping at the top level".into(),
+            ));
+        };
+        let default_agent = Path::new(source)
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .unwrap_or("agent")
+            .to_owned();
+        let mut config = AgentConfig {
+            agent: default_agent,
+            require_confirmation_for_all: false,
+            class_hooks: Vec::new(),
+            commands: Vec::new(),
+            source: source.to_owned(),
+            base_dir: base_dir.map(Path::to_path_buf),
+            shape: ConfigShape::Native,
+        };
+        let mut errors = Vec::new();
+        if top.contains_key("model_config_json") {
+            config.shape = ConfigShape::Seed;
+            config.read_seed(top, &mut errors);
+        } else if top
+            .get("hooks")
+            .and_then(Value::as_object)
+            .is_some_and(|hooks| hooks.keys().any(|key| key.starts_with(char::is_uppercase)))
+        {
+            config.shape = ConfigShape::ClaudeSettings;
+            config.read_claude(top, &mut errors);
+        } else {
+            config.read_native(top, &mut errors);
+        }
+        if errors.is_empty() {
+            Ok(config)
+        } else {
+            Err(AgentConfigErrors(errors))
+        }
+    }
+
+    fn error(&self, entry: Option<String>, message: impl Into<String>) -> AgentConfigError {
+        AgentConfigError::new(&self.source, entry, message)
+    }
+
+    fn read_native(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
+        for key in top.keys() {
+            if !NATIVE_KEYS.contains(&key.as_str()) {
+                let hint = crate::did_you_mean(key, NATIVE_KEYS)
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                errors.push(self.error(
+                    Some(key.clone()),
+                    format!(
+                        "unknown key{hint}; the accepted keys are {}",
+                        NATIVE_KEYS.join(", ")
+                    ),
+                ));
+            }
+        }
+        self.read_agent_fields(top, errors);
+        let Some(hooks) = top.get("hooks") else {
+            return;
+        };
+        let Some(hooks) = hooks.as_object() else {
+            errors.push(self.error(
+                Some("hooks".into()),
+                "must be a mapping with `class_hooks` and `commands`",
+            ));
+            return;
+        };
+        for key in hooks.keys() {
+            if key != "class_hooks" && key != "commands" {
+                errors.push(self.error(
+                    Some(format!("hooks.{key}")),
+                    "unknown key; `hooks` takes `class_hooks` and `commands`",
+                ));
+            }
+        }
+        if let Some(list) = hooks.get("class_hooks") {
+            self.read_class_hooks(list, "hooks.class_hooks", errors);
+        }
+        match hooks.get("commands") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.commands.push(CommandEntry {
+                        spec: item.clone(),
+                        entry: format!("hooks.commands[{i}]"),
+                    });
+                }
+            }
+            Some(_) => errors.push(self.error(Some("hooks.commands".into()), "must be a list")),
+        }
+    }
+
+    fn read_agent_fields(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
+        match top
+            .get("agent")
+            .or_else(|| top.get("name"))
+            .or_else(|| top.get("id"))
+        {
+            None => {}
+            Some(Value::String(agent)) if !agent.trim().is_empty() => {
+                agent.clone_into(&mut self.agent)
+            }
+            Some(_) => errors.push(self.error(Some("agent".into()), "must be a non-empty string")),
+        }
+        match top.get("require_confirmation_for_all") {
+            None => {}
+            Some(Value::Bool(flag)) => self.require_confirmation_for_all = *flag,
+            Some(_) => errors.push(self.error(
+                Some("require_confirmation_for_all".into()),
+                "must be true or false",
+            )),
+        }
+    }
+
+    fn read_class_hooks(&mut self, list: &Value, at: &str, errors: &mut Vec<AgentConfigError>) {
+        let Some(items) = list.as_array() else {
+            errors.push(self.error(
+                Some(at.into()),
+                "must be a list of hook names or {name, config} entries",
+            ));
+            return;
+        };
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                Value::String(name) if !name.trim().is_empty() => {
+                    self.class_hooks.push(ClassHookEntry {
+                        name: name.clone(),
+                        config: Value::Null,
+                        entry: format!("{at}[{i}] ({name})"),
+                    })
+                }
+                Value::Object(map) => {
+                    let name = map.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let entry = format!("{at}[{i}] ({})", if name.is_empty() { "?" } else { name });
+                    if name.is_empty() {
+                        errors.push(self.error(Some(entry), "needs a `name`"));
+                        continue;
+                    }
+                    if let Some(key) = map.keys().find(|key| *key != "name" && *key != "config") {
+                        errors.push(self.error(
+                            Some(entry),
+                            format!("unknown key `{key}`; an entry takes `name` and `config`"),
+                        ));
+                        continue;
+                    }
+                    self.class_hooks.push(ClassHookEntry {
+                        name: name.to_owned(),
+                        config: map.get("config").cloned().unwrap_or(Value::Null),
+                        entry,
+                    });
+                }
+                _ => errors.push(self.error(
+                    Some(format!("{at}[{i}]")),
+                    "must be a hook name or a {name, config} entry",
+                )),
+            }
+        }
+    }
+
+    fn read_seed(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
+        self.read_agent_fields(top, errors);
+        let raw = &top["model_config_json"];
+        // Stored as a JSON string in the seed's database; accept both.
+        let parsed;
+        let model = match raw {
+            Value::String(text) => match serde_json::from_str::<Value>(text) {
+                Ok(value) => {
+                    parsed = value;
+                    &parsed
+                }
+                Err(error) => {
+                    errors.push(self.error(
+                        Some("model_config_json".into()),
+                        format!("is a string but not JSON: {error}"),
+                    ));
+                    return;
+                }
+            },
+            other => other,
+        };
+        let Some(model) = model.as_object() else {
+            errors.push(self.error(Some("model_config_json".into()), "must be a mapping"));
+            return;
+        };
+        if let Some(flag) = model.get("require_confirmation_for_all") {
+            match flag {
+                Value::Bool(flag) => self.require_confirmation_for_all = *flag,
+                _ => errors.push(self.error(
+                    Some("model_config_json.require_confirmation_for_all".into()),
+                    "must be true or false",
+                )),
+            }
+        }
+        match model.get("hooks") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(hooks)) => {
+                for key in hooks.keys().filter(|key| *key != "class_hooks") {
+                    errors.push(self.error(
+                        Some(format!("model_config_json.hooks.{key}")),
+                        "unknown key; the seed shape takes `class_hooks`",
+                    ));
+                }
+                if let Some(list) = hooks.get("class_hooks") {
+                    self.read_class_hooks(list, "model_config_json.hooks.class_hooks", errors);
+                }
+            }
+            Some(_) => {
+                errors.push(self.error(Some("model_config_json.hooks".into()), "must be a mapping"))
+            }
+        }
+    }
+
+    fn read_claude(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
+        // A settings file holds much more (permissions, env, model…); only
+        // `hooks` concerns us, and within it every entry must be understood.
+        if let Some(Value::String(agent)) = top.get("agent") {
+            agent.clone_into(&mut self.agent);
+        }
+        let hooks = top["hooks"].as_object().cloned().unwrap_or_default();
+        for (event, groups) in &hooks {
+            let at = format!("hooks.{event}");
+            if !CLAUDE_EVENTS.contains(&event.as_str()) {
+                errors.push(self.error(
+                    Some(at),
+                    format!(
+                        "the {event} event is not supported (supported: {}); remove it or move it to another settings file",
+                        CLAUDE_EVENTS.join(", ")
+                    ),
+                ));
+                continue;
+            }
+            let Some(groups) = groups.as_array() else {
+                errors.push(self.error(Some(at), "must be a list of {matcher, hooks} groups"));
+                continue;
+            };
+            for (g, group) in groups.iter().enumerate() {
+                let at = format!("hooks.{event}[{g}]");
+                let Some(group) = group.as_object() else {
+                    errors.push(self.error(Some(at), "must be a {matcher, hooks} mapping"));
+                    continue;
+                };
+                if let Some(key) = group
+                    .keys()
+                    .find(|key| *key != "matcher" && *key != "hooks")
+                {
+                    errors.push(self.error(Some(at.clone()), format!("unknown key `{key}`")));
+                    continue;
+                }
+                let matcher = group.get("matcher").cloned().unwrap_or(Value::Null);
+                let Some(commands) = group.get("hooks").and_then(Value::as_array) else {
+                    errors.push(self.error(Some(at), "needs a `hooks` list"));
+                    continue;
+                };
+                for (h, hook) in commands.iter().enumerate() {
+                    let at = format!("hooks.{event}[{g}].hooks[{h}]");
+                    match claude_command(event, &matcher, hook) {
+                        Ok(spec) => self.commands.push(CommandEntry { spec, entry: at }),
+                        Err(message) => errors.push(self.error(Some(at), message)),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One Claude Code `{"type": "command", "command": "…", "timeout": 60}`
+/// entry as a command-hook declaration. Claude Code runs the string through
+/// a shell, so it keeps doing so here.
+fn claude_command(event: &str, matcher: &Value, hook: &Value) -> Result<Value, String> {
+    let Some(hook) = hook.as_object() else {
+        return Err("must be a {type, command, timeout} mapping".into());
+    };
+    if let Some(key) = hook
+        .keys()
+        .find(|key| !["type", "command", "timeout"].contains(&key.as_str()))
+    {
+        return Err(format!(
+            "unknown key `{key}`; a command hook takes type, command and timeout"
+        ));
+    }
+    match hook.get("type").and_then(Value::as_str) {
+        Some("command") => {}
+        Some(other) => {
+            return Err(format!(
+                "hook type \"{other}\" is not supported; only \"command\" is"
+            ));
+        }
+        None => return Err("needs `type: \"command\"`".into()),
+    }
+    let Some(command) = hook
+        .get("command")
+        .and_then(Value::as_str)
+        .filter(|c| !c.trim().is_empty())
+    else {
+        return Err("needs a non-empty `command` string".into());
+    };
+    let mut spec = json!({"event": event, "command": command, "shell": true});
+    if !matcher.is_null() {
+        spec["matcher"] = matcher.clone();
+    }
+    if let Some(timeout) = hook.get("timeout") {
+        spec["timeout"] = timeout.clone();
+    }
+    Ok(spec)
+}

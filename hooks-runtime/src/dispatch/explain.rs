@@ -1,0 +1,144 @@
+//! Dry runs: which pre hooks a call would meet, in what order, and what each
+//! would decide — without running the tool.
+
+use serde::Serialize;
+
+use super::run_hook::{run_hook, triggers};
+use crate::context::{HookContext, HookPoint};
+use crate::hook::{DryRun, ErrorPolicy, Hook};
+use crate::registry::HookRegistry;
+
+/// What one pre hook would do in a dry run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum ExplainVerdict {
+    /// Its trigger does not match this call.
+    NotMatched,
+    /// It would let the call through.
+    Allow,
+    /// It would let the call through with rewritten arguments.
+    Rewrite {
+        /// The arguments after the rewrite.
+        args: serde_json::Value,
+    },
+    /// It would block the call.
+    Block {
+        /// The reason the LLM would see.
+        reason: String,
+    },
+    /// It failed while deciding (error, panic, timeout).
+    Fail {
+        /// What went wrong.
+        failure: String,
+        /// Whether that blocks (`fail_closed`) or not.
+        blocks: bool,
+    },
+    /// It would ask a person (the approval gate): not run in a dry run.
+    WouldAsk,
+    /// It would run an external command: not run unless asked to.
+    WouldRun,
+    /// An earlier hook blocked, so it would not run.
+    NotReached,
+}
+
+/// One row of an explanation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExplainStep {
+    /// The hook.
+    pub name: String,
+    /// Its priority.
+    pub priority: i32,
+    /// Its trigger's source text, if it has one.
+    pub when: Option<String>,
+    /// What it would do.
+    #[serde(flatten)]
+    pub verdict: ExplainVerdict,
+}
+
+/// The dry run of one call through the pre hooks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Explanation {
+    /// The tool.
+    pub tool: String,
+    /// Every pre hook in run order.
+    pub steps: Vec<ExplainStep>,
+    /// The hook that would block the call, if any.
+    pub blocked_by: Option<String>,
+}
+
+impl HookRegistry {
+    /// Dry-runs `ctx` through the pre hooks in order, without the tool.
+    ///
+    /// Ordinary hooks are evaluated (their rewrites chain, the first block
+    /// stops the chain). Hooks that would ask a person (the approval gate)
+    /// are reported as [`ExplainVerdict::WouldAsk`]; hooks that would run an
+    /// external command as [`ExplainVerdict::WouldRun`], unless
+    /// `run_commands` is set, in which case they are evaluated too.
+    pub async fn explain(&self, mut ctx: HookContext, run_commands: bool) -> Explanation {
+        ctx.point = HookPoint::PreToolUse;
+        let mut steps = Vec::new();
+        let mut blocked_by = None;
+        for hook in self.pre_tool_use() {
+            let hook: &dyn Hook = hook.as_ref();
+            let verdict = if blocked_by.is_some() {
+                ExplainVerdict::NotReached
+            } else {
+                evaluate(hook, &mut ctx, run_commands).await
+            };
+            let blocks = matches!(
+                verdict,
+                ExplainVerdict::Block { .. } | ExplainVerdict::Fail { blocks: true, .. }
+            );
+            if blocks {
+                blocked_by = Some(hook.name().to_owned());
+            }
+            steps.push(ExplainStep {
+                name: hook.name().to_owned(),
+                priority: hook.priority(),
+                when: hook.when_source().map(str::to_owned),
+                verdict,
+            });
+        }
+        Explanation {
+            tool: ctx.tool_name.clone(),
+            steps,
+            blocked_by,
+        }
+    }
+}
+
+async fn evaluate(hook: &dyn Hook, ctx: &mut HookContext, run_commands: bool) -> ExplainVerdict {
+    match triggers(hook, ctx) {
+        Ok(false) => return ExplainVerdict::NotMatched,
+        Ok(true) => {}
+        Err(failure) => {
+            return ExplainVerdict::Fail {
+                failure: failure.to_string(),
+                blocks: hook.on_error() == ErrorPolicy::FailClosed,
+            };
+        }
+    }
+    match hook.dry_run() {
+        DryRun::Ask => return ExplainVerdict::WouldAsk,
+        DryRun::External if !run_commands => return ExplainVerdict::WouldRun,
+        _ => {}
+    }
+    match run_hook(hook, ctx).await {
+        Ok(result) if !result.allow => ExplainVerdict::Block {
+            reason: result
+                .error
+                .unwrap_or_else(|| "blocked without a reason".to_owned()),
+        },
+        Ok(result) => match result.modified_args {
+            Some(args) => {
+                ctx.tool_args = args.clone();
+                ExplainVerdict::Rewrite { args }
+            }
+            None => ExplainVerdict::Allow,
+        },
+        Err(failure) => ExplainVerdict::Fail {
+            failure: failure.to_string(),
+            blocks: hook.on_error() == ErrorPolicy::FailClosed,
+        },
+    }
+}
