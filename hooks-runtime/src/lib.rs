@@ -39,7 +39,9 @@
 //!
 //! Dispatch needs a Tokio runtime with timers enabled (`#[tokio::main]` has them).
 
+mod agent;
 mod ask;
+mod command;
 mod config;
 mod context;
 mod dispatch;
@@ -50,10 +52,15 @@ mod registry;
 mod result;
 mod when;
 
+pub use agent::Agent;
 pub use ask::AskHandler;
+pub use command::{
+    COMMAND_ENV_ALLOWLIST, COMMAND_OUTPUT_LIMIT, CommandEvent, CommandHook, CommandLine,
+    CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT,
+};
 pub use config::{
-    AgentConfig, AgentConfigError, AgentConfigErrors, ClassHookEntry, CommandEntry, ConfigFormat,
-    ConfigShape,
+    APPROVAL_GATE, AgentConfig, AgentConfigError, AgentConfigErrors, ClassHookEntry, CommandEntry,
+    ConfigFormat, ConfigShape,
 };
 pub use context::{HookContext, HookPoint, Surface, ToolOutcome};
 pub use dispatch::{

@@ -102,12 +102,15 @@ impl AgentConfig {
         let text = std::fs::read_to_string(path).map_err(|error| {
             AgentConfigError::new(&source, None, format!("cannot read the file: {error}"))
         })?;
+        // Absolute, so a command's path and its working directory cannot
+        // resolve against each other.
         let base_dir = path.parent().map(|dir| {
-            if dir.as_os_str().is_empty() {
-                PathBuf::from(".")
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
             } else {
-                dir.to_path_buf()
-            }
+                dir
+            };
+            std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
         });
         Self::parse(&text, format, &source, base_dir.as_deref())
     }

@@ -8,9 +8,11 @@
 //! command. Errors name the file and the entry.
 
 mod agent;
+mod build;
 mod error;
 mod format;
 
 pub use agent::{AgentConfig, ClassHookEntry, CommandEntry, ConfigShape};
+pub use build::APPROVAL_GATE;
 pub use error::{AgentConfigError, AgentConfigErrors};
 pub use format::ConfigFormat;

@@ -5,6 +5,9 @@
 //! the gate owns the state machine. [`feishu`] is the first channel.
 
 pub mod feishu;
+mod offline;
+
+pub use offline::OfflineChannel;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,0 +1,259 @@
+//! The flagship example: a scripted ReAct-style agent under the full hook
+//! stack, loaded from `examples/agent.yaml`.
+//!
+//! No LLM and no service: the agent follows a fixed plan of tool calls, the
+//! hooks' state lives in embedded SQLite, and approvals are answered by a
+//! simulated operator through the real callback path — a fake Feishu Open
+//! API server on 127.0.0.1 sends encrypted, signed button presses to the
+//! callback router. The transcript shows a call allowed, one blocked by the
+//! read-only guard, one rate limited, one truncated, a payment approved, a
+//! payment rejected and a command hook's verdicts, and ends with the audit log.
+//!
+//! Run with `cargo run --example agent`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hooks::std_hooks::Database;
+use hooks::std_hooks::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks::std_hooks::gate::{
+    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
+};
+use hooks::std_hooks::readonly::{DatabaseOrgModes, OrgModeSource};
+use hooks::{Agent, AgentConfig, HookContext, Resources};
+use serde_json::{Value, json};
+
+const CHAT: &str = "oc_finance_approvals";
+const OPERATOR: &str = "ou_7d8a6e6df7621556ce0d21922b676706";
+
+/// The agent's toolbox: what each tool returns.
+async fn run_tool(tool: &str, args: &Value) -> Result<Value, String> {
+    match tool {
+        "sql_query" => Ok(json!([{"invoice": "INV-1042", "amount": 60000, "paid": false}])),
+        "sql_exec" => Ok(json!({"rows_affected": 1})),
+        "oa__purchase_pay" => Ok(json!({"status": "paid", "amount": args["amount"]})),
+        "http__fetch" => Ok(json!(
+            "Supplier terms (fetched): ".to_owned()
+                + &"Net 30 days; 2% discount within 10 days; late fee 1.5% per month. ".repeat(12)
+        )),
+        "shell_exec" => Ok(json!(
+            "total 3\n-rw-r--r-- invoices.csv\n-rw-r--r-- terms.pdf"
+        )),
+        other => Err(format!("unknown tool {other}")),
+    }
+}
+
+/// One step of the fixed plan.
+struct Step {
+    thought: &'static str,
+    org: &'static str,
+    tool: &'static str,
+    args: Value,
+}
+
+fn plan() -> Vec<Step> {
+    let step = |thought, org, tool, args| Step {
+        thought,
+        org,
+        tool,
+        args,
+    };
+    vec![
+        step(
+            "Look up unpaid invoices.",
+            "acme",
+            "sql_query",
+            json!({"sql": "SELECT * FROM invoices WHERE paid = false"}),
+        ),
+        step(
+            "Mark the invoice paid in the frozen subsidiary.",
+            "acme-frozen",
+            "sql_exec",
+            json!({"sql": "UPDATE invoices SET paid = true WHERE id = 1042"}),
+        ),
+        step(
+            "Fetch the supplier's payment terms.",
+            "acme",
+            "http__fetch",
+            json!({"url": "https://supplier.example/terms"}),
+        ),
+        step(
+            "Fetch them again, in case they changed.",
+            "acme",
+            "http__fetch",
+            json!({"url": "https://supplier.example/terms?v=2"}),
+        ),
+        step(
+            "And the late-fee appendix.",
+            "acme",
+            "http__fetch",
+            json!({"url": "https://supplier.example/appendix"}),
+        ),
+        step(
+            "One more time, just to be sure.",
+            "acme",
+            "http__fetch",
+            json!({"url": "https://supplier.example/terms?v=3"}),
+        ),
+        step(
+            "Pay invoice INV-1042.",
+            "acme",
+            "oa__purchase_pay",
+            json!({"invoice": "INV-1042", "amount": 60000, "payee": "Shenzhen Components Ltd"}),
+        ),
+        step(
+            "Prepay next quarter while I am at it.",
+            "acme",
+            "oa__purchase_pay",
+            json!({"invoice": "PRE-Q1", "amount": 480000, "payee": "Shenzhen Components Ltd"}),
+        ),
+        step(
+            "List the working directory.",
+            "acme",
+            "shell_exec",
+            json!({"command": "ls -la"}),
+        ),
+        step(
+            "Clean up the working directory.",
+            "acme",
+            "shell_exec",
+            json!({"command": "rm -rf ./*"}),
+        ),
+    ]
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The platform: a fake Feishu Open API on loopback.
+    let feishu = FakeFeishu::start(FakeFeishuConfig::default()).await?;
+
+    // Storage, org modes, the approval channel and who is who.
+    let database = Database::connect("sqlite::memory:").await?;
+    let org_modes = Arc::new(DatabaseOrgModes::new(database.clone()));
+    org_modes.set_read_only("acme-frozen", true).await?;
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(FeishuChannel::new(feishu.feishu_config(CHAT))?),
+        Arc::new(StaticDirectory::new().person("feishu", OPERATOR, "wang.fang", "acme")),
+        ApprovalsConfig::default(),
+    );
+    let callback_url = serve_callbacks(&approvals).await?;
+    tokio::spawn(operator(feishu, approvals.clone(), callback_url));
+
+    // The agent, from its config file; any config error stops it here.
+    let config_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/agent.yaml");
+    let modes: Arc<dyn OrgModeSource> = org_modes;
+    let resources = Resources::new()
+        .with(database.clone())
+        .with(approvals.clone())
+        .with(modes);
+    let agent = Agent::build(AgentConfig::load(&config_path)?, &resources)?;
+    println!("agent `{}` from {}", agent.id(), config_path.display());
+    println!("{}", agent.registry().describe());
+
+    let conversation = "conv-2026-12-03-finance";
+    let session = agent
+        .start_session(
+            HookContext::session()
+                .with_conversation(conversation)
+                .with_user("zhang.wei")
+                .with_org("acme"),
+        )
+        .await?;
+    println!("session context: {}\n", session.context);
+
+    for (n, step) in plan().into_iter().enumerate() {
+        println!("Thought: {}", step.thought);
+        println!("Action: {} {}", step.tool, step.args);
+        let ctx = agent
+            .context(step.tool, step.args)
+            .with_user("zhang.wei")
+            .with_org(step.org)
+            .with_conversation(conversation)
+            .with_tool_call_id(format!("call-{n}"));
+        let report = agent
+            .call_tool(ctx, async |args: &Value| run_tool(step.tool, args).await)
+            .await;
+        println!("Observation: {}\n", report.observation);
+    }
+
+    println!("audit log (connector_call_logs):");
+    println!(
+        "{:<3} {:<17} {:<11} {:<22} {:<7} reason",
+        "#", "tool", "outcome", "blocked by", "size"
+    );
+    for row in database.audit_entries(conversation).await? {
+        let reason: String = row.reason.unwrap_or_default().chars().take(60).collect();
+        println!(
+            "{:<3} {:<17} {:<11} {:<22} {:<7} {reason}",
+            row.tool_call_id.trim_start_matches("call-"),
+            row.tool_name,
+            row.outcome,
+            row.blocked_by.unwrap_or_else(|| "-".into()),
+            row.result_size.map_or("-".into(), |n| n.to_string()),
+        );
+    }
+    Ok(())
+}
+
+/// Mounts the approval callback router in "our" web server on loopback.
+async fn serve_callbacks(approvals: &Approvals) -> std::io::Result<String> {
+    let app = Router::new().nest("/feishu/callback", approvals.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/feishu/callback", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(url)
+}
+
+/// The simulated operator: reads each new card in the Feishu group and
+/// presses a button — approve up to 100,000, reject above.
+async fn operator(feishu: FakeFeishu, approvals: Approvals, callback_url: String) {
+    let mut seen = 0;
+    loop {
+        let cards = feishu.sent_cards();
+        for card in &cards[seen..] {
+            let Some(id) = request_id(&card.card) else {
+                continue;
+            };
+            let Ok(Some(request)) = approvals.store().get(&id).await else {
+                continue;
+            };
+            let amount = request.args["amount"].as_f64().unwrap_or(f64::MAX);
+            let decision = if amount <= 100_000.0 {
+                Decision::Approve
+            } else {
+                Decision::Reject
+            };
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            println!(
+                "   [Feishu] wang.fang reads the card for {} and presses {decision:?}",
+                request.tool_name
+            );
+            let click = CardClick::new(&id, decision, OPERATOR, CHAT);
+            match feishu.click(&callback_url, &click).await {
+                Ok((status, reply)) => println!(
+                    "   [Feishu] callback answered {status}: \"{}\"",
+                    reply["toast"]["content"].as_str().unwrap_or_default()
+                ),
+                Err(error) => println!("   [Feishu] could not press the button: {error}"),
+            }
+        }
+        seen = cards.len();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The request id the card's buttons carry.
+fn request_id(card: &Value) -> Option<String> {
+    match card {
+        Value::Object(map) => map
+            .get("request_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| map.values().find_map(request_id)),
+        Value::Array(items) => items.iter().find_map(request_id),
+        _ => None,
+    }
+}

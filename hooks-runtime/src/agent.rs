@@ -1,0 +1,136 @@
+//! An agent with its hooks: the one way tool calls run, on every surface,
+//! for delegated sub-agents too.
+//!
+//! An [`Agent`] pairs an agent's config with the registry built from it.
+//! Every tool call goes through [`Agent::call_tool`], which stamps the
+//! context with the agent's id, its delegation path and the surface, so
+//! hooks (and `when` expressions) always see who is calling from where. A
+//! delegated agent never inherits its caller's registry: [`Agent::delegate`]
+//! builds the sub-agent's own registry from its own config, and that
+//! registry always carries the approval gate governed by the sub-agent's own
+//! `require_confirmation_for_all`. Delegation cannot escape the gate.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::config::{AgentConfig, AgentConfigErrors};
+use crate::context::{HookContext, Surface};
+use crate::dispatch::{SessionStart, SessionStopped, ToolCallReport};
+use crate::factory::Resources;
+use crate::registry::HookRegistry;
+
+/// An agent ready to make tool calls under its hooks.
+#[derive(Clone)]
+pub struct Agent {
+    config: Arc<AgentConfig>,
+    registry: HookRegistry,
+    path: Vec<String>,
+    surface: Surface,
+    resources: Resources,
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("agent", &self.config.agent)
+            .field("path", &self.path)
+            .field("surface", &self.surface)
+            .field("hooks", &self.registry.len())
+            .finish()
+    }
+}
+
+impl Agent {
+    /// Builds the agent's registry from its config. Any config error stops
+    /// here: an agent whose hooks cannot be built does not run.
+    pub fn build(config: AgentConfig, resources: &Resources) -> Result<Agent, AgentConfigErrors> {
+        let registry = config.build_registry(resources)?;
+        Ok(Agent {
+            path: vec![config.agent.clone()],
+            config: Arc::new(config),
+            registry,
+            surface: Surface::Chat,
+            resources: resources.clone(),
+        })
+    }
+
+    /// The agent's id.
+    pub fn id(&self) -> &str {
+        &self.config.agent
+    }
+
+    /// The agent's config.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The agent's registry.
+    pub fn registry(&self) -> &HookRegistry {
+        &self.registry
+    }
+
+    /// The chain of agents from the root to this one.
+    pub fn path(&self) -> &[String] {
+        &self.path
+    }
+
+    /// The surface calls are made on.
+    pub fn surface(&self) -> Surface {
+        self.surface
+    }
+
+    /// The same agent on another surface (`Api`, `DagStep`, `WorkflowNode`…).
+    /// On [`Surface::Evaluation`] hooks are bypassed, and every trace says so.
+    pub fn on_surface(&self, surface: Surface) -> Agent {
+        Agent {
+            surface,
+            ..self.clone()
+        }
+    }
+
+    /// A sub-agent this agent delegates to: its **own** registry, built from
+    /// its own config (with the approval gate under its own
+    /// `require_confirmation_for_all`), on the `Delegated` surface, with the
+    /// delegation path extended. The caller's hooks are not inherited.
+    pub fn delegate(&self, config: AgentConfig) -> Result<Agent, AgentConfigErrors> {
+        let registry = config.build_registry(&self.resources)?;
+        let mut path = self.path.clone();
+        path.push(config.agent.clone());
+        Ok(Agent {
+            config: Arc::new(config),
+            registry,
+            path,
+            surface: Surface::Delegated,
+            resources: self.resources.clone(),
+        })
+    }
+
+    /// A tool call's context, stamped with this agent's id, path and surface.
+    pub fn context(&self, tool_name: impl Into<String>, args: Value) -> HookContext {
+        self.stamp(HookContext::tool_call(tool_name, args))
+    }
+
+    fn stamp(&self, ctx: HookContext) -> HookContext {
+        ctx.with_agent(self.config.agent.clone())
+            .with_agent_path(self.path.iter().cloned())
+            .with_surface(self.surface)
+    }
+
+    /// Runs one tool call through this agent's hooks. The context's agent id,
+    /// path and surface are overwritten with this agent's, so a caller cannot
+    /// run a call under another agent's identity or surface.
+    pub async fn call_tool<T, E>(&self, ctx: HookContext, tool: T) -> ToolCallReport
+    where
+        T: AsyncFnOnce(&Value) -> Result<Value, E>,
+        E: fmt::Display,
+    {
+        self.registry.run_tool_call(self.stamp(ctx), tool).await
+    }
+
+    /// Runs the session-start hooks; an `Err` means the session must not start.
+    pub async fn start_session(&self, ctx: HookContext) -> Result<SessionStart, SessionStopped> {
+        self.registry.start_session(self.stamp(ctx)).await
+    }
+}

@@ -1,0 +1,18 @@
+//! Command hooks: external programs that speak the Claude Code hook protocol.
+//!
+//! An agent's config declares them (see [`CommandSpec`]); [`CommandHook`]
+//! runs them. Existing Claude Code hook scripts work unchanged: they read the
+//! call as JSON on stdin, exit 2 to block with stderr as the reason, or print
+//! JSON such as `{"hookSpecificOutput": {"permissionDecision": "deny"}}`.
+//! Unlike Claude Code, a command that crashes, times out or prints invalid
+//! JSON blocks the call unless its spec says `on_error: fail_open`, and
+//! `permissionDecision: "ask"` goes to the approval gate.
+
+mod hook;
+mod process;
+mod protocol;
+mod spec;
+
+pub use hook::{COMMAND_ENV_ALLOWLIST, CommandHook};
+pub use process::COMMAND_OUTPUT_LIMIT;
+pub use spec::{CommandEvent, CommandLine, CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT};

@@ -1,0 +1,612 @@
+//! The Claude Code hook protocol: the JSON a command reads on stdin, and what
+//! its exit code, stdout and stderr mean.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::process::{COMMAND_OUTPUT_LIMIT, Exit, Finished};
+use super::spec::CommandEvent;
+use crate::context::{HookContext, ToolOutcome};
+use crate::hook::HookError;
+use crate::registry::format_duration;
+use crate::result::HookResult;
+
+/// How much of stderr a failure message quotes.
+const STDERR_EXCERPT: usize = 500;
+
+/// How much of a text a side-effect line quotes.
+const SIDE_EFFECT_EXCERPT: usize = 200;
+
+/// The one JSON object a command reads on stdin.
+///
+/// The Claude Code fields (`session_id`, `hook_event_name`, `cwd`,
+/// `tool_name`, `tool_input`, `tool_use_id`, `tool_response` for post hooks,
+/// `source` for session start) come first, then this project's (`agent_id`,
+/// `user_id`, `org_id`, `surface`, `agent_path`, `metadata`).
+pub(crate) fn input(ctx: &HookContext, event: CommandEvent, cwd: Option<&Path>) -> Value {
+    let mut input = Map::new();
+    input.insert("session_id".into(), ctx.conversation_id.clone().into());
+    input.insert("hook_event_name".into(), event.as_str().into());
+    input.insert(
+        "cwd".into(),
+        cwd.map(|dir| dir.to_string_lossy().into_owned())
+            .unwrap_or_default()
+            .into(),
+    );
+    match event {
+        CommandEvent::SessionStart => {
+            // Claude Code's session source; sessions here always start afresh.
+            input.insert("source".into(), "startup".into());
+        }
+        CommandEvent::PreToolUse | CommandEvent::PostToolUse => {
+            input.insert("tool_name".into(), ctx.tool_name.clone().into());
+            input.insert("tool_input".into(), ctx.tool_args.clone());
+            input.insert("tool_use_id".into(), ctx.tool_call_id.clone().into());
+        }
+    }
+    if event == CommandEvent::PostToolUse {
+        let response = match &ctx.tool_outcome {
+            Some(ToolOutcome::Success(value)) => value.clone(),
+            Some(ToolOutcome::Error(message)) => {
+                let mut error = Map::new();
+                error.insert("error".into(), message.clone().into());
+                Value::Object(error)
+            }
+            None => Value::Null,
+        };
+        input.insert("tool_response".into(), response);
+    }
+    input.insert("agent_id".into(), ctx.agent_id.clone().into());
+    input.insert("user_id".into(), ctx.user_id.clone().into());
+    input.insert("org_id".into(), ctx.org_id.clone().into());
+    input.insert("surface".into(), ctx.surface.as_str().into());
+    input.insert(
+        "agent_path".into(),
+        Value::Array(ctx.agent_path.iter().cloned().map(Value::from).collect()),
+    );
+    input.insert("metadata".into(), Value::Object(ctx.metadata.clone()));
+    Value::Object(input)
+}
+
+/// What a command decided, before any approval is asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    /// The hook's result.
+    Decided(HookResult),
+    /// `permissionDecision: "ask"`: a person must decide.
+    Ask {
+        /// Why, for the approver.
+        reason: String,
+        /// Replacement arguments the script gave along with "ask".
+        updated_input: Option<Value>,
+        /// What the command reported.
+        side_effects: Vec<String>,
+    },
+}
+
+/// Who is being interpreted, for messages.
+pub(crate) struct Subject<'a> {
+    /// The hook's name.
+    pub(crate) hook: &'a str,
+    /// The command as written.
+    pub(crate) command: &'a str,
+    /// The event.
+    pub(crate) event: CommandEvent,
+    /// The kill timeout, for the timeout message.
+    pub(crate) timeout: std::time::Duration,
+}
+
+/// Reads a finished command: exit 0 decides through stdout, exit 2 blocks
+/// with stderr, anything else is a failure.
+pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, HookError> {
+    let command = subject.command;
+    let stderr = finished.stderr.text.trim();
+    let stderr_note = if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; stderr: {}", excerpt(stderr, STDERR_EXCERPT))
+    };
+    if let Some(problem) = &finished.io_error {
+        return Err(HookError::new(format!(
+            "command `{command}` {problem}{stderr_note}"
+        )));
+    }
+    match finished.exit {
+        Exit::Code(0) => read_stdout(subject, finished),
+        Exit::Code(2) if subject.event == CommandEvent::SessionStart => Err(HookError::new(
+            format!("command `{command}` exited with code 2, which stops the session{stderr_note}"),
+        )),
+        Exit::Code(2) => {
+            let reason = if stderr.is_empty() {
+                format!("blocked by command hook {} (exit 2)", subject.hook)
+            } else {
+                stderr.to_owned()
+            };
+            Ok(Verdict::Decided(HookResult::block(reason)))
+        }
+        Exit::Code(code) => Err(HookError::new(format!(
+            "command `{command}` exited with code {code}{stderr_note} (a command hook exits 0 to decide or 2 to block; any other exit is a failure)"
+        ))),
+        Exit::Signal(signal) => Err(HookError::new(format!(
+            "command `{command}` was killed by signal {signal}{}{stderr_note}",
+            signal_name(signal)
+                .map(|name| format!(" ({name})"))
+                .unwrap_or_default()
+        ))),
+        Exit::TimedOut => Err(HookError::new(format!(
+            "command `{command}` timed out after {} and was killed with its process group{stderr_note}; make it faster or raise its `timeout`",
+            format_duration(subject.timeout)
+        ))),
+    }
+}
+
+/// Exit 0: JSON on stdout decides; plain text is context at session start
+/// and a side effect elsewhere.
+fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, HookError> {
+    let stdout = finished.stdout.text.trim();
+    let mut side_effects = Vec::new();
+    if finished.stdout.truncated {
+        side_effects.push(format!("stdout cut to {COMMAND_OUTPUT_LIMIT} characters"));
+    }
+    let stderr = finished.stderr.text.trim();
+    if !stderr.is_empty() {
+        side_effects.push(format!("stderr: {}", excerpt(stderr, SIDE_EFFECT_EXCERPT)));
+    }
+    if stdout.starts_with('{') {
+        let value: Value = serde_json::from_str(stdout).map_err(|error| {
+            let cut = if finished.stdout.truncated {
+                format!(" (it was cut at {COMMAND_OUTPUT_LIMIT} characters)")
+            } else {
+                String::new()
+            };
+            HookError::new(format!(
+                "command `{}` exited 0 but its stdout starts with `{{` and is not valid JSON{cut}: {error}; print exactly one JSON object, or plain text that does not start with `{{`",
+                subject.command
+            ))
+        })?;
+        return decide(subject, value, side_effects).map_err(|problem| {
+            HookError::new(format!(
+                "command `{}` printed JSON the hook protocol does not allow: {problem}",
+                subject.command
+            ))
+        });
+    }
+    let mut result = HookResult::allow();
+    if subject.event == CommandEvent::SessionStart {
+        if !stdout.is_empty() {
+            result = result.with_context(stdout);
+        }
+    } else if !stdout.is_empty() {
+        side_effects.push(format!("stdout: {}", excerpt(stdout, SIDE_EFFECT_EXCERPT)));
+    }
+    result.side_effects = side_effects;
+    Ok(Verdict::Decided(result))
+}
+
+/// The JSON output's fields that this event may use, and what they decide.
+fn decide(
+    subject: &Subject<'_>,
+    value: Value,
+    mut side_effects: Vec<String>,
+) -> Result<Verdict, String> {
+    let Value::Object(output) = value else {
+        return Err("the output must be a JSON object".into());
+    };
+    let event = subject.event;
+    let hook = subject.hook;
+    if let Some(message) = text(&output, "systemMessage")? {
+        side_effects.push(format!(
+            "systemMessage: {}",
+            excerpt(message, SIDE_EFFECT_EXCERPT)
+        ));
+    }
+    let empty = Map::new();
+    let specific = match output.get("hookSpecificOutput") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(specific)) => specific,
+        Some(_) => return Err("`hookSpecificOutput` must be an object".into()),
+    };
+    if let Some(name) = text(specific, "hookEventName")?
+        && name != event.as_str()
+    {
+        return Err(format!(
+            "`hookSpecificOutput.hookEventName` is {name:?}, but this is a {event} hook"
+        ));
+    }
+    for (key, allowed) in [
+        ("permissionDecision", CommandEvent::PreToolUse),
+        ("permissionDecisionReason", CommandEvent::PreToolUse),
+        ("updatedInput", CommandEvent::PreToolUse),
+        ("updatedToolOutput", CommandEvent::PostToolUse),
+        ("updatedMCPToolOutput", CommandEvent::PostToolUse),
+    ] {
+        if specific.contains_key(key) && event != allowed {
+            return Err(format!(
+                "`hookSpecificOutput.{key}` applies to {allowed} hooks only, and this is a {event} hook"
+            ));
+        }
+    }
+
+    // 1. `continue: false` stops everything.
+    match output.get("continue") {
+        None | Some(Value::Null | Value::Bool(true)) => {}
+        Some(Value::Bool(false)) => {
+            let reason = text(&output, "stopReason")?
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("stopped by command hook {hook} (continue: false)"));
+            return Ok(blocked(reason, side_effects));
+        }
+        Some(_) => return Err("`continue` must be true or false".into()),
+    }
+
+    // 2. The top-level decision.
+    match text(&output, "decision")? {
+        None => {}
+        Some("block") => {
+            let reason = text(&output, "reason")?
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("blocked by command hook {hook}"));
+            return Ok(blocked(reason, side_effects));
+        }
+        // Claude Code's older spelling of "allow" for PreToolUse.
+        Some("approve") if event == CommandEvent::PreToolUse => {}
+        Some(other) => {
+            return Err(format!(
+                "`decision` is {other:?}, but it can only be \"block\" (or be left out)"
+            ));
+        }
+    }
+
+    // 3. The permission decision (pre only, checked above).
+    let reason = text(specific, "permissionDecisionReason")?;
+    let mut ask = false;
+    match text(specific, "permissionDecision")? {
+        None | Some("allow") => {}
+        Some("deny") => {
+            let reason = reason
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("denied by command hook {hook}"));
+            return Ok(blocked(reason, side_effects));
+        }
+        Some("ask") => ask = true,
+        Some(other) => {
+            return Err(format!(
+                "`hookSpecificOutput.permissionDecision` is {other:?}, but it must be \"allow\", \"deny\" or \"ask\""
+            ));
+        }
+    }
+
+    // 4. Rewrites and context.
+    let updated_input = match specific.get("updatedInput") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(args)) => Some(Value::Object(args.clone())),
+        Some(_) => {
+            return Err(
+                "`hookSpecificOutput.updatedInput` must be a JSON object: the complete new tool arguments"
+                    .into(),
+            );
+        }
+    };
+    let updated_output = match (
+        specific.get("updatedToolOutput"),
+        specific.get("updatedMCPToolOutput"),
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "give either `updatedToolOutput` or `updatedMCPToolOutput` in `hookSpecificOutput`, not both"
+                    .into(),
+            );
+        }
+        (Some(value), None) | (None, Some(value)) => Some(value.clone()),
+        (None, None) => None,
+    };
+    let context = text(specific, "additionalContext")?;
+    if let Some(context) = context
+        && event != CommandEvent::SessionStart
+    {
+        side_effects.push(format!(
+            "additionalContext: {}",
+            excerpt(context, SIDE_EFFECT_EXCERPT)
+        ));
+    }
+
+    if ask {
+        return Ok(Verdict::Ask {
+            reason: reason
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("command hook {hook} asks for approval")),
+            updated_input,
+            side_effects,
+        });
+    }
+    let mut result = HookResult::allow();
+    if let Some(args) = updated_input {
+        result = result.with_args(args);
+        side_effects.push("rewrote the tool input".into());
+    }
+    if let Some(output) = updated_output {
+        result = result.with_result(output);
+        side_effects.push("rewrote the tool output".into());
+    }
+    if event == CommandEvent::SessionStart
+        && let Some(context) = context.filter(|context| !context.is_empty())
+    {
+        result = result.with_context(context);
+    }
+    result.side_effects = side_effects;
+    Ok(Verdict::Decided(result))
+}
+
+fn blocked(reason: String, side_effects: Vec<String>) -> Verdict {
+    let mut result = HookResult::block(reason);
+    result.side_effects = side_effects;
+    Verdict::Decided(result)
+}
+
+/// A string field; absent and `null` are `None`, other types are a mistake.
+fn text<'v>(object: &'v Map<String, Value>, key: &str) -> Result<Option<&'v str>, String> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(_) => Err(format!("`{key}` must be a string")),
+    }
+}
+
+/// The first `limit` characters, with `…` when cut.
+pub(crate) fn excerpt(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::process::Captured;
+    use serde_json::json;
+    use std::time::Duration;
+
+    fn finished(code: i32, stdout: &str, stderr: &str) -> Finished {
+        Finished {
+            exit: Exit::Code(code),
+            stdout: Captured {
+                text: stdout.into(),
+                truncated: false,
+            },
+            stderr: Captured {
+                text: stderr.into(),
+                truncated: false,
+            },
+            io_error: None,
+        }
+    }
+
+    fn run(
+        event: CommandEvent,
+        code: i32,
+        stdout: &str,
+        stderr: &str,
+    ) -> Result<Verdict, HookError> {
+        let subject = Subject {
+            hook: "h",
+            command: "./h.sh",
+            event,
+            timeout: Duration::from_secs(3),
+        };
+        interpret(&subject, &finished(code, stdout, stderr))
+    }
+
+    fn result(verdict: Result<Verdict, HookError>) -> HookResult {
+        match verdict {
+            Ok(Verdict::Decided(result)) => result,
+            other => panic!("expected a decision, got {other:?}"),
+        }
+    }
+
+    const PRE: CommandEvent = CommandEvent::PreToolUse;
+    const POST: CommandEvent = CommandEvent::PostToolUse;
+    const START: CommandEvent = CommandEvent::SessionStart;
+
+    #[test]
+    fn exit_codes() {
+        assert!(result(run(PRE, 0, "", "")).allow);
+        assert_eq!(
+            result(run(PRE, 2, "", " no \n")).error.as_deref(),
+            Some("no")
+        );
+        assert_eq!(
+            result(run(POST, 2, "", "")).error.as_deref(),
+            Some("blocked by command hook h (exit 2)")
+        );
+        let error = run(START, 2, "", "stop").unwrap_err().to_string();
+        assert!(
+            error.contains("stops the session") && error.contains("stop"),
+            "{error}"
+        );
+        let error = run(PRE, 1, "", &"e".repeat(900)).unwrap_err().to_string();
+        assert!(error.contains("`./h.sh` exited with code 1"), "{error}");
+        assert!(
+            error.contains(&format!("{}…", "e".repeat(500))) && !error.contains(&"e".repeat(501))
+        );
+        let timed_out = Finished {
+            exit: Exit::TimedOut,
+            ..finished(0, "", "")
+        };
+        let subject = Subject {
+            hook: "h",
+            command: "./h.sh",
+            event: PRE,
+            timeout: Duration::from_secs(3),
+        };
+        let error = interpret(&subject, &timed_out).unwrap_err().to_string();
+        assert!(error.contains("timed out after 3s"), "{error}");
+        let killed = Finished {
+            exit: Exit::Signal(libc::SIGSEGV),
+            ..finished(0, "", "")
+        };
+        let error = interpret(&subject, &killed).unwrap_err().to_string();
+        assert!(error.contains("signal 11 (SIGSEGV)"), "{error}");
+    }
+
+    #[test]
+    fn plain_stdout() {
+        let pre = result(run(PRE, 0, "checked\n", ""));
+        assert!(pre.allow && pre.additional_context.is_none());
+        assert_eq!(pre.side_effects, ["stdout: checked"]);
+        let start = result(run(START, 0, "\n be careful \n", ""));
+        assert_eq!(start.additional_context.as_deref(), Some("be careful"));
+        let long = result(run(PRE, 0, &"x".repeat(300), ""));
+        assert_eq!(
+            long.side_effects[0].chars().count(),
+            "stdout: ".len() + 200 + 1
+        );
+    }
+
+    #[test]
+    fn json_decisions() {
+        let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "nope"}});
+        assert_eq!(
+            result(run(PRE, 0, &deny.to_string(), "")).error.as_deref(),
+            Some("nope")
+        );
+        let allow = json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"a": 1}}});
+        assert_eq!(
+            result(run(PRE, 0, &allow.to_string(), "")).modified_args,
+            Some(json!({"a": 1}))
+        );
+        let ask = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "big", "updatedInput": {"a": 2}}});
+        assert_eq!(
+            run(PRE, 0, &ask.to_string(), "").unwrap(),
+            Verdict::Ask {
+                reason: "big".into(),
+                updated_input: Some(json!({"a": 2})),
+                side_effects: vec![]
+            }
+        );
+        let stop = json!({"continue": false, "stopReason": "halt", "decision": "approve"});
+        assert_eq!(
+            result(run(PRE, 0, &stop.to_string(), "")).error.as_deref(),
+            Some("halt")
+        );
+        let block = json!({"decision": "block", "reason": "pii"});
+        assert_eq!(
+            result(run(POST, 0, &block.to_string(), ""))
+                .error
+                .as_deref(),
+            Some("pii")
+        );
+        let rewrite = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": "redacted"}});
+        assert_eq!(
+            result(run(POST, 0, &rewrite.to_string(), "")).modified_result,
+            Some(json!("redacted"))
+        );
+        let context = json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ctx"}});
+        assert_eq!(
+            result(run(START, 0, &context.to_string(), ""))
+                .additional_context
+                .as_deref(),
+            Some("ctx")
+        );
+        let pre_context =
+            json!({"hookSpecificOutput": {"additionalContext": "note"}, "systemMessage": "hi"});
+        let pre = result(run(PRE, 0, &pre_context.to_string(), ""));
+        assert!(pre.allow && pre.additional_context.is_none());
+        assert_eq!(
+            pre.side_effects,
+            ["systemMessage: hi", "additionalContext: note"]
+        );
+    }
+
+    #[test]
+    fn bad_json_is_a_failure() {
+        for (event, stdout, expected) in [
+            (PRE, "{not json", "not valid JSON"),
+            (PRE, "{} {}", "not valid JSON"),
+            (PRE, r#"{"decision": "allow"}"#, "\"block\""),
+            (
+                PRE,
+                r#"{"continue": "no"}"#,
+                "`continue` must be true or false",
+            ),
+            (
+                PRE,
+                r#"{"hookSpecificOutput": {"permissionDecision": "maybe"}}"#,
+                "\"allow\", \"deny\" or \"ask\"",
+            ),
+            (
+                PRE,
+                r#"{"hookSpecificOutput": {"updatedInput": [1]}}"#,
+                "must be a JSON object",
+            ),
+            (
+                PRE,
+                r#"{"hookSpecificOutput": {"hookEventName": "PostToolUse"}}"#,
+                "this is a PreToolUse hook",
+            ),
+            (
+                POST,
+                r#"{"hookSpecificOutput": {"permissionDecision": "deny"}}"#,
+                "applies to PreToolUse hooks only",
+            ),
+            (
+                PRE,
+                r#"{"hookSpecificOutput": {"updatedToolOutput": 1}}"#,
+                "applies to PostToolUse hooks only",
+            ),
+            (PRE, r#"{"hookSpecificOutput": 3}"#, "must be an object"),
+            (
+                PRE,
+                r#"{"reason": 3, "decision": "block"}"#,
+                "`reason` must be a string",
+            ),
+        ] {
+            let error = run(event, 0, stdout, "").unwrap_err().to_string();
+            assert!(error.contains(expected), "{stdout}: {error}");
+        }
+    }
+
+    #[test]
+    fn the_input_carries_the_call() {
+        let ctx = HookContext::tool_call("sql_exec", json!({"q": "x"}))
+            .with_conversation("conv")
+            .with_tool_call_id("call")
+            .with_agent_path(["root", "child"]);
+        let pre = input(&ctx, PRE, Some(Path::new("/work")));
+        assert_eq!(pre["session_id"], "conv");
+        assert_eq!(pre["hook_event_name"], "PreToolUse");
+        assert_eq!(pre["cwd"], "/work");
+        assert_eq!(pre["tool_input"], json!({"q": "x"}));
+        assert_eq!(pre["tool_use_id"], "call");
+        assert_eq!(pre["agent_path"], json!(["root", "child"]));
+        assert!(pre.get("tool_response").is_none());
+        let mut failed = ctx.clone();
+        failed.tool_outcome = Some(ToolOutcome::Error("boom".into()));
+        assert_eq!(
+            input(&failed, POST, None)["tool_response"],
+            json!({"error": "boom"})
+        );
+        let start = input(&HookContext::session(), START, None);
+        assert_eq!(start["source"], "startup");
+        assert!(start.get("tool_input").is_none());
+    }
+}

@@ -1,0 +1,287 @@
+//! `hooks`: check an agent's hook config and dry-run tool calls through it.
+//!
+//! ```text
+//! hooks check AGENT_CONFIG [--format json]
+//! hooks explain AGENT_CONFIG --tool NAME [--args JSON] [--metadata JSON]
+//!       [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
+//! ```
+//!
+//! Exit codes: 0 — the config is valid (`check`) or the call would go ahead
+//! (`explain`; possibly after an approval or a command's verdict); 1 — the
+//! config is invalid; 2 — bad usage; 3 — the call would be blocked.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use hooks::std_hooks::Database;
+use hooks::std_hooks::channel::OfflineChannel;
+use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
+use hooks::{AgentConfig, ExplainVerdict, HookContext, HookRegistry, Resources};
+use serde_json::{Value, json};
+
+const USAGE: &str = "\
+usage:
+  hooks check AGENT_CONFIG [--format json]
+  hooks explain AGENT_CONFIG --tool NAME [--args JSON] [--metadata JSON]
+        [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
+
+check    validates an agent config (YAML, JSON or TOML) and prints the run order.
+explain  dry-runs one tool call through the pre hooks without running the tool:
+         which hooks match, in what order, which would block and why. The
+         approval gate shows as \"would ask\" and command hooks as \"would run\"
+         unless --run-commands is given.
+
+exit codes: 0 ok / would go ahead, 1 invalid config, 2 bad usage, 3 would be blocked";
+
+/// Parsed command line.
+struct Options {
+    command: String,
+    config: String,
+    tool: Option<String>,
+    args: Value,
+    metadata: Value,
+    user: String,
+    org: String,
+    read_only_orgs: Vec<String>,
+    run_commands: bool,
+    json: bool,
+}
+
+fn parse(mut argv: impl Iterator<Item = String>) -> Result<Options, String> {
+    let command = argv.next().ok_or("missing command: `check` or `explain`")?;
+    if command == "--help" || command == "-h" || command == "help" {
+        return Err(String::new());
+    }
+    if command != "check" && command != "explain" {
+        return Err(format!(
+            "unknown command `{command}`: use `check` or `explain`"
+        ));
+    }
+    let mut options = Options {
+        command,
+        config: String::new(),
+        tool: None,
+        args: json!({}),
+        metadata: json!({}),
+        user: "cli-user".into(),
+        org: "cli-org".into(),
+        read_only_orgs: Vec::new(),
+        run_commands: false,
+        json: false,
+    };
+    let json_arg = |flag: &str, text: Option<String>| -> Result<Value, String> {
+        let text = text.ok_or(format!("{flag} needs a value"))?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|e| format!("{flag} is not valid JSON: {e}"))?;
+        if value.is_object() {
+            Ok(value)
+        } else {
+            Err(format!("{flag} must be a JSON object"))
+        }
+    };
+    while let Some(arg) = argv.next() {
+        match arg.as_str() {
+            "--tool" => options.tool = Some(argv.next().ok_or("--tool needs a value")?),
+            "--args" => options.args = json_arg("--args", argv.next())?,
+            "--metadata" => options.metadata = json_arg("--metadata", argv.next())?,
+            "--user" => options.user = argv.next().ok_or("--user needs a value")?,
+            "--org" => options.org = argv.next().ok_or("--org needs a value")?,
+            "--read-only-org" => options
+                .read_only_orgs
+                .push(argv.next().ok_or("--read-only-org needs a value")?),
+            "--run-commands" => options.run_commands = true,
+            "--format" => match argv.next().as_deref() {
+                Some("json") => options.json = true,
+                Some("text") => options.json = false,
+                _ => return Err("--format takes `text` or `json`".into()),
+            },
+            "--help" | "-h" => return Err(String::new()),
+            flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
+            path if options.config.is_empty() => options.config = path.to_owned(),
+            extra => return Err(format!("unexpected argument `{extra}`")),
+        }
+    }
+    if options.config.is_empty() {
+        return Err("missing the agent config file".into());
+    }
+    if options.command == "explain" && options.tool.is_none() {
+        return Err("explain needs --tool NAME".into());
+    }
+    Ok(options)
+}
+
+/// What the standard hooks need in a dry run: a private in-memory database,
+/// org modes from the command line, and an approval gate that can reach
+/// nobody (it is reported, never run).
+async fn dry_run_resources(options: &Options) -> Result<Resources, String> {
+    let database = Database::in_memory()
+        .await
+        .map_err(|e| format!("cannot open an in-memory database: {e}"))?;
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(OfflineChannel),
+        Arc::new(StaticDirectory::new()),
+        ApprovalsConfig::default(),
+    );
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(
+        options.read_only_orgs.clone(),
+    ));
+    Ok(Resources::new().with(database).with(approvals).with(modes))
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) if message.is_empty() => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("hooks: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let resources = match dry_run_resources(&options).await {
+        Ok(resources) => resources,
+        Err(message) => {
+            eprintln!("hooks: {message}");
+            return ExitCode::from(1);
+        }
+    };
+    let built = AgentConfig::load(&options.config).and_then(|config| {
+        config
+            .build_registry(&resources)
+            .map(|registry| (config, registry))
+    });
+    let (config, registry) = match built {
+        Ok(built) => built,
+        Err(errors) => {
+            if options.json {
+                let list: Vec<Value> = errors
+                    .0
+                    .iter()
+                    .map(|e| json!({"file": e.file, "entry": e.entry, "message": e.message}))
+                    .collect();
+                println!("{}", json!({"valid": false, "errors": list}));
+            } else {
+                eprintln!("{errors}");
+                eprintln!(
+                    "hooks: {} error(s); the agent would not run",
+                    errors.0.len()
+                );
+            }
+            return ExitCode::from(1);
+        }
+    };
+    match options.command.as_str() {
+        "check" => check(&config, &registry, options.json),
+        _ => explain(&config, &registry, &options).await,
+    }
+}
+
+fn check(config: &AgentConfig, registry: &HookRegistry, json: bool) -> ExitCode {
+    if json {
+        let hooks: Vec<Value> = registry
+            .pre_tool_use()
+            .iter()
+            .map(|h| ("pre_tool_use", h.as_ref() as &dyn hooks::Hook))
+            .chain(
+                registry
+                    .post_tool_use()
+                    .iter()
+                    .map(|h| ("post_tool_use", h.as_ref() as &dyn hooks::Hook)),
+            )
+            .chain(
+                registry
+                    .session_start_hooks()
+                    .iter()
+                    .map(|h| ("session_start", h.as_ref() as &dyn hooks::Hook)),
+            )
+            .map(|(point, hook)| {
+                json!({
+                    "point": point,
+                    "name": hook.name(),
+                    "priority": hook.priority(),
+                    "when": hook.when_source(),
+                    "timeout_ms": hook.timeout().as_millis() as u64,
+                    "on_error": hook.on_error().as_str(),
+                })
+            })
+            .collect();
+        let observers: Vec<&str> = registry.observers().iter().map(|o| o.name()).collect();
+        println!(
+            "{}",
+            json!({"valid": true, "agent": config.agent, "hooks": hooks, "observers": observers})
+        );
+    } else {
+        println!("{}: valid; agent `{}`", config.source, config.agent);
+        println!("{}", registry.describe());
+    }
+    ExitCode::SUCCESS
+}
+
+async fn explain(config: &AgentConfig, registry: &HookRegistry, options: &Options) -> ExitCode {
+    let tool = options.tool.clone().unwrap_or_default();
+    let mut ctx = HookContext::tool_call(&tool, options.args.clone())
+        .with_agent(config.agent.clone())
+        .with_user(options.user.clone())
+        .with_org(options.org.clone())
+        .with_conversation("hooks-explain")
+        .with_tool_call_id("dry-run");
+    if let Some(metadata) = options.metadata.as_object() {
+        for (key, value) in metadata {
+            ctx = ctx.with_metadata(key.clone(), value.clone());
+        }
+    }
+    let explanation = registry.explain(ctx, options.run_commands).await;
+    if options.json {
+        println!(
+            "{}",
+            serde_json::to_string(&explanation)
+                .unwrap_or_else(|e| json!({"error": e.to_string()}).to_string())
+        );
+    } else {
+        println!(
+            "{tool} through agent `{}` (dry run; the tool does not run):",
+            config.agent
+        );
+        for (i, step) in explanation.steps.iter().enumerate() {
+            let verdict = match &step.verdict {
+                ExplainVerdict::NotMatched => "not matched".to_owned(),
+                ExplainVerdict::Allow => "allow".to_owned(),
+                ExplainVerdict::Rewrite { args } => format!("allow, rewrites args to {args}"),
+                ExplainVerdict::Block { reason } => format!("BLOCK: {reason}"),
+                ExplainVerdict::Fail { failure, blocks } => format!(
+                    "{}: hook {failure}",
+                    if *blocks {
+                        "BLOCK (fails closed)"
+                    } else {
+                        "fails open"
+                    }
+                ),
+                ExplainVerdict::WouldAsk => "would ask for approval".to_owned(),
+                ExplainVerdict::WouldRun => {
+                    "would run its command (--run-commands to run it)".to_owned()
+                }
+                ExplainVerdict::NotReached => "not reached".to_owned(),
+            };
+            println!(
+                "  {:>2}. {:<24} p{:<4} {verdict}",
+                i + 1,
+                step.name,
+                step.priority
+            );
+        }
+        match &explanation.blocked_by {
+            Some(hook) => println!("=> blocked by `{hook}`"),
+            None => println!("=> would go ahead"),
+        }
+    }
+    if explanation.blocked_by.is_some() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,339 @@
+//! Agent config files: the three shapes in YAML, JSON and TOML, and every
+//! kind of error — each naming the file and the entry, all reported at once,
+//! and no registry built.
+
+use std::sync::Arc;
+
+use hooks::prelude::*;
+use hooks::std_hooks::Database;
+use hooks::std_hooks::channel::OfflineChannel;
+use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
+use hooks::{AgentConfig, AgentConfigErrors, ConfigFormat, ConfigShape, Resources};
+use serde_json::json;
+
+#[pre_tool_use(when = tool_name == "config_probe")]
+async fn config_probe(_: &HookContext) -> HookResult {
+    HookResult::block("probe hook ran")
+}
+
+async fn resources() -> Resources {
+    let database = Database::in_memory().await.expect("db");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(OfflineChannel),
+        Arc::new(StaticDirectory::new()),
+        ApprovalsConfig::default(),
+    );
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(["frozen"]));
+    Resources::new().with(database).with(approvals).with(modes)
+}
+
+const YAML: &str = r#"
+agent: finance-bot
+require_confirmation_for_all: true
+hooks:
+  class_hooks:
+    - readonly_guard
+    - config_probe
+    - name: connector_rate_limit
+      config: { default: { calls: 5, period: 1m } }
+  commands:
+    - event: PreToolUse
+      when: 'tool_name starts_with "shell_"'
+      command: ["./hooks/check-shell.sh"]
+      timeout: 10s
+      on_error: fail_closed
+"#;
+
+const JSON: &str = r#"{
+  "agent": "finance-bot",
+  "require_confirmation_for_all": true,
+  "hooks": {
+    "class_hooks": ["readonly_guard", "config_probe",
+      {"name": "connector_rate_limit", "config": {"default": {"calls": 5, "period": "1m"}}}],
+    "commands": [{"event": "PreToolUse", "when": "tool_name starts_with \"shell_\"",
+      "command": ["./hooks/check-shell.sh"], "timeout": "10s", "on_error": "fail_closed"}]
+  }
+}"#;
+
+const TOML: &str = r#"
+agent = "finance-bot"
+require_confirmation_for_all = true
+
+[hooks]
+class_hooks = ["readonly_guard", "config_probe", { name = "connector_rate_limit", config = { default = { calls = 5, period = "1m" } } }]
+
+[[hooks.commands]]
+event = "PreToolUse"
+when = 'tool_name starts_with "shell_"'
+command = ["./hooks/check-shell.sh"]
+timeout = "10s"
+on_error = "fail_closed"
+"#;
+
+#[test]
+fn the_three_formats_say_the_same_thing() {
+    let parse = |text, format| AgentConfig::parse(text, format, "agent", None).expect("parses");
+    let (yaml, json, toml) = (
+        parse(YAML, ConfigFormat::Yaml),
+        parse(JSON, ConfigFormat::Json),
+        parse(TOML, ConfigFormat::Toml),
+    );
+    assert_eq!(yaml, json);
+    assert_eq!(yaml, toml);
+    assert_eq!(yaml.shape, ConfigShape::Native);
+    assert!(yaml.require_confirmation_for_all);
+    let names: Vec<&str> = yaml.class_hooks.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["readonly_guard", "config_probe", "connector_rate_limit"]
+    );
+    assert_eq!(yaml.commands[0].entry, "hooks.commands[0]");
+}
+
+#[tokio::test]
+async fn a_config_builds_its_registry_with_the_gate_always_attached() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let config = AgentConfig::parse(YAML, ConfigFormat::Yaml, "agent.yaml", Some(&examples))
+        .expect("parses");
+    let registry = config.build_registry(&resources().await).expect("builds");
+    let names: Vec<&str> = registry.pre_tool_use().iter().map(|h| h.name()).collect();
+    assert_eq!(
+        names[..2],
+        ["readonly_guard", "approval_gate"],
+        "run order by priority: the guard (5), then the gate (10)"
+    );
+    for name in [
+        "readonly_guard",
+        "config_probe",
+        "connector_rate_limit",
+        "command[0]",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+}
+
+#[test]
+fn the_seed_shape_is_accepted_as_object_or_string() {
+    let object = json!({
+        "name": "ops-bot",
+        "model_config_json": {"require_confirmation_for_all": true,
+                              "hooks": {"class_hooks": ["readonly_guard", "audit_log"]}}
+    });
+    let config = AgentConfig::from_value(&object, "agents.json", None).expect("seed");
+    assert_eq!(config.shape, ConfigShape::Seed);
+    assert_eq!(config.agent, "ops-bot");
+    assert!(config.require_confirmation_for_all);
+    assert_eq!(config.class_hooks.len(), 2);
+    let string = json!({
+        "id": "ops-bot",
+        "model_config_json": "{\"hooks\": {\"class_hooks\": [\"readonly_guard\"]}}"
+    });
+    let config = AgentConfig::from_value(&string, "agents.json", None).expect("seed string");
+    assert_eq!(config.class_hooks[0].name, "readonly_guard");
+}
+
+#[test]
+fn a_claude_code_settings_block_is_accepted() {
+    let settings = json!({
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash|sql_.*", "hooks": [
+                {"type": "command", "command": "./hooks/guard.sh \"$X\"", "timeout": 60}]}],
+            "SessionStart": [{"hooks": [{"type": "command", "command": "cat ./CONTEXT.md"}]}]
+        }
+    });
+    let config = AgentConfig::from_value(&settings, ".claude/settings.json", None).expect("cc");
+    assert_eq!(config.shape, ConfigShape::ClaudeSettings);
+    assert_eq!(config.commands.len(), 2);
+    let pre = config
+        .commands
+        .iter()
+        .find(|c| c.entry == "hooks.PreToolUse[0].hooks[0]")
+        .expect("entry");
+    assert_eq!(
+        pre.spec,
+        json!({"event": "PreToolUse", "matcher": "Bash|sql_.*", "shell": true,
+               "command": "./hooks/guard.sh \"$X\"", "timeout": 60})
+    );
+}
+
+fn errors_of(result: Result<AgentConfig, AgentConfigErrors>) -> Vec<String> {
+    result
+        .expect_err("must be refused")
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn shape_errors_name_the_file_and_entry() {
+    let errors = errors_of(AgentConfig::from_value(
+        &json!({"agnet": "x", "hooks": {"class_hooks": [{"config": {}}, 5], "commandz": []}}),
+        "bot.yaml",
+        None,
+    ));
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("bot.yaml: agnet: unknown key (did you mean `agent`?)")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("bot.yaml: hooks.class_hooks[0] (?): needs a `name`")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("bot.yaml: hooks.class_hooks[1]: must be")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("bot.yaml: hooks.commandz: unknown key")),
+        "{errors:?}"
+    );
+
+    let unsupported = errors_of(AgentConfig::from_value(
+        &json!({"hooks": {"Stop": [], "PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}}),
+        "settings.json",
+        None,
+    ));
+    assert!(
+        unsupported
+            .iter()
+            .any(|e| e.contains("hooks.Stop: the Stop event is not supported")),
+        "{unsupported:?}"
+    );
+    assert!(
+        unsupported
+            .iter()
+            .any(|e| e.contains("hooks.PreToolUse[0].hooks[0]: unknown key `prompt`")),
+        "{unsupported:?}"
+    );
+
+    let syntax = errors_of(AgentConfig::parse(
+        "agent: [",
+        ConfigFormat::Yaml,
+        "broken.yaml",
+        None,
+    ));
+    assert!(
+        syntax[0].starts_with("broken.yaml: syntax error"),
+        "{syntax:?}"
+    );
+    let format = errors_of(AgentConfig::load("agent.ini"));
+    assert!(
+        format[0].contains("name the file .yaml, .yml, .json or .toml"),
+        "{format:?}"
+    );
+}
+
+#[tokio::test]
+async fn build_errors_are_all_reported_with_file_and_entry() {
+    let yaml = r#"
+agent: broken-bot
+hooks:
+  class_hooks:
+    - readonly_gaurd
+    - name: approval_gate
+      config: { when: 'args.amount >' }
+    - name: connector_rate_limit
+      config: { defualt: {} }
+    - name: config_probe
+      config: { strict: true }
+  commands:
+    - event: PreToolUse
+      command: []
+    - event: PreToolUse
+      command: "rm -rf /tmp/x"
+    - event: PreToolUse
+      when: 'tool_nme == "x"'
+      command: ["./x.sh"]
+"#;
+    let config =
+        AgentConfig::parse(yaml, ConfigFormat::Yaml, "broken.yaml", None).expect("shape is fine");
+    let errors: Vec<String> = config
+        .build_registry(&resources().await)
+        .expect_err("nothing builds")
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let has = |needle: &str| errors.iter().any(|e| e.contains(needle));
+    assert!(
+        has(
+            "broken.yaml: hooks.class_hooks[0] (readonly_gaurd): unknown hook \"readonly_gaurd\" (did you mean \"readonly_guard\"?)"
+        ),
+        "{errors:#?}"
+    );
+    assert!(
+        has(
+            "broken.yaml: hooks.class_hooks[1] (approval_gate): invalid config for hook \"approval_gate\": `when`"
+        ),
+        "{errors:#?}"
+    );
+    assert!(
+        has("line 1, column"),
+        "a bad `when` carries line and column: {errors:#?}"
+    );
+    assert!(
+        has(
+            "hooks.class_hooks[2] (connector_rate_limit): invalid config for hook \"connector_rate_limit\": unknown field `defualt`"
+        ),
+        "{errors:#?}"
+    );
+    assert!(
+        has(
+            "hooks.class_hooks[3] (config_probe): hook \"config_probe\" is declared with an attribute and takes no config"
+        ),
+        "{errors:#?}"
+    );
+    assert!(has("hooks.commands[0]:"), "an empty command: {errors:#?}");
+    assert!(
+        has("hooks.commands[1]:"),
+        "a string command without shell: {errors:#?}"
+    );
+    assert!(
+        has("hooks.commands[2]:"),
+        "a bad when in a command: {errors:#?}"
+    );
+    assert_eq!(errors.len(), 7, "{errors:#?}");
+
+    let missing = AgentConfig::parse(
+        "hooks:\n  commands:\n    - {event: PreToolUse, command: [\"./no/such/script.sh\"]}\n",
+        ConfigFormat::Yaml,
+        "missing.yaml",
+        Some(std::path::Path::new("/tmp")),
+    )
+    .expect("parses")
+    .build_registry(&resources().await)
+    .expect_err("a command that does not exist is an error");
+    assert!(
+        missing
+            .to_string()
+            .contains("the command `/tmp/./no/such/script.sh` does not exist"),
+        "{missing}"
+    );
+}
+
+#[tokio::test]
+async fn without_the_approval_machinery_no_agent_builds() {
+    let config = AgentConfig::parse("agent: lonely", ConfigFormat::Yaml, "lonely.yaml", None)
+        .expect("parses");
+    let errors = config
+        .build_registry(&Resources::new())
+        .expect_err("no gate, no agent");
+    assert!(
+        errors
+            .to_string()
+            .contains("approval_gate (attached to every agent)"),
+        "{errors}"
+    );
+}

@@ -1,0 +1,213 @@
+//! The `hooks` command-line tool: output and exit codes.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn hooks(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the hooks binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const AGENT: &str = "examples/agent.yaml";
+
+#[test]
+fn check_prints_the_run_order_of_a_valid_config() {
+    let out = hooks(&["check", AGENT]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("valid; agent `finance-bot`"), "{stdout}");
+    for name in [
+        "approval_gate",
+        "readonly_guard",
+        "connector_rate_limit",
+        "result_truncate",
+    ] {
+        assert!(stdout.contains(name), "{name} missing from\n{stdout}");
+    }
+    let gate = stdout.find("approval_gate").expect("gate");
+    let limit = stdout.find("connector_rate_limit").expect("limit");
+    assert!(
+        gate < limit,
+        "run order: the gate (priority 10) before the limit (20)"
+    );
+}
+
+#[test]
+fn check_reports_every_error_and_exits_1() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("broken.yaml");
+    std::fs::write(
+        &path,
+        "agent: x\nhooks:\n  class_hooks: [readonly_gaurd, nope_hook]\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("broken.yaml: hooks.class_hooks[0] (readonly_gaurd): unknown hook"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did you mean \"readonly_guard\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hooks.class_hooks[1] (nope_hook)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("2 error(s); the agent would not run"),
+        "{stderr}"
+    );
+
+    let json = hooks(&["check", path.to_str().expect("utf8"), "--format", "json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(report["valid"], false);
+    assert_eq!(report["errors"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn check_as_json_lists_the_hooks() {
+    let out = hooks(&["check", AGENT, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["valid"], true);
+    assert_eq!(report["agent"], "finance-bot");
+    assert_eq!(report["hooks"][1]["name"], "approval_gate");
+    assert_eq!(report["observers"], serde_json::json!(["audit_log"]));
+}
+
+#[test]
+fn explain_shows_which_hook_would_block_and_exits_3() {
+    let out = hooks(&[
+        "explain",
+        AGENT,
+        "--tool",
+        "sql_exec",
+        "--args",
+        r#"{"sql": "DELETE FROM invoices"}"#,
+        "--org",
+        "acme",
+        "--read-only-org",
+        "acme",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("BLOCK: Org is in read-only mode — write blocked."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("=> blocked by `readonly_guard`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("not reached"),
+        "hooks after the block: {stdout}"
+    );
+
+    let reads = hooks(&[
+        "explain",
+        AGENT,
+        "--tool",
+        "sql_query",
+        "--args",
+        r#"{"sql": "SELECT 1"}"#,
+        "--org",
+        "acme",
+        "--read-only-org",
+        "acme",
+    ]);
+    assert_eq!(reads.status.code(), Some(0), "{}", text(&reads.stdout));
+}
+
+#[test]
+fn explain_reports_the_gate_and_commands_without_running_them() {
+    let pay = hooks(&[
+        "explain",
+        AGENT,
+        "--tool",
+        "oa__purchase_pay",
+        "--args",
+        r#"{"amount": 60000}"#,
+    ]);
+    assert_eq!(pay.status.code(), Some(0));
+    assert!(
+        text(&pay.stdout).contains("approval_gate")
+            && text(&pay.stdout).contains("would ask for approval"),
+        "{}",
+        text(&pay.stdout)
+    );
+
+    let shell = [
+        "explain",
+        AGENT,
+        "--tool",
+        "shell_exec",
+        "--args",
+        r#"{"command": "rm -rf /"}"#,
+    ];
+    let dry = hooks(&shell);
+    assert_eq!(dry.status.code(), Some(0));
+    assert!(
+        text(&dry.stdout).contains("would run its command"),
+        "{}",
+        text(&dry.stdout)
+    );
+
+    let mut run = shell.to_vec();
+    run.push("--run-commands");
+    let ran = hooks(&run);
+    assert_eq!(ran.status.code(), Some(3), "{}", text(&ran.stdout));
+    assert!(
+        text(&ran.stdout).contains("destructive shell command refused"),
+        "{}",
+        text(&ran.stdout)
+    );
+
+    let json = hooks(&[
+        "explain",
+        AGENT,
+        "--tool",
+        "oa__purchase_pay",
+        "--args",
+        r#"{"amount": 60000}"#,
+        "--format",
+        "json",
+    ]);
+    let report: Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(report["steps"][1]["name"], "approval_gate");
+    assert_eq!(report["steps"][1]["verdict"], "would_ask");
+    assert_eq!(report["blocked_by"], Value::Null);
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    for args in [
+        &[][..],
+        &["frobnicate", AGENT][..],
+        &["explain", AGENT][..],
+        &["explain", AGENT, "--tool", "x", "--args", "not json"][..],
+        &["check", AGENT, "--format", "xml"][..],
+    ] {
+        let out = hooks(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(text(&out.stderr).contains("usage:"), "{args:?}");
+    }
+    assert_eq!(hooks(&["--help"]).status.code(), Some(0));
+}

@@ -1,0 +1,691 @@
+//! Command hooks (DESIGN §8): real scripts from `tests/scripts/`, run through a
+//! registry the way an agent runs them.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hooks::{
+    AskHandler, CommandEvent, CommandHook, CommandLine, CommandSpec, CommandSpecError, Decision,
+    EntryStatus, ErrorPolicy, Hook, HookContext, HookFuture, HookPoint, HookRegistry, HookResult,
+    Observation, ToolCallReport,
+};
+use serde_json::{Value, json};
+
+/// A script that must finish gets this long: generous, for a loaded machine.
+const FINISHES: Duration = Duration::from_secs(20);
+
+fn script(name: &str) -> String {
+    format!("{}/tests/scripts/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A spec running `tests/scripts/<argv[0]>` with the rest as its arguments.
+fn spec(event: CommandEvent, argv: &[&str]) -> CommandSpec {
+    let mut line = vec![script(argv[0])];
+    line.extend(argv[1..].iter().map(|arg| (*arg).to_owned()));
+    CommandSpec::new(event, CommandLine::exec(line))
+        .with_name("cmd")
+        .with_timeout(FINISHES)
+}
+
+fn registry(spec: CommandSpec, ask: Option<Arc<dyn AskHandler>>) -> HookRegistry {
+    let hook = CommandHook::new(spec, ask).expect("the spec is valid");
+    HookRegistry::builder()
+        .hook(hook.into_registered())
+        .build()
+        .expect("the registry builds")
+}
+
+/// Runs `ctx` with a tool that echoes the arguments it received.
+async fn call(registry: &HookRegistry, ctx: HookContext) -> ToolCallReport {
+    registry
+        .run_tool_call(ctx, async |args: &Value| {
+            Ok::<_, String>(json!({"ran_with": args}))
+        })
+        .await
+}
+
+fn sql_call() -> HookContext {
+    HookContext::tool_call("sql_exec", json!({"q": "DELETE FROM orders"}))
+        .with_conversation("conv-1")
+        .with_tool_call_id("call-7")
+        .with_agent("finance-bot")
+        .with_user("u-42")
+        .with_org("acme")
+        .with_agent_path(["root", "finance-bot"])
+        .with_metadata("requires_confirmation", true)
+}
+
+fn decision(report: &ToolCallReport) -> Decision {
+    report
+        .trace
+        .entry("cmd")
+        .and_then(|entry| entry.decision().cloned())
+        .expect("the command hook ran")
+}
+
+fn blocked_reason(report: &ToolCallReport) -> &str {
+    match &report.observation {
+        Observation::Blocked { hook, reason } => {
+            assert_eq!(hook, "cmd");
+            reason
+        }
+        other => panic!("expected the call to be blocked, got {other:?}"),
+    }
+}
+
+/// A fresh directory under the system temp dir, removed afterwards.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let path = std::env::temp_dir().join(format!("hooks-command-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn arg(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp path")
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.0.join(name)).unwrap_or_else(|error| panic!("{name}: {error}"))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Records the reason it was asked with, and approves.
+#[derive(Default)]
+struct ApproveAndRecord {
+    asked: Mutex<Vec<(String, Value)>>,
+}
+
+impl AskHandler for ApproveAndRecord {
+    fn ask<'a>(&'a self, ctx: &'a HookContext, reason: &'a str) -> HookFuture<'a> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((reason.to_owned(), ctx.tool_args.clone()));
+        Box::pin(async { Ok(HookResult::allow().with_side_effect("approved by a test")) })
+    }
+}
+
+// ---- exit codes ----------------------------------------------------------
+
+#[tokio::test]
+async fn exit_0_without_output_allows() {
+    let registry = registry(spec(CommandEvent::PreToolUse, &["allow.sh"]), None);
+    let report = call(&registry, sql_call()).await;
+    assert!(report.tool_ran);
+    assert_eq!(
+        report.observation,
+        Observation::Output(json!({"ran_with": {"q": "DELETE FROM orders"}}))
+    );
+    assert_eq!(decision(&report), Decision::Allowed { rewrote: false });
+}
+
+#[tokio::test]
+async fn exit_2_blocks_with_stderr_as_the_reason() {
+    let registry = registry(spec(CommandEvent::PreToolUse, &["block.sh"]), None);
+    let report = call(&registry, sql_call()).await;
+    assert!(!report.tool_ran);
+    assert_eq!(blocked_reason(&report), "no writes on Fridays");
+    assert_eq!(
+        decision(&report),
+        Decision::Blocked("no writes on Fridays".into())
+    );
+}
+
+#[tokio::test]
+async fn exit_2_with_empty_stderr_still_gives_a_reason() {
+    let registry = registry(
+        spec(CommandEvent::PreToolUse, &["emit.sh", "", "", "2"]),
+        None,
+    );
+    let report = call(&registry, sql_call()).await;
+    assert_eq!(
+        blocked_reason(&report),
+        "blocked by command hook cmd (exit 2)"
+    );
+}
+
+#[tokio::test]
+async fn another_exit_code_is_a_failure_that_blocks_unless_fail_open() {
+    let registry = registry(spec(CommandEvent::PreToolUse, &["crash.sh"]), None);
+    let report = call(&registry, sql_call()).await;
+    assert!(!report.tool_ran);
+    let reason = blocked_reason(&report);
+    assert!(reason.contains("crash.sh` exited with code 1"), "{reason}");
+    assert!(reason.contains("database unreachable"), "{reason}");
+    assert!(reason.contains("fails closed"), "{reason}");
+    assert!(matches!(
+        decision(&report),
+        Decision::Failed {
+            policy: ErrorPolicy::FailClosed,
+            ..
+        }
+    ));
+
+    let open = spec(CommandEvent::PreToolUse, &["crash.sh"]).with_on_error(ErrorPolicy::FailOpen);
+    let report = call(&registry_of(open), sql_call()).await;
+    assert!(report.tool_ran, "fail_open lets the call through");
+    match decision(&report) {
+        Decision::Failed {
+            failure,
+            policy: ErrorPolicy::FailOpen,
+        } => assert!(
+            failure.to_string().contains("exited with code 1"),
+            "{failure}"
+        ),
+        other => panic!("the failure must show in the trace, got {other:?}"),
+    }
+}
+
+fn registry_of(spec: CommandSpec) -> HookRegistry {
+    registry(spec, None)
+}
+
+#[tokio::test]
+async fn a_program_that_cannot_start_blocks() {
+    let spec = CommandSpec::new(
+        CommandEvent::PreToolUse,
+        CommandLine::exec(["/nonexistent/hooks/check.sh"]),
+    )
+    .with_name("cmd");
+    let report = call(&registry_of(spec), sql_call()).await;
+    let reason = blocked_reason(&report);
+    assert!(reason.contains("could not be run"), "{reason}");
+    assert!(reason.contains("exists and is executable"), "{reason}");
+}
+
+// ---- JSON decisions ------------------------------------------------------
+
+fn emit(event: CommandEvent, output: &Value) -> CommandSpec {
+    spec(event, &["emit.sh", &output.to_string()])
+}
+
+#[tokio::test]
+async fn permission_decision_allow_lets_the_call_run() {
+    let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "read-only"}});
+    let report = call(
+        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        sql_call(),
+    )
+    .await;
+    assert!(report.tool_ran);
+}
+
+#[tokio::test]
+async fn permission_decision_deny_blocks_with_its_reason() {
+    let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "DELETE needs a ticket"}});
+    let report = call(
+        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        sql_call(),
+    )
+    .await;
+    assert!(!report.tool_ran);
+    assert_eq!(blocked_reason(&report), "DELETE needs a ticket");
+}
+
+#[tokio::test]
+async fn permission_decision_ask_goes_to_the_ask_handler() {
+    let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
+    let handler = Arc::new(ApproveAndRecord::default());
+    let registry = registry(
+        emit(CommandEvent::PreToolUse, &output),
+        Some(handler.clone()),
+    );
+    let report = call(&registry, sql_call()).await;
+    assert!(report.tool_ran, "the handler approved");
+    assert_eq!(
+        *handler.asked.lock().unwrap(),
+        [(
+            "deletes rows".to_owned(),
+            json!({"q": "DELETE FROM orders"})
+        )]
+    );
+    let effects: Vec<&str> = report.trace.side_effects().collect();
+    assert!(effects.contains(&"approved by a test"), "{effects:?}");
+}
+
+#[tokio::test]
+async fn ask_with_rewritten_input_asks_about_what_will_run() {
+    let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "limited", "updatedInput": {"q": "DELETE FROM orders LIMIT 1"}}});
+    let handler = Arc::new(ApproveAndRecord::default());
+    let registry = registry(
+        emit(CommandEvent::PreToolUse, &output),
+        Some(handler.clone()),
+    );
+    let report = call(&registry, sql_call()).await;
+    let limited = json!({"q": "DELETE FROM orders LIMIT 1"});
+    assert_eq!(handler.asked.lock().unwrap()[0].1, limited);
+    assert_eq!(report.args, limited);
+    assert_eq!(
+        report.observation,
+        Observation::Output(json!({"ran_with": limited}))
+    );
+}
+
+#[tokio::test]
+async fn ask_without_a_handler_blocks() {
+    let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
+    let report = call(
+        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        sql_call(),
+    )
+    .await;
+    assert!(!report.tool_ran);
+    let reason = blocked_reason(&report);
+    assert!(reason.contains("\"ask\""), "{reason}");
+    assert!(reason.contains("approval gate"), "{reason}");
+    assert!(reason.contains("deletes rows"), "{reason}");
+}
+
+#[tokio::test]
+async fn updated_input_rewrites_the_arguments_the_tool_receives() {
+    let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"q": "SELECT 1"}}});
+    let report = call(
+        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        sql_call(),
+    )
+    .await;
+    assert!(report.tool_ran);
+    assert_eq!(report.args, json!({"q": "SELECT 1"}));
+    assert_eq!(
+        report.observation,
+        Observation::Output(json!({"ran_with": {"q": "SELECT 1"}}))
+    );
+    assert_eq!(decision(&report), Decision::Allowed { rewrote: true });
+}
+
+#[tokio::test]
+async fn updated_input_that_is_not_an_object_is_a_failure() {
+    let output = json!({"hookSpecificOutput": {"updatedInput": "SELECT 1"}});
+    let report = call(
+        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        sql_call(),
+    )
+    .await;
+    assert!(!report.tool_ran);
+    assert!(matches!(decision(&report), Decision::Failed { .. }));
+}
+
+#[tokio::test]
+async fn continue_false_blocks_with_the_stop_reason() {
+    let output = json!({"continue": false, "stopReason": "maintenance window"});
+    let report = call(
+        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        sql_call(),
+    )
+    .await;
+    assert_eq!(blocked_reason(&report), "maintenance window");
+}
+
+#[tokio::test]
+async fn a_post_hook_decision_block_withholds_the_result() {
+    let output = json!({"decision": "block", "reason": "the result contains card numbers"});
+    let report = call(
+        &registry_of(emit(CommandEvent::PostToolUse, &output)),
+        sql_call(),
+    )
+    .await;
+    assert!(report.tool_ran);
+    assert_eq!(
+        report.observation,
+        Observation::Withheld {
+            hook: "cmd".into(),
+            reason: "the result contains card numbers".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn updated_tool_output_rewrites_the_result() {
+    let output = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": {"rows": "[redacted]"}}});
+    let report = call(
+        &registry_of(emit(CommandEvent::PostToolUse, &output)),
+        sql_call(),
+    )
+    .await;
+    assert_eq!(
+        report.observation,
+        Observation::Output(json!({"rows": "[redacted]"}))
+    );
+    assert_eq!(
+        report.raw_result(),
+        Some(&json!({"ran_with": {"q": "DELETE FROM orders"}}))
+    );
+}
+
+#[tokio::test]
+async fn plain_stdout_of_a_tool_hook_is_only_a_side_effect() {
+    let report = call(
+        &registry_of(spec(CommandEvent::PreToolUse, &["emit.sh", "looks fine"])),
+        sql_call(),
+    )
+    .await;
+    assert!(report.tool_ran);
+    let effects: Vec<&str> = report.trace.side_effects().collect();
+    assert_eq!(effects, ["stdout: looks fine"]);
+}
+
+#[tokio::test]
+async fn stdout_that_starts_like_json_but_is_not_blocks() {
+    let report = call(
+        &registry_of(spec(
+            CommandEvent::PreToolUse,
+            &["emit.sh", "{oops, not json"],
+        )),
+        sql_call(),
+    )
+    .await;
+    assert!(!report.tool_ran);
+    let reason = blocked_reason(&report);
+    assert!(reason.contains("not valid JSON"), "{reason}");
+}
+
+// ---- session start -------------------------------------------------------
+
+#[tokio::test]
+async fn session_start_plain_stdout_becomes_context() {
+    let registry = registry_of(spec(CommandEvent::SessionStart, &["context.sh"]));
+    let started = registry
+        .start_session(HookContext::session().with_agent("finance-bot"))
+        .await
+        .expect("the session starts");
+    assert_eq!(started.context, "Project rules: answer in French.");
+}
+
+#[tokio::test]
+async fn session_start_json_additional_context_becomes_context() {
+    let output = json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "Today is a holiday."}});
+    let registry = registry_of(emit(CommandEvent::SessionStart, &output));
+    let started = registry
+        .start_session(HookContext::session())
+        .await
+        .unwrap();
+    assert_eq!(started.context, "Today is a holiday.");
+}
+
+#[tokio::test]
+async fn session_start_exit_2_stops_the_session() {
+    let registry = registry_of(spec(CommandEvent::SessionStart, &["block.sh"]));
+    let stopped = registry
+        .start_session(HookContext::session())
+        .await
+        .expect_err("the session must not start");
+    assert_eq!(stopped.hook, "cmd");
+    assert!(
+        stopped.reason.contains("no writes on Fridays"),
+        "{}",
+        stopped.reason
+    );
+}
+
+// ---- timeouts and process groups -----------------------------------------
+
+#[tokio::test]
+async fn a_command_that_overruns_its_timeout_is_killed_and_blocks() {
+    let spec = spec(CommandEvent::PreToolUse, &["slow.sh"]).with_timeout(Duration::from_secs(1));
+    let started = Instant::now();
+    let report = call(&registry_of(spec), sql_call()).await;
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    assert!(!report.tool_ran);
+    let reason = blocked_reason(&report);
+    assert!(reason.contains("timed out"), "{reason}");
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_whole_process_group() {
+    let dir = TempDir::new("orphan");
+    let spec = spec(CommandEvent::PreToolUse, &["orphan.sh", dir.arg()])
+        .with_timeout(Duration::from_secs(1));
+    let started = Instant::now();
+    let report = call(&registry_of(spec), sql_call()).await;
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    assert!(!report.tool_ran);
+    assert!(blocked_reason(&report).contains("timed out"));
+    assert_eq!(dir.read("started"), "started", "the background child ran");
+    // Unkilled, the background child would write the marker 3 s after it started.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(
+        !dir.path().join("marker").exists(),
+        "the background child outlived the hook"
+    );
+}
+
+// ---- what the command receives -------------------------------------------
+
+#[tokio::test]
+async fn the_call_reaches_the_command_on_stdin_only_and_secrets_stay_out() {
+    // SAFETY: this is the only test that changes the environment, std
+    // serialises its own environment access, and nothing in this test binary
+    // reads the environment through libc directly.
+    unsafe {
+        std::env::set_var("HOOKS_TEST_SECRET", "hunter2");
+        std::env::set_var("HOOKS_TEST_PASS", "passed-through");
+    }
+    let dir = TempDir::new("record");
+    let spec = spec(CommandEvent::PreToolUse, &["record.sh", dir.arg()])
+        .with_env(["HOOKS_TEST_PASS"])
+        .with_cwd(dir.path());
+    let ctx = HookContext::tool_call("sql_exec", json!({"q": "SELECT 'arg-value-77'"}))
+        .with_conversation("conv-1")
+        .with_tool_call_id("call-7")
+        .with_agent("finance-bot")
+        .with_user("u-42")
+        .with_org("acme")
+        .with_agent_path(["root", "finance-bot"])
+        .with_metadata("requires_confirmation", true);
+    let report = call(&registry_of(spec), ctx).await;
+    assert!(report.tool_ran, "{}", report.observation);
+
+    let stdin: Value =
+        serde_json::from_str(&dir.read("stdin.json")).expect("stdin is one JSON object");
+    assert_eq!(stdin["session_id"], "conv-1");
+    assert_eq!(stdin["hook_event_name"], "PreToolUse");
+    assert_eq!(stdin["cwd"], dir.arg());
+    assert_eq!(stdin["tool_name"], "sql_exec");
+    assert_eq!(stdin["tool_input"], json!({"q": "SELECT 'arg-value-77'"}));
+    assert_eq!(stdin["tool_use_id"], "call-7");
+    assert_eq!(stdin["agent_id"], "finance-bot");
+    assert_eq!(stdin["user_id"], "u-42");
+    assert_eq!(stdin["org_id"], "acme");
+    assert_eq!(stdin["surface"], "chat");
+    assert_eq!(stdin["agent_path"], json!(["root", "finance-bot"]));
+    assert_eq!(stdin["metadata"], json!({"requires_confirmation": true}));
+    assert!(stdin.get("tool_response").is_none());
+
+    let argv = dir.read("argv.txt");
+    assert_eq!(argv.trim(), dir.arg(), "only the configured arguments");
+    let variables = dir.read("variables.txt");
+    assert!(
+        !variables.contains("arg-value-77"),
+        "args leaked into the environment"
+    );
+    assert!(
+        !variables.contains("hunter2"),
+        "a secret leaked into the environment"
+    );
+    let env = dir.read("env.txt");
+    let env: Vec<&str> = env.lines().collect();
+    assert_eq!(
+        env,
+        [
+            "secret=unset",
+            "passed=passed-through",
+            "event=PreToolUse",
+            "tool=sql_exec",
+            &format!("project={}", dir.arg()),
+            "path=set",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_post_hook_sees_the_tool_error() {
+    let dir = TempDir::new("post-error");
+    let spec = spec(CommandEvent::PostToolUse, &["record.sh", dir.arg()]);
+    let report = registry_of(spec)
+        .run_tool_call(sql_call(), async |_: &Value| {
+            Err::<Value, _>("connection refused")
+        })
+        .await;
+    assert_eq!(report.tool_error(), Some("connection refused"));
+    let stdin: Value = serde_json::from_str(&dir.read("stdin.json")).unwrap();
+    assert_eq!(stdin["hook_event_name"], "PostToolUse");
+    assert_eq!(
+        stdin["tool_response"],
+        json!({"error": "connection refused"})
+    );
+}
+
+// ---- output caps -----------------------------------------------------------
+
+#[tokio::test]
+async fn output_beyond_10_000_characters_is_cut() {
+    // 200,000 characters on stdout: far more than a pipe holds, so the
+    // command would stall if the reader stopped at the cap.
+    let registry = registry_of(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
+    let started = registry
+        .start_session(HookContext::session())
+        .await
+        .unwrap();
+    assert_eq!(started.context.len(), 10_000);
+    assert!(started.context.chars().all(|c| c == 'x'));
+
+    let registry = registry_of(spec(
+        CommandEvent::PreToolUse,
+        &["big.sh", "err", "300", "2"],
+    ));
+    let report = call(&registry, sql_call()).await;
+    assert_eq!(blocked_reason(&report).len(), 10_000);
+}
+
+// ---- config ---------------------------------------------------------------
+
+#[test]
+fn a_string_command_without_shell_true_is_a_config_error() {
+    let error = serde_json::from_value::<CommandSpec>(
+        json!({"event": "PreToolUse", "command": "./hooks/check.sh $ARGS"}),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("array form"), "{error}");
+    assert!(error.contains("shell: true"), "{error}");
+
+    let mut spec = CommandSpec::new(CommandEvent::PreToolUse, CommandLine::shell("./check.sh"));
+    spec.shell = false;
+    assert_eq!(
+        CommandHook::new(spec, None).unwrap_err(),
+        CommandSpecError::StringWithoutShell
+    );
+}
+
+#[tokio::test]
+async fn shell_true_runs_the_string_through_sh() {
+    let spec: CommandSpec = serde_json::from_value(json!({
+        "name": "cmd",
+        "event": "PreToolUse",
+        "command": "cat > /dev/null; printf '%s via sh' \"$HOOKS_TOOL_NAME\" | cat >&2; exit 2",
+        "shell": true,
+        "timeout": 20,
+    }))
+    .unwrap();
+    let report = call(&registry_of(spec), sql_call()).await;
+    assert_eq!(blocked_reason(&report), "sql_exec via sh");
+}
+
+#[tokio::test]
+async fn the_matcher_is_a_full_match_over_the_tool_name() {
+    let spec = spec(CommandEvent::PreToolUse, &["block.sh"]).with_matcher("Bash|sql_.*");
+    let hook = CommandHook::new(spec.clone(), None).unwrap();
+    let on = |tool: &str| hook.should_trigger(&HookContext::tool_call(tool, json!({})));
+    assert!(on("sql_exec") && on("Bash"));
+    assert!(!on("my_sql_exec") && !on("Bashful"));
+    assert_eq!(hook.when_source(), Some("matcher: Bash|sql_.*"));
+
+    let registry = registry_of(spec);
+    let report = call(&registry, HookContext::tool_call("my_sql_exec", json!({}))).await;
+    assert!(report.tool_ran);
+    assert!(matches!(
+        report.trace.entry("cmd").unwrap().status,
+        EntryStatus::NotMatched
+    ));
+    let report = call(&registry, sql_call()).await;
+    assert!(!report.tool_ran);
+}
+
+#[test]
+fn when_and_matcher_must_both_match() {
+    let spec = spec(CommandEvent::PreToolUse, &["block.sh"])
+        .with_matcher("sql_.*")
+        .with_when("org_id == \"acme\"");
+    let hook = CommandHook::new(spec, None).unwrap();
+    assert!(hook.should_trigger(&HookContext::tool_call("sql_exec", json!({})).with_org("acme")));
+    assert!(!hook.should_trigger(&HookContext::tool_call("sql_exec", json!({})).with_org("other")));
+    assert!(!hook.should_trigger(&HookContext::tool_call("Bash", json!({})).with_org("acme")));
+}
+
+#[test]
+fn specs_deserialize_from_config_json() {
+    let spec: CommandSpec =
+        serde_json::from_str(r#"{"event":"PreToolUse","command":["./x.sh"],"timeout":"10s"}"#)
+            .unwrap();
+    assert_eq!(spec.event, CommandEvent::PreToolUse);
+    assert_eq!(spec.command, CommandLine::exec(["./x.sh"]));
+    assert_eq!(spec.timeout, Duration::from_secs(10));
+    assert_eq!(spec.on_error, ErrorPolicy::FailClosed);
+    assert_eq!(spec.priority, 50);
+    assert_eq!(spec.hook_name(), "command:PreToolUse:./x.sh");
+
+    let spec: CommandSpec = serde_json::from_str(
+        r#"{"name": "audit", "event": "PostToolUse", "command": ["./audit.sh", "-v"], "timeout": 60,
+            "on_error": "fail_open", "priority": 90, "cwd": "/srv", "env": ["AUDIT_URL"],
+            "when": "tool_name starts_with \"oa__\"", "matcher": "*"}"#,
+    )
+    .unwrap();
+    assert_eq!(spec.timeout, Duration::from_secs(60));
+    assert_eq!(spec.on_error, ErrorPolicy::FailOpen);
+    assert_eq!(
+        (spec.priority, spec.env.as_slice()),
+        (90, ["AUDIT_URL".to_owned()].as_slice())
+    );
+    assert_eq!(spec.cwd.as_deref(), Some(Path::new("/srv")));
+
+    let hook = CommandHook::new(spec, None).unwrap();
+    assert_eq!(hook.name(), "audit");
+    assert_eq!(hook.priority(), 90);
+    assert_eq!(hook.on_error(), ErrorPolicy::FailOpen);
+    assert!(
+        hook.timeout() > Duration::from_secs(60),
+        "a margin for killing the command"
+    );
+    assert_eq!(hook.when_source(), Some("tool_name starts_with \"oa__\""));
+    assert_eq!(hook.into_registered().point(), HookPoint::PostToolUse);
+
+    let error = serde_json::from_str::<CommandSpec>(
+        r#"{"event":"PreToolUse","command":["./x.sh"],"when":"tool_name ==","timeout":"10s"}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("line 1, column"), "{error}");
+    let error = serde_json::from_str::<CommandSpec>(
+        r#"{"event":"PreToolUse","command":["./x.sh"],"matcher":"sql_("}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("not a valid regular expression"), "{error}");
+}
