@@ -337,3 +337,51 @@ async fn without_the_approval_machinery_no_agent_builds() {
         "{errors}"
     );
 }
+
+#[tokio::test]
+async fn the_gate_cannot_be_weakened_by_config() {
+    let twice = "agent: x\nhooks:\n  class_hooks:\n    - {name: approval_gate, config: {when: 'tool_name == \"a\"'}}\n    - {name: approval_gate, config: {when: 'tool_name == \"b\"'}}\n";
+    let errors = AgentConfig::parse(twice, ConfigFormat::Yaml, "twice.yaml", None)
+        .expect("parses")
+        .build_registry(&resources().await)
+        .expect_err("two gates");
+    assert!(
+        errors.to_string().contains(
+            "twice.yaml: hooks.class_hooks[1] (approval_gate): the approval gate is listed twice"
+        ),
+        "{errors}"
+    );
+
+    let stringly = "agent: x\nhooks:\n  class_hooks:\n    - {name: approval_gate, config: {require_confirmation_for_all: \"true\"}}\n";
+    let errors = AgentConfig::parse(stringly, ConfigFormat::Yaml, "s.yaml", None)
+        .expect("parses")
+        .build_registry(&resources().await)
+        .expect_err("a string is not a flag");
+    assert!(
+        errors.to_string().contains("must be true or false"),
+        "{errors}"
+    );
+
+    let seed = json!({"require_confirmation_for_all": true, "hooks": {},
+                      "model_config_json": {"require_confirmation_for_all": false}});
+    let errors = AgentConfig::from_value(&seed, "seed.json", None).expect_err("stray hooks");
+    assert!(
+        errors
+            .to_string()
+            .contains("seed.json: hooks: a seed-shaped config"),
+        "{errors}"
+    );
+    let seed = json!({"require_confirmation_for_all": true, "model_config_json": {"require_confirmation_for_all": false}});
+    assert!(
+        AgentConfig::from_value(&seed, "seed.json", None)
+            .expect("seed")
+            .require_confirmation_for_all,
+        "either place asking for confirmation is enough"
+    );
+    let claude = json!({"require_confirmation_for_all": true, "hooks": {"PreToolUse": []}});
+    assert!(
+        AgentConfig::from_value(&claude, "settings.json", None)
+            .expect("cc")
+            .require_confirmation_for_all
+    );
+}

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use hooks::{
     AskHandler, CommandEvent, CommandHook, CommandLine, CommandSpec, CommandSpecError, Decision,
-    EntryStatus, ErrorPolicy, Hook, HookContext, HookFuture, HookPoint, HookRegistry, HookResult,
-    Observation, ToolCallReport,
+    EntryStatus, ErrorPolicy, ExplainVerdict, Hook, HookContext, HookError, HookFuture, HookPoint,
+    HookRegistry, HookResult, Observation, ToolCallReport,
 };
 use serde_json::{Value, json};
 
@@ -117,6 +117,23 @@ impl AskHandler for ApproveAndRecord {
             .unwrap()
             .push((reason.to_owned(), ctx.tool_args.clone()));
         Box::pin(async { Ok(HookResult::allow().with_side_effect("approved by a test")) })
+    }
+
+    fn max_wait(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+}
+
+/// An approval mechanism that is down.
+struct BrokenGate;
+
+impl AskHandler for BrokenGate {
+    fn ask<'a>(&'a self, _: &'a HookContext, _: &'a str) -> HookFuture<'a> {
+        Box::pin(async { Err(HookError::new("database unavailable")) })
+    }
+
+    fn max_wait(&self) -> Duration {
+        Duration::from_secs(1)
     }
 }
 
@@ -274,6 +291,31 @@ async fn ask_with_rewritten_input_asks_about_what_will_run() {
         report.observation,
         Observation::Output(json!({"ran_with": limited}))
     );
+}
+
+#[tokio::test]
+async fn a_failing_approval_blocks_even_a_fail_open_command() {
+    let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
+    let spec = emit(CommandEvent::PreToolUse, &output).with_on_error(ErrorPolicy::FailOpen);
+    let report = call(&registry(spec, Some(Arc::new(BrokenGate))), sql_call()).await;
+    assert!(
+        !report.tool_ran,
+        "fail_open covers the command, never the approval"
+    );
+    assert!(blocked_reason(&report).contains("asking failed: database unavailable"));
+}
+
+#[tokio::test]
+async fn a_dry_run_reports_ask_without_asking() {
+    let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
+    let handler = Arc::new(ApproveAndRecord::default());
+    let registry = registry(
+        emit(CommandEvent::PreToolUse, &output),
+        Some(handler.clone()),
+    );
+    let explanation = registry.explain(sql_call(), true).await;
+    assert_eq!(explanation.steps[0].verdict, ExplainVerdict::WouldAsk);
+    assert!(handler.asked.lock().unwrap().is_empty(), "nobody was asked");
 }
 
 #[tokio::test]
@@ -688,4 +730,38 @@ fn specs_deserialize_from_config_json() {
     .unwrap_err()
     .to_string();
     assert!(error.contains("not a valid regular expression"), "{error}");
+}
+
+#[tokio::test]
+async fn misspelt_or_buried_decisions_block_instead_of_allowing() {
+    for output in [
+        json!({"permissionDecision": "deny"}),
+        json!({"hookSpecificOuput": {"permissionDecision": "deny"}}),
+        json!({"hookSpecificOutput": {"permissionDecison": "deny"}}),
+    ] {
+        let report = call(
+            &registry_of(emit(CommandEvent::PreToolUse, &output)),
+            sql_call(),
+        )
+        .await;
+        assert!(!report.tool_ran, "{output}");
+        assert!(
+            blocked_reason(&report).contains("unknown field"),
+            "{output}"
+        );
+    }
+    let spec = spec(
+        CommandEvent::PreToolUse,
+        &[
+            "emit.sh",
+            "checking...\n{\"decision\": \"block\", \"reason\": \"no\"}",
+        ],
+    );
+    let report = call(&registry_of(spec), sql_call()).await;
+    assert!(!report.tool_ran);
+    assert!(
+        blocked_reason(&report).contains("after other output"),
+        "{}",
+        blocked_reason(&report)
+    );
 }

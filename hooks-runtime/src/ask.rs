@@ -5,6 +5,8 @@
 //! [`AskHandler`]; the standard library's approval gate is one. Without a
 //! handler, "ask" blocks (fail closed).
 
+use std::time::Duration;
+
 use crate::context::HookContext;
 use crate::hook::HookFuture;
 
@@ -14,4 +16,9 @@ pub trait AskHandler: Send + Sync {
     /// Asks for approval of the call in `ctx`; `reason` says why it is asked
     /// (shown to the approver).
     fn ask<'a>(&'a self, ctx: &'a HookContext, reason: &'a str) -> HookFuture<'a>;
+
+    /// The longest [`ask`](Self::ask) may take (a person's deadline plus
+    /// delivery). A hook that asks adds it to its own timeout, so waiting for
+    /// a person never counts as the hook overrunning.
+    fn max_wait(&self) -> Duration;
 }

@@ -255,13 +255,27 @@ impl CommandHook {
             result.side_effects = side_effects;
             return Ok(result);
         };
-        let mut result = match &updated_input {
+        if crate::dispatch::in_dry_run() {
+            let mut result = HookResult::allow().with_side_effect(crate::dispatch::WOULD_ASK);
+            result.side_effects.append(&mut side_effects);
+            return Ok(result);
+        }
+        let asked = match &updated_input {
             Some(args) => {
                 let mut rewritten = ctx.clone();
                 rewritten.tool_args = args.clone();
-                handler.ask(&rewritten, reason).await?
+                handler.ask(&rewritten, reason).await
             }
-            None => handler.ask(ctx, reason).await?,
+            None => handler.ask(ctx, reason).await,
+        };
+        // The command answered; asking is the gate's job. A failure there is
+        // a block, whatever this command's own `on_error` says.
+        let mut result = match asked {
+            Ok(result) => result,
+            Err(error) => HookResult::block(format!(
+                "command hook {} asked for approval, and asking failed: {error}",
+                self.name
+            )),
         };
         if result.allow
             && result.modified_args.is_none()
@@ -315,8 +329,17 @@ impl Hook for CommandHook {
 
     /// The spec's timeout plus a margin: the command is killed at the spec's
     /// timeout, and the margin covers killing and reaping it.
+    /// With an approval handler, the handler's longest wait is added: a
+    /// person deciding must not run into this hook's timeout.
     fn timeout(&self) -> Duration {
-        self.spec.timeout.saturating_add(KILL_MARGIN)
+        let ask = self
+            .ask
+            .as_ref()
+            .map_or(Duration::ZERO, |ask| ask.max_wait());
+        self.spec
+            .timeout
+            .saturating_add(KILL_MARGIN)
+            .saturating_add(ask)
     }
 
     fn on_error(&self) -> ErrorPolicy {

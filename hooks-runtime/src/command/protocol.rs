@@ -141,6 +141,28 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
     }
 }
 
+/// The top-level fields of the hook protocol's JSON output.
+const TOP_LEVEL_KEYS: [&str; 7] = [
+    "continue",
+    "stopReason",
+    "suppressOutput",
+    "systemMessage",
+    "decision",
+    "reason",
+    "hookSpecificOutput",
+];
+
+/// The fields of `hookSpecificOutput`.
+const SPECIFIC_KEYS: [&str; 7] = [
+    "hookEventName",
+    "permissionDecision",
+    "permissionDecisionReason",
+    "updatedInput",
+    "additionalContext",
+    "updatedToolOutput",
+    "updatedMCPToolOutput",
+];
+
 /// Exit 0: JSON on stdout decides; plain text is context at session start
 /// and a side effect elsewhere.
 fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, HookError> {
@@ -152,6 +174,20 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, Ho
     let stderr = finished.stderr.text.trim();
     if !stderr.is_empty() {
         side_effects.push(format!("stderr: {}", excerpt(stderr, SIDE_EFFECT_EXCERPT)));
+    }
+    // JSON after other output ("checking…\n{...}") is a decision that would
+    // otherwise be missed: refuse it rather than allow the call.
+    if !stdout.starts_with('{')
+        && subject.event != CommandEvent::SessionStart
+        && stdout
+            .lines()
+            .any(|line| line.trim_start().starts_with('{'))
+    {
+        return Err(HookError::new(format!(
+            "command `{}` exited 0 and printed a JSON object after other output; print the JSON \
+             object alone on stdout (send diagnostics to stderr)",
+            subject.command
+        )));
     }
     if stdout.starts_with('{') {
         let value: Value = serde_json::from_str(stdout).map_err(|error| {
@@ -193,6 +229,26 @@ fn decide(
     let Value::Object(output) = value else {
         return Err("the output must be a JSON object".into());
     };
+    // A misspelt or misplaced decision must not pass for "no decision".
+    if let Some(key) = output
+        .keys()
+        .find(|key| !TOP_LEVEL_KEYS.contains(&key.as_str()))
+    {
+        return Err(format!(
+            "unknown field `{key}`; the hook protocol's fields are {}",
+            TOP_LEVEL_KEYS.join(", ")
+        ));
+    }
+    if let Some(Value::Object(specific)) = output.get("hookSpecificOutput")
+        && let Some(key) = specific
+            .keys()
+            .find(|key| !SPECIFIC_KEYS.contains(&key.as_str()))
+    {
+        return Err(format!(
+            "unknown field `hookSpecificOutput.{key}`; it takes {}",
+            SPECIFIC_KEYS.join(", ")
+        ));
+    }
     let event = subject.event;
     let hook = subject.hook;
     if let Some(message) = text(&output, "systemMessage")? {

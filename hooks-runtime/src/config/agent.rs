@@ -306,6 +306,12 @@ impl AgentConfig {
 
     fn read_seed(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
         self.read_agent_fields(top, errors);
+        if top.contains_key("hooks") {
+            errors.push(self.error(
+                Some("hooks".into()),
+                "a seed-shaped config declares hooks in `model_config_json.hooks`; move them there",
+            ));
+        }
         let raw = &top["model_config_json"];
         // Stored as a JSON string in the seed's database; accept both.
         let parsed;
@@ -331,7 +337,8 @@ impl AgentConfig {
         };
         if let Some(flag) = model.get("require_confirmation_for_all") {
             match flag {
-                Value::Bool(flag) => self.require_confirmation_for_all = *flag,
+                // Either place asking for confirmation is enough.
+                Value::Bool(flag) => self.require_confirmation_for_all |= *flag,
                 _ => errors.push(self.error(
                     Some("model_config_json.require_confirmation_for_all".into()),
                     "must be true or false",
@@ -362,6 +369,14 @@ impl AgentConfig {
         // `hooks` concerns us, and within it every entry must be understood.
         if let Some(Value::String(agent)) = top.get("agent") {
             agent.clone_into(&mut self.agent);
+        }
+        match top.get("require_confirmation_for_all") {
+            None => {}
+            Some(Value::Bool(flag)) => self.require_confirmation_for_all = *flag,
+            Some(_) => errors.push(self.error(
+                Some("require_confirmation_for_all".into()),
+                "must be true or false",
+            )),
         }
         let hooks = top["hooks"].as_object().cloned().unwrap_or_default();
         for (event, groups) in &hooks {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::agent::AgentConfig;
+use super::agent::{AgentConfig, ConfigShape};
 use super::error::{AgentConfigError, AgentConfigErrors};
 use crate::ask::AskHandler;
 use crate::command::{CommandHook, CommandLine, CommandSpec};
@@ -40,6 +40,13 @@ impl AgentConfig {
                         entry.name
                     )));
                 }
+                continue;
+            }
+            if factories().filter(|f| f.name == entry.name).count() > 1 {
+                errors.push(error(format!(
+                    "two hook factories are registered as \"{}\"; rename one so the config is unambiguous",
+                    entry.name
+                )));
                 continue;
             }
             let Some(factory) = find_factory(&entry.name) else {
@@ -113,7 +120,15 @@ impl AgentConfig {
         builder: &mut HookRegistryBuilder,
         errors: &mut Vec<AgentConfigError>,
     ) -> Option<Arc<dyn AskHandler>> {
-        let named = self.class_hooks.iter().find(|e| e.name == APPROVAL_GATE);
+        let mut gates = self.class_hooks.iter().filter(|e| e.name == APPROVAL_GATE);
+        let named = gates.next();
+        for extra in gates {
+            errors.push(AgentConfigError::new(
+                &self.source,
+                Some(extra.entry.clone()),
+                "the approval gate is listed twice; merge the entries (one gate per agent)",
+            ));
+        }
         let entry = named.map_or_else(
             || format!("{APPROVAL_GATE} (attached to every agent)"),
             |e| e.entry.clone(),
@@ -130,14 +145,30 @@ impl AgentConfig {
             ));
             return None;
         };
-        let flag = map
-            .get("require_confirmation_for_all")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let flag = match map.get("require_confirmation_for_all") {
+            None => false,
+            Some(Value::Bool(flag)) => *flag,
+            Some(_) => {
+                errors.push(AgentConfigError::new(
+                    &self.source,
+                    Some(entry),
+                    "`require_confirmation_for_all` must be true or false",
+                ));
+                return None;
+            }
+        };
         map.insert(
             "require_confirmation_for_all".into(),
             json!(flag || self.require_confirmation_for_all),
         );
+        if factories().filter(|f| f.name == APPROVAL_GATE).count() > 1 {
+            errors.push(AgentConfigError::new(
+                &self.source,
+                Some(entry),
+                "two hook factories are registered as \"approval_gate\"; only one gate may exist",
+            ));
+            return None;
+        }
         let Some(factory) = find_factory(APPROVAL_GATE) else {
             errors.push(AgentConfigError::new(
                 &self.source,
@@ -162,9 +193,17 @@ impl AgentConfig {
     /// Relative program paths (`./hooks/check.sh`) and working directories
     /// resolve against the config file's directory.
     fn resolve_paths(&self, mut spec: CommandSpec) -> CommandSpec {
-        let Some(base) = self.base_dir.as_deref() else {
+        let Some(mut base) = self.base_dir.as_deref() else {
             return spec;
         };
+        // A Claude Code settings file lives in `<project>/.claude/`; its
+        // commands run from the project, as Claude Code runs them.
+        if self.shape == ConfigShape::ClaudeSettings
+            && base.file_name().is_some_and(|name| name == ".claude")
+            && let Some(project) = base.parent()
+        {
+            base = project;
+        }
         spec.resolve_relative_to(base);
         if spec.cwd.is_none() {
             spec.cwd = Some(base.to_path_buf());

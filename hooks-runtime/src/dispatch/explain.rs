@@ -8,6 +8,19 @@ use crate::context::{HookContext, HookPoint};
 use crate::hook::{DryRun, ErrorPolicy, Hook};
 use crate::registry::HookRegistry;
 
+tokio::task_local! {
+    static DRY_RUN: ();
+}
+
+/// Whether the current task is a dry run ([`HookRegistry::explain`]): hooks
+/// that would ask a person report that instead of asking.
+pub(crate) fn in_dry_run() -> bool {
+    DRY_RUN.try_with(|()| ()).is_ok()
+}
+
+/// The side effect a hook records when, in a dry run, it would have asked.
+pub(crate) const WOULD_ASK: &str = "would ask for approval (dry run)";
+
 /// What one pre hook would do in a dry run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
@@ -74,7 +87,13 @@ impl HookRegistry {
     /// are reported as [`ExplainVerdict::WouldAsk`]; hooks that would run an
     /// external command as [`ExplainVerdict::WouldRun`], unless
     /// `run_commands` is set, in which case they are evaluated too.
-    pub async fn explain(&self, mut ctx: HookContext, run_commands: bool) -> Explanation {
+    pub async fn explain(&self, ctx: HookContext, run_commands: bool) -> Explanation {
+        DRY_RUN
+            .scope((), self.explain_steps(ctx, run_commands))
+            .await
+    }
+
+    async fn explain_steps(&self, mut ctx: HookContext, run_commands: bool) -> Explanation {
         ctx.point = HookPoint::PreToolUse;
         let mut steps = Vec::new();
         let mut blocked_by = None;
@@ -124,6 +143,9 @@ async fn evaluate(hook: &dyn Hook, ctx: &mut HookContext, run_commands: bool) ->
         _ => {}
     }
     match run_hook(hook, ctx).await {
+        Ok(result) if result.side_effects.iter().any(|e| e == WOULD_ASK) => {
+            ExplainVerdict::WouldAsk
+        }
         Ok(result) if !result.allow => ExplainVerdict::Block {
             reason: result
                 .error

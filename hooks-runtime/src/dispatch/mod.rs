@@ -14,6 +14,7 @@ mod tool_call;
 mod trace;
 
 pub use explain::{ExplainStep, ExplainVerdict, Explanation};
+pub(crate) use explain::{WOULD_ASK, in_dry_run};
 pub use observation::Observation;
 pub use run_hook::HookFailure;
 pub use session::{SessionStart, SessionStopped};

@@ -307,6 +307,10 @@ impl AskHandler for ApprovalGate {
         tracing::info!(tool = %ctx.tool_name, %reason, "a hook asked for approval");
         Box::pin(self.gate(ctx, "ask"))
     }
+
+    fn max_wait(&self) -> Duration {
+        self.config.timeout + DELIVERY_ALLOWANCE
+    }
 }
 
 /// Whether a `requires_confirmation` metadata value asks for confirmation.
