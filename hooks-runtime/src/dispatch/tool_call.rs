@@ -99,9 +99,12 @@ impl HookRegistry {
         T: AsyncFnOnce(&Value) -> Result<Value, E>,
         E: fmt::Display,
     {
-        let started = Instant::now();
+        // The clock is read only when an observer will want the duration.
+        let started = (!self.hooks.observers.is_empty()).then(Instant::now);
         let mut report = self.run_chain(&mut ctx, tool).await;
-        if !report.trace.bypassed() && !self.hooks.observers.is_empty() {
+        if let Some(started) = started
+            && !report.trace.bypassed()
+        {
             self.notify_observers(&ctx, &mut report, started.elapsed())
                 .await;
         }
@@ -211,23 +214,15 @@ async fn run_phase<'h>(
     trace: &mut CallTrace,
     original: &mut Option<ToolOutcome>,
 ) -> Option<(String, String)> {
-    let mut sealed_by = None;
+    let mut phase = Phase::default();
     for (index, hook) in hooks.enumerate() {
         trace.considered[slot] = index + 1;
         let trigger = triggers(hook, ctx);
         if trigger == Ok(false) {
             continue;
         }
-        if let Step::Stop { reason } = run_step(
-            hook,
-            index,
-            trigger.err(),
-            ctx,
-            trace,
-            original,
-            &mut sealed_by,
-        )
-        .await
+        if let Step::Stop { reason } =
+            run_step(hook, index, trigger.err(), ctx, trace, original, &mut phase).await
         {
             return Some((hook.name().to_owned(), reason));
         }
@@ -266,6 +261,17 @@ fn observe(outcome: ToolOutcome) -> Observation {
     }
 }
 
+/// What one phase's hooks pass along to each other.
+#[derive(Default)]
+struct Phase {
+    /// The pre hook that sealed the arguments, if one did.
+    sealed_by: Option<String>,
+    /// When the last matched hook ended: the next one's start. One clock
+    /// read per matched hook (only trigger checks, a few nanoseconds, run in
+    /// between).
+    clock: Option<Instant>,
+}
+
 /// Runs one pre or post hook whose trigger matched (or whose trigger check
 /// failed, `trigger_failure`), applies its rewrite and records it.
 async fn run_step(
@@ -275,17 +281,19 @@ async fn run_step(
     ctx: &mut HookContext,
     trace: &mut CallTrace,
     original: &mut Option<ToolOutcome>,
-    sealed_by: &mut Option<String>,
+    phase: &mut Phase,
 ) -> Step {
     let point = ctx.point;
-    let started = Instant::now();
+    let started = phase.clock.take().unwrap_or_else(Instant::now);
     let outcome = match trigger_failure {
         Some(failure) => Err(failure),
         None => run_hook(hook, ctx).await,
     };
-    let duration = started.elapsed();
+    let ended = Instant::now();
+    phase.clock = Some(ended);
+    let duration = ended.saturating_duration_since(started);
     let (decision, side_effects, step) = match outcome {
-        Ok(result) => apply(result, hook.name(), ctx, original, sealed_by),
+        Ok(result) => apply(result, hook.name(), ctx, original, &mut phase.sealed_by),
         Err(failure) => fail(hook, failure),
     };
     tracing::debug!(hook = hook.name(), %point, %decision, ?duration, "hook ran");
