@@ -104,3 +104,24 @@ fn config_is_checked() {
     );
     assert!(ConnectorRateLimitHook::new(RateLimitConfig::default()).is_ok());
 }
+
+#[tokio::test(start_paused = true)]
+async fn per_user_per_minute_is_a_shorthand_for_the_default_quota() {
+    let registry = registry(json!({"per_user_per_minute": 2}));
+    assert!(!call(&registry, "crm__a", "alice").await.is_blocked());
+    assert!(!call(&registry, "crm__a", "alice").await.is_blocked());
+    let Observation::Blocked { reason, .. } = call(&registry, "crm__a", "alice").await else {
+        panic!("two per minute");
+    };
+    assert!(reason.contains("2 calls per 60s"), "{reason}");
+    for bad in [
+        json!({"per_user_per_minute": 0}),
+        json!({"per_user_per_minute": "5"}),
+        json!({"per_user_per_minute": 5, "default": {"calls": 1, "period": "1s"}}),
+    ] {
+        assert!(
+            ConnectorRateLimitHook::from_config(&bad, None).is_err(),
+            "{bad}"
+        );
+    }
+}

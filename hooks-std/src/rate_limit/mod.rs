@@ -127,9 +127,34 @@ impl ConnectorRateLimitHook {
     }
 
     /// Builds the hook from its config-file form (`null` for defaults);
-    /// `database` serves the `database` backend.
+    /// `database` serves the `database` backend. The shorthand
+    /// `per_user_per_minute: N` stands for `default: {calls: N, period: 1m}`.
     pub fn from_config(config: &Value, database: Option<Database>) -> Result<Self, ConfigError> {
-        Self::build(parse_config(Self::NAME, config)?, database)
+        let mut config = config.clone();
+        if let Some(map) = config.as_object_mut()
+            && let Some(per_minute) = map.remove("per_user_per_minute")
+        {
+            if map.contains_key("default") {
+                return Err(ConfigError::new(
+                    Self::NAME,
+                    "give either `per_user_per_minute` or `default`, not both",
+                ));
+            }
+            let Some(calls) = per_minute
+                .as_u64()
+                .filter(|n| *n > 0 && *n <= u64::from(u32::MAX))
+            else {
+                return Err(ConfigError::new(
+                    Self::NAME,
+                    "`per_user_per_minute` must be a positive whole number",
+                ));
+            };
+            map.insert(
+                "default".into(),
+                serde_json::json!({"calls": calls, "period": "60s"}),
+            );
+        }
+        Self::build(parse_config(Self::NAME, &config)?, database)
     }
 
     /// How long `user` must wait before calling `connector`, or `None` when the
