@@ -208,10 +208,7 @@ impl HookContext {
     pub fn connector(&self) -> Option<&str> {
         match self.metadata.get("connector") {
             Some(Value::String(connector)) => non_empty(connector),
-            _ => self
-                .tool_name
-                .split_once("__")
-                .and_then(|(connector, _)| non_empty(connector)),
+            _ => split_connector(&self.tool_name).and_then(|(connector, _)| non_empty(connector)),
         }
     }
 
@@ -220,10 +217,7 @@ impl HookContext {
     pub fn action(&self) -> Option<&str> {
         match self.metadata.get("action") {
             Some(Value::String(action)) => non_empty(action),
-            _ => self
-                .tool_name
-                .split_once("__")
-                .and_then(|(_, action)| non_empty(action)),
+            _ => split_connector(&self.tool_name).and_then(|(_, action)| non_empty(action)),
         }
     }
 
@@ -284,10 +278,35 @@ impl Subject for HookContext {
     }
 }
 
+/// `connector__action` split at the first `__` (a byte scan: tool names are
+/// short, and `_` is ASCII, so both cut points are character boundaries).
+#[inline]
+fn split_connector(tool_name: &str) -> Option<(&str, &str)> {
+    let at = tool_name
+        .as_bytes()
+        .windows(2)
+        .position(|pair| pair == b"__")?;
+    Some((&tool_name[..at], &tool_name[at + 2..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_first_double_underscore_splits_connector_and_action() {
+        for (name, expected) in [
+            ("oa__purchase_pay", Some(("oa", "purchase_pay"))),
+            ("a__b__c", Some(("a", "b__c"))),
+            ("_x___y", Some(("_x", "_y"))),
+            ("plain_tool", None),
+            ("价格__查询", Some(("价格", "查询"))),
+            ("__", Some(("", ""))),
+        ] {
+            assert_eq!(split_connector(name), expected, "{name}");
+        }
+    }
 
     #[test]
     fn connector_and_action_follow_the_naming_convention() {

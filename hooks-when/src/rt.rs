@@ -148,7 +148,29 @@ pub fn text_ends_with(value: Option<&str>, suffix: &str) -> bool {
 /// `field contains "x"`
 #[inline]
 pub fn text_contains(value: Option<&str>, needle: &str) -> bool {
-    value.is_some_and(|v| v.contains(needle))
+    value.is_some_and(|v| contains(v.as_bytes(), needle.as_bytes()))
+}
+
+/// Substring search. Tool names and ids are short, where a plain scan beats
+/// the setup of the general string searcher; long texts use the latter.
+#[inline]
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    match needle {
+        [] => true,
+        _ if needle.len() > haystack.len() => false,
+        [first, rest @ ..] if haystack.len() <= 64 => haystack
+            .windows(needle.len())
+            .any(|window| window[0] == *first && &window[1..] == rest),
+        _ => {
+            // Both are valid UTF-8 (they came from `&str`).
+            let (Ok(haystack), Ok(needle)) =
+                (std::str::from_utf8(haystack), std::str::from_utf8(needle))
+            else {
+                return false;
+            };
+            haystack.contains(needle)
+        }
+    }
 }
 
 /// `field matches "glob"`
@@ -280,6 +302,29 @@ pub fn checked_regex(pattern: &str) -> Regex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contains_agrees_with_str_contains_on_short_and_long_text() {
+        let long = "x".repeat(100) + "needle" + &"y".repeat(50);
+        let cases = [
+            ("sql_delete_rows", "delete"),
+            ("sql_delete_rows", ""),
+            ("ab", "abc"),
+            ("查询价格表", "价格"),
+            ("查询价格表", "格价"),
+            ("aaab", "aab"),
+            (long.as_str(), "needle"),
+            (long.as_str(), "needles"),
+        ];
+        for (haystack, needle) in cases {
+            assert_eq!(
+                text_contains(Some(haystack), needle),
+                haystack.contains(needle),
+                "{haystack:?} contains {needle:?}"
+            );
+        }
+        assert!(!text_contains(None, ""));
+    }
 
     #[test]
     fn numbers_compare_across_int_and_float() {

@@ -72,11 +72,11 @@ pub(crate) fn format_duration(duration: Duration) -> String {
     if millis == 0 {
         return format!("{}µs", duration.as_micros());
     }
-    if millis % 3_600_000 == 0 {
+    if millis.is_multiple_of(3_600_000) {
         format!("{}h", millis / 3_600_000)
-    } else if millis % 60_000 == 0 {
+    } else if millis.is_multiple_of(60_000) {
         format!("{}m", millis / 60_000)
-    } else if millis % 1000 == 0 {
+    } else if millis.is_multiple_of(1000) {
         format!("{}s", millis / 1000)
     } else if millis < 1000 {
         format!("{millis}ms")

@@ -353,9 +353,9 @@ fn millis(duration: Duration) -> i64 {
 /// `120s`, `2m`, `500ms`: a deadline as people write it.
 fn human(duration: Duration) -> String {
     let ms = duration.as_millis();
-    if ms % 60_000 == 0 && ms >= 600_000 {
+    if ms.is_multiple_of(60_000) && ms >= 600_000 {
         format!("{}m", ms / 60_000)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")

@@ -121,10 +121,10 @@ impl FeishuChannel {
     /// A valid tenant_access_token, from the cache or freshly fetched.
     async fn tenant_token(&self) -> Result<String, ChannelError> {
         let mut cached = self.token.lock().await;
-        if let Some(token) = cached.as_ref() {
-            if token.expires_at > Instant::now() + TOKEN_REFRESH_MARGIN {
-                return Ok(token.value.clone());
-            }
+        if let Some(token) = cached.as_ref()
+            && token.expires_at > Instant::now() + TOKEN_REFRESH_MARGIN
+        {
+            return Ok(token.value.clone());
         }
         let fresh = self.fetch_token().await?;
         let value = fresh.value.clone();

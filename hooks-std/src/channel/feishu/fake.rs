@@ -582,10 +582,10 @@ fn gatekeep(state: &mut FakeState, headers: &HeaderMap) -> Option<Response> {
         );
         let headers = response.headers_mut();
         headers.insert("x-ogw-ratelimit-limit", HeaderValue::from_static("5"));
-        if let Some(reset) = state.rate_limit_reset {
-            if let Ok(value) = HeaderValue::from_str(&reset.to_string()) {
-                headers.insert("x-ogw-ratelimit-reset", value);
-            }
+        if let Some(reset) = state.rate_limit_reset
+            && let Ok(value) = HeaderValue::from_str(&reset.to_string())
+        {
+            headers.insert("x-ogw-ratelimit-reset", value);
         }
         return Some(response);
     }
