@@ -26,6 +26,22 @@ macro_rules! on_pool {
     };
 }
 
+/// Like `on_pool!`, for statements that write: on SQLite they take the
+/// store's writer lock first. SQLite admits one writer at a time and makes
+/// the others sleep and retry (in steps of up to 100 ms); queueing writers in
+/// the process instead keeps a decision's path to its waiting gate short.
+macro_rules! on_pool_write {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.database {
+            Database::Sqlite($pool) => {
+                let _one_writer = $store.writer.lock().await;
+                $body
+            }
+            Database::Postgres($pool) => $body,
+        }
+    };
+}
+
 const COLUMNS: &str = "id, idempotency_key, tool_name, args, args_digest, agent_id, \
     initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, channel_id, \
     mode, status, created_at_ms, expires_at_ms, decided_at_ms, decided_by, reason, message_ref, \
@@ -151,6 +167,7 @@ fn rows(rows: Vec<Row>) -> Result<Vec<ConfirmationRequest>, sqlx::Error> {
 pub struct ConfirmationStore {
     database: Database,
     queries: Arc<AtomicU64>,
+    writer: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl ConfirmationStore {
@@ -159,6 +176,7 @@ impl ConfirmationStore {
         ConfirmationStore {
             database,
             queries: Arc::default(),
+            writer: Arc::default(),
         }
     }
 
@@ -186,7 +204,7 @@ impl ConfirmationStore {
             Database::Postgres(_) => text
                 .replace(
                     "{now}",
-                    "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)",
+                    "CAST(extract(epoch FROM statement_timestamp()) * 1000 AS BIGINT)",
                 )
                 .replace("{json}", "::json"),
         }
@@ -214,7 +232,7 @@ impl ConfirmationStore {
                 new.idempotency_key
             )
         };
-        let inserted = on_pool!(&self.database, pool => sqlx::query(&insert)
+        let inserted = on_pool_write!(self, pool => sqlx::query(&insert)
             .bind(&id)
             .bind(&new.idempotency_key)
             .bind(&new.tool_name)
@@ -286,7 +304,7 @@ impl ConfirmationStore {
     /// Records the channel's reference to the card of request `id`.
     pub async fn set_message_ref(&self, id: &str, message_ref: &str) -> Result<(), StorageError> {
         let sql = self.sql("UPDATE confirmation_requests SET message_ref = $1 WHERE id = $2");
-        on_pool!(&self.database, pool => sqlx::query(&sql)
+        on_pool_write!(self, pool => sqlx::query(&sql)
             .bind(message_ref)
             .bind(id)
             .execute(pool)
@@ -311,7 +329,7 @@ impl ConfirmationStore {
              decided_by = $2, reason = $3 \
              WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now} RETURNING {columns}",
         );
-        let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
+        let row: Option<Row> = on_pool_write!(self, pool => sqlx::query_as(&sql)
             .bind(decision.status().as_str())
             .bind(decided_by)
             .bind(reason)
@@ -348,7 +366,7 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now}, \
              decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
         );
-        let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
+        let row: Option<Row> = on_pool_write!(self, pool => sqlx::query_as(&sql)
             .bind(id)
             .fetch_optional(pool)
             .await)
@@ -370,7 +388,7 @@ impl ConfirmationStore {
              decided_by = 'system', reason = $1 WHERE id = $2 AND status = 'pending' \
              AND message_ref IS NULL RETURNING {columns}",
         );
-        let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
+        let row: Option<Row> = on_pool_write!(self, pool => sqlx::query_as(&sql)
             .bind(reason)
             .bind(id)
             .fetch_optional(pool)
@@ -433,7 +451,7 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET consumed_at_ms = {now} \
              WHERE id = $1 AND status = 'approved' AND consumed_at_ms IS NULL",
         );
-        let updated = on_pool!(&self.database, pool => sqlx::query(&sql)
+        let updated = on_pool_write!(self, pool => sqlx::query(&sql)
             .bind(id)
             .execute(pool)
             .await
@@ -476,7 +494,7 @@ impl ConfirmationStore {
             "INSERT INTO callback_events (event_id, channel_kind, received_at_ms) \
              VALUES ($1, $2, {now}) ON CONFLICT (event_id) DO NOTHING",
         );
-        let inserted = on_pool!(&self.database, pool => sqlx::query(&sql)
+        let inserted = on_pool_write!(self, pool => sqlx::query(&sql)
             .bind(event_id)
             .bind(channel_kind)
             .execute(pool)
@@ -493,7 +511,7 @@ impl ConfirmationStore {
     pub async fn forget_events(&self, age: Duration) -> Result<u64, StorageError> {
         let sql = self.sql("DELETE FROM callback_events WHERE received_at_ms <= {now} - $1");
         let age_ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX / 2);
-        on_pool!(&self.database, pool => sqlx::query(&sql)
+        on_pool_write!(self, pool => sqlx::query(&sql)
             .bind(age_ms)
             .execute(pool)
             .await
@@ -507,7 +525,7 @@ impl ConfirmationStore {
         (kind, channel, param): (&str, &str, Option<i64>),
         what: &str,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        let found: Vec<Row> = on_pool!(&self.database, pool => {
+        let found: Vec<Row> = on_pool_write!(self, pool => {
             let mut query = sqlx::query_as(sql).bind(kind).bind(channel);
             if let Some(param) = param {
                 query = query.bind(param);
