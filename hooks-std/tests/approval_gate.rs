@@ -222,7 +222,7 @@ async fn rejected_calls_are_blocked_with_who_rejected() {
 #[tokio::test]
 async fn no_decision_before_the_deadline_expires_the_request() {
     let fake = fake().await;
-    let gate = json!({"approver_scope": "org_members", "timeout": "300ms"});
+    let gate = json!({"approver_scope": "org_members", "timeout": "1s"});
     let replica = replica(
         &fake,
         Database::in_memory().await.unwrap(),
@@ -236,7 +236,7 @@ async fn no_decision_before_the_deadline_expires_the_request() {
     assert!(!report.tool_ran);
     assert_eq!(
         report.observation.to_string(),
-        "Blocked by hook `approval_gate`: timed out after 300ms waiting for confirmation"
+        "Blocked by hook `approval_gate`: timed out after 1s waiting for confirmation"
     );
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Expired);
     // The card is redrawn in the background, so the verdict never waits on it.
