@@ -214,10 +214,10 @@ async fn operator(feishu: FakeFeishu, approvals: Approvals, callback_url: String
     loop {
         let cards = feishu.sent_cards();
         for card in &cards[seen..] {
-            let Some(id) = request_id(&card.card) else {
+            let Some(id) = card.request_id() else {
                 continue;
             };
-            let Ok(Some(request)) = approvals.store().get(&id).await else {
+            let Ok(Some(request)) = approvals.store().get(id).await else {
                 continue;
             };
             let amount = request.args["amount"].as_f64().unwrap_or(f64::MAX);
@@ -231,7 +231,7 @@ async fn operator(feishu: FakeFeishu, approvals: Approvals, callback_url: String
                 "   [Feishu] wang.fang reads the card for {} and presses {decision:?}",
                 request.tool_name
             );
-            let click = CardClick::new(&id, decision, OPERATOR, CHAT);
+            let click = CardClick::new(id, decision, OPERATOR, CHAT);
             match feishu.click(&callback_url, &click).await {
                 Ok((status, reply)) => println!(
                     "   [Feishu] callback answered {status}: \"{}\"",
@@ -242,18 +242,5 @@ async fn operator(feishu: FakeFeishu, approvals: Approvals, callback_url: String
         }
         seen = cards.len();
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// The request id the card's buttons carry.
-fn request_id(card: &Value) -> Option<String> {
-    match card {
-        Value::Object(map) => map
-            .get("request_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| map.values().find_map(request_id)),
-        Value::Array(items) => items.iter().find_map(request_id),
-        _ => None,
     }
 }

@@ -114,7 +114,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .await
         });
 
-        let request_id = wait_for_card(&feishu, n + 1).await;
+        let card = feishu
+            .wait_for_card(n + 1, Duration::from_secs(10))
+            .await
+            .ok_or("no approval card arrived")?;
+        let request_id = card
+            .request_id()
+            .ok_or("the card has no buttons")?
+            .to_owned();
         println!("   card sent to {CHAT}; request {request_id}; the call is paused");
         if let Some(decision) = decision {
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -147,21 +154,4 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         feishu.card_updates().len()
     );
     Ok(())
-}
-
-/// Waits for the `count`-th card and returns the request id its buttons carry.
-async fn wait_for_card(feishu: &FakeFeishu, count: usize) -> String {
-    loop {
-        if let Some(card) = feishu.sent_cards().get(count - 1) {
-            let text = card.card.to_string();
-            let start = text.find("\"request_id\":\"").map(|at| at + 14);
-            if let Some(start) = start {
-                let end = text[start..]
-                    .find('"')
-                    .map_or(text.len(), |len| start + len);
-                return text[start..end].to_owned();
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }

@@ -177,14 +177,11 @@ async fn delegated_and_workflow_calls_need_a_real_approval() {
     .enumerate()
     {
         let pending = tokio::spawn(async move { call(&agent, "oa__pay", metadata).await });
-        let id = loop {
-            if let Some(card) = feishu.sent_cards().get(n) {
-                let text = card.card.to_string();
-                let at = text.find("\"request_id\":\"").expect("id") + 14;
-                break text[at..at + 36].to_owned();
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
+        let card = feishu
+            .wait_for_card(n + 1, Duration::from_secs(5))
+            .await
+            .expect("a card");
+        let id = card.request_id().expect("request id").to_owned();
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(!pending.is_finished(), "call {n} waits for approval");
         feishu

@@ -83,6 +83,18 @@ async fn replica(
     }
 }
 
+/// A replica on a private in-memory database (its poll set to a minute).
+async fn in_memory_replica(fake: &FakeFeishu, gate: Value) -> Replica {
+    let database = Database::in_memory().await.expect("db");
+    replica(fake, database, gate, Duration::from_secs(60)).await
+}
+
+/// An org-scope replica on the database at `url` (its poll set to a minute).
+async fn url_replica(fake: &FakeFeishu, url: &str) -> Replica {
+    let database = Database::connect(url).await.expect("db");
+    replica(fake, database, ORG_SCOPE(), Duration::from_secs(60)).await
+}
+
 async fn fake() -> FakeFeishu {
     FakeFeishu::start(FakeFeishuConfig::default())
         .await
@@ -114,26 +126,31 @@ fn start(replica: &Replica, ctx: HookContext) -> JoinHandle<ToolCallReport> {
 
 /// Waits until the fake has received `count` cards; returns the last card's request id.
 async fn card_sent(fake: &FakeFeishu, count: usize) -> String {
-    for _ in 0..500 {
-        let cards = fake.sent_cards();
-        if cards.len() >= count {
-            return request_id_in(&cards[count - 1].card).expect("card carries the request id");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("no card arrived at the fake Feishu server");
+    let card = fake
+        .wait_for_card(count, Duration::from_secs(5))
+        .await
+        .expect("a card arrives at the fake Feishu server");
+    card.request_id()
+        .expect("the card carries the request id")
+        .to_owned()
 }
 
-fn request_id_in(value: &Value) -> Option<String> {
-    match value {
-        Value::Object(map) => map
-            .get("request_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| map.values().find_map(request_id_in)),
-        Value::Array(items) => items.iter().find_map(request_id_in),
-        _ => None,
-    }
+/// Presses a button on `id`'s card as `operator` in `chat`, through the
+/// replica's callback router; returns the HTTP status and the reply body.
+async fn press(
+    fake: &FakeFeishu,
+    replica: &Replica,
+    id: &str,
+    decision: Decision,
+    operator: &str,
+    chat: &str,
+) -> (u16, Value) {
+    fake.click(
+        &replica.callback_url,
+        &CardClick::new(id, decision, operator, chat),
+    )
+    .await
+    .expect("the card has that button")
 }
 
 fn has_buttons(card: &Value) -> bool {
@@ -164,8 +181,7 @@ const ORG_SCOPE: fn() -> Value = || json!({"approver_scope": "org_members", "tim
 /// scope: the fake, the replica, the call, and the request id.
 async fn pending() -> (FakeFeishu, Replica, JoinHandle<ToolCallReport>, String) {
     let fake = fake().await;
-    let database = Database::in_memory().await.expect("db");
-    let replica = replica(&fake, database, ORG_SCOPE(), Duration::from_secs(60)).await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
     let call = start(&replica, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
     (fake, replica, call, id)
@@ -179,13 +195,7 @@ async fn approved_calls_run_and_the_card_shows_who_approved() {
     assert!(card.card.to_string().contains("oa__purchase_pay"));
     assert!(!call.is_finished(), "the call waits for a person");
 
-    let (code, reply) = fake
-        .click(
-            &replica.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
-        )
-        .await
-        .expect("click");
+    let (code, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
     assert_eq!(code, 200, "{reply}");
     assert_eq!(toast(&reply).0, "success");
     let shown = &reply["card"]["data"];
@@ -204,12 +214,7 @@ async fn approved_calls_run_and_the_card_shows_who_approved() {
 #[tokio::test]
 async fn rejected_calls_are_blocked_with_who_rejected() {
     let (fake, replica, call, id) = pending().await;
-    fake.click(
-        &replica.callback_url,
-        &CardClick::new(&id, Decision::Reject, "ou_bob", CHAT),
-    )
-    .await
-    .expect("click");
+    press(&fake, &replica, &id, Decision::Reject, "ou_bob", CHAT).await;
     let report = call.await.expect("task");
     assert!(!report.tool_ran);
     let Observation::Blocked { hook, reason } = &report.observation else {
@@ -223,13 +228,7 @@ async fn rejected_calls_are_blocked_with_who_rejected() {
 async fn no_decision_before_the_deadline_expires_the_request() {
     let fake = fake().await;
     let gate = json!({"approver_scope": "org_members", "timeout": "1s"});
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        gate,
-        Duration::from_secs(60),
-    )
-    .await;
+    let replica = in_memory_replica(&fake, gate).await;
     let call = start(&replica, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
     let report = call.await.expect("task");
@@ -252,13 +251,7 @@ async fn no_decision_before_the_deadline_expires_the_request() {
     assert!(!has_buttons(&updates[0].1));
 
     // A click after expiry changes nothing.
-    let (_, reply) = fake
-        .click(
-            &replica.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
-        )
-        .await
-        .expect("click");
+    let (_, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
     assert_eq!(toast(&reply).0, "info", "{reply}");
     assert!(toast(&reply).1.contains("expired"), "{reply}");
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Expired);
@@ -332,12 +325,7 @@ async fn forged_stale_and_mistokened_callbacks_change_nothing() {
 
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
     assert!(!call.is_finished());
-    fake.click(
-        &replica.callback_url,
-        &CardClick::new(&id, Decision::Reject, "ou_bob", CHAT),
-    )
-    .await
-    .expect("click");
+    press(&fake, &replica, &id, Decision::Reject, "ou_bob", CHAT).await;
     assert!(!call.await.expect("task").tool_ran);
 }
 
@@ -345,13 +333,15 @@ async fn forged_stale_and_mistokened_callbacks_change_nothing() {
 async fn wrong_channel_and_out_of_scope_operators_change_nothing() {
     let (fake, replica, call, id) = pending().await;
 
-    let (_, other_chat) = fake
-        .click(
-            &replica.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_bob", "oc_elsewhere"),
-        )
-        .await
-        .expect("click");
+    let (_, other_chat) = press(
+        &fake,
+        &replica,
+        &id,
+        Decision::Approve,
+        "ou_bob",
+        "oc_elsewhere",
+    )
+    .await;
     assert_eq!(toast(&other_chat).0, "error");
     assert!(
         toast(&other_chat).1.contains("another channel"),
@@ -362,26 +352,14 @@ async fn wrong_channel_and_out_of_scope_operators_change_nothing() {
         "another channel does not see the request"
     );
 
-    let (_, outsider) = fake
-        .click(
-            &replica.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_mallory", CHAT),
-        )
-        .await
-        .expect("click");
+    let (_, outsider) = press(&fake, &replica, &id, Decision::Approve, "ou_mallory", CHAT).await;
     assert_eq!(toast(&outsider).0, "error");
     assert!(
         toast(&outsider).1.contains("You may not decide"),
         "{outsider}"
     );
 
-    let (_, stranger) = fake
-        .click(
-            &replica.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_unknown", CHAT),
-        )
-        .await
-        .expect("click");
+    let (_, stranger) = press(&fake, &replica, &id, Decision::Approve, "ou_unknown", CHAT).await;
     assert!(
         toast(&stranger).1.contains("not a known approver"),
         "{stranger}"
@@ -406,34 +384,16 @@ async fn wrong_channel_and_out_of_scope_operators_change_nothing() {
 async fn the_initiator_scope_admits_only_the_initiator_and_the_allowlist() {
     let fake = fake().await;
     let gate = json!({"timeout": "30s", "approvers": ["mallory"]});
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        gate,
-        Duration::from_secs(60),
-    )
-    .await;
+    let replica = in_memory_replica(&fake, gate).await;
     let call = start(&replica, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
-    let (_, bob) = fake
-        .click(
-            &replica.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
-        )
-        .await
-        .expect("click");
+    let (_, bob) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
     assert_eq!(
         toast(&bob).0,
         "error",
         "bob is in the org but not the initiator"
     );
-    let (_, mallory) = fake
-        .click(
-            &replica.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_mallory", CHAT),
-        )
-        .await
-        .expect("click");
+    let (_, mallory) = press(&fake, &replica, &id, Decision::Approve, "ou_mallory", CHAT).await;
     assert_eq!(toast(&mallory).0, "success", "the allowlist admits mallory");
     assert!(call.await.expect("task").tool_ran);
 }
@@ -510,13 +470,7 @@ async fn malformed_and_random_bodies_get_a_4xx_and_change_nothing() {
 #[tokio::test]
 async fn url_verification_answers_the_challenge() {
     let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
     let (code, body) = fake.url_verification(&replica.callback_url, "ch-123").await;
     assert_eq!((code, body), (200, json!({"challenge": "ch-123"})));
 }
@@ -549,13 +503,7 @@ async fn an_unavailable_database_blocks() {
 #[tokio::test]
 async fn an_undelivered_card_blocks_and_cancels_the_request() {
     let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
     fake.fail_next_sends(1);
     let report = start(&replica, gated_call("c1", 60_000))
         .await
@@ -571,29 +519,6 @@ async fn an_undelivered_card_blocks_and_cancels_the_request() {
         .expect("read")
         .expect("request");
     assert_eq!(key_request.status, ConfirmationStatus::Cancelled);
-}
-
-#[tokio::test]
-async fn other_arguments_on_a_rerun_are_not_covered_by_the_request() {
-    let (fake, replica, call, id) = pending().await;
-    fake.click(
-        &replica.callback_url,
-        &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
-    )
-    .await
-    .expect("click");
-    assert!(call.await.expect("task").tool_ran);
-    // The same tool call id again, now for a bigger amount.
-    let rerun = start(&replica, gated_call("c1", 9_000_000))
-        .await
-        .expect("task");
-    assert!(!rerun.tool_ran);
-    assert!(
-        rerun.observation.to_string().contains("arguments differ"),
-        "{}",
-        rerun.observation
-    );
-    assert_eq!(fake.sent_cards().len(), 1);
 }
 
 /// A pending request outlives a dropped runtime; a decision made while the
@@ -615,13 +540,7 @@ fn a_pending_request_survives_a_restart() {
     // Process 1: the call starts waiting, then the process dies.
     let first = runtime();
     let id = first.block_on(async {
-        let replica = replica(
-            &fake,
-            Database::connect(&url).await.unwrap(),
-            ORG_SCOPE(),
-            Duration::from_secs(60),
-        )
-        .await;
+        let replica = url_replica(&fake, &url).await;
         let call = start(&replica, gated_call("c1", 60_000));
         let id = card_sent(&fake, 1).await;
         std::mem::forget(call);
@@ -633,25 +552,13 @@ fn a_pending_request_survives_a_restart() {
     // Meanwhile another process takes the decision through its callback router.
     let second = runtime();
     second.block_on(async {
-        let replica = replica(
-            &fake,
-            Database::connect(&url).await.unwrap(),
-            ORG_SCOPE(),
-            Duration::from_secs(60),
-        )
-        .await;
+        let replica = url_replica(&fake, &url).await;
         assert_eq!(
             status(&replica, &id).await,
             ConfirmationStatus::Pending,
             "the row outlived its runtime"
         );
-        let (_, reply) = fake
-            .click(
-                &replica.callback_url,
-                &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
-            )
-            .await
-            .expect("click");
+        let (_, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
         assert_eq!(toast(&reply).0, "success", "{reply}");
     });
     drop(second);
@@ -659,13 +566,7 @@ fn a_pending_request_survives_a_restart() {
     // Process 3: the agent re-runs the same tool call and resumes the request.
     let third = runtime();
     third.block_on(async {
-        let replica = replica(
-            &fake,
-            Database::connect(&url).await.unwrap(),
-            ORG_SCOPE(),
-            Duration::from_secs(60),
-        )
-        .await;
+        let replica = url_replica(&fake, &url).await;
         let report = tokio::time::timeout(
             Duration::from_secs(5),
             start(&replica, gated_call("c1", 60_000)),
@@ -685,21 +586,10 @@ async fn a_decision_on_another_sqlite_replica_wakes_the_gate_through_the_poll() 
     let fake = fake().await;
     let (database, url, _dir) = support::sqlite_file().await;
     let a = replica(&fake, database, ORG_SCOPE(), Duration::from_millis(200)).await;
-    let b = replica(
-        &fake,
-        Database::connect(&url).await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
+    let b = url_replica(&fake, &url).await;
     let call = start(&a, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
-    fake.click(
-        &b.callback_url,
-        &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
-    )
-    .await
-    .expect("click");
+    press(&fake, &b, &id, Decision::Approve, "ou_bob", CHAT).await;
     let report = tokio::time::timeout(Duration::from_secs(3), call)
         .await
         .expect("the poll wakes the gate")
@@ -717,20 +607,8 @@ async fn a_decision_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
         return;
     };
     let fake = fake().await;
-    let a = replica(
-        &fake,
-        Database::connect(&url).await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
-    let b = replica(
-        &fake,
-        Database::connect(&url).await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
+    let a = url_replica(&fake, &url).await;
+    let b = url_replica(&fake, &url).await;
     // Give A's listener a moment to subscribe.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let conversation = support::unique("conv");
@@ -738,13 +616,7 @@ async fn a_decision_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
     let call = start(&a, ctx);
     let id = card_sent(&fake, 1).await;
     let started = std::time::Instant::now();
-    let (_, reply) = fake
-        .click(
-            &b.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
-        )
-        .await
-        .expect("click");
+    let (_, reply) = press(&fake, &b, &id, Decision::Approve, "ou_bob", CHAT).await;
     assert_eq!(toast(&reply).0, "success", "{reply}");
     let report = tokio::time::timeout(Duration::from_secs(5), call)
         .await
@@ -757,13 +629,7 @@ async fn a_decision_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
 #[tokio::test]
 async fn the_gate_builds_by_name_from_config() {
     let fake = fake().await;
-    let replica = replica(
-        &fake,
-        Database::in_memory().await.unwrap(),
-        ORG_SCOPE(),
-        Duration::from_secs(60),
-    )
-    .await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
     let resources = hooks_std::StdResources {
         approvals: Some(replica.approvals.clone()),
         ..Default::default()
@@ -804,27 +670,26 @@ async fn the_gate_builds_by_name_from_config() {
     }
 }
 
+/// An approval covers one run of exactly the call it was asked for.
 #[tokio::test]
-async fn an_approval_runs_its_call_once() {
+async fn a_rerun_after_approval_is_blocked() {
     let (fake, replica, call, id) = pending().await;
-    fake.click(
-        &replica.callback_url,
-        &CardClick::new(&id, Decision::Approve, "ou_bob", CHAT),
-    )
-    .await
-    .expect("click");
+    press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
     assert!(call.await.expect("task").tool_ran);
-    // The same tool call replayed (a crash-retry, a reused tool call id).
-    let replay = start(&replica, gated_call("c1", 60_000))
-        .await
-        .expect("task");
-    assert!(!replay.tool_ran);
-    assert!(
-        replay.observation.to_string().contains("already used"),
-        "{}",
-        replay.observation
-    );
-    assert_eq!(fake.sent_cards().len(), 1);
+    for (amount, expected) in [
+        // The same tool call replayed (a crash-retry, a reused tool call id).
+        (60_000, "already used"),
+        // The same tool call id, now for a bigger amount.
+        (9_000_000, "arguments differ"),
+    ] {
+        let rerun = start(&replica, gated_call("c1", amount))
+            .await
+            .expect("task");
+        assert!(!rerun.tool_ran);
+        let observation = rerun.observation.to_string();
+        assert!(observation.contains(expected), "{observation}");
+    }
+    assert_eq!(fake.sent_cards().len(), 1, "no second card");
 }
 
 #[tokio::test]

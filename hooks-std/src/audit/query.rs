@@ -3,7 +3,7 @@
 use serde_json::Value;
 use sqlx::FromRow;
 
-use crate::storage::{Database, StorageError};
+use crate::storage::{Database, StorageError, on_pool};
 
 /// A stored row of `connector_call_logs`.
 #[derive(Debug, Clone, PartialEq, FromRow)]
@@ -47,7 +47,8 @@ pub struct AuditEntry {
     pub duration_ms: i64,
 }
 
-const COLUMNS: &str = "id, created_at, conversation_id, tool_call_id, agent_id, user_id, org_id, \
+/// Every column but `id` and `created_at`.
+const COLUMNS: &str = "conversation_id, tool_call_id, agent_id, user_id, org_id, \
     surface, tool_name, connector, action, outcome, blocked_by, reason, args, result_size, \
     observation_size, duration_ms";
 
@@ -58,46 +59,33 @@ impl Database {
         conversation_id: &str,
     ) -> Result<Vec<AuditEntry>, StorageError> {
         let what = || format!("reading the audit log of conversation \"{conversation_id}\"");
-        match self {
-            Database::Sqlite(pool) => sqlx::query_as(&format!(
-                "SELECT {COLUMNS} FROM connector_call_logs WHERE conversation_id = ?1 ORDER BY id"
-            ))
+        // `created_at` is text on SQLite and a timestamp on PostgreSQL.
+        let created_at = match self {
+            Database::Sqlite(_) => "created_at",
+            Database::Postgres(_) => {
+                "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at"
+            }
+        };
+        let sql = self.dialect(&format!(
+            "SELECT id, {created_at}, {COLUMNS} FROM connector_call_logs \
+             WHERE conversation_id = $1 ORDER BY id"
+        ));
+        on_pool!(self, pool => sqlx::query_as(&sql)
             .bind(conversation_id)
             .fetch_all(pool)
-            .await,
-            Database::Postgres(pool) => sqlx::query_as(&format!(
-                "SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') \
-                 AS created_at, {} FROM connector_call_logs WHERE conversation_id = $1 ORDER BY id",
-                COLUMNS.trim_start_matches("id, created_at, ")
-            ))
-            .bind(conversation_id)
-            .fetch_all(pool)
-            .await,
-        }
+            .await)
         .map_err(StorageError::query(what()))
     }
 
     /// How many audit rows `conversation_id` has.
     pub async fn audit_count(&self, conversation_id: &str) -> Result<i64, StorageError> {
         let what = || format!("counting the audit rows of conversation \"{conversation_id}\"");
-        match self {
-            Database::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = ?1",
-                )
-                .bind(conversation_id)
-                .fetch_one(pool)
-                .await
-            }
-            Database::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = $1",
-                )
-                .bind(conversation_id)
-                .fetch_one(pool)
-                .await
-            }
-        }
+        let sql =
+            self.dialect("SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = $1");
+        on_pool!(self, pool => sqlx::query_scalar(&sql)
+            .bind(conversation_id)
+            .fetch_one(pool)
+            .await)
         .map_err(StorageError::query(what()))
     }
 }

@@ -14,17 +14,7 @@ use sqlx::FromRow;
 use sqlx::types::Json;
 
 use super::request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
-use crate::storage::{Database, StorageError};
-
-/// Runs `$body` with `$pool` bound to the database's pool, whatever the backend.
-macro_rules! on_pool {
-    ($database:expr, $pool:ident => $body:expr) => {
-        match $database {
-            Database::Sqlite($pool) => $body,
-            Database::Postgres($pool) => $body,
-        }
-    };
-}
+use crate::storage::{Database, StorageError, on_pool};
 
 /// Like `on_pool!`, for statements that write: on SQLite they take the
 /// store's writer lock first. SQLite admits one writer at a time and makes
@@ -191,23 +181,12 @@ impl ConfirmationStore {
         &self.database
     }
 
-    /// `template` for this backend: `{now}` becomes the database clock in
+    /// `template` for this backend: `{now_ms}` becomes the database clock in
     /// milliseconds, and SQLite gets `?n` placeholders.
     fn sql(&self, template: &str) -> String {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        let text = template.replace("{columns}", COLUMNS);
-        match self.database {
-            Database::Sqlite(_) => text
-                .replace("{now}", "CAST(unixepoch('subsec') * 1000 AS INTEGER)")
-                .replace("{json}", "")
-                .replace('$', "?"),
-            Database::Postgres(_) => text
-                .replace(
-                    "{now}",
-                    "CAST(extract(epoch FROM statement_timestamp()) * 1000 AS BIGINT)",
-                )
-                .replace("{json}", "::json"),
-        }
+        self.database
+            .dialect(&template.replace("{columns}", COLUMNS))
     }
 
     /// Creates the request for `new.idempotency_key`, or returns the one that
@@ -223,7 +202,7 @@ impl ConfirmationStore {
             "INSERT INTO confirmation_requests (id, idempotency_key, tool_name, args, args_digest, \
              agent_id, initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, \
              channel_id, mode, status, created_at_ms, expires_at_ms) \
-             VALUES ($1, $2, $3, $4{json}, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'pending', {now}, {now} + $14) \
+             VALUES ($1, $2, $3, $4{json}, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'pending', {now_ms}, {now_ms} + $14) \
              ON CONFLICT (idempotency_key) DO NOTHING",
         );
         let what = || {
@@ -325,9 +304,9 @@ impl ConfirmationStore {
         reason: Option<&str>,
     ) -> Result<DecideOutcome, StorageError> {
         let sql = self.sql(
-            "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now}, \
+            "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now_ms}, \
              decided_by = $2, reason = $3 \
-             WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now} RETURNING {columns}",
+             WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
         );
         let row: Option<Row> = on_pool_write!(self, pool => sqlx::query_as(&sql)
             .bind(decision.status().as_str())
@@ -363,7 +342,7 @@ impl ConfirmationStore {
     /// already left `pending`.
     pub async fn expire(&self, id: &str) -> Result<Option<ConfirmationRequest>, StorageError> {
         let sql = self.sql(
-            "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now}, \
+            "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
              decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
         );
         let row: Option<Row> = on_pool_write!(self, pool => sqlx::query_as(&sql)
@@ -384,7 +363,7 @@ impl ConfirmationStore {
         reason: &str,
     ) -> Result<Option<ConfirmationRequest>, StorageError> {
         let sql = self.sql(
-            "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now}, \
+            "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now_ms}, \
              decided_by = 'system', reason = $1 WHERE id = $2 AND status = 'pending' \
              AND message_ref IS NULL RETURNING {columns}",
         );
@@ -408,8 +387,8 @@ impl ConfirmationStore {
         channel_id: &str,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
         let sql = self.sql(
-            "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now}, \
-             decided_by = 'system' WHERE status = 'pending' AND expires_at_ms <= {now} \
+            "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
+             decided_by = 'system' WHERE status = 'pending' AND expires_at_ms <= {now_ms} \
              AND channel_kind = $1 AND channel_id = $2 RETURNING {columns}",
         );
         self.many(
@@ -430,10 +409,10 @@ impl ConfirmationStore {
         ttl: Duration,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
         let sql = self.sql(
-            "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now}, \
+            "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now_ms}, \
              decided_by = 'system', reason = 'the approval card was never delivered' \
              WHERE status = 'pending' AND message_ref IS NULL AND channel_kind = $1 \
-             AND channel_id = $2 AND created_at_ms <= {now} - $3 RETURNING {columns}",
+             AND channel_id = $2 AND created_at_ms <= {now_ms} - $3 RETURNING {columns}",
         );
         let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2);
         self.many(
@@ -448,7 +427,7 @@ impl ConfirmationStore {
     /// not approved or already used: an approval lets its call run once.
     pub async fn consume(&self, id: &str) -> Result<bool, StorageError> {
         let sql = self.sql(
-            "UPDATE confirmation_requests SET consumed_at_ms = {now} \
+            "UPDATE confirmation_requests SET consumed_at_ms = {now_ms} \
              WHERE id = $1 AND status = 'approved' AND consumed_at_ms IS NULL",
         );
         let updated = on_pool_write!(self, pool => sqlx::query(&sql)
@@ -478,7 +457,7 @@ impl ConfirmationStore {
 
     /// The database's clock, in milliseconds since the Unix epoch.
     pub async fn clock_ms(&self) -> Result<i64, StorageError> {
-        let sql = self.sql("SELECT {now}");
+        let sql = self.sql("SELECT {now_ms}");
         on_pool!(&self.database, pool => sqlx::query_scalar(&sql).fetch_one(pool).await)
             .map_err(StorageError::query("reading the database clock"))
     }
@@ -492,7 +471,7 @@ impl ConfirmationStore {
     ) -> Result<bool, StorageError> {
         let sql = self.sql(
             "INSERT INTO callback_events (event_id, channel_kind, received_at_ms) \
-             VALUES ($1, $2, {now}) ON CONFLICT (event_id) DO NOTHING",
+             VALUES ($1, $2, {now_ms}) ON CONFLICT (event_id) DO NOTHING",
         );
         let inserted = on_pool_write!(self, pool => sqlx::query(&sql)
             .bind(event_id)
@@ -509,7 +488,7 @@ impl ConfirmationStore {
     /// Forgets handled callback events older than `age` (platforms retry for
     /// hours, not weeks). Returns how many were removed.
     pub async fn forget_events(&self, age: Duration) -> Result<u64, StorageError> {
-        let sql = self.sql("DELETE FROM callback_events WHERE received_at_ms <= {now} - $1");
+        let sql = self.sql("DELETE FROM callback_events WHERE received_at_ms <= {now_ms} - $1");
         let age_ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX / 2);
         on_pool_write!(self, pool => sqlx::query(&sql)
             .bind(age_ms)

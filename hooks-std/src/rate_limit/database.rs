@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::gcra::Quota;
-use crate::storage::{Database, StorageError};
+use crate::storage::{Database, StorageError, on_pool};
 
 /// The statement for SQLite. `?3` is the emission interval and `?4` the burst
 /// tolerance, both in microseconds. A new key is inserted as allowed; an
@@ -59,26 +59,18 @@ impl DatabaseLimiter {
         let interval = micros(quota.emission_interval());
         let tolerance = micros(quota.period).saturating_sub(interval);
         let what = || format!("checking the rate limit of connector `{connector}` for `{user}`");
-        let (allowed, tat, now): (bool, i64, i64) = match &self.database {
-            Database::Sqlite(pool) => {
-                sqlx::query_as(SQLITE_CHECK)
-                    .bind(connector)
-                    .bind(user)
-                    .bind(interval)
-                    .bind(tolerance)
-                    .fetch_one(pool)
-                    .await
-            }
-            Database::Postgres(pool) => {
-                sqlx::query_as(POSTGRES_CHECK)
-                    .bind(connector)
-                    .bind(user)
-                    .bind(interval)
-                    .bind(tolerance)
-                    .fetch_one(pool)
-                    .await
-            }
-        }
+        let statement = match &self.database {
+            Database::Sqlite(_) => SQLITE_CHECK,
+            Database::Postgres(_) => POSTGRES_CHECK,
+        };
+        let (allowed, tat, now): (bool, i64, i64) = on_pool!(&self.database, pool =>
+            sqlx::query_as(statement)
+                .bind(connector)
+                .bind(user)
+                .bind(interval)
+                .bind(tolerance)
+                .fetch_one(pool)
+                .await)
         .map_err(StorageError::query(what()))?;
         Ok((!allowed).then(|| {
             let wait = tat.saturating_sub(tolerance).saturating_sub(now);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::org_mode::{ModeFuture, OrgModeError, OrgModeSource};
-use crate::storage::{Database, StorageError};
+use crate::storage::{Database, StorageError, on_pool};
 
 /// Read-only flags from the `org_settings` table, shared by every replica.
 ///
@@ -43,28 +43,21 @@ impl DatabaseOrgModes {
     /// Stores the flag of `org_id` and refreshes this process's cache.
     pub async fn set_read_only(&self, org_id: &str, read_only: bool) -> Result<(), StorageError> {
         let what = || format!("setting the read-only flag of org \"{org_id}\"");
-        match &self.database {
-            Database::Sqlite(pool) => sqlx::query(
-                "INSERT INTO org_settings (org_id, read_only) VALUES (?1, ?2) \
-                 ON CONFLICT (org_id) DO UPDATE SET read_only = excluded.read_only, \
-                 updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-            )
+        // `updated_at` is text on SQLite and a timestamp on PostgreSQL.
+        let now = match &self.database {
+            Database::Sqlite(_) => "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+            Database::Postgres(_) => "clock_timestamp()",
+        };
+        let sql = self.database.dialect(&format!(
+            "INSERT INTO org_settings (org_id, read_only) VALUES ($1, $2) \
+             ON CONFLICT (org_id) DO UPDATE SET read_only = excluded.read_only, updated_at = {now}"
+        ));
+        on_pool!(&self.database, pool => sqlx::query(&sql)
             .bind(org_id)
             .bind(read_only)
             .execute(pool)
             .await
-            .map(drop),
-            Database::Postgres(pool) => sqlx::query(
-                "INSERT INTO org_settings (org_id, read_only) VALUES ($1, $2) \
-                 ON CONFLICT (org_id) DO UPDATE SET read_only = excluded.read_only, \
-                 updated_at = clock_timestamp()",
-            )
-            .bind(org_id)
-            .bind(read_only)
-            .execute(pool)
-            .await
-            .map(drop),
-        }
+            .map(drop))
         .map_err(StorageError::query(what()))?;
         self.remember(org_id, read_only);
         Ok(())
@@ -73,20 +66,13 @@ impl DatabaseOrgModes {
     /// Reads the flag of `org_id` from the database, bypassing the cache.
     pub async fn fetch(&self, org_id: &str) -> Result<bool, StorageError> {
         let what = || format!("reading the mode of org \"{org_id}\"");
-        let flag: Option<bool> = match &self.database {
-            Database::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT read_only FROM org_settings WHERE org_id = ?1")
-                    .bind(org_id)
-                    .fetch_optional(pool)
-                    .await
-            }
-            Database::Postgres(pool) => {
-                sqlx::query_scalar("SELECT read_only FROM org_settings WHERE org_id = $1")
-                    .bind(org_id)
-                    .fetch_optional(pool)
-                    .await
-            }
-        }
+        let sql = self
+            .database
+            .dialect("SELECT read_only FROM org_settings WHERE org_id = $1");
+        let flag: Option<bool> = on_pool!(&self.database, pool => sqlx::query_scalar(&sql)
+            .bind(org_id)
+            .fetch_optional(pool)
+            .await)
         .map_err(StorageError::query(what()))?;
         Ok(flag.unwrap_or(false))
     }

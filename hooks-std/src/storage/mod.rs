@@ -13,6 +13,18 @@
 mod connect;
 mod error;
 
+/// Runs `$body` with `$pool` bound to the database's pool, whatever the
+/// backend: one statement text (see [`Database::dialect`]), one binding chain.
+macro_rules! on_pool {
+    ($database:expr, $pool:ident => $body:expr) => {
+        match $database {
+            $crate::storage::Database::Sqlite($pool) => $body,
+            $crate::storage::Database::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
 use sqlx::{PgPool, SqlitePool};
 
 pub use connect::DatabaseOptions;
@@ -43,6 +55,25 @@ impl Database {
     /// A private in-memory SQLite database, migrated: for tests and examples.
     pub async fn in_memory() -> Result<Database, StorageError> {
         Self::connect("sqlite::memory:").await
+    }
+
+    /// `template` (written for PostgreSQL, `$1` placeholders) for this
+    /// backend: `{now_ms}` becomes the database clock in milliseconds since
+    /// the Unix epoch (one reading per statement), `{json}` a cast to JSON
+    /// where the backend has the type, and SQLite gets `?1` placeholders.
+    pub(crate) fn dialect(&self, template: &str) -> String {
+        match self {
+            Database::Sqlite(_) => template
+                .replace("{now_ms}", "CAST(unixepoch('subsec') * 1000 AS INTEGER)")
+                .replace("{json}", "")
+                .replace('$', "?"),
+            Database::Postgres(_) => template
+                .replace(
+                    "{now_ms}",
+                    "CAST(extract(epoch FROM statement_timestamp()) * 1000 AS BIGINT)",
+                )
+                .replace("{json}", "::json"),
+        }
     }
 
     /// `"sqlite"` or `"postgres"`.

@@ -79,6 +79,23 @@ pub struct SentCard {
     pub card: Value,
 }
 
+impl SentCard {
+    /// The confirmation request the card's buttons carry, if it has any.
+    pub fn request_id(&self) -> Option<&str> {
+        fn find(value: &Value) -> Option<&str> {
+            match value {
+                Value::Object(map) => map
+                    .get("request_id")
+                    .and_then(Value::as_str)
+                    .or_else(|| map.values().find_map(find)),
+                Value::Array(items) => items.iter().find_map(find),
+                _ => None,
+            }
+        }
+        find(&self.card)
+    }
+}
+
 /// A button press to simulate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CardClick {
@@ -255,6 +272,24 @@ impl FakeFeishu {
     /// [`FeishuConfig::base_url`].
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// Waits (polling every 10 ms, at most `timeout`) until `count` cards
+    /// have arrived, and returns the `count`-th.
+    pub async fn wait_for_card(&self, count: usize, timeout: Duration) -> Option<SentCard> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(card) = count
+                .checked_sub(1)
+                .and_then(|i| self.sent_cards().get(i).cloned())
+            {
+                return Some(card);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// The credentials the fake expects.
