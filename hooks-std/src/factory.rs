@@ -117,18 +117,7 @@ pub fn build_std_hook(
     resources: &StdResources,
 ) -> Result<StdHook, FactoryError> {
     Ok(match name {
-        ApprovalGate::NAME => {
-            let approvals = resources
-                .approvals
-                .clone()
-                .ok_or(FactoryError::MissingResource {
-                    hook: ApprovalGate::NAME,
-                    what: "the approval machinery (an `Approvals` with a store and a channel)",
-                })?;
-            StdHook::Hook(RegisteredHook::pre(ApprovalGate::from_config(
-                approvals, config,
-            )?))
-        }
+        ApprovalGate::NAME => StdHook::Hook(RegisteredHook::Pre(approval_gate(config, resources)?)),
         AuditLogHook::NAME => {
             let database = resources
                 .database
@@ -198,15 +187,26 @@ fn build_by_name(name: &str, config: &Value, resources: &Resources) -> Result<Bu
         .map_err(|error| error.to_string())
 }
 
+/// The approval gate from its config and the approval machinery.
+fn approval_gate(
+    config: &Value,
+    resources: &StdResources,
+) -> Result<Arc<ApprovalGate>, FactoryError> {
+    let approvals = resources
+        .approvals
+        .clone()
+        .ok_or(FactoryError::MissingResource {
+            hook: ApprovalGate::NAME,
+            what: "the approval machinery (an `Approvals` with a store, a channel and an approver directory)",
+        })?;
+    Ok(Arc::new(ApprovalGate::from_config(approvals, config)?))
+}
+
 /// The gate's factory: the hook, which also takes "ask" decisions from
 /// command hooks.
 fn build_approval_gate(config: &Value, resources: &Resources) -> Result<Built, String> {
-    let approvals = resources.get::<Approvals>().cloned().ok_or_else(|| {
-        "hook \"approval_gate\" needs the approval machinery: add an `Approvals` (store, \
-             channel, approver directory) to the Resources"
-            .to_owned()
-    })?;
-    let gate = Arc::new(ApprovalGate::from_config(approvals, config).map_err(|e| e.to_string())?);
+    let gate = approval_gate(config, &StdResources::from_resources(resources))
+        .map_err(|error| error.to_string())?;
     Ok(Built::from(RegisteredHook::Pre(gate.clone())).with_ask_handler(gate))
 }
 

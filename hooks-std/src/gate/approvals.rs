@@ -61,6 +61,20 @@ pub struct CallbackOutcome {
 }
 
 impl CallbackOutcome {
+    /// No request has the id: nothing to show.
+    fn unknown() -> Self {
+        Self::new(
+            ToastKind::Error,
+            "Unknown approval request; nothing changed.",
+            None,
+        )
+    }
+
+    /// The request was already decided, expired or cancelled.
+    fn settled(request: ConfirmationRequest) -> Self {
+        Self::new(ToastKind::Info, final_message(&request), Some(request))
+    }
+
     fn new(
         kind: ToastKind,
         message: impl Into<String>,
@@ -195,11 +209,7 @@ impl Approvals {
             ));
         }
         let Some(request) = store.get(&callback.request_id).await? else {
-            return Ok(CallbackOutcome::new(
-                ToastKind::Error,
-                "Unknown approval request; nothing changed.",
-                None,
-            ));
+            return Ok(CallbackOutcome::unknown());
         };
         if !self.belongs_here(&request, callback) {
             return Ok(CallbackOutcome::new(
@@ -209,12 +219,7 @@ impl Approvals {
             ));
         }
         if request.status.is_terminal() {
-            let message = final_message(&request);
-            return Ok(CallbackOutcome::new(
-                ToastKind::Info,
-                message,
-                Some(request),
-            ));
+            return Ok(CallbackOutcome::settled(request));
         }
         let approver = match self.inner.directory.resolve(kind, &callback.operator).await {
             Ok(Some(approver)) => approver,
@@ -249,19 +254,10 @@ impl Approvals {
         reason: Option<&str>,
     ) -> Result<CallbackOutcome, StorageError> {
         let Some(request) = self.inner.store.get(id).await? else {
-            return Ok(CallbackOutcome::new(
-                ToastKind::Error,
-                "Unknown approval request; nothing changed.",
-                None,
-            ));
+            return Ok(CallbackOutcome::unknown());
         };
         if request.status.is_terminal() {
-            let message = final_message(&request);
-            return Ok(CallbackOutcome::new(
-                ToastKind::Info,
-                message,
-                Some(request),
-            ));
+            return Ok(CallbackOutcome::settled(request));
         }
         self.decide_as(&request, approver, decision, reason).await
     }
@@ -316,15 +312,8 @@ impl Approvals {
                     Some(expired),
                 )
             }
-            DecideOutcome::AlreadyFinal(current) => {
-                let message = final_message(&current);
-                CallbackOutcome::new(ToastKind::Info, message, Some(current))
-            }
-            DecideOutcome::NotFound => CallbackOutcome::new(
-                ToastKind::Error,
-                "Unknown approval request; nothing changed.",
-                None,
-            ),
+            DecideOutcome::AlreadyFinal(current) => CallbackOutcome::settled(current),
+            DecideOutcome::NotFound => CallbackOutcome::unknown(),
         })
     }
 
