@@ -2,13 +2,7 @@
 //! kind of error — each naming the file and the entry, all reported at once,
 //! and no registry built.
 
-use std::sync::Arc;
-
 use hooks::prelude::*;
-use hooks::std_hooks::Database;
-use hooks::std_hooks::channel::OfflineChannel;
-use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
-use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
 use hooks::{AgentConfig, AgentConfigErrors, ConfigFormat, ConfigShape, Resources};
 use serde_json::json;
 
@@ -18,15 +12,9 @@ async fn config_probe(_: &HookContext) -> HookResult {
 }
 
 async fn resources() -> Resources {
-    let database = Database::in_memory().await.expect("db");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(OfflineChannel),
-        Arc::new(StaticDirectory::new()),
-        ApprovalsConfig::default(),
-    );
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(["frozen"]));
-    Resources::new().with(database).with(approvals).with(modes)
+    hooks::std_hooks::offline_resources(["frozen"])
+        .await
+        .expect("in-memory database")
 }
 
 const YAML: &str = r#"

@@ -10,7 +10,6 @@ use std::time::Duration;
 use axum::Router;
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
-use hooks::std_hooks::channel::OfflineChannel;
 use hooks::std_hooks::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
 use hooks::std_hooks::gate::{
     Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
@@ -33,15 +32,9 @@ fn config(yaml: &str) -> AgentConfig {
 }
 
 async fn offline_resources() -> Resources {
-    let database = Database::in_memory().await.expect("db");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(OfflineChannel),
-        Arc::new(StaticDirectory::new()),
-        ApprovalsConfig::default(),
-    );
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    Resources::new().with(database).with(approvals).with(modes)
+    hooks::std_hooks::offline_resources([] as [&str; 0])
+        .await
+        .expect("in-memory database")
 }
 
 async fn call(agent: &Agent, tool: &str, metadata: Option<(&str, Value)>) -> ToolCallReport {

@@ -8,11 +8,12 @@ use hooks_runtime::{
 use serde_json::Value;
 
 use crate::audit::AuditLogHook;
+use crate::channel::OfflineChannel;
 use crate::config::ConfigError;
-use crate::gate::{ApprovalGate, Approvals};
+use crate::gate::{ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
 use crate::rate_limit::ConnectorRateLimitHook;
-use crate::readonly::{DatabaseOrgModes, OrgModeSource, ReadOnlyGuard};
-use crate::storage::Database;
+use crate::readonly::{DatabaseOrgModes, OrgModeSource, ReadOnlyGuard, StaticOrgModes};
+use crate::storage::{Database, StorageError};
 use crate::truncate::ResultTruncateHook;
 
 /// The names [`build_std_hook`] knows.
@@ -169,6 +170,26 @@ impl StdResources {
             approvals: resources.get::<Approvals>().cloned(),
         }
     }
+}
+
+/// Resources for config checks, dry runs and tests: a private in-memory
+/// database, the approval machinery on an [`OfflineChannel`] (so a gate
+/// that must ask someone blocks), and static org modes in which `read_only`
+/// orgs are read-only. Call inside a Tokio runtime.
+pub async fn offline_resources<I, S>(read_only: I) -> Result<Resources, StorageError>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let database = Database::in_memory().await?;
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(OfflineChannel),
+        Arc::new(StaticDirectory::new()),
+        ApprovalsConfig::default(),
+    );
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(read_only));
+    Ok(Resources::new().with(database).with(approvals).with(modes))
 }
 
 impl From<StdHook> for Built {

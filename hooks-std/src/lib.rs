@@ -41,7 +41,9 @@ pub mod truncate;
 
 pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
 pub use config::ConfigError;
-pub use factory::{FactoryError, STD_HOOK_NAMES, StdHook, StdResources, build_std_hook};
+pub use factory::{
+    FactoryError, STD_HOOK_NAMES, StdHook, StdResources, build_std_hook, offline_resources,
+};
 pub use rate_limit::{
     ConnectorRateLimitHook, DatabaseLimiter, LimiterBackend, MemoryLimiter, Quota, RateLimitConfig,
 };

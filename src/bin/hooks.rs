@@ -11,13 +11,9 @@
 //! config is invalid; 2 — bad usage; 3 — the call would be blocked.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use hooks::std_hooks::Database;
-use hooks::std_hooks::channel::OfflineChannel;
-use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
-use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
-use hooks::{AgentConfig, ExplainVerdict, HookContext, HookRegistry, Resources};
+use hooks::std_hooks::offline_resources;
+use hooks::{AgentConfig, ExplainVerdict, HookContext, HookRegistry};
 use serde_json::{Value, json};
 
 const USAGE: &str = "\
@@ -111,25 +107,6 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Options, String> {
     Ok(options)
 }
 
-/// What the standard hooks need in a dry run: a private in-memory database,
-/// org modes from the command line, and an approval gate that can reach
-/// nobody (it is reported, never run).
-async fn dry_run_resources(options: &Options) -> Result<Resources, String> {
-    let database = Database::in_memory()
-        .await
-        .map_err(|e| format!("cannot open an in-memory database: {e}"))?;
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(OfflineChannel),
-        Arc::new(StaticDirectory::new()),
-        ApprovalsConfig::default(),
-    );
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(
-        options.read_only_orgs.clone(),
-    ));
-    Ok(Resources::new().with(database).with(approvals).with(modes))
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let options = match parse(std::env::args().skip(1)) {
@@ -143,10 +120,12 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let resources = match dry_run_resources(&options).await {
+    // A private in-memory database, org modes from the command line, and an
+    // approval gate that can reach nobody (it is reported, never run).
+    let resources = match offline_resources(options.read_only_orgs.clone()).await {
         Ok(resources) => resources,
-        Err(message) => {
-            eprintln!("hooks: {message}");
+        Err(error) => {
+            eprintln!("hooks: cannot open an in-memory database: {error}");
             return ExitCode::from(1);
         }
     };

@@ -51,11 +51,3 @@ pub fn unique(prefix: &str) -> String {
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
 }
-
-/// `sql` with `$n` placeholders, rewritten for SQLite when needed.
-pub fn sql_for(db: &Database, sql: &str) -> String {
-    match db {
-        Database::Sqlite(_) => sql.replace('$', "?"),
-        Database::Postgres(_) => sql.to_owned(),
-    }
-}
