@@ -42,7 +42,7 @@ pub enum Lit<'a> {
 }
 
 /// The value of a string field; `None` when the context does not have it.
-#[inline]
+#[inline(always)]
 pub fn text<S: Subject + ?Sized>(subject: &S, field: TextField) -> Option<&str> {
     subject.text(field)
 }
@@ -94,9 +94,7 @@ fn map_step<'v>(map: &'v Map<String, Value>, segment: Seg<'_>) -> Option<&'v Val
         // key the byte comparison needs no library call. Larger ones use the map.
         Seg::Key(key) if map.len() <= SCAN_LIMIT => map
             .iter()
-            .find(|(candidate, _)| {
-                candidate.len() == key.len() && candidate.as_bytes() == key.as_bytes()
-            })
+            .find(|(candidate, _)| same(candidate, key))
             .map(|(_, value)| value),
         Seg::Key(key) => map.get(key),
         Seg::Index(index) => {
@@ -121,26 +119,42 @@ fn decimal(mut value: usize, buffer: &mut [u8; 20]) -> &str {
     std::str::from_utf8(&buffer[start..]).unwrap_or("")
 }
 
+/// String equality. Lengths first; short texts byte by byte, which unrolls
+/// into a few compares when one side is a literal of a compiled predicate
+/// (the general comparison calls `memcmp`, costly next to a 4-byte test).
+#[inline(always)]
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if b.len() <= 16 {
+        a.iter().zip(b).all(|(x, y)| x == y)
+    } else {
+        a == b
+    }
+}
+
 /// `field == "x"`
-#[inline]
+#[inline(always)]
 pub fn text_eq(value: Option<&str>, expected: &str) -> bool {
-    value == Some(expected)
+    value.is_some_and(|v| same(v, expected))
 }
 
 /// `field != "x"` (false when the field is missing)
-#[inline]
+#[inline(always)]
 pub fn text_ne(value: Option<&str>, expected: &str) -> bool {
-    value.is_some_and(|v| v != expected)
+    value.is_some_and(|v| !same(v, expected))
 }
 
 /// `field starts_with "x"`
-#[inline]
+#[inline(always)]
 pub fn text_starts_with(value: Option<&str>, prefix: &str) -> bool {
     value.is_some_and(|v| v.starts_with(prefix))
 }
 
 /// `field ends_with "x"`
-#[inline]
+#[inline(always)]
 pub fn text_ends_with(value: Option<&str>, suffix: &str) -> bool {
     value.is_some_and(|v| v.ends_with(suffix))
 }
@@ -186,28 +200,28 @@ pub fn text_regex(value: Option<&str>, regex: &Regex) -> bool {
 }
 
 /// `field in ["a", "b"]`
-#[inline]
+#[inline(always)]
 pub fn text_in<'a, I: IntoIterator<Item = &'a str>>(value: Option<&str>, items: I) -> bool {
-    value.is_some_and(|v| items.into_iter().any(|item| item == v))
+    value.is_some_and(|v| items.into_iter().any(|item| same(v, item)))
 }
 
 /// `field exists`
-#[inline]
+#[inline(always)]
 pub fn text_exists(value: Option<&str>) -> bool {
     value.is_some()
 }
 
 /// The string inside a JSON value, if it is one.
-#[inline]
+#[inline(always)]
 pub fn json_str(value: Option<&Value>) -> Option<&str> {
     value.and_then(Value::as_str)
 }
 
 /// `json == literal`: same JSON type and equal (numbers compare by value).
-#[inline]
+#[inline(always)]
 pub fn json_eq(value: Option<&Value>, literal: Lit<'_>) -> bool {
     match (value, literal) {
-        (Some(Value::String(v)), Lit::Str(expected)) => v == expected,
+        (Some(Value::String(v)), Lit::Str(expected)) => same(v, expected),
         (Some(Value::Bool(v)), Lit::Bool(expected)) => *v == expected,
         (Some(Value::Number(v)), Lit::Int(_) | Lit::Float(_)) => {
             number_cmp(v, literal) == Some(CmpOrdering::Equal)
@@ -229,7 +243,7 @@ pub fn json_ne(value: Option<&Value>, literal: Lit<'_>) -> bool {
 }
 
 /// `json < <= > >= number`: false unless the value is a number.
-#[inline]
+#[inline(always)]
 pub fn json_cmp(value: Option<&Value>, ordering: Ordering, literal: Lit<'_>) -> bool {
     let Some(Value::Number(v)) = value else {
         return false;
@@ -246,7 +260,7 @@ pub fn json_cmp(value: Option<&Value>, ordering: Ordering, literal: Lit<'_>) -> 
 }
 
 /// Compares a JSON number with a numeric literal: exactly for integers, as f64 otherwise.
-#[inline]
+#[inline(always)]
 fn number_cmp(value: &serde_json::Number, literal: Lit<'_>) -> Option<CmpOrdering> {
     match literal {
         Lit::Int(expected) => {
@@ -281,13 +295,13 @@ pub fn json_in<'a, I: IntoIterator<Item = Lit<'a>>>(value: Option<&Value>, items
 }
 
 /// `json exists`: present and not `null`.
-#[inline]
+#[inline(always)]
 pub fn json_exists(value: Option<&Value>) -> bool {
     value.is_some_and(|v| !v.is_null())
 }
 
 /// A bare JSON field: true only for JSON `true`.
-#[inline]
+#[inline(always)]
 pub fn json_true(value: Option<&Value>) -> bool {
     matches!(value, Some(Value::Bool(true)))
 }

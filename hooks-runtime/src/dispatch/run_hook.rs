@@ -4,10 +4,12 @@
 use std::any::Any;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::task::Poll;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::FutureExt as _;
+use tokio::time::Sleep;
 
 use crate::context::HookContext;
 use crate::hook::{Hook, HookFuture};
@@ -55,40 +57,125 @@ pub(crate) fn triggers(hook: &dyn Hook, ctx: &HookContext) -> Result<bool, HookF
         .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))
 }
 
-/// Runs the hook under its timeout, catching panics.
-pub(crate) async fn run_hook(
-    hook: &dyn Hook,
+/// The first of `hooks`, from index `from` on, whose trigger matches the call,
+/// with the failure if its trigger check panicked instead; `None` when no
+/// hook left matches. One tight loop over the predicates: a hook that does not
+/// match costs a call to its `should_trigger` and nothing else.
+#[inline]
+pub(crate) fn next_triggered<H: Hook + ?Sized>(
+    hooks: &[Arc<H>],
+    from: usize,
     ctx: &HookContext,
-) -> Result<HookResult, HookFailure> {
-    run_guarded(hook.timeout(), || hook.execute(ctx)).await
+) -> Option<(usize, Option<HookFailure>)> {
+    let mut index = from;
+    let scan = catch_unwind(AssertUnwindSafe(|| {
+        while let Some(hook) = hooks.get(index) {
+            if hook.should_trigger(ctx) {
+                return true;
+            }
+            index += 1;
+        }
+        false
+    }));
+    match scan {
+        Ok(true) => Some((index, None)),
+        Ok(false) => None,
+        // `index` is the hook whose check panicked.
+        Err(payload) => Some((
+            index,
+            Some(HookFailure::Panicked(panic_message(payload.as_ref()))),
+        )),
+    }
 }
 
-/// Starts the future `start` builds and awaits it under `timeout`, turning an
-/// error, a panic (while starting or while running) or an overrun into a
-/// [`HookFailure`]. Hooks and call observers both run through here.
-///
-/// Most hooks decide without waiting, so the future is polled once before any
-/// timer is armed: a hook that is ready at once never touches the timer wheel.
-/// The timeout cancels the future at its next `.await`; code that blocks its
-/// thread cannot be interrupted, so hooks must not block.
-pub(crate) async fn run_guarded<'a>(
+/// Runs the hook under its timeout, catching panics.
+pub(crate) fn run_hook<'a, H: Hook + ?Sized>(hook: &'a H, ctx: &'a HookContext) -> Guarded<'a> {
+    run_guarded(hook.timeout(), || hook.execute(ctx))
+}
+
+/// Starts the future `start` builds and returns it under guard: awaiting the
+/// [`Guarded`] turns an error, a panic (while starting or while running) or
+/// an overrun of `timeout` into a [`HookFailure`]. Hooks and call observers
+/// both run through here.
+pub(crate) fn run_guarded<'a>(
     timeout: Duration,
     start: impl FnOnce() -> HookFuture<'a>,
-) -> Result<HookResult, HookFailure> {
-    let future = catch_unwind(AssertUnwindSafe(start))
-        .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))?;
-    let mut future = AssertUnwindSafe(future).catch_unwind();
-    let outcome = match futures_util::poll!(&mut future) {
-        Poll::Ready(outcome) => outcome,
-        // Boxed so the timer's state only costs space when a hook really waits.
-        Poll::Pending => match Box::pin(tokio::time::timeout(timeout, future)).await {
-            Ok(outcome) => outcome,
-            Err(_elapsed) => return Err(HookFailure::TimedOut(timeout)),
-        },
+) -> Guarded<'a> {
+    let state = match catch_unwind(AssertUnwindSafe(start)) {
+        Ok(future) => State::Running(future),
+        Err(payload) => State::Failed(HookFailure::Panicked(panic_message(payload.as_ref()))),
     };
-    match outcome {
-        Err(payload) => Err(HookFailure::Panicked(panic_message(payload.as_ref()))),
-        Ok(Err(error)) => Err(HookFailure::Error(error.message().to_owned())),
-        Ok(Ok(result)) => Ok(result),
+    Guarded {
+        state,
+        timeout,
+        deadline: None,
+    }
+}
+
+/// A hook's (or observer's) future under guard; see [`run_guarded`].
+///
+/// Written by hand rather than as an `async fn` because it sits on the path
+/// of every matched hook: it is a few words, so the dispatch loop that awaits
+/// it stays small. Most hooks decide without waiting, so the timer is armed
+/// only once the future returns `Pending`: a hook that is ready at once never
+/// touches the timer wheel. The timeout cancels the future at its next
+/// `.await`; code that blocks its thread cannot be interrupted, so hooks must
+/// not block.
+pub(crate) struct Guarded<'a> {
+    state: State<'a>,
+    timeout: Duration,
+    /// Armed at the first `Pending`.
+    deadline: Option<Pin<Box<Sleep>>>,
+}
+
+impl Guarded<'_> {
+    /// A run that failed before it started (e.g. its trigger check panicked).
+    pub(crate) fn failed(failure: HookFailure) -> Self {
+        Guarded {
+            state: State::Failed(failure),
+            timeout: Duration::ZERO,
+            deadline: None,
+        }
+    }
+}
+
+enum State<'a> {
+    Running(HookFuture<'a>),
+    Failed(HookFailure),
+    Done,
+}
+
+impl Future for Guarded<'_> {
+    type Output = Result<HookResult, HookFailure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Every field is `Unpin` (the hook's future is boxed).
+        let this = self.get_mut();
+        let State::Running(future) = &mut this.state else {
+            return match std::mem::replace(&mut this.state, State::Done) {
+                State::Failed(failure) => Poll::Ready(Err(failure)),
+                _ => panic!("a guarded hook future was polled after it completed"),
+            };
+        };
+        let outcome = match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => {
+                let timeout = this.timeout;
+                let deadline = this
+                    .deadline
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                if deadline.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                Err(HookFailure::TimedOut(timeout))
+            }
+            Ok(Poll::Ready(Ok(result))) => Ok(result),
+            Ok(Poll::Ready(Err(error))) => Err(HookFailure::Error(error.message().to_owned())),
+            Err(payload) => Err(HookFailure::Panicked(panic_message(payload.as_ref()))),
+        };
+        // Drops (cancels, on a timeout) the hook's future now, not when the
+        // caller gets around to dropping this.
+        this.state = State::Done;
+        this.deadline = None;
+        Poll::Ready(outcome)
     }
 }

@@ -2,13 +2,14 @@
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use super::observation::Observation;
-use super::run_hook::{HookFailure, panic_message, run_guarded, run_hook, triggers};
+use super::run_hook::{Guarded, HookFailure, next_triggered, panic_message, run_guarded, run_hook};
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
 use crate::hook::{ErrorPolicy, Hook};
@@ -94,29 +95,83 @@ impl HookRegistry {
     /// assert_eq!(report.observation, Observation::Output(json!("hi")));
     /// # });
     /// ```
-    pub async fn run_tool_call<T, E>(&self, mut ctx: HookContext, tool: T) -> ToolCallReport
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn would keep a second copy of `ctx` in its future"
+    )]
+    pub fn run_tool_call<T, E>(
+        &self,
+        mut ctx: HookContext,
+        tool: T,
+    ) -> impl Future<Output = ToolCallReport>
     where
         T: AsyncFnOnce(&Value) -> Result<Value, E>,
         E: fmt::Display,
     {
-        // The clock is read only when an observer will want the duration.
-        let started = (!self.hooks.observers.is_empty()).then(Instant::now);
-        let mut report = self.run_chain(&mut ctx, tool).await;
-        if let Some(started) = started
-            && !report.trace.bypassed()
-        {
-            self.notify_observers(&ctx, &mut report, started.elapsed())
-                .await;
+        // Not an `async fn`: an async fn keeps a second copy of its by-value
+        // arguments in its future. And one flat body, not nested async fns:
+        // this future is moved on every call, so its size is time.
+        async move {
+            // The clock is read only when an observer will want the duration.
+            let started = (!self.hooks.observers.is_empty()).then(Instant::now);
+            let mut trace = CallTrace::tool_call(self);
+            let mut original = None;
+            let (observation, tool_ran) = 'chain: {
+                if ctx.surface == Surface::Evaluation {
+                    trace.bypassed = true;
+                    tracing::debug!(tool = %ctx.tool_name, "hooks bypassed on the evaluation surface");
+                    break 'chain (observe(call_tool(tool, &ctx.tool_args).await), true);
+                }
+
+                ctx.point = HookPoint::PreToolUse;
+                ctx.tool_outcome = None;
+                if let Some((hook, reason)) =
+                    run_phase(&self.hooks.pre, 0, &mut ctx, &mut trace, &mut original).await
+                {
+                    break 'chain (Observation::Blocked { hook, reason }, false);
+                }
+
+                let outcome = call_tool(tool, &ctx.tool_args).await;
+                ctx.point = HookPoint::PostToolUse;
+                ctx.tool_outcome = Some(outcome);
+                if let Some((hook, reason)) =
+                    run_phase(&self.hooks.post, 1, &mut ctx, &mut trace, &mut original).await
+                {
+                    if original.is_none() {
+                        original = ctx.tool_outcome.take();
+                    }
+                    break 'chain (Observation::Withheld { hook, reason }, true);
+                }
+                let outcome = ctx
+                    .tool_outcome
+                    .take()
+                    .unwrap_or(ToolOutcome::Error(String::new()));
+                (observe(outcome), true)
+            };
+            let mut report = ToolCallReport {
+                observation,
+                args: Value::Null,
+                tool_ran,
+                trace,
+                original,
+            };
+            if let Some(started) = started
+                && !report.trace.bypassed()
+            {
+                // Boxed: observers are optional, and their state would otherwise
+                // make every call's future bigger.
+                Box::pin(self.notify_observers(&ctx, &mut report, started.elapsed())).await;
+            }
+            report.args = std::mem::take(&mut ctx.tool_args);
+            report
         }
-        report.args = std::mem::take(&mut ctx.tool_args);
-        report
     }
 
     async fn notify_observers(
         &self,
         ctx: &HookContext,
         report: &mut ToolCallReport,
-        duration: std::time::Duration,
+        duration: Duration,
     ) {
         for observer in &self.hooks.observers {
             let outcome = run_observer(
@@ -150,84 +205,62 @@ impl HookRegistry {
             }
         }
     }
-
-    /// Pre hooks, tool, post hooks. Leaves the final arguments in `ctx`.
-    async fn run_chain<T, E>(&self, ctx: &mut HookContext, tool: T) -> ToolCallReport
-    where
-        T: AsyncFnOnce(&Value) -> Result<Value, E>,
-        E: fmt::Display,
-    {
-        let mut trace = CallTrace::tool_call(self);
-        let report = |observation, tool_ran, trace, original| ToolCallReport {
-            observation,
-            args: Value::Null,
-            tool_ran,
-            trace,
-            original,
-        };
-        if ctx.surface == Surface::Evaluation {
-            trace.bypassed = true;
-            tracing::debug!(tool = %ctx.tool_name, "hooks bypassed on the evaluation surface");
-            let outcome = call_tool(tool, &ctx.tool_args).await;
-            return report(observe(outcome), true, trace, None);
-        }
-
-        ctx.point = HookPoint::PreToolUse;
-        ctx.tool_outcome = None;
-        let pre = self.hooks.pre.iter().map(|hook| hook.as_ref() as &dyn Hook);
-        if let Some((hook, reason)) = run_phase(pre, 0, ctx, &mut trace, &mut None).await {
-            let blocked = Observation::Blocked { hook, reason };
-            return report(blocked, false, trace, None);
-        }
-
-        let outcome = call_tool(tool, &ctx.tool_args).await;
-        ctx.point = HookPoint::PostToolUse;
-        ctx.tool_outcome = Some(outcome);
-        let mut original = None;
-        let post = self
-            .hooks
-            .post
-            .iter()
-            .map(|hook| hook.as_ref() as &dyn Hook);
-        if let Some((hook, reason)) = run_phase(post, 1, ctx, &mut trace, &mut original).await {
-            let withheld = Observation::Withheld { hook, reason };
-            let original = original.or_else(|| ctx.tool_outcome.take());
-            return report(withheld, true, trace, original);
-        }
-        let outcome = ctx
-            .tool_outcome
-            .take()
-            .unwrap_or(ToolOutcome::Error(String::new()));
-        report(observe(outcome), true, trace, original)
-    }
 }
 
 /// Runs one point's hooks in order (`slot` indexes the trace's points) and
 /// returns the hook that stopped the chain, with its reason.
 ///
 /// Triggers are checked synchronously first, so a hook that does not match
-/// costs one predicate call: no future, no clock, no allocation.
-async fn run_phase<'h>(
-    hooks: impl Iterator<Item = &'h dyn Hook>,
+/// costs one predicate call: no future, no clock, no allocation. The clock is
+/// read once per matched hook: its end is the next one's start (only trigger
+/// checks, a few nanoseconds, run in between).
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep a second copy of its arguments in its future"
+)]
+fn run_phase<'a, H: Hook + ?Sized>(
+    hooks: &'a [Arc<H>],
     slot: usize,
-    ctx: &mut HookContext,
-    trace: &mut CallTrace,
-    original: &mut Option<ToolOutcome>,
-) -> Option<(String, String)> {
-    let mut phase = Phase::default();
-    for (index, hook) in hooks.enumerate() {
-        trace.considered[slot] = index + 1;
-        let trigger = triggers(hook, ctx);
-        if trigger == Ok(false) {
-            continue;
+    ctx: &'a mut HookContext,
+    trace: &'a mut CallTrace,
+    original: &'a mut Option<ToolOutcome>,
+) -> impl Future<Output = Option<(String, String)>> + 'a {
+    // Not an `async fn`, which would keep a second copy of its arguments.
+    async move {
+        // The pre hook that sealed the arguments, if one did.
+        let mut sealed_by: Option<String> = None;
+        let mut clock: Option<Instant> = None;
+        let mut from = 0;
+        while let Some((index, trigger_failure)) = next_triggered(hooks, from, ctx) {
+            from = index + 1;
+            let hook = &*hooks[index];
+            let run = match trigger_failure {
+                None => run_hook(hook, ctx),
+                Some(failure) => Guarded::failed(failure),
+            };
+            let started = clock.unwrap_or_else(Instant::now);
+            let outcome = run.await;
+            let ended = Instant::now();
+            clock = Some(ended);
+            let duration = ended.saturating_duration_since(started);
+            let step = record(
+                hook,
+                index,
+                outcome,
+                duration,
+                ctx,
+                trace,
+                original,
+                &mut sealed_by,
+            );
+            if let Step::Stop { reason } = step {
+                trace.considered[slot] = index + 1;
+                return Some((hook.name().to_owned(), reason));
+            }
         }
-        if let Step::Stop { reason } =
-            run_step(hook, index, trigger.err(), ctx, trace, original, &mut phase).await
-        {
-            return Some((hook.name().to_owned(), reason));
-        }
+        trace.considered[slot] = hooks.len();
+        None
     }
-    None
 }
 
 async fn run_observer(
@@ -261,39 +294,23 @@ fn observe(outcome: ToolOutcome) -> Observation {
     }
 }
 
-/// What one phase's hooks pass along to each other.
-#[derive(Default)]
-struct Phase {
-    /// The pre hook that sealed the arguments, if one did.
-    sealed_by: Option<String>,
-    /// When the last matched hook ended: the next one's start. One clock
-    /// read per matched hook (only trigger checks, a few nanoseconds, run in
-    /// between).
-    clock: Option<Instant>,
-}
-
-/// Runs one pre or post hook whose trigger matched (or whose trigger check
-/// failed, `trigger_failure`), applies its rewrite and records it.
-async fn run_step(
-    hook: &dyn Hook,
+/// Applies the outcome of one pre or post hook that matched (or whose trigger
+/// check failed) to the call and records it in the trace.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn record<H: Hook + ?Sized>(
+    hook: &H,
     index: usize,
-    trigger_failure: Option<HookFailure>,
+    outcome: Result<HookResult, HookFailure>,
+    duration: Duration,
     ctx: &mut HookContext,
     trace: &mut CallTrace,
     original: &mut Option<ToolOutcome>,
-    phase: &mut Phase,
+    sealed_by: &mut Option<String>,
 ) -> Step {
     let point = ctx.point;
-    let started = phase.clock.take().unwrap_or_else(Instant::now);
-    let outcome = match trigger_failure {
-        Some(failure) => Err(failure),
-        None => run_hook(hook, ctx).await,
-    };
-    let ended = Instant::now();
-    phase.clock = Some(ended);
-    let duration = ended.saturating_duration_since(started);
     let (decision, side_effects, step) = match outcome {
-        Ok(result) => apply(result, hook.name(), ctx, original, &mut phase.sealed_by),
+        Ok(result) => apply(result, hook.name(), ctx, original, sealed_by),
         Err(failure) => fail(hook, failure),
     };
     tracing::debug!(hook = hook.name(), %point, %decision, ?duration, "hook ran");
@@ -310,6 +327,7 @@ async fn run_step(
 /// Applies a hook's result to the call. `sealed_by` names the pre hook that
 /// sealed the arguments (an approval covers exactly them): a later rewrite
 /// that changes them stops the call.
+#[inline(always)]
 fn apply(
     result: HookResult,
     hook: &str,
@@ -367,7 +385,7 @@ fn apply(
     (Decision::Allowed { rewrote }, side_effects, Step::Continue)
 }
 
-fn fail(hook: &dyn Hook, failure: HookFailure) -> (Decision, Vec<String>, Step) {
+fn fail<H: Hook + ?Sized>(hook: &H, failure: HookFailure) -> (Decision, Vec<String>, Step) {
     let policy = hook.on_error();
     let step = match policy {
         ErrorPolicy::FailClosed => Step::Stop {
