@@ -313,7 +313,10 @@ fn record<H: Hook + ?Sized>(
         Ok(result) => apply(result, hook.name(), ctx, original, sealed_by),
         Err(failure) => fail(hook, failure),
     };
-    tracing::debug!(hook = hook.name(), %point, %decision, ?duration, "hook ran");
+    // No log event per hook that ran as it should: asking `tracing` whether
+    // one is wanted costs about 20 ns per hook (measured with no subscriber
+    // installed), and the returned trace holds all of it. Failures are
+    // logged where they are handled, in `fail`.
     trace.runs.push(HookRun {
         point,
         index,
@@ -385,8 +388,11 @@ fn apply(
     (Decision::Allowed { rewrote }, side_effects, Step::Continue)
 }
 
+#[cold]
+#[inline(never)]
 fn fail<H: Hook + ?Sized>(hook: &H, failure: HookFailure) -> (Decision, Vec<String>, Step) {
     let policy = hook.on_error();
+    tracing::warn!(hook = hook.name(), %failure, ?policy, "hook failed");
     let step = match policy {
         ErrorPolicy::FailClosed => Step::Stop {
             reason: format!(
