@@ -676,3 +676,126 @@ async fn sealed_arguments_cannot_be_changed_by_later_hooks() {
     let same = run("sealed_then_same").await;
     assert_eq!(same.observation, Observation::Output(json!({"amount": 10})));
 }
+
+/// A hand-written hook whose trigger check panics on tools named `trips_*`.
+struct TrippingTrigger {
+    name: &'static str,
+    policy: ErrorPolicy,
+    priority: i32,
+}
+
+impl Hook for TrippingTrigger {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn priority(&self) -> i32 {
+        self.priority
+    }
+    fn should_trigger(&self, ctx: &HookContext) -> bool {
+        if ctx.tool_name.starts_with("trips_") {
+            panic!("trigger bug in {}", self.name);
+        }
+        false
+    }
+    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookFuture<'a> {
+        Box::pin(async { Ok(HookResult::allow()) })
+    }
+    fn on_error(&self) -> ErrorPolicy {
+        self.policy
+    }
+}
+
+impl PreToolUseHook for TrippingTrigger {}
+
+/// Marks the arguments (at priority 60) so a test can see that it ran.
+struct MarkArgs(&'static str);
+
+impl Hook for MarkArgs {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn priority(&self) -> i32 {
+        60
+    }
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> hooks::HookFuture<'a> {
+        let mut args = ctx.tool_args.clone();
+        args[self.0] = json!(true);
+        Box::pin(async move { Ok(HookResult::allow().with_args(args)) })
+    }
+}
+
+impl PreToolUseHook for MarkArgs {}
+
+#[tokio::test]
+async fn a_panicking_trigger_check_blocks_and_later_hooks_do_not_run() {
+    let registry = HookRegistry::builder()
+        .pre(TrippingTrigger {
+            name: "tripping",
+            policy: ErrorPolicy::FailClosed,
+            priority: 10,
+        })
+        .pre(MarkArgs("after"))
+        .build()
+        .expect("registry builds");
+    let (report, runs) = run_counting(&registry, "trips_closed").await;
+    assert_eq!(runs, 0);
+    let Observation::Blocked { hook, reason } = &report.observation else {
+        panic!("expected a block, got {:?}", report.observation);
+    };
+    assert_eq!(hook, "tripping");
+    assert!(
+        reason.contains("panicked: trigger bug in tripping"),
+        "{reason}"
+    );
+    assert_eq!(
+        report.trace.entry("after").map(|entry| entry.status),
+        Some(EntryStatus::NotReached)
+    );
+}
+
+#[tokio::test]
+async fn after_a_fail_open_trigger_panic_the_chain_goes_on() {
+    let registry = HookRegistry::builder()
+        .pre(MarkArgs("first"))
+        .pre(TrippingTrigger {
+            name: "tripping_open",
+            policy: ErrorPolicy::FailOpen,
+            priority: 65,
+        })
+        .pre(TrippingTrigger {
+            name: "quiet",
+            policy: ErrorPolicy::FailOpen,
+            priority: 70,
+        })
+        .build()
+        .expect("registry builds");
+    // Only `tripping_open` and `quiet` trip on `trips_*`; `first` runs before them.
+    let (report, runs) = run_counting(&registry, "trips_open").await;
+    assert_eq!(runs, 1);
+    assert_eq!(report.args, json!({"first": true}));
+    let decisions: Vec<(String, String)> = report
+        .trace
+        .entries()
+        .map(|entry| {
+            let decision = match entry.decision() {
+                Some(decision) => decision.to_string(),
+                None => format!("{:?}", entry.status),
+            };
+            (entry.name.to_owned(), decision)
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("first".to_owned(), "allowed, rewrote".to_owned()),
+            (
+                "tripping_open".to_owned(),
+                "failed open (ignored): panicked: trigger bug in tripping_open".to_owned()
+            ),
+            (
+                "quiet".to_owned(),
+                "failed open (ignored): panicked: trigger bug in quiet".to_owned()
+            ),
+        ]
+    );
+}
