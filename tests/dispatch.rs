@@ -799,3 +799,38 @@ async fn after_a_fail_open_trigger_panic_the_chain_goes_on() {
         ]
     );
 }
+
+/// Works (synchronously) before it returns its future.
+struct SlowToStart;
+
+impl Hook for SlowToStart {
+    fn name(&self) -> &str {
+        "slow_to_start"
+    }
+    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookFuture<'a> {
+        std::thread::sleep(Duration::from_millis(20));
+        Box::pin(async {
+            tokio::task::yield_now().await;
+            Ok(HookResult::allow())
+        })
+    }
+}
+
+impl PreToolUseHook for SlowToStart {}
+
+#[tokio::test]
+async fn a_hooks_duration_includes_the_work_it_does_before_returning_its_future() {
+    let registry = HookRegistry::builder()
+        .pre(SlowToStart)
+        .build()
+        .expect("registry builds");
+    let (report, runs) = run_counting(&registry, "anything").await;
+    assert_eq!(runs, 1);
+    let run = &report.trace.runs()[0];
+    assert_eq!(run.decision, Decision::Allowed { rewrote: false });
+    assert!(
+        run.duration >= Duration::from_millis(20),
+        "traced {:?}",
+        run.duration
+    );
+}

@@ -341,6 +341,30 @@ mod tests {
     }
 
     #[test]
+    fn string_equality_agrees_with_str_eq() {
+        let long = "k".repeat(40);
+        let longer = "k".repeat(39) + "j";
+        let cases = [
+            ("chat", "chat"),
+            ("chat", "chaT"),
+            ("chat", "chats"),
+            ("", ""),
+            ("价格", "价格"),
+            ("价格", "价值"),
+            (long.as_str(), long.as_str()),
+            (long.as_str(), longer.as_str()),
+        ];
+        for (a, b) in cases {
+            assert_eq!(same(a, b), a == b, "{a:?} == {b:?}");
+            assert_eq!(text_eq(Some(a), b), a == b);
+            assert_eq!(text_ne(Some(a), b), a != b);
+        }
+        assert!(!text_eq(None, "") && !text_ne(None, "x"));
+        assert!(text_in(Some("api"), ["chat", "api"]));
+        assert!(!text_in(Some("ap"), ["chat", "api"]));
+    }
+
+    #[test]
     fn numbers_compare_across_int_and_float() {
         let v = serde_json::json!(50000.5);
         assert!(json_cmp(Some(&v), Ordering::Gt, Lit::Int(50000)));

@@ -234,11 +234,13 @@ fn run_phase<'a, H: Hook + ?Sized>(
         while let Some((index, trigger_failure)) = next_triggered(hooks, from, ctx) {
             from = index + 1;
             let hook = &*hooks[index];
+            // Read before `execute` is called: a hook may work before it
+            // returns its future, and that counts too.
+            let started = clock.unwrap_or_else(Instant::now);
             let run = match trigger_failure {
                 None => run_hook(hook, ctx),
                 Some(failure) => Guarded::failed(failure),
             };
-            let started = clock.unwrap_or_else(Instant::now);
             let outcome = run.await;
             let ended = Instant::now();
             clock = Some(ended);
