@@ -216,7 +216,7 @@ async fn main() {
     let boxed_ns = per_op(|| {
         let future: Pin<Box<dyn Future<Output = HookResult> + Send>> =
             Box::pin(async { HookResult::allow() });
-        let _ = black_box(future);
+        drop(black_box(future));
     });
 
     let future_size = std::mem::size_of_val(&three_match.run_tool_call(context(), tool));
