@@ -834,3 +834,32 @@ async fn a_hooks_duration_includes_the_work_it_does_before_returning_its_future(
         run.duration
     );
 }
+
+/// A local macro with a standard logging name that awaits: the attribute
+/// cannot see the `.await`, so it runs the hook at once, and the hook must
+/// then fail (closed) rather than be run a second time.
+macro_rules! info {
+    () => {
+        tokio::task::yield_now().await
+    };
+}
+
+#[pre_tool_use(when = tool_name == "hidden_wait")]
+async fn hides_an_await(_ctx: &HookContext) -> HookResult {
+    info!();
+    HookResult::allow()
+}
+
+#[tokio::test]
+async fn a_hook_that_waits_behind_a_macro_the_check_trusts_fails_closed() {
+    let (report, runs) = run_counting(&registry(&["hides_an_await"]), "hidden_wait").await;
+    assert_eq!(runs, 0);
+    let Observation::Blocked { hook, reason } = &report.observation else {
+        panic!("expected a block, got {:?}", report.observation);
+    };
+    assert_eq!(hook, "hides_an_await");
+    assert!(
+        reason.contains("has no `.await` in its body, so it was run at once, but it waited"),
+        "{reason}"
+    );
+}

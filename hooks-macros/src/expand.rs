@@ -9,6 +9,7 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType};
 
 use crate::args::parse_args;
+use crate::awaits::never_waits;
 use crate::diagnostics::Diagnostics;
 use crate::signature::check_signature;
 
@@ -104,6 +105,20 @@ pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> Toke
     };
     let outcome = Ident::new("outcome", output_span);
     let convert = quote_spanned!(output_span=> #krate::into_outcome(#outcome));
+    // A body that cannot wait is run at once, without a boxed future.
+    let decide_now = if never_waits(&function.block) {
+        quote! {
+            #[inline]
+            fn decide_now(
+                &self,
+                #ctx: &#krate::HookContext,
+            ) -> #krate::Option<#krate::Result<#krate::HookResult, #krate::HookError>> {
+                #krate::Option::Some(#krate::decide_at_once(#name, HookImpl::decide(#ctx)))
+            }
+        }
+    } else {
+        quote!()
+    };
 
     quote! {
         #function
@@ -111,6 +126,15 @@ pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> Toke
         const _: () = {
             #[doc(hidden)]
             struct HookImpl;
+
+            impl HookImpl {
+                async fn decide(
+                    #ctx: &#krate::HookContext,
+                ) -> #krate::Result<#krate::HookResult, #krate::HookError> {
+                    let #outcome = #fn_name(#ctx).await;
+                    #convert
+                }
+            }
 
             impl #krate::Hook for HookImpl {
                 fn name(&self) -> &str {
@@ -125,11 +149,9 @@ pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> Toke
                     #should_trigger
                 }
                 fn execute<'a>(&'a self, #ctx: &'a #krate::HookContext) -> #krate::HookFuture<'a> {
-                    #krate::Box::pin(async move {
-                        let #outcome = #fn_name(#ctx).await;
-                        #convert
-                    })
+                    #krate::Box::pin(HookImpl::decide(#ctx))
                 }
+                #decide_now
                 fn timeout(&self) -> #krate::Duration {
                     #krate::Duration::from_millis(#timeout_ms)
                 }

@@ -23,6 +23,7 @@
 //! fail_open` (default `fail_closed`), `description = "…"`.
 
 mod args;
+mod awaits;
 mod diagnostics;
 mod expand;
 mod signature;

@@ -92,6 +92,18 @@ pub trait Hook: Send + Sync {
     /// Decides.
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a>;
 
+    /// Decides at once, if the hook can decide without waiting; `None` (the
+    /// default) means "call [`execute`](Hook::execute)".
+    ///
+    /// The dispatcher asks this first, so a hook that answers here runs
+    /// without a boxed future or a timer. The attributes implement it for
+    /// hook fns whose body never awaits. A hand-written hook may implement it
+    /// too; it must not block, and it must either decide or return `None`
+    /// before doing anything that `execute` would then do again.
+    fn decide_now(&self, _ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
+        None
+    }
+
     /// How long [`execute`](Hook::execute) may take before it counts as failed.
     fn timeout(&self) -> Duration {
         DEFAULT_TIMEOUT

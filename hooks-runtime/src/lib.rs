@@ -91,17 +91,40 @@ pub mod __private {
     pub use inventory;
     pub use std::boxed::Box;
     pub use std::option::Option;
+    pub use std::result::Result;
     pub use std::sync::Arc;
     pub use std::time::Duration;
 
     pub use crate::{
-        ErrorPolicy, Hook, HookContext, HookFuture, HookPoint, HookRegistration, HookResult,
-        IntoHookOutcome, PostToolUseHook, PreToolUseHook, RegisteredHook, SessionStartHook,
+        ErrorPolicy, Hook, HookContext, HookError, HookFuture, HookPoint, HookRegistration,
+        HookResult, IntoHookOutcome, PostToolUseHook, PreToolUseHook, RegisteredHook,
+        SessionStartHook,
     };
 
     /// Converts a hook fn's return value; spanned at the user's return type by the macro.
     #[inline]
     pub fn into_outcome<T: IntoHookOutcome>(value: T) -> Result<HookResult, crate::HookError> {
         value.into_hook_outcome()
+    }
+
+    /// Runs the future of a hook fn whose body has no `.await` (the attribute
+    /// checked) to its end, on the stack: such a future is ready at its first
+    /// poll. Should it wait all the same (a macro in the body that awaits and
+    /// that the check did not know), the hook fails rather than being run twice.
+    #[inline]
+    pub fn decide_at_once<F>(hook: &str, future: F) -> Result<HookResult, crate::HookError>
+    where
+        F: Future<Output = Result<HookResult, crate::HookError>>,
+    {
+        let mut future = std::pin::pin!(future);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match future.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(outcome) => outcome,
+            std::task::Poll::Pending => Err(crate::HookError::new(format!(
+                "hook `{hook}` has no `.await` in its body, so it was run at once, but it \
+                 waited: a macro in its body awaits. Add an explicit `.await` to the fn \
+                 (e.g. `std::future::ready(()).await;`) and report this"
+            ))),
+        }
     }
 }

@@ -88,9 +88,31 @@ pub(crate) fn next_triggered<H: Hook + ?Sized>(
     }
 }
 
-/// Runs the hook under its timeout, catching panics.
-pub(crate) fn run_hook<'a, H: Hook + ?Sized>(hook: &'a H, ctx: &'a HookContext) -> Guarded<'a> {
-    run_guarded(hook.timeout(), || hook.execute(ctx))
+/// Runs the hook under its timeout, catching panics: at once if it can
+/// decide at once ([`Hook::decide_now`]), else through its future.
+pub(crate) async fn run_hook<H: Hook + ?Sized>(
+    hook: &H,
+    ctx: &HookContext,
+) -> Result<HookResult, HookFailure> {
+    match decide_now(hook, ctx) {
+        Some(outcome) => outcome,
+        None => run_guarded(hook.timeout(), || hook.execute(ctx)).await,
+    }
+}
+
+/// The hook's decision if it can decide at once (a panic is a failure);
+/// `None` when it needs its future.
+#[inline]
+pub(crate) fn decide_now<H: Hook + ?Sized>(
+    hook: &H,
+    ctx: &HookContext,
+) -> Option<Result<HookResult, HookFailure>> {
+    match catch_unwind(AssertUnwindSafe(|| hook.decide_now(ctx))) {
+        Ok(None) => None,
+        Ok(Some(Ok(result))) => Some(Ok(result)),
+        Ok(Some(Err(error))) => Some(Err(HookFailure::Error(error.message().to_owned()))),
+        Err(payload) => Some(Err(HookFailure::Panicked(panic_message(payload.as_ref())))),
+    }
 }
 
 /// Starts the future `start` builds and returns it under guard: awaiting the
@@ -128,19 +150,10 @@ pub(crate) struct Guarded<'a> {
     deadline: Option<Pin<Box<Sleep>>>,
 }
 
-impl Guarded<'_> {
-    /// A run that failed before it started (e.g. its trigger check panicked).
-    pub(crate) fn failed(failure: HookFailure) -> Self {
-        Guarded {
-            state: State::Failed(failure),
-            timeout: Duration::ZERO,
-            deadline: None,
-        }
-    }
-}
-
 enum State<'a> {
+    /// Waiting for the hook's future.
     Running(HookFuture<'a>),
+    /// Failed before it started.
     Failed(HookFailure),
     Done,
 }

@@ -9,7 +9,7 @@ use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use super::observation::Observation;
-use super::run_hook::{Guarded, HookFailure, next_triggered, panic_message, run_guarded, run_hook};
+use super::run_hook::{HookFailure, decide_now, next_triggered, panic_message, run_guarded};
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
 use crate::hook::{ErrorPolicy, Hook};
@@ -237,11 +237,13 @@ fn run_phase<'a, H: Hook + ?Sized>(
             // Read before `execute` is called: a hook may work before it
             // returns its future, and that counts too.
             let started = clock.unwrap_or_else(Instant::now);
-            let run = match trigger_failure {
-                None => run_hook(hook, ctx),
-                Some(failure) => Guarded::failed(failure),
+            let outcome = match trigger_failure {
+                Some(failure) => Err(failure),
+                None => match decide_now(hook, ctx) {
+                    Some(outcome) => outcome,
+                    None => run_guarded(hook.timeout(), || hook.execute(ctx)).await,
+                },
             };
-            let outcome = run.await;
             let ended = Instant::now();
             clock = Some(ended);
             let duration = ended.saturating_duration_since(started);
