@@ -167,11 +167,7 @@ impl ConnectorRateLimitHook {
     ) -> Result<Option<Duration>, HookError> {
         match &self.limiter {
             Limiter::Memory { limiter, origin } => {
-                let now = Instant::now().saturating_duration_since(*origin);
-                Ok(match limiter.check(connector, user, quota, now) {
-                    Admission::Allow { .. } => None,
-                    Admission::Deny { retry_after } => Some(retry_after),
-                })
+                Ok(memory_check(limiter, *origin, connector, user, quota))
             }
             Limiter::Database(limiter) => limiter
                 .check(connector, user, quota)
@@ -205,17 +201,20 @@ impl Hook for ConnectorRateLimitHook {
         Box::pin(async move {
             let connector = ctx.connector().unwrap_or_default();
             let quota = self.quota(connector);
-            Ok(match self.check(connector, &ctx.user_id, quota).await? {
-                None => HookResult::allow(),
-                Some(retry_after) => HookResult::block(format!(
-                    "rate limit exceeded: {} calls per {:?} for connector `{connector}` and user `{}`; retry in {:.1}s",
-                    quota.calls,
-                    quota.period,
-                    ctx.user_id,
-                    retry_after.as_secs_f64().max(0.1)
-                )),
-            })
+            let retry_after = self.check(connector, &ctx.user_id, quota).await?;
+            Ok(verdict(ctx, connector, quota, retry_after))
         })
+    }
+
+    /// The in-memory limiter decides at once; the shared one asks its database.
+    fn decide_now(&self, ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
+        let Limiter::Memory { limiter, origin } = &self.limiter else {
+            return None;
+        };
+        let connector = ctx.connector().unwrap_or_default();
+        let quota = self.quota(connector);
+        let retry_after = memory_check(limiter, *origin, connector, &ctx.user_id, quota);
+        Some(Ok(verdict(ctx, connector, quota, retry_after)))
     }
 
     fn when_source(&self) -> Option<&str> {
@@ -228,3 +227,37 @@ impl Hook for ConnectorRateLimitHook {
 }
 
 impl PreToolUseHook for ConnectorRateLimitHook {}
+
+/// Asks the in-memory limiter, at the tokio clock's current time.
+fn memory_check(
+    limiter: &MemoryLimiter,
+    origin: Instant,
+    connector: &str,
+    user: &str,
+    quota: &Quota,
+) -> Option<Duration> {
+    let now = Instant::now().saturating_duration_since(origin);
+    match limiter.check(connector, user, quota, now) {
+        Admission::Allow { .. } => None,
+        Admission::Deny { retry_after } => Some(retry_after),
+    }
+}
+
+/// Allows the call, or blocks it saying when to retry.
+fn verdict(
+    ctx: &HookContext,
+    connector: &str,
+    quota: &Quota,
+    retry_after: Option<Duration>,
+) -> HookResult {
+    match retry_after {
+        None => HookResult::allow(),
+        Some(retry_after) => HookResult::block(format!(
+            "rate limit exceeded: {} calls per {:?} for connector `{connector}` and user `{}`; retry in {:.1}s",
+            quota.calls,
+            quota.period,
+            ctx.user_id,
+            retry_after.as_secs_f64().max(0.1)
+        )),
+    }
+}

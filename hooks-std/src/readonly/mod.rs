@@ -6,7 +6,9 @@ mod sql;
 
 use std::sync::Arc;
 
-use hooks_runtime::{Hook, HookContext, HookFuture, HookPoint, HookResult, PreToolUseHook, When};
+use hooks_runtime::{
+    Hook, HookContext, HookError, HookFuture, HookPoint, HookResult, PreToolUseHook, When,
+};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -167,6 +169,14 @@ impl Hook for ReadOnlyGuard {
                 ))),
             }
         })
+    }
+
+    /// Reads (most calls) are let through at once; writes need the org's mode.
+    fn decide_now(&self, ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
+        match self.write_reason(ctx) {
+            None => Some(Ok(HookResult::allow())),
+            Some(_) => None,
+        }
     }
 
     fn when_source(&self) -> Option<&str> {

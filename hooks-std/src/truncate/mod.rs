@@ -1,6 +1,6 @@
 //! `ResultTruncateHook`: keeps oversized tool results out of the LLM's context.
 
-use hooks_runtime::{Hook, HookContext, HookFuture, HookResult, PostToolUseHook};
+use hooks_runtime::{Hook, HookContext, HookError, HookFuture, HookResult, PostToolUseHook};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -67,6 +67,24 @@ pub fn truncate_text(text: &str, max_chars: usize) -> Option<String> {
     Some(truncated)
 }
 
+impl ResultTruncateHook {
+    /// Cuts the result if it is too long; it never needs to wait.
+    fn decide(&self, ctx: &HookContext) -> HookResult {
+        let max = self.config.max_chars;
+        let truncated = match ctx.result() {
+            Some(Value::String(text)) => truncate_text(text, max),
+            Some(other) => truncate_text(&other.to_string(), max),
+            None => None,
+        };
+        match truncated {
+            Some(text) => HookResult::allow()
+                .with_result(Value::String(text))
+                .with_side_effect(format!("truncated the result to {max} characters")),
+            None => HookResult::allow(),
+        }
+    }
+}
+
 impl Hook for ResultTruncateHook {
     fn name(&self) -> &str {
         Self::NAME
@@ -81,20 +99,11 @@ impl Hook for ResultTruncateHook {
     }
 
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(async move {
-            let max = self.config.max_chars;
-            let truncated = match ctx.result() {
-                Some(Value::String(text)) => truncate_text(text, max),
-                Some(other) => truncate_text(&other.to_string(), max),
-                None => None,
-            };
-            Ok(match truncated {
-                Some(text) => HookResult::allow()
-                    .with_result(Value::String(text))
-                    .with_side_effect(format!("truncated the result to {max} characters")),
-                None => HookResult::allow(),
-            })
-        })
+        Box::pin(async move { Ok(self.decide(ctx)) })
+    }
+
+    fn decide_now(&self, ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
+        Some(Ok(self.decide(ctx)))
     }
 
     fn description(&self) -> Option<&str> {
