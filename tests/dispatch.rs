@@ -297,6 +297,17 @@ async fn run_counting(registry: &HookRegistry, tool: &str) -> (hooks::ToolCallRe
     (report, runs.load(Ordering::SeqCst))
 }
 
+/// Asserts that the tool never ran and that `hook` blocked the call with a
+/// reason containing `cause`.
+fn assert_blocked(report: &hooks::ToolCallReport, runs: usize, hook: &str, cause: &str) {
+    assert_eq!(runs, 0, "the tool must not run");
+    let Observation::Blocked { hook: by, reason } = &report.observation else {
+        panic!("expected a block, got {:?}", report.observation);
+    };
+    assert_eq!(by, hook);
+    assert!(reason.contains(cause), "{reason}");
+}
+
 #[tokio::test]
 async fn a_hook_returning_err_blocks_and_is_named() {
     let (report, runs) = run_counting(&registry(&["returns_err"]), "failing_err").await;
@@ -310,12 +321,7 @@ async fn a_hook_returning_err_blocks_and_is_named() {
 #[tokio::test]
 async fn a_panicking_hook_blocks_and_is_named() {
     let (report, runs) = run_counting(&registry(&["panics"]), "failing_panic").await;
-    assert_eq!(runs, 0);
-    let Observation::Blocked { hook, reason } = &report.observation else {
-        panic!("expected a block, got {:?}", report.observation);
-    };
-    assert_eq!(hook, "panics");
-    assert!(reason.contains("panicked: index out of bounds"), "{reason}");
+    assert_blocked(&report, runs, "panics", "panicked: index out of bounds");
 }
 
 #[tokio::test(start_paused = true)]
@@ -738,14 +744,11 @@ async fn a_panicking_trigger_check_blocks_and_later_hooks_do_not_run() {
         .build()
         .expect("registry builds");
     let (report, runs) = run_counting(&registry, "trips_closed").await;
-    assert_eq!(runs, 0);
-    let Observation::Blocked { hook, reason } = &report.observation else {
-        panic!("expected a block, got {:?}", report.observation);
-    };
-    assert_eq!(hook, "tripping");
-    assert!(
-        reason.contains("panicked: trigger bug in tripping"),
-        "{reason}"
+    assert_blocked(
+        &report,
+        runs,
+        "tripping",
+        "panicked: trigger bug in tripping",
     );
     assert_eq!(
         report.trace.entry("after").map(|entry| entry.status),
@@ -853,13 +856,10 @@ async fn hides_an_await(_ctx: &HookContext) -> HookResult {
 #[tokio::test]
 async fn a_hook_that_waits_behind_a_macro_the_check_trusts_fails_closed() {
     let (report, runs) = run_counting(&registry(&["hides_an_await"]), "hidden_wait").await;
-    assert_eq!(runs, 0);
-    let Observation::Blocked { hook, reason } = &report.observation else {
-        panic!("expected a block, got {:?}", report.observation);
-    };
-    assert_eq!(hook, "hides_an_await");
-    assert!(
-        reason.contains("has no `.await` in its body, so it was run at once, but it waited"),
-        "{reason}"
+    assert_blocked(
+        &report,
+        runs,
+        "hides_an_await",
+        "has no `.await` in its body, so it was run at once, but it waited",
     );
 }
