@@ -15,7 +15,10 @@
 //! Each attribute keeps the function as written, generates a hidden type that
 //! implements `Hook` and the point's marker trait, and registers it through
 //! `inventory` (re-exported by the runtime, so users never depend on it).
-//! Every mistake in the attribute is a compile error at the mistake.
+//! Every mistake in the attribute is a compile error at the mistake. When the
+//! fn's body has no `.await` (and no macro that might hide one), the hook also
+//! implements `Hook::decide_now`, so the dispatcher runs it at once, without
+//! a boxed future.
 //!
 //! Arguments: `name = "…"` (default: the fn's name), `priority = N` (default
 //! 50; lower runs earlier), `when = EXPR` (the `when` language, checked here),
