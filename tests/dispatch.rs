@@ -863,3 +863,29 @@ async fn a_hook_that_waits_behind_a_macro_the_check_trusts_fails_closed() {
         "has no `.await` in its body, so it was run at once, but it waited",
     );
 }
+
+#[pre_tool_use(when = tool_name == "no_timer")]
+async fn yields_once(_ctx: &HookContext) -> HookResult {
+    tokio::task::yield_now().await;
+    HookResult::allow()
+}
+
+#[test]
+fn a_waiting_hook_on_a_runtime_without_timers_fails_closed() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime without timers");
+    let (report, runs) =
+        runtime.block_on(async { run_counting(&registry(&["yields_once"]), "no_timer").await });
+    assert_blocked(
+        &report,
+        runs,
+        "yields_once",
+        "its timeout could not be armed",
+    );
+    assert!(
+        report.observation.to_string().contains("timers enabled"),
+        "{}",
+        report.observation
+    );
+}

@@ -173,13 +173,25 @@ impl Future for Guarded<'_> {
         let outcome = match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
             Ok(Poll::Pending) => {
                 let timeout = this.timeout;
-                let deadline = this
-                    .deadline
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
-                if deadline.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
+                let deadline = &mut this.deadline;
+                // Tokio panics when the runtime has no timer: that is a
+                // failure of this hook's guard, so the hook fails (closed).
+                let waiting = catch_unwind(AssertUnwindSafe(|| {
+                    deadline
+                        .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)))
+                        .as_mut()
+                        .poll(cx)
+                        .is_pending()
+                }));
+                match waiting {
+                    Ok(true) => return Poll::Pending,
+                    Ok(false) => Err(HookFailure::TimedOut(timeout)),
+                    Err(payload) => Err(HookFailure::Error(format!(
+                        "it waited, and its timeout could not be armed ({}); dispatch needs \
+                         a Tokio runtime with timers enabled (`enable_time` or `enable_all`)",
+                        panic_message(payload.as_ref())
+                    ))),
                 }
-                Err(HookFailure::TimedOut(timeout))
             }
             Ok(Poll::Ready(Ok(result))) => Ok(result),
             Ok(Poll::Ready(Err(error))) => Err(HookFailure::Error(error.message().to_owned())),
