@@ -847,8 +847,11 @@ macro_rules! info {
     };
 }
 
+static HIDDEN_WAIT_RUNS: AtomicUsize = AtomicUsize::new(0);
+
 #[pre_tool_use(when = tool_name == "hidden_wait")]
 async fn hides_an_await(_ctx: &HookContext) -> HookResult {
+    HIDDEN_WAIT_RUNS.fetch_add(1, Ordering::SeqCst);
     info!();
     HookResult::allow()
 }
@@ -862,6 +865,40 @@ async fn a_hook_that_waits_behind_a_macro_the_check_trusts_fails_closed() {
         "hides_an_await",
         "has no `.await` in its body, so it was run at once, but it waited",
     );
+    assert_eq!(
+        HIDDEN_WAIT_RUNS.load(Ordering::SeqCst),
+        1,
+        "the hook's body must not be run a second time"
+    );
+}
+
+#[pre_tool_use(timeout = "50ms", when = tool_name == "budget_spender")]
+async fn spends_its_budget(_ctx: &HookContext) -> HookResult {
+    // Always ready, so it only ever yields when tokio's budget runs out.
+    loop {
+        tokio::task::consume_budget().await;
+    }
+}
+
+#[tokio::test]
+async fn a_hook_that_spends_the_cooperative_budget_still_times_out() {
+    // Tokio's own timeout copes with a spent budget: it ends this test if
+    // the hook's timeout does not.
+    let (report, runs) = tokio::time::timeout(
+        Duration::from_secs(10),
+        run_counting(&registry(&["spends_its_budget"]), "budget_spender"),
+    )
+    .await
+    .expect("the hook's own timeout ends the call");
+    assert_blocked(&report, runs, "spends_its_budget", "timed out after 50ms");
+}
+
+/// Callers spawn tool calls on multi-threaded runtimes: the call future must
+/// stay `Send` (checked at compile time).
+#[allow(dead_code)]
+fn the_tool_call_future_is_send(registry: &HookRegistry) {
+    fn send<T: Send>(_: T) {}
+    send(registry.run_tool_call(HookContext::tool_call("t", json!({})), echo_args));
 }
 
 #[pre_tool_use(when = tool_name == "no_timer")]

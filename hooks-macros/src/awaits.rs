@@ -4,11 +4,15 @@
 //! the dispatcher run it at once, on the stack, without a boxed future. The
 //! check is conservative: any `.await` anywhere in the body (closures and
 //! async blocks included) counts, and so does any macro not known to expand
-//! without one (`tokio::select!` awaits without showing it).
+//! without one (`tokio::select!` awaits without showing it). Macros are known
+//! by name only: a local macro that reuses one of these names and awaits
+//! makes the hook fail at run time (see `__private::decide_at_once`), never
+//! run twice.
 
 use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::visit::{self, Visit};
-use syn::{Block, ExprAwait, Macro};
+use syn::{Block, Macro};
 
 /// Macros that never expand to an `.await`: the standard library's, and
 /// the logging and JSON macros hooks commonly use.
@@ -52,6 +56,11 @@ const NEVER_AWAIT: &[&str] = &[
 
 /// True when `body` cannot wait: no `.await` and no macro that might hide one.
 pub(crate) fn never_waits(body: &Block) -> bool {
+    // `await` is a keyword: as a token it only ever means a wait. Scanning
+    // the tokens also covers what syn keeps unparsed.
+    if mentions_await(body.to_token_stream()) {
+        return false;
+    }
     let mut finder = WaitFinder { may_wait: false };
     finder.visit_block(body);
     !finder.may_wait
@@ -62,24 +71,20 @@ struct WaitFinder {
 }
 
 impl<'ast> Visit<'ast> for WaitFinder {
-    fn visit_expr_await(&mut self, _: &'ast ExprAwait) {
-        self.may_wait = true;
-    }
-
     fn visit_macro(&mut self, mac: &'ast Macro) {
         let known = mac
             .path
             .segments
             .last()
             .is_some_and(|segment| NEVER_AWAIT.iter().any(|name| segment.ident == name));
-        if !known || mentions_await(mac.tokens.clone()) {
+        if !known {
             self.may_wait = true;
         }
         visit::visit_macro(self, mac);
     }
 }
 
-/// Whether `.await` appears anywhere in a macro's (unparsed) input.
+/// Whether the `await` keyword appears anywhere in `tokens`.
 fn mentions_await(tokens: TokenStream) -> bool {
     tokens.into_iter().any(|tree| match tree {
         TokenTree::Ident(ident) => ident == "await",

@@ -99,7 +99,8 @@ pub trait Hook: Send + Sync {
     /// without a boxed future or a timer. The attributes implement it for
     /// hook fns whose body never awaits. A hand-written hook may implement it
     /// too; it must not block, and it must either decide or return `None`
-    /// before doing anything that `execute` would then do again.
+    /// without side effects, since `execute` runs next (pure checks may be
+    /// repeated there).
     fn decide_now(&self, _ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
         None
     }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::task::{Unconstrained, unconstrained};
 use tokio::time::Sleep;
 
 use crate::context::HookContext;
@@ -146,8 +147,9 @@ pub(crate) fn run_guarded<'a>(
 pub(crate) struct Guarded<'a> {
     state: State<'a>,
     timeout: Duration,
-    /// Armed at the first `Pending`.
-    deadline: Option<Pin<Box<Sleep>>>,
+    /// Armed at the first `Pending`. Outside tokio's cooperative budget: a
+    /// hook that spends the task's budget on every poll must still time out.
+    deadline: Option<Pin<Box<Unconstrained<Sleep>>>>,
 }
 
 enum State<'a> {
@@ -178,7 +180,7 @@ impl Future for Guarded<'_> {
                 // failure of this hook's guard, so the hook fails (closed).
                 let waiting = catch_unwind(AssertUnwindSafe(|| {
                     deadline
-                        .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)))
+                        .get_or_insert_with(|| Box::pin(unconstrained(tokio::time::sleep(timeout))))
                         .as_mut()
                         .poll(cx)
                         .is_pending()
