@@ -148,6 +148,16 @@ impl HookRegistry {
                     .unwrap_or(ToolOutcome::Error(String::new()));
                 (observe(outcome), true)
             };
+            let Some(started) = started.filter(|_| !trace.bypassed) else {
+                // Built in place: the report is moved out of this future as is.
+                return ToolCallReport {
+                    observation,
+                    args: std::mem::take(&mut ctx.tool_args),
+                    tool_ran,
+                    trace,
+                    original,
+                };
+            };
             let mut report = ToolCallReport {
                 observation,
                 args: Value::Null,
@@ -155,13 +165,9 @@ impl HookRegistry {
                 trace,
                 original,
             };
-            if let Some(started) = started
-                && !report.trace.bypassed()
-            {
-                // Boxed: observers are optional, and their state would otherwise
-                // make every call's future bigger.
-                Box::pin(self.notify_observers(&ctx, &mut report, started.elapsed())).await;
-            }
+            // Boxed: observers are optional, and their state would otherwise
+            // make every call's future bigger.
+            Box::pin(self.notify_observers(&ctx, &mut report, started.elapsed())).await;
             report.args = std::mem::take(&mut ctx.tool_args);
             report
         }
