@@ -69,6 +69,20 @@ async fn tool(_args: &Value) -> Result<Value, Infallible> {
     Ok(Value::Null)
 }
 
+fn registry(names: &[&str]) -> HookRegistry {
+    HookRegistry::builder()
+        .registered_named(names)
+        .build()
+        .expect("registry builds")
+}
+
+/// Allocations made by one call after a first one has warmed up (context
+/// built beforehand, report dropped after).
+async fn allocations_of_a_warm_call(registry: &HookRegistry) -> u64 {
+    allocations_of_one_call(registry).await;
+    allocations_of_one_call(registry).await
+}
+
 /// Allocations made by one call (context built beforehand, report dropped after).
 async fn allocations_of_one_call(registry: &HookRegistry) -> u64 {
     let ctx = HookContext::tool_call("alloc_probe", json!(null));
@@ -81,34 +95,22 @@ async fn allocations_of_one_call(registry: &HookRegistry) -> u64 {
 
 #[tokio::test(flavor = "current_thread")]
 async fn hooks_that_never_await_run_without_allocating() {
-    let registry = HookRegistry::builder()
-        .registered_named(["decides_at_once", "also_at_once", "never_matches"])
-        .build()
-        .expect("registry builds");
-    allocations_of_one_call(&registry).await;
+    let registry = registry(&["decides_at_once", "also_at_once", "never_matches"]);
     // Only the trace's list of the hooks that ran.
-    assert_eq!(allocations_of_one_call(&registry).await, 1);
+    assert_eq!(allocations_of_a_warm_call(&registry).await, 1);
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_hook_that_awaits_costs_its_boxed_future() {
-    let registry = HookRegistry::builder()
-        .registered_named(["decides_at_once", "waits"])
-        .build()
-        .expect("registry builds");
-    allocations_of_one_call(&registry).await;
+    let registry = registry(&["decides_at_once", "waits"]);
     // The trace's list, the waiting hook's boxed future, and its timeout,
     // armed when the hook first waits.
-    assert_eq!(allocations_of_one_call(&registry).await, 3);
+    assert_eq!(allocations_of_a_warm_call(&registry).await, 3);
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn an_at_once_hook_still_blocks_with_its_reason() {
-    let registry = HookRegistry::builder()
-        .registered_named(["decides_at_once"])
-        .build()
-        .expect("registry builds");
-    let report = registry
+    let report = registry(&["decides_at_once"])
         .run_tool_call(
             HookContext::tool_call("alloc_probe", json!(null)).with_org("frozen"),
             tool,
