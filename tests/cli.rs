@@ -12,6 +12,13 @@ fn hooks(args: &[&str]) -> Output {
         .expect("the hooks binary runs")
 }
 
+/// Asserts that `output` contains each of `parts`, showing it whole otherwise.
+fn assert_contains(output: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(output.contains(part), "{part:?} missing from\n{output}");
+    }
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -23,7 +30,7 @@ fn check_prints_the_run_order_of_a_valid_config() {
     let out = hooks(&["check", AGENT]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("valid; agent `finance-bot`"), "{stdout}");
+    assert_contains(&stdout, &["valid; agent `finance-bot`"]);
     for name in [
         "approval_gate",
         "readonly_guard",
@@ -52,21 +59,14 @@ fn check_reports_every_error_and_exits_1() {
     let out = hooks(&["check", path.to_str().expect("utf8")]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(
-        stderr.contains("broken.yaml: hooks.class_hooks[0] (readonly_gaurd): unknown hook"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("did you mean \"readonly_guard\""),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("hooks.class_hooks[1] (nope_hook)"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("2 error(s); the agent would not run"),
-        "{stderr}"
+    assert_contains(
+        &stderr,
+        &[
+            "broken.yaml: hooks.class_hooks[0] (readonly_gaurd): unknown hook",
+            "did you mean \"readonly_guard\"",
+            "hooks.class_hooks[1] (nope_hook)",
+            "2 error(s); the agent would not run",
+        ],
     );
 
     let json = hooks(&["check", path.to_str().expect("utf8"), "--format", "json"]);
@@ -103,13 +103,12 @@ fn explain_shows_which_hook_would_block_and_exits_3() {
     ]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(
-        stdout.contains("BLOCK: Org is in read-only mode — write blocked."),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("=> blocked by `readonly_guard`"),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        &[
+            "BLOCK: Org is in read-only mode — write blocked.",
+            "=> blocked by `readonly_guard`",
+        ],
     );
     assert!(
         stdout.contains("not reached"),
@@ -142,11 +141,9 @@ fn explain_reports_the_gate_and_commands_without_running_them() {
         r#"{"amount": 60000}"#,
     ]);
     assert_eq!(pay.status.code(), Some(0));
-    assert!(
-        text(&pay.stdout).contains("approval_gate")
-            && text(&pay.stdout).contains("would ask for approval"),
-        "{}",
-        text(&pay.stdout)
+    assert_contains(
+        &text(&pay.stdout),
+        &["approval_gate", "would ask for approval"],
     );
 
     let shell = [
@@ -159,21 +156,13 @@ fn explain_reports_the_gate_and_commands_without_running_them() {
     ];
     let dry = hooks(&shell);
     assert_eq!(dry.status.code(), Some(0));
-    assert!(
-        text(&dry.stdout).contains("would run its command"),
-        "{}",
-        text(&dry.stdout)
-    );
+    assert_contains(&text(&dry.stdout), &["would run its command"]);
 
     let mut run = shell.to_vec();
     run.push("--run-commands");
     let ran = hooks(&run);
     assert_eq!(ran.status.code(), Some(3), "{}", text(&ran.stdout));
-    assert!(
-        text(&ran.stdout).contains("destructive shell command refused"),
-        "{}",
-        text(&ran.stdout)
-    );
+    assert_contains(&text(&ran.stdout), &["destructive shell command refused"]);
 
     let json = hooks(&[
         "explain",

@@ -236,23 +236,19 @@ hooks_runtime::hook_factory!(
     "pauses a call until a person approves it (durable, Feishu/Lark)",
     build_approval_gate
 );
-hooks_runtime::hook_factory!(
-    AuditLogHook::NAME,
-    "one durable audit row per attempted call",
-    |config, resources| build_by_name(AuditLogHook::NAME, config, resources)
-);
-hooks_runtime::hook_factory!(
-    ConnectorRateLimitHook::NAME,
-    "call quotas per (connector, user)",
-    |config, resources| build_by_name(ConnectorRateLimitHook::NAME, config, resources)
-);
-hooks_runtime::hook_factory!(
-    ReadOnlyGuard::NAME,
-    "blocks writes while the org is read-only",
-    |config, resources| build_by_name(ReadOnlyGuard::NAME, config, resources)
-);
-hooks_runtime::hook_factory!(
-    ResultTruncateHook::NAME,
-    "cuts long results on a character boundary",
-    |config, resources| build_by_name(ResultTruncateHook::NAME, config, resources)
-);
+
+/// Registers the factories of standard hooks that `build_by_name` builds.
+macro_rules! by_name_factories {
+    ($($hook:ident: $description:literal),* $(,)?) => {$(
+        hooks_runtime::hook_factory!($hook::NAME, $description, |config, resources| {
+            build_by_name($hook::NAME, config, resources)
+        });
+    )*};
+}
+
+by_name_factories! {
+    AuditLogHook: "one durable audit row per attempted call",
+    ConnectorRateLimitHook: "call quotas per (connector, user)",
+    ReadOnlyGuard: "blocks writes while the org is read-only",
+    ResultTruncateHook: "cuts long results on a character boundary",
+}

@@ -249,6 +249,11 @@ impl AgentConfig {
             }
             Some(_) => errors.push(self.error(Some("agent".into()), "must be a non-empty string")),
         }
+        self.read_require_all(top, errors);
+    }
+
+    /// `require_confirmation_for_all`: optional, a boolean.
+    fn read_require_all(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
         match top.get("require_confirmation_for_all") {
             None => {}
             Some(Value::Bool(flag)) => self.require_confirmation_for_all = *flag,
@@ -370,14 +375,7 @@ impl AgentConfig {
         if let Some(Value::String(agent)) = top.get("agent") {
             agent.clone_into(&mut self.agent);
         }
-        match top.get("require_confirmation_for_all") {
-            None => {}
-            Some(Value::Bool(flag)) => self.require_confirmation_for_all = *flag,
-            Some(_) => errors.push(self.error(
-                Some("require_confirmation_for_all".into()),
-                "must be true or false",
-            )),
-        }
+        self.read_require_all(top, errors);
         let hooks = top["hooks"].as_object().cloned().unwrap_or_default();
         for (event, groups) in &hooks {
             let at = format!("hooks.{event}");

@@ -169,12 +169,10 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn bad_padding_is_refused() {
-        // Encrypt a full block whose last byte is not valid padding, without padding.
+    /// `block` encrypted without padding under key "k", IV first, in base64.
+    fn encrypted_unpadded(mut block: [u8; 16]) -> String {
         let key = derive_key("k");
         let iv = [1u8; 16];
-        let mut block = *b"0123456789abcde\x00";
         let encryptor = Aes256CbcEnc::new(&key.into(), &iv.into());
         let ciphertext = encryptor
             .encrypt_padded_mut::<cbc::cipher::block_padding::NoPadding>(&mut block, 16)
@@ -182,22 +180,19 @@ mod tests {
             .to_vec();
         let mut raw = iv.to_vec();
         raw.extend_from_slice(&ciphertext);
+        BASE64.encode(&raw)
+    }
+
+    #[test]
+    fn bad_padding_is_refused() {
+        // A last byte that is not valid padding.
         assert_eq!(
-            decrypt("k", &BASE64.encode(&raw)),
+            decrypt("k", &encrypted_unpadded(*b"0123456789abcde\x00")),
             Err(DecryptError::BadPadding)
         );
-
         // Inconsistent padding bytes (…\x01\x02) are refused too.
-        let mut block = *b"0123456789abcd\x01\x02";
-        let encryptor = Aes256CbcEnc::new(&key.into(), &iv.into());
-        let ciphertext = encryptor
-            .encrypt_padded_mut::<cbc::cipher::block_padding::NoPadding>(&mut block, 16)
-            .unwrap()
-            .to_vec();
-        let mut raw = iv.to_vec();
-        raw.extend_from_slice(&ciphertext);
         assert_eq!(
-            decrypt("k", &BASE64.encode(&raw)),
+            decrypt("k", &encrypted_unpadded(*b"0123456789abcd\x01\x02")),
             Err(DecryptError::BadPadding)
         );
     }

@@ -575,6 +575,11 @@ fn api(status: StatusCode, code: i64, msg: &str, data: Option<Value>) -> Respons
     (status, axum::Json(body)).into_response()
 }
 
+/// The message API's reply to a malformed request (code 230001).
+fn invalid_request(msg: &str) -> Response {
+    api(StatusCode::BAD_REQUEST, 230001, msg, None)
+}
+
 async fn token_endpoint(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let mut state = shared.state();
     state.token_requests += 1;
@@ -689,20 +694,10 @@ async fn send_endpoint(
         return refusal;
     }
     if query.get("receive_id_type").map(String::as_str) != Some("chat_id") {
-        return api(
-            StatusCode::BAD_REQUEST,
-            230001,
-            "invalid request: the fake supports only receive_id_type=chat_id",
-            None,
-        );
+        return invalid_request("invalid request: the fake supports only receive_id_type=chat_id");
     }
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return api(
-            StatusCode::BAD_REQUEST,
-            230001,
-            "invalid request: body is not JSON",
-            None,
-        );
+        return invalid_request("invalid request: body is not JSON");
     };
     let chat_id = request
         .get("receive_id")
@@ -713,11 +708,8 @@ async fn send_endpoint(
         .and_then(Value::as_str)
         .unwrap_or("");
     if chat_id.is_empty() || msg_type != "interactive" {
-        return api(
-            StatusCode::BAD_REQUEST,
-            230001,
+        return invalid_request(
             "invalid request: receive_id is required and the fake accepts only msg_type interactive",
-            None,
         );
     }
     let uuid = request
@@ -725,12 +717,7 @@ async fn send_endpoint(
         .and_then(Value::as_str)
         .map(str::to_owned);
     if uuid.as_ref().is_some_and(|uuid| uuid.chars().count() > 50) {
-        return api(
-            StatusCode::BAD_REQUEST,
-            230001,
-            "invalid request: uuid is longer than 50 characters",
-            None,
-        );
+        return invalid_request("invalid request: uuid is longer than 50 characters");
     }
     let card = match parse_card(request.get("content")) {
         Ok(card) => card,
@@ -776,20 +763,10 @@ async fn update_endpoint(
         return refusal;
     }
     if !state.sent.iter().any(|sent| sent.message_id == message_id) {
-        return api(
-            StatusCode::BAD_REQUEST,
-            230001,
-            "invalid request: message_id not found",
-            None,
-        );
+        return invalid_request("invalid request: message_id not found");
     }
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return api(
-            StatusCode::BAD_REQUEST,
-            230001,
-            "invalid request: body is not JSON",
-            None,
-        );
+        return invalid_request("invalid request: body is not JSON");
     };
     let card = match parse_card(request.get("content")) {
         Ok(card) => card,
