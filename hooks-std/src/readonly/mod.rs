@@ -171,12 +171,13 @@ impl Hook for ReadOnlyGuard {
         })
     }
 
-    /// Reads (most calls) are let through at once; writes need the org's mode.
+    /// Calls that plainly read are let through at once. Writes need the
+    /// org's mode, and SQL is parsed once, in `execute`.
     fn decide_now(&self, ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
-        match self.write_reason(ctx) {
-            None => Some(Ok(HookResult::allow())),
-            Some(_) => None,
+        if self.sql_tools.matches(ctx) || self.write_reason(ctx).is_some() {
+            return None;
         }
+        Some(Ok(HookResult::allow()))
     }
 
     fn when_source(&self) -> Option<&str> {
