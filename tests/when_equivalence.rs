@@ -119,6 +119,13 @@ fn contexts() -> Vec<HookContext> {
             .with_metadata("requires_confirmation", false)
             .with_metadata("limits", json!({"daily": "unlimited"})),
         HookContext::tool_call("b", Value::Null).with_user("carol"),
+        // Numbers as a model may write them: strings that are exactly JSON numbers.
+        HookContext::tool_call(
+            "oa__pay",
+            json!({"amount": " 60000 ", "count": "3", "delta": "-2.5", "ids": ["7"], "currency": "5"}),
+        )
+        .with_user("mallory")
+        .with_metadata("requires_confirmation", true),
     ]
 }
 
@@ -178,33 +185,71 @@ fn selected_cases_give_the_documented_answers() {
     };
     assert_eq!(
         answers("args_gt_int"),
-        [false, true, false, false, false],
-        "50000.5 > 50000; \"lots\" is no number"
+        [false, true, false, false, false, true],
+        "50000.5 > 50000; \"lots\" is no number; \" 60000 \" is"
     );
     assert_eq!(
         answers("args_eq_int_float"),
-        [true, false, false, true, false],
-        "3 == 3.0"
+        [true, false, false, true, false, true],
+        "3 == 3.0 == \"3\""
     );
     assert_eq!(
         answers("meta_flag"),
-        [false, true, false, false, false],
+        [false, true, false, false, false, true],
         "only JSON true counts"
     );
     assert_eq!(
         answers("meta_ne_missing"),
-        [false; 5],
+        [false; 6],
         "a missing value makes != false"
     );
-    assert_eq!(answers("connector_eq"), [false, true, false, false, false]);
-    assert_eq!(answers("args_index"), [true, false, false, false, false]);
-    assert_eq!(answers("args_unicode"), [false, true, false, false, false]);
-    assert_eq!(answers("args_regex"), [true, false, true, false, false]);
+    assert_eq!(
+        answers("connector_eq"),
+        [false, true, false, false, false, true]
+    );
+    assert_eq!(
+        answers("args_index"),
+        [true, false, false, false, false, false]
+    );
+    assert_eq!(
+        answers("args_unicode"),
+        [false, true, false, false, false, false]
+    );
+    assert_eq!(
+        answers("args_regex"),
+        [true, false, true, false, false, false]
+    );
     assert_eq!(
         answers("mixed_precedence"),
-        [true, false, false, true, false],
+        [true, false, false, true, false, false],
         "&& binds tighter than ||"
     );
-    assert_eq!(answers("five_clauses"), [false, true, false, false, false]);
-    assert_eq!(answers("string_escape"), [false, true, false, false, false]);
+    assert_eq!(
+        answers("five_clauses"),
+        [false, true, false, false, false, true]
+    );
+    assert_eq!(
+        answers("string_escape"),
+        [false, true, false, false, false, false]
+    );
+    assert_eq!(
+        answers("args_string_number_mismatch"),
+        [false, false, false, false, false, true],
+        "a string that is exactly a JSON number is that number"
+    );
+    assert_eq!(
+        answers("args_ne_num"),
+        [false, true, false, false, false, false],
+        "\"3\" is 3; 2.5 != 3; a missing value makes != false"
+    );
+    assert_eq!(
+        answers("args_array_contains_num"),
+        [true, false, false, false, false, true],
+        "an element \"7\" equals 7"
+    );
+    assert_eq!(
+        answers("args_negative"),
+        [true, false, false, false, false, false],
+        "\"-2.5\" > -1 is false, as -2 > -1 is"
+    );
 }

@@ -218,37 +218,42 @@ pub fn json_str(value: Option<&Value>) -> Option<&str> {
 }
 
 /// `json == literal`: same JSON type and equal (numbers compare by value).
+///
+/// Against a number literal, a string that is exactly a JSON number (see
+/// [`numeric`]) is that number: the model writes `"60000"` as readily as
+/// `60000`, and the tool that coerces it pays the same amount.
 #[inline(always)]
 pub fn json_eq(value: Option<&Value>, literal: Lit<'_>) -> bool {
     match (value, literal) {
         (Some(Value::String(v)), Lit::Str(expected)) => same(v, expected),
         (Some(Value::Bool(v)), Lit::Bool(expected)) => *v == expected,
-        (Some(Value::Number(v)), Lit::Int(_) | Lit::Float(_)) => {
-            number_cmp(v, literal) == Some(CmpOrdering::Equal)
+        (Some(value), Lit::Int(_) | Lit::Float(_)) => {
+            numeric(value).and_then(|v| v.compare(literal)) == Some(CmpOrdering::Equal)
         }
         _ => false,
     }
 }
 
-/// `json != literal`: same JSON type and different; false when missing or of another type.
+/// `json != literal`: same JSON type and different; false when missing or of
+/// another type (a string that is exactly a JSON number counts as a number).
 #[inline]
 pub fn json_ne(value: Option<&Value>, literal: Lit<'_>) -> bool {
-    let same_type = matches!(
-        (value, literal),
-        (Some(Value::String(_)), Lit::Str(_))
-            | (Some(Value::Bool(_)), Lit::Bool(_))
-            | (Some(Value::Number(_)), Lit::Int(_) | Lit::Float(_))
-    );
+    let same_type = match (value, literal) {
+        (Some(Value::String(_)), Lit::Str(_)) | (Some(Value::Bool(_)), Lit::Bool(_)) => true,
+        (Some(value), Lit::Int(_) | Lit::Float(_)) => numeric(value).is_some(),
+        _ => false,
+    };
     same_type && !json_eq(value, literal)
 }
 
-/// `json < <= > >= number`: false unless the value is a number.
+/// `json < <= > >= number`: false unless the value is a number or a string
+/// that is exactly a JSON number.
 #[inline(always)]
 pub fn json_cmp(value: Option<&Value>, ordering: Ordering, literal: Lit<'_>) -> bool {
-    let Some(Value::Number(v)) = value else {
-        return false;
-    };
-    let Some(found) = number_cmp(v, literal) else {
+    let Some(found) = value
+        .and_then(numeric)
+        .and_then(|number| number.compare(literal))
+    else {
         return false;
     };
     match ordering {
@@ -259,23 +264,103 @@ pub fn json_cmp(value: Option<&Value>, ordering: Ordering, literal: Lit<'_>) -> 
     }
 }
 
-/// Compares a JSON number with a numeric literal: exactly for integers, as f64 otherwise.
-#[inline(always)]
-fn number_cmp(value: &serde_json::Number, literal: Lit<'_>) -> Option<CmpOrdering> {
-    match literal {
-        Lit::Int(expected) => {
-            if let Some(v) = value.as_i64() {
-                Some(v.cmp(&expected))
-            } else if value.as_u64().is_some() {
-                // Above i64::MAX, so above every i64 literal.
-                Some(CmpOrdering::Greater)
-            } else {
-                value.as_f64()?.partial_cmp(&(expected as f64))
-            }
+/// A number read from a JSON value, for comparisons with number literals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Numeric {
+    /// An integer that fits `i64`.
+    Int(i64),
+    /// An integer above `i64::MAX`.
+    BigInt(u64),
+    /// Anything else: a fraction, an exponent, or an integer beyond `u64`.
+    Float(f64),
+}
+
+impl Numeric {
+    /// Compares with a numeric literal: exactly for integers, as f64 otherwise.
+    #[inline(always)]
+    fn compare(self, literal: Lit<'_>) -> Option<CmpOrdering> {
+        match (self, literal) {
+            (Numeric::Int(v), Lit::Int(expected)) => Some(v.cmp(&expected)),
+            // Above i64::MAX, so above every i64 literal.
+            (Numeric::BigInt(_), Lit::Int(_)) => Some(CmpOrdering::Greater),
+            (Numeric::Float(v), Lit::Int(expected)) => v.partial_cmp(&(expected as f64)),
+            (Numeric::Int(v), Lit::Float(expected)) => (v as f64).partial_cmp(&expected),
+            (Numeric::BigInt(v), Lit::Float(expected)) => (v as f64).partial_cmp(&expected),
+            (Numeric::Float(v), Lit::Float(expected)) => v.partial_cmp(&expected),
+            (_, Lit::Str(_) | Lit::Bool(_)) => None,
         }
-        Lit::Float(expected) => value.as_f64()?.partial_cmp(&expected),
-        Lit::Str(_) | Lit::Bool(_) => None,
     }
+}
+
+/// The number a JSON value stands for: a JSON number, or a string that is
+/// exactly one after trimming ASCII whitespace (`"60000"`, `" 5e4 "`, `"-1.5"`;
+/// not `"60,000"`, `"+5"`, `"0x10"`, `"NaN"`, `"1_000"`). Anything else is `None`.
+#[inline(always)]
+pub fn numeric(value: &Value) -> Option<Numeric> {
+    match value {
+        Value::Number(number) => Some(if let Some(v) = number.as_i64() {
+            Numeric::Int(v)
+        } else if let Some(v) = number.as_u64() {
+            Numeric::BigInt(v)
+        } else {
+            Numeric::Float(number.as_f64()?)
+        }),
+        Value::String(text) => numeric_text(text),
+        _ => None,
+    }
+}
+
+/// Reads a string that is exactly a JSON number (RFC 8259 §6) once ASCII
+/// whitespace is trimmed from both ends; `None` for anything else.
+#[inline]
+fn numeric_text(text: &str) -> Option<Numeric> {
+    let text = text.trim_ascii();
+    let bytes = text.as_bytes();
+    let mut at = usize::from(bytes.first() == Some(&b'-'));
+    let digits = |at: &mut usize| {
+        let start = *at;
+        while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
+            *at += 1;
+        }
+        *at - start
+    };
+    let integer_digits = digits(&mut at);
+    // No leading zeros: `0` alone, or a non-zero first digit.
+    if integer_digits == 0 || (integer_digits > 1 && bytes[at - integer_digits] == b'0') {
+        return None;
+    }
+    let mut integral = true;
+    if bytes.get(at) == Some(&b'.') {
+        at += 1;
+        if digits(&mut at) == 0 {
+            return None;
+        }
+        integral = false;
+    }
+    if matches!(bytes.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        if matches!(bytes.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        if digits(&mut at) == 0 {
+            return None;
+        }
+        integral = false;
+    }
+    if at != bytes.len() {
+        return None;
+    }
+    if integral {
+        if let Ok(v) = text.parse::<i64>() {
+            return Some(Numeric::Int(v));
+        }
+        if let Ok(v) = text.parse::<u64>() {
+            return Some(Numeric::BigInt(v));
+        }
+    }
+    // The grammar above is a subset of what `f64::from_str` accepts; values
+    // beyond f64's range read as infinities, which still order correctly.
+    text.parse::<f64>().ok().map(Numeric::Float)
 }
 
 /// `json contains literal`: a substring of a string, or an element of an array.
@@ -373,6 +458,63 @@ mod tests {
         assert!(json_eq(Some(&v), Lit::Float(5.0)));
         let big = serde_json::json!(u64::MAX);
         assert!(json_cmp(Some(&big), Ordering::Gt, Lit::Int(i64::MAX)));
+    }
+
+    #[test]
+    fn strings_that_are_exactly_json_numbers_compare_as_numbers() {
+        let numbers = [
+            ("60000", Numeric::Int(60000)),
+            (" 60000\t\n", Numeric::Int(60000)),
+            ("-0", Numeric::Int(0)),
+            ("-1.5", Numeric::Float(-1.5)),
+            ("5e4", Numeric::Float(50000.0)),
+            ("6E+4", Numeric::Float(60000.0)),
+            ("18446744073709551615", Numeric::BigInt(u64::MAX)),
+            ("1e400", Numeric::Float(f64::INFINITY)),
+        ];
+        for (text, expected) in numbers {
+            assert_eq!(numeric_text(text), Some(expected), "{text:?}");
+        }
+        let not_numbers = [
+            "",
+            " ",
+            "-",
+            "+5",
+            "05",
+            "00",
+            "1.",
+            ".5",
+            "1e",
+            "1e+",
+            "0x10",
+            "NaN",
+            "inf",
+            "Infinity",
+            "60,000",
+            "1_000",
+            "60000abc",
+            "６００００",
+            "1 000",
+            "\u{a0}5",
+            "--5",
+        ];
+        for text in not_numbers {
+            assert_eq!(numeric_text(text), None, "{text:?}");
+        }
+        let amount = serde_json::json!("60000");
+        assert!(json_cmp(Some(&amount), Ordering::Gt, Lit::Int(50000)));
+        assert!(json_eq(Some(&amount), Lit::Float(60000.0)));
+        assert!(json_ne(Some(&amount), Lit::Int(5)));
+        assert!(
+            !json_eq(Some(&amount), Lit::Str("6e4")),
+            "string literals compare as text"
+        );
+        let words = serde_json::json!("lots");
+        assert!(!json_cmp(Some(&words), Ordering::Gt, Lit::Int(0)));
+        assert!(
+            !json_ne(Some(&words), Lit::Int(0)),
+            "not a number: another type"
+        );
     }
 
     #[test]

@@ -197,3 +197,36 @@ fn expr_strategy() -> impl Strategy<Value = Expr> {
         ]
     })
 }
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// A number and any string that spells it exactly as JSON (padded with
+    /// ASCII whitespace) give every numeric test the same answer.
+    #[test]
+    fn numbers_written_as_strings_compare_as_the_number(
+        value in prop_oneof![
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            (-1e12f64..1e12).prop_map(serde_json::Value::from),
+        ],
+        literal in prop_oneof![
+            any::<i64>().prop_map(hooks_when::rt::Lit::Int),
+            (-1e12f64..1e12).prop_map(hooks_when::rt::Lit::Float),
+        ],
+        left in "[ \t\r\n]{0,3}",
+        right in "[ \t\r\n]{0,3}",
+    ) {
+        use hooks_when::rt::{json_cmp, json_eq, json_ne};
+        let spelled = serde_json::Value::String(format!("{left}{value}{right}"));
+        for ordering in [Ordering::Lt, Ordering::Le, Ordering::Gt, Ordering::Ge] {
+            prop_assert_eq!(
+                json_cmp(Some(&value), ordering, literal),
+                json_cmp(Some(&spelled), ordering, literal),
+                "{:?} {:?} {:?}", spelled, ordering, literal
+            );
+        }
+        prop_assert_eq!(json_eq(Some(&value), literal), json_eq(Some(&spelled), literal));
+        prop_assert_eq!(json_ne(Some(&value), literal), json_ne(Some(&spelled), literal));
+    }
+}
