@@ -37,6 +37,7 @@ pub mod gate;
 pub mod rate_limit;
 pub mod readonly;
 pub mod storage;
+pub mod text;
 pub mod truncate;
 
 pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
