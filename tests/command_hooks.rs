@@ -569,7 +569,7 @@ async fn the_call_reaches_the_command_on_stdin_only_and_secrets_stay_out() {
             "secret=unset",
             "passed=passed-through",
             "event=PreToolUse",
-            "tool=sql_exec",
+            "tool=unset",
             &format!("project={}", dir.arg()),
             "path=set",
         ]
@@ -597,16 +597,20 @@ async fn a_post_hook_sees_the_tool_error() {
 // ---- output caps -----------------------------------------------------------
 
 #[tokio::test]
-async fn output_beyond_10_000_characters_is_cut() {
+async fn stdout_beyond_10_000_characters_fails_and_stderr_is_cut() {
     // 200,000 characters on stdout: far more than a pipe holds, so the
-    // command would stall if the reader stopped at the cap.
+    // command would stall if the reader stopped at the cap. Cut and read,
+    // stdout could hide a decision past the cap: the hook fails instead.
     let registry = registry_of(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
-    let started = registry
+    let stopped = registry
         .start_session(HookContext::session())
         .await
-        .unwrap();
-    assert_eq!(started.context.len(), 10_000);
-    assert!(started.context.chars().all(|c| c == 'x'));
+        .expect_err("unreadable output stops the session");
+    assert!(
+        stopped.reason.contains("more than 10000 characters"),
+        "{}",
+        stopped.reason
+    );
 
     let registry = registry_of(spec(
         CommandEvent::PreToolUse,
@@ -641,13 +645,13 @@ async fn shell_true_runs_the_string_through_sh() {
     let spec: CommandSpec = serde_json::from_value(json!({
         "name": "cmd",
         "event": "PreToolUse",
-        "command": "cat > /dev/null; printf '%s via sh' \"$HOOKS_TOOL_NAME\" | cat >&2; exit 2",
+        "command": "cat > /dev/null; printf '%s via sh' \"$HOOKS_EVENT\" | cat >&2; exit 2",
         "shell": true,
         "timeout": 20,
     }))
     .unwrap();
     let report = call(&registry_of(spec), sql_call()).await;
-    assert_eq!(blocked_reason(&report), "sql_exec via sh");
+    assert_eq!(blocked_reason(&report), "PreToolUse via sh");
 }
 
 #[tokio::test]
@@ -763,5 +767,302 @@ async fn misspelt_or_buried_decisions_block_instead_of_allowing() {
         blocked_reason(&report).contains("after other output"),
         "{}",
         blocked_reason(&report)
+    );
+}
+
+// ---- decisions hidden in stdout (issue 11) -----------------------------------
+
+/// A block decision a script may print; every test below hides it somehow.
+const HIDDEN_BLOCK: &str = r#"{"decision": "block", "reason": "hidden block"}"#;
+
+/// The call the `printf.sh` script answers with `format` (octal escapes give any bytes).
+async fn printf_call(event: CommandEvent, format: &str) -> ToolCallReport {
+    call(
+        &registry_of(spec(event, &["printf.sh", format])),
+        sql_call(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_decision_after_a_utf8_bom_is_read() {
+    let report = printf_call(
+        CommandEvent::PreToolUse,
+        &format!("\\357\\273\\277{HIDDEN_BLOCK}"),
+    )
+    .await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    assert_eq!(blocked_reason(&report), "hidden block");
+}
+
+#[tokio::test]
+async fn a_decision_after_leading_whitespace_is_read() {
+    let registry = registry_of(spec(
+        CommandEvent::PreToolUse,
+        &[
+            "repeat.sh",
+            "5000",
+            " ",
+            &format!("\\n\\t{HIDDEN_BLOCK}\\n"),
+        ],
+    ));
+    let report = call(&registry, sql_call()).await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    assert_eq!(blocked_reason(&report), "hidden block");
+}
+
+#[tokio::test]
+async fn a_decision_after_12_000_spaces_blocks() {
+    let registry = registry_of(spec(
+        CommandEvent::PreToolUse,
+        &["repeat.sh", "12000", " ", HIDDEN_BLOCK],
+    ));
+    let report = call(&registry, sql_call()).await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    let reason = blocked_reason(&report);
+    assert!(reason.contains("10000 characters"), "{reason}");
+}
+
+#[tokio::test]
+async fn a_decision_after_bytes_ff_fe_blocks() {
+    let report = printf_call(
+        CommandEvent::PreToolUse,
+        &format!("\\377\\376{HIDDEN_BLOCK}"),
+    )
+    .await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    let reason = blocked_reason(&report);
+    assert!(reason.contains("not valid UTF-8"), "{reason}");
+}
+
+#[tokio::test]
+async fn a_decision_after_10_000_characters_of_progress_lines_blocks() {
+    let registry = registry_of(spec(
+        CommandEvent::PreToolUse,
+        &["repeat.sh", "1000", "checking...\\n", HIDDEN_BLOCK],
+    ));
+    let report = call(&registry, sql_call()).await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    assert!(
+        blocked_reason(&report).contains("10000 characters"),
+        "{}",
+        blocked_reason(&report)
+    );
+}
+
+#[tokio::test]
+async fn output_over_the_cap_fails_even_when_it_looks_harmless() {
+    // Plain text the hook would have allowed: cut and read, it could hide anything.
+    let registry = registry_of(spec(CommandEvent::PreToolUse, &["big.sh", "out", "101"]));
+    let report = call(&registry, sql_call()).await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    assert!(matches!(decision(&report), Decision::Failed { .. }));
+}
+
+#[tokio::test]
+async fn a_brace_that_starts_any_line_of_plain_text_blocks() {
+    for format in [
+        format!("checking...\\r{HIDDEN_BLOCK}"),
+        format!("checking...\\n\\342\\200\\213{HIDDEN_BLOCK}"),
+        format!("checking...\\n\\000{HIDDEN_BLOCK}"),
+        format!("checking...\\n\\342\\200\\256{HIDDEN_BLOCK}"),
+        format!("checking...\\342\\200\\250{HIDDEN_BLOCK}"),
+        "done\\n  {not even json".to_owned(),
+    ] {
+        let report = printf_call(CommandEvent::PreToolUse, &format).await;
+        assert!(!report.tool_ran, "{format}: {}", report.observation);
+        assert!(
+            matches!(decision(&report), Decision::Failed { .. }),
+            "{format}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn session_start_context_with_a_json_line_stops_the_session() {
+    let registry = registry_of(spec(
+        CommandEvent::SessionStart,
+        &["printf.sh", "Rules:\\n{\"continue\": false}\\n"],
+    ));
+    let stopped = registry
+        .start_session(HookContext::session())
+        .await
+        .expect_err("the session must not start");
+    assert!(stopped.reason.contains("JSON"), "{}", stopped.reason);
+}
+
+#[tokio::test]
+async fn json_after_blank_lines_still_decides() {
+    let report = printf_call(
+        CommandEvent::PreToolUse,
+        "\\n\\n  {\"hookSpecificOutput\": {\"permissionDecision\": \"allow\"}}\\n",
+    )
+    .await;
+    assert!(report.tool_ran, "{}", report.observation);
+    assert_eq!(decision(&report), Decision::Allowed { rewrote: false });
+}
+
+// ---- odd tool names (issue 11) ------------------------------------------------
+
+/// Runs the hook itself, as dispatch would once it let the call through:
+/// dispatch blocks such names before any hook, but the command hook must not
+/// depend on that.
+#[tokio::test]
+async fn a_tool_name_with_control_characters_still_runs_the_command() {
+    let name = "sql\u{0}exec\u{202E}";
+    for policy in [ErrorPolicy::FailClosed, ErrorPolicy::FailOpen] {
+        let blocking = spec(CommandEvent::PreToolUse, &["block.sh"]).with_on_error(policy);
+        let hook = CommandHook::new(blocking, None).unwrap();
+        let result = hook
+            .execute(&HookContext::tool_call(name, json!({})))
+            .await
+            .unwrap_or_else(|error| panic!("{policy:?}: the command must run: {error}"));
+        assert!(!result.allow, "{policy:?}");
+        assert_eq!(result.error.as_deref(), Some("no writes on Fridays"));
+
+        let dir = TempDir::new(&format!("odd-name-{policy:?}"));
+        let recording =
+            spec(CommandEvent::PreToolUse, &["record.sh", dir.arg()]).with_on_error(policy);
+        let hook = CommandHook::new(recording, None).unwrap();
+        let result = hook
+            .execute(&HookContext::tool_call(name, json!({"a": "\u{0}"})))
+            .await
+            .unwrap_or_else(|error| panic!("{policy:?}: the command must run: {error}"));
+        assert!(result.allow, "{policy:?}");
+        let stdin: Value = serde_json::from_str(&dir.read("stdin.json")).unwrap();
+        assert_eq!(stdin["tool_name"], name);
+        assert_eq!(stdin["tool_input"], json!({"a": "\u{0}"}));
+        assert_eq!(dir.read("env.txt").lines().nth(3), Some("tool=unset"));
+    }
+}
+
+// ---- processes end with their hook (issue 11, Linux) --------------------------
+
+/// A unique `sleep` duration: the marker a lingering process is found by in /proc.
+#[cfg(target_os = "linux")]
+struct Lingering(String);
+
+#[cfg(target_os = "linux")]
+impl Lingering {
+    fn new(test: u32) -> Self {
+        Lingering(format!(
+            "121.{:07}{test:03}",
+            std::process::id() % 10_000_000
+        ))
+    }
+
+    /// The processes still running `sleep <marker>`.
+    fn survivors(&self) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                    cmdline
+                        .split(|byte| *byte == 0)
+                        .any(|arg| arg == self.0.as_bytes())
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Lingering {
+    /// Whatever the test found, nothing it started stays behind.
+    fn drop(&mut self) {
+        for pid in self.survivors() {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+async fn linger(mode: &str, test: u32, timeout: Duration) -> (ToolCallReport, Lingering) {
+    let marker = Lingering::new(test);
+    let spec =
+        spec(CommandEvent::PreToolUse, &["linger.sh", mode, &marker.0]).with_timeout(timeout);
+    let report = call(&registry_of(spec), sql_call()).await;
+    (report, marker)
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_setsid_child_does_not_survive_the_timeout() {
+    let (report, marker) = linger("setsid-timeout", 1, Duration::from_secs(1)).await;
+    assert!(!report.tool_ran);
+    assert!(blocked_reason(&report).contains("timed out"));
+    assert_eq!(
+        marker.survivors(),
+        Vec::<u32>::new(),
+        "a process outlived the hook"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_setsid_child_does_not_survive_a_normal_exit() {
+    let (report, marker) = linger("setsid-exit", 2, FINISHES).await;
+    assert!(report.tool_ran, "{}", report.observation);
+    assert_eq!(
+        marker.survivors(),
+        Vec::<u32>::new(),
+        "a process outlived the hook"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_background_child_does_not_survive_a_normal_exit() {
+    let (report, marker) = linger("background-exit", 3, FINISHES).await;
+    assert!(report.tool_ran, "{}", report.observation);
+    assert_eq!(decision(&report), Decision::Allowed { rewrote: false });
+    assert_eq!(
+        marker.survivors(),
+        Vec::<u32>::new(),
+        "a process outlived the hook"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_grandchild_holding_stdout_neither_delays_the_decision_nor_survives() {
+    // Held open, stdout never ends: before the fix this allow became a timeout block.
+    let (report, marker) = linger("hold-stdout", 4, FINISHES).await;
+    assert!(report.tool_ran, "{}", report.observation);
+    assert_eq!(decision(&report), Decision::Allowed { rewrote: false });
+    assert_eq!(
+        marker.survivors(),
+        Vec::<u32>::new(),
+        "a process outlived the hook"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn an_abandoned_hook_leaves_no_process_behind() {
+    let marker = Lingering::new(5);
+    let spec = spec(
+        CommandEvent::PreToolUse,
+        &["linger.sh", "setsid-timeout", &marker.0],
+    );
+    let registry = registry_of(spec);
+    // The caller gives up long before the command's own 20 s timeout.
+    let abandoned = tokio::time::timeout(Duration::from_secs(1), call(&registry, sql_call())).await;
+    assert!(abandoned.is_err(), "the call was still running");
+    // Dropping the call stops the supervisor, which cleans up on its own.
+    let deadline = Instant::now() + FINISHES;
+    while !marker.survivors().is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        marker.survivors(),
+        Vec::<u32>::new(),
+        "a process outlived the hook"
     );
 }

@@ -29,8 +29,8 @@ pub const COMMAND_ENV_ALLOWLIST: &[&str] =
 
 /// How much longer than its spec's timeout the runtime gives a command hook:
 /// the command itself is killed at the spec's timeout, and this covers
-/// killing and reaping it.
-const KILL_MARGIN: Duration = Duration::from_secs(1);
+/// killing and reaping it and everything it started.
+const KILL_MARGIN: Duration = Duration::from_secs(4);
 
 /// A Claude-Code-compatible command hook: runs a program, hands it the call
 /// as JSON on stdin, and reads its decision from its exit code and output.
@@ -41,12 +41,14 @@ const KILL_MARGIN: Duration = Duration::from_secs(1);
 ///   `org_id`, `surface`, `agent_path`, `metadata`). The tool arguments reach
 ///   the command only there: never on its command line, never in its
 ///   environment.
-/// - **Exit 0**: stdout that starts with `{` is the Claude Code JSON output
+/// - **Exit 0**: stdout that starts with `{` (after byte order marks and
+///   whitespace) is the Claude Code JSON output
 ///   (`continue`/`stopReason`, `decision: "block"`/`reason`,
 ///   `hookSpecificOutput.permissionDecision` `allow`/`deny`/`ask`,
 ///   `updatedInput`, `updatedToolOutput`, `additionalContext`); invalid JSON
 ///   is a failure. Other stdout is the session's context at session start,
-///   and a side effect in the trace otherwise.
+///   and a side effect in the trace otherwise — unless a line of it starts
+///   with `{` (a decision after other output), which is a failure.
 /// - **Exit 2**: blocks (withholds the result, for post hooks) with stderr as
 ///   the reason; at session start it is a failure, which stops the session.
 /// - **Anything else** — another exit code, a signal, a command that cannot
@@ -55,12 +57,15 @@ const KILL_MARGIN: Duration = Duration::from_secs(1);
 /// - **`ask`** goes to the [`AskHandler`] (the approval gate) if there is
 ///   one, and blocks otherwise.
 ///
-/// The command runs without a shell (unless the spec says `shell: true`), in
-/// a process group of its own that is killed as a whole on timeout, with an
-/// environment of [`COMMAND_ENV_ALLOWLIST`], the spec's `env` names,
-/// `HOOKS_EVENT`, `HOOKS_TOOL_NAME` (pre and post) and `CLAUDE_PROJECT_DIR`
-/// (its working directory). Its stdout and stderr are each capped at
-/// [`COMMAND_OUTPUT_LIMIT`](crate::COMMAND_OUTPUT_LIMIT) characters.
+/// The command runs without a shell (unless the spec says `shell: true`),
+/// with an environment of [`COMMAND_ENV_ALLOWLIST`], the spec's `env` names,
+/// `HOOKS_EVENT` and `CLAUDE_PROJECT_DIR` (its working directory). On Linux
+/// no process it starts outlives the hook: when it exits, times out or is
+/// abandoned, every descendant is killed, even one that called `setsid`
+/// (elsewhere only its process group is killed, on timeout). Stdout and
+/// stderr are each read up to
+/// [`COMMAND_OUTPUT_LIMIT`](crate::COMMAND_OUTPUT_LIMIT) characters; stdout
+/// that reaches it, or is not UTF-8, fails the hook.
 ///
 /// Running one needs a Tokio runtime with the IO and time drivers
 /// (`#[tokio::main]` has both).
@@ -156,7 +161,7 @@ impl CommandHook {
     }
 
     /// The process to start, with its scrubbed environment.
-    fn command(&self, ctx: &HookContext, cwd: Option<&Path>) -> Result<Command, HookError> {
+    fn command(&self, cwd: Option<&Path>) -> Result<Command, HookError> {
         let mut command = match &self.spec.command {
             CommandLine::Exec(argv) => {
                 // `CommandHook::new` checked that there is a program.
@@ -183,10 +188,11 @@ impl CommandHook {
                 command.env(name, value);
             }
         }
+        // Only fixed text here: the tool name and arguments are the model's
+        // words and reach the command on stdin alone, where any character is
+        // JSON-escaped — a NUL in an environment value would make every
+        // spawn fail.
         command.env("HOOKS_EVENT", self.spec.event.as_str());
-        if self.spec.event != CommandEvent::SessionStart {
-            command.env("HOOKS_TOOL_NAME", &ctx.tool_name);
-        }
         if let Some(dir) = cwd {
             command.env("CLAUDE_PROJECT_DIR", dir);
         }
@@ -209,7 +215,7 @@ impl CommandHook {
         let input = serde_json::to_vec(&input).map_err(|error| {
             HookError::new(format!("could not encode the hook input as JSON: {error}"))
         })?;
-        let command = self.command(ctx, cwd.as_deref())?;
+        let command = self.command(cwd.as_deref())?;
         let finished = process::run(command, &input, self.spec.timeout)
             .await
             .map_err(|error| {
@@ -384,7 +390,7 @@ mod tests {
             hook.description(),
             Some("runs `./hooks/check-bash.sh` (command hook, PreToolUse)")
         );
-        assert_eq!(hook.timeout(), Duration::from_secs(11));
+        assert_eq!(hook.timeout(), Duration::from_secs(14));
         let registry = HookRegistry::builder()
             .hook(hook.into_registered())
             .build()?;

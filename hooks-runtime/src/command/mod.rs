@@ -12,6 +12,9 @@ mod hook;
 mod process;
 mod protocol;
 mod spec;
+mod stdout;
+#[cfg(target_os = "linux")]
+mod supervisor;
 
 pub use hook::{COMMAND_ENV_ALLOWLIST, CommandHook};
 pub use process::COMMAND_OUTPUT_LIMIT;

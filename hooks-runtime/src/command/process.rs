@@ -1,5 +1,11 @@
-//! Running one command: its own process group, its input on stdin, its output
-//! captured with a cap, and a hard timeout that kills the whole group.
+//! Running one command: its input on stdin, its output captured with a cap,
+//! and a hard timeout; when it ends, whatever it started ends too.
+//!
+//! On Linux the command runs under a supervisor (see [`super::supervisor`])
+//! that kills every descendant — including ones that called `setsid` — when
+//! the command exits, times out or is abandoned. Elsewhere the command leads a
+//! process group of its own and that group is killed on timeout or drop:
+//! weaker, since `setsid` leaves the group and a normal exit kills nothing.
 
 use std::io;
 use std::os::unix::process::ExitStatusExt as _;
@@ -9,17 +15,20 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::{Child, ChildStdin, Command};
 
-/// How many characters of a command's stdout, and of its stderr, are kept.
-/// The rest is read and discarded, so the command never stalls on a full pipe.
+/// How many characters of a command's stdout, and of its stderr, are read.
+/// Stdout that reaches it fails the hook (a decision past the cap would go
+/// unseen); stderr is cut. The rest is read and discarded, so the command
+/// never stalls on a full pipe.
 pub const COMMAND_OUTPUT_LIMIT: usize = 10_000;
 
 /// Bytes kept per stream: enough for [`COMMAND_OUTPUT_LIMIT`] characters of
 /// any width (UTF-8 needs at most four bytes per character).
 const BYTE_LIMIT: usize = COMMAND_OUTPUT_LIMIT * 4;
 
-/// How long to wait for a killed command to be reaped before leaving it to
-/// Tokio's orphan reaper.
-const REAP_GRACE: Duration = Duration::from_millis(500);
+/// How long to wait, after a timeout, for the command to be killed and
+/// reaped (on Linux: for the supervisor to kill and reap every descendant)
+/// before the last resort.
+const REAP_GRACE: Duration = Duration::from_secs(3);
 
 /// How the command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,12 +42,24 @@ pub(crate) enum Exit {
 }
 
 /// One output stream, capped.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Captured {
     /// The first [`COMMAND_OUTPUT_LIMIT`] characters (invalid UTF-8 replaced).
     pub(crate) text: String,
     /// Whether more was written than `text` holds.
     pub(crate) truncated: bool,
+    /// Whether what was kept is valid UTF-8 (`text` then holds it unchanged).
+    pub(crate) utf8: bool,
+}
+
+impl Default for Captured {
+    fn default() -> Self {
+        Captured {
+            text: String::new(),
+            truncated: false,
+            utf8: true,
+        }
+    }
 }
 
 /// What a finished (or killed) command produced.
@@ -52,14 +73,15 @@ pub(crate) struct Finished {
     pub(crate) io_error: Option<String>,
 }
 
-/// Spawns `command` in a process group of its own, writes `input` to its
-/// stdin (then closes it), reads stdout and stderr concurrently, and waits
-/// for it to exit — all within `limit`. Past `limit`, or if the returned
-/// future is dropped first, the whole group is killed with `SIGKILL`, so
-/// grandchildren die with the command. `Err` means it could not be started.
+/// Spawns `command`, writes `input` to its stdin (then closes it), reads
+/// stdout and stderr concurrently, and waits for it to exit — all within
+/// `limit`. On Linux, every process the command started is killed when it
+/// exits, so one that keeps stdout open cannot delay the result. Past
+/// `limit`, or if the returned future is dropped first, the command and its
+/// descendants are killed with `SIGKILL`. `Err` means it could not be started.
 ///
 /// The caller sets the program, arguments, environment and directory; this
-/// sets the standard streams, the process group and kill-on-drop.
+/// sets the standard streams, the process group and the supervisor.
 pub(crate) async fn run(
     mut command: Command,
     input: &[u8],
@@ -69,8 +91,20 @@ pub(crate) async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `install` runs between fork and exec and uses only
+        // async-signal-safe calls on stack memory (see its module).
+        unsafe {
+            command.pre_exec(|| super::supervisor::install());
+        }
+        // Never `kill_on_drop`: a `SIGKILL` to the supervisor would orphan
+        // the tree it guards. `Running`'s drop asks it to stop instead.
+        command.kill_on_drop(false);
+    }
+    #[cfg(not(target_os = "linux"))]
+    command.kill_on_drop(true);
     let mut child = command.spawn()?;
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
@@ -98,7 +132,7 @@ pub(crate) async fn run(
         }
         Ok(Err(error)) => return Err(error),
         Err(_elapsed) => {
-            running.kill_group();
+            running.stop();
             running.reap().await;
             Exit::TimedOut
         }
@@ -182,69 +216,97 @@ impl Capture {
 
     /// The text, cut to [`COMMAND_OUTPUT_LIMIT`] characters on a character boundary.
     fn finish(self) -> Captured {
+        let utf8 = std::str::from_utf8(&self.bytes).is_ok();
         let text = String::from_utf8_lossy(&self.bytes);
         match text.char_indices().nth(COMMAND_OUTPUT_LIMIT) {
             Some((cut, _)) => Captured {
                 text: text[..cut].to_owned(),
                 truncated: true,
+                utf8,
             },
             None => Captured {
                 text: text.into_owned(),
                 truncated: self.dropped,
+                utf8,
             },
         }
     }
 }
 
-/// A spawned command that has not been reaped yet: dropping it kills its
-/// whole process group (Tokio's `kill_on_drop` then kills and reaps the
-/// leader itself).
+/// A spawned command that has not been reaped yet: dropping it stops the
+/// command and what it started (see [`Running::stop`]).
 struct Running {
     child: Child,
-    /// The group id, which is the leader's pid (it leads its own group).
-    pgid: Option<libc::pid_t>,
+    /// The pid of what was spawned — the supervisor on Linux, else the
+    /// command, which leads its own process group (so this is also its
+    /// group id). Never 0 or 1.
+    pid: Option<libc::pid_t>,
     reaped: bool,
 }
 
 impl Running {
     fn new(child: Child) -> Self {
-        let pgid = child
+        let pid = child
             .id()
             .and_then(|pid| libc::pid_t::try_from(pid).ok())
             // Never 0 or 1: `killpg(0)` would hit our own group, and 1 is init.
-            .filter(|pgid| *pgid > 1);
+            .filter(|pid| *pid > 1);
         Running {
             child,
-            pgid,
+            pid,
             reaped: false,
         }
     }
 
-    /// Sends `SIGKILL` to every process of the command's group.
-    fn kill_group(&self) {
+    /// Linux: asks the supervisor to kill the command and every descendant
+    /// (it then reaps them and exits). Elsewhere: `SIGKILL` to the command's
+    /// whole process group.
+    fn stop(&self) {
         if self.reaped {
             return;
         }
-        let Some(pgid) = self.pgid else {
+        let Some(pid) = self.pid else {
             return;
         };
-        // SAFETY: `killpg` only sends a signal and has no memory-safety
-        // preconditions. `pgid` is the pid of a child we spawned with
-        // `process_group(0)`, so it names that child's own group; the child
-        // has not been reaped (`reaped` is false), so its pid — and with it
-        // the group id — cannot have been reused by an unrelated process.
-        // `pgid > 1`, so this never signals our own group or init's.
-        let status = unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        #[cfg(target_os = "linux")]
+        let (status, what) = (
+            // SAFETY: `kill` only sends a signal. `pid` is our own child and
+            // not reaped (`reaped` is false), so it cannot have been reused;
+            // it is above 1.
+            unsafe { libc::kill(pid, super::supervisor::STOP) },
+            "stopping the supervisor",
+        );
+        #[cfg(not(target_os = "linux"))]
+        let (status, what) = (
+            // SAFETY: `killpg` only sends a signal. `pid` is the pid of a
+            // child we spawned with `process_group(0)`, so it names that
+            // child's own group; the child is not reaped, so the group id
+            // cannot have been reused. `pid > 1`, so this never signals our
+            // own group or init's.
+            unsafe { libc::killpg(pid, libc::SIGKILL) },
+            "killpg",
+        );
         if status != 0 {
-            // ESRCH: the group is already gone. Nothing else can go wrong
-            // with a valid signal and our own child's group.
-            tracing::trace!(pgid, error = %io::Error::last_os_error(), "killpg failed");
+            // ESRCH: already gone. Nothing else can go wrong with a valid
+            // signal and our own child.
+            tracing::trace!(pid, error = %io::Error::last_os_error(), "{what} failed");
         }
     }
 
-    /// Waits (briefly) for the killed leader to be reaped.
+    /// Waits (boundedly) for the stopped command to be reaped; on Linux, if
+    /// the supervisor does not finish in time, kills it as a last resort.
     async fn reap(&mut self) {
         if let Ok(Ok(_)) = tokio::time::timeout(REAP_GRACE, self.child.wait()).await {
+            self.reaped = true;
+            return;
+        }
+        tracing::warn!(
+            pid = self.pid,
+            "a command hook did not end in time after being stopped; killing it"
+        );
+        if self.child.start_kill().is_ok()
+            && let Ok(Ok(_)) = tokio::time::timeout(REAP_GRACE, self.child.wait()).await
+        {
             self.reaped = true;
         }
     }
@@ -252,9 +314,9 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        // Runs before `child` is dropped, i.e. while the leader is still
-        // unreaped and the group id still reserved.
-        self.kill_group();
+        // Runs before `child` is dropped, i.e. while it is still unreaped and
+        // its pid still reserved. Tokio reaps a dropped child in the background.
+        self.stop();
     }
 }
 

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::process::{COMMAND_OUTPUT_LIMIT, Exit, Finished};
 use super::spec::CommandEvent;
+use super::stdout;
 use crate::context::{HookContext, ToolOutcome};
 use crate::hook::HookError;
 use crate::registry::format_duration;
@@ -135,7 +136,7 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
                 .unwrap_or_default()
         ))),
         Exit::TimedOut => Err(HookError::new(format!(
-            "command `{command}` timed out after {} and was killed with its process group{stderr_note}; make it faster or raise its `timeout`",
+            "command `{command}` timed out after {} and was killed with the processes it started{stderr_note}; make it faster or raise its `timeout`",
             format_duration(subject.timeout)
         ))),
     }
@@ -164,49 +165,56 @@ const SPECIFIC_KEYS: [&str; 7] = [
 ];
 
 /// Exit 0: JSON on stdout decides; plain text is context at session start
-/// and a side effect elsewhere.
+/// and a side effect elsewhere. Stdout that reached the cap, is not valid
+/// UTF-8, or is plain text with a line starting with `{` is a failure: each
+/// could hide a decision, and a guard that cannot read its decision whole
+/// must not allow the call.
 fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, HookError> {
-    let stdout = finished.stdout.text.trim();
-    let mut side_effects = Vec::new();
+    let command = subject.command;
     if finished.stdout.truncated {
-        side_effects.push(format!("stdout cut to {COMMAND_OUTPUT_LIMIT} characters"));
+        return Err(HookError::new(format!(
+            "command `{command}` exited 0 but printed more than {COMMAND_OUTPUT_LIMIT} characters on \
+             stdout, which is not read: a decision past the cap would go unseen; print one short JSON \
+             object or a short text (send progress and diagnostics to stderr)"
+        )));
     }
+    if !finished.stdout.utf8 {
+        return Err(HookError::new(format!(
+            "command `{command}` exited 0 but its stdout is not valid UTF-8, so its decision cannot \
+             be read; print UTF-8 JSON (without a UTF-16 byte order mark)"
+        )));
+    }
+    let mut side_effects = Vec::new();
     let stderr = finished.stderr.text.trim();
     if !stderr.is_empty() {
         side_effects.push(format!("stderr: {}", excerpt(stderr, SIDE_EFFECT_EXCERPT)));
     }
-    // JSON after other output ("checking…\n{...}") is a decision that would
-    // otherwise be missed: refuse it rather than allow the call.
-    if !stdout.starts_with('{')
-        && subject.event != CommandEvent::SessionStart
-        && stdout
-            .lines()
-            .any(|line| line.trim_start().starts_with('{'))
-    {
-        return Err(HookError::new(format!(
-            "command `{}` exited 0 and printed a JSON object after other output; print the JSON \
-             object alone on stdout (send diagnostics to stderr)",
-            subject.command
-        )));
-    }
-    if stdout.starts_with('{') {
-        let value: Value = serde_json::from_str(stdout).map_err(|error| {
-            let cut = if finished.stdout.truncated {
-                format!(" (it was cut at {COMMAND_OUTPUT_LIMIT} characters)")
-            } else {
-                String::new()
-            };
+    if let Some(json) = stdout::json_start(&finished.stdout.text) {
+        let value: Value = serde_json::from_str(json).map_err(|error| {
             HookError::new(format!(
-                "command `{}` exited 0 but its stdout starts with `{{` and is not valid JSON{cut}: {error}; print exactly one JSON object, or plain text that does not start with `{{`",
-                subject.command
+                "command `{command}` exited 0 but its stdout starts with `{{` and is not valid JSON: {error}; print exactly one JSON object, or plain text that does not start with `{{`"
             ))
         })?;
         return decide(subject, value, side_effects).map_err(|problem| {
             HookError::new(format!(
-                "command `{}` printed JSON the hook protocol does not allow: {problem}",
-                subject.command
+                "command `{command}` printed JSON the hook protocol does not allow: {problem}"
             ))
         });
+    }
+    let stdout = stdout::plain(&finished.stdout.text);
+    // JSON after other output ("checking…\n{...}") is a decision that would
+    // otherwise be missed: refuse it rather than allow the call.
+    if stdout::has_line_starting_with_brace(stdout) {
+        let session = if subject.event == CommandEvent::SessionStart {
+            " (session context with such lines goes in `hookSpecificOutput.additionalContext`)"
+        } else {
+            ""
+        };
+        return Err(HookError::new(format!(
+            "command `{command}` exited 0 and a line of its plain-text stdout starts with `{{`, like a \
+             JSON object printed after other output; print the JSON object alone on stdout (send \
+             diagnostics to stderr){session}"
+        )));
     }
     let mut result = HookResult::allow();
     if subject.event == CommandEvent::SessionStart {
@@ -447,11 +455,11 @@ mod tests {
             exit: Exit::Code(code),
             stdout: Captured {
                 text: stdout.into(),
-                truncated: false,
+                ..Captured::default()
             },
             stderr: Captured {
                 text: stderr.into(),
-                truncated: false,
+                ..Captured::default()
             },
             io_error: None,
         }
@@ -639,6 +647,31 @@ mod tests {
             let error = run(event, 0, stdout, "").unwrap_err().to_string();
             assert!(error.contains(expected), "{stdout}: {error}");
         }
+    }
+
+    #[test]
+    fn stdout_that_cannot_be_read_whole_is_a_failure() {
+        let subject = Subject {
+            hook: "h",
+            command: "./h.sh",
+            event: START,
+            timeout: Duration::from_secs(3),
+        };
+        let mut cut = finished(0, "harmless", "");
+        cut.stdout.truncated = true;
+        let error = interpret(&subject, &cut).unwrap_err().to_string();
+        assert!(error.contains("more than 10000 characters"), "{error}");
+        let mut garbled = finished(0, "\u{FFFD}\u{FFFD}{}", "");
+        garbled.stdout.utf8 = false;
+        let error = interpret(&subject, &garbled).unwrap_err().to_string();
+        assert!(error.contains("not valid UTF-8"), "{error}");
+        let error = run(START, 0, "Rules:\n{\"continue\": false}", "")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("additionalContext"), "{error}");
+        let deny = r#"{"decision": "block", "reason": "r"}"#;
+        let bom = format!("\u{FEFF}\n {deny}\n");
+        assert_eq!(result(run(PRE, 0, &bom, "")).error.as_deref(), Some("r"));
     }
 
     #[test]
