@@ -13,12 +13,14 @@ use crate::config::ConfigError;
 use crate::gate::{ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
 use crate::rate_limit::ConnectorRateLimitHook;
 use crate::readonly::{DatabaseOrgModes, OrgModeSource, ReadOnlyGuard, StaticOrgModes};
+use crate::schema::ArgsSchemaHook;
 use crate::storage::{Database, StorageError};
 use crate::truncate::ResultTruncateHook;
 
 /// The names [`build_std_hook`] knows.
-pub const STD_HOOK_NAMES: [&str; 5] = [
+pub const STD_HOOK_NAMES: [&str; 6] = [
     ApprovalGate::NAME,
+    ArgsSchemaHook::NAME,
     AuditLogHook::NAME,
     ConnectorRateLimitHook::NAME,
     ReadOnlyGuard::NAME,
@@ -119,6 +121,9 @@ pub fn build_std_hook(
 ) -> Result<StdHook, FactoryError> {
     Ok(match name {
         ApprovalGate::NAME => StdHook::Hook(RegisteredHook::Pre(approval_gate(config, resources)?)),
+        ArgsSchemaHook::NAME => {
+            StdHook::Hook(RegisteredHook::pre(ArgsSchemaHook::from_config(config)?))
+        }
         AuditLogHook::NAME => {
             let database = resources
                 .database
@@ -247,6 +252,7 @@ macro_rules! by_name_factories {
 }
 
 by_name_factories! {
+    ArgsSchemaHook: "blocks calls whose args do not match the tool's JSON Schema",
     AuditLogHook: "one durable audit row per attempted call",
     ConnectorRateLimitHook: "call quotas per (connector, user)",
     ReadOnlyGuard: "blocks writes while the org is read-only",

@@ -7,6 +7,8 @@
 //! * [`ReadOnlyGuard`] — no writes while an org is read-only (SQL parsed by
 //!   `sqlparser`).
 //! * [`ResultTruncateHook`] — long results cut on a character boundary.
+//! * [`ArgsSchemaHook`] — a tool's args must match its JSON Schema (runs
+//!   first, so later guards see the declared types).
 //! * [`ConnectorRateLimitHook`] — GCRA quotas per (connector, user), in
 //!   memory or shared through the database.
 //!
@@ -36,6 +38,7 @@ pub mod factory;
 pub mod gate;
 pub mod rate_limit;
 pub mod readonly;
+pub mod schema;
 pub mod storage;
 pub mod text;
 pub mod truncate;
@@ -52,5 +55,6 @@ pub use readonly::{
     DatabaseOrgModes, OrgModeError, OrgModeSource, ReadOnlyConfig, ReadOnlyGuard, SqlVerdict,
     StaticOrgModes, classify_sql,
 };
+pub use schema::{ArgsSchemaBuilder, ArgsSchemaConfig, ArgsSchemaHook, SchemaError};
 pub use storage::{Database, DatabaseOptions, StorageError};
 pub use truncate::{ResultTruncateHook, TruncateConfig, truncate_text};
