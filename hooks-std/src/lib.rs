@@ -52,8 +52,8 @@ pub use rate_limit::{
     ConnectorRateLimitHook, DatabaseLimiter, LimiterBackend, MemoryLimiter, Quota, RateLimitConfig,
 };
 pub use readonly::{
-    DatabaseOrgModes, OrgModeError, OrgModeSource, ReadOnlyConfig, ReadOnlyGuard, SqlVerdict,
-    StaticOrgModes, classify_sql,
+    DatabaseOrgModes, FunctionAllowlist, OrgModeError, OrgModeSource, ReadOnlyConfig,
+    ReadOnlyGuard, SqlClassifier, SqlDialect, SqlVerdict, StaticOrgModes, classify_sql,
 };
 pub use schema::{ArgsSchemaBuilder, ArgsSchemaConfig, ArgsSchemaHook, SchemaError};
 pub use storage::{Database, DatabaseOptions, StorageError};

@@ -4,7 +4,10 @@ use std::sync::Arc;
 
 use hooks_runtime::{HookContext, HookRegistry, Observation};
 use hooks_std::readonly::{ModeFuture, OrgModeError};
-use hooks_std::{OrgModeSource, ReadOnlyGuard, SqlVerdict, StaticOrgModes, classify_sql};
+use hooks_std::{
+    FunctionAllowlist, OrgModeSource, ReadOnlyGuard, SqlClassifier, SqlDialect, SqlVerdict,
+    StaticOrgModes, classify_sql,
+};
 use serde_json::{Value, json};
 
 #[test]
@@ -32,7 +35,8 @@ fn sql_statements_are_classified() {
         ("SELECT 'DELETE FROM t' AS text", false),
         ("EXPLAIN SELECT * FROM t", false),
         ("SHOW TABLES", false),
-        ("BEGIN; SELECT 1; COMMIT", false),
+        // `BEGIN;` alone is not BigQuery: under every dialect, START TRANSACTION.
+        ("START TRANSACTION; SELECT 1; COMMIT", false),
         ("SELECT 1; SELECT 2", false),
         ("INSERT INTO t VALUES (1)", true),
         ("insert into t (a) select a from s", true),
@@ -67,13 +71,19 @@ fn sql_statements_are_classified() {
     ];
     assert!(table.len() >= 30);
     for (sql, writes) in table {
-        let verdict = classify_sql(sql, None);
+        let verdict = classify_sql(sql);
         assert_eq!(verdict.is_write(), *writes, "{sql:?} → {verdict:?}");
     }
     assert!(matches!(
-        classify_sql("DELET FROM t", None),
+        classify_sql("DELET FROM t"),
         SqlVerdict::Unparsable(_)
     ));
+    let postgres = SqlClassifier::new(vec![SqlDialect::PostgreSql], FunctionAllowlist::default());
+    assert_eq!(
+        postgres.classify("BEGIN; SELECT 1; COMMIT"),
+        SqlVerdict::Read
+    );
+    assert!(classify_sql("BEGIN; SELECT 1; COMMIT").is_write());
 }
 
 fn registry(modes: Arc<dyn OrgModeSource>) -> HookRegistry {

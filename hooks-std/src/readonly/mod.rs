@@ -3,19 +3,23 @@
 mod database_modes;
 mod org_mode;
 mod sql;
+mod sql_arguments;
 
 use std::sync::Arc;
 
 use hooks_runtime::{
     Hook, HookContext, HookError, HookFuture, HookPoint, HookResult, PreToolUseHook, When,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::config::{ConfigError, parse_config};
 pub use database_modes::DatabaseOrgModes;
 pub use org_mode::{ModeFuture, OrgModeError, OrgModeSource, StaticOrgModes};
-pub use sql::{SqlVerdict, classify_sql};
+pub use sql::{
+    FunctionAllowlist, MAX_SQL_BYTES, SqlClassifier, SqlDialect, SqlVerdict, UnknownDialect,
+    classify_sql,
+};
 
 /// The block reason the LLM sees.
 pub const READ_ONLY_REASON: &str = "Org is in read-only mode — write blocked.";
@@ -26,10 +30,17 @@ pub const READ_ONLY_REASON: &str = "Org is in read-only mode — write blocked."
 pub struct ReadOnlyConfig {
     /// Which tools take SQL (a `when` expression); default `tool_name starts_with "sql_"`.
     pub sql_tools: String,
-    /// Argument keys that may hold the SQL text, tried in order.
+    /// Argument keys that may hold SQL text; every one present is classified.
     pub sql_arg_keys: Vec<String>,
-    /// SQL dialect for parsing: `generic` (default), `postgresql`, `sqlite`, `mysql`, …
-    pub dialect: String,
+    /// The dialect (`postgresql`) or dialects (`[postgresql, sqlite]`) the
+    /// SQL tools run against. Absent: every dialect the guard knows, which is
+    /// the safe choice when the database is not known; naming the real one
+    /// lets through reads only it understands (`total::text`).
+    #[serde(deserialize_with = "dialect_names")]
+    pub dialect: Option<Vec<String>>,
+    /// Functions, besides the built-in read-only list, that a read may call
+    /// (`my_report` in any schema, `reports.monthly` exactly).
+    pub allow_functions: Vec<String>,
     /// Priority (default 5).
     pub priority: i32,
 }
@@ -41,17 +52,40 @@ impl Default for ReadOnlyConfig {
             sql_arg_keys: ["sql", "query", "q", "statement"]
                 .map(str::to_owned)
                 .to_vec(),
-            dialect: "generic".to_owned(),
+            dialect: None,
+            allow_functions: Vec::new(),
             priority: 5,
         }
+    }
+}
+
+/// `dialect: postgresql` or `dialect: [postgresql, sqlite]`.
+fn dialect_names<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Names {
+        One(String),
+        Several(Vec<String>),
+    }
+    match Option::<Names>::deserialize(deserializer) {
+        Ok(None) => Ok(None),
+        Ok(Some(Names::One(name))) => Ok(Some(vec![name])),
+        Ok(Some(Names::Several(names))) => Ok(Some(names)),
+        Err(_) => Err(serde::de::Error::custom(
+            "`dialect` must be a dialect name or a list of names",
+        )),
     }
 }
 
 /// A pre hook that blocks writes while the call's org is read-only.
 ///
 /// A call writes when, in this order: it is a SQL tool (per `sql_tools`) and
-/// its statement writes — SQL that does not parse, or a SQL tool without SQL,
-/// counts as a write (fail closed); or its metadata says so: `side_effects:
+/// any of its SQL arguments writes under any configured dialect (see
+/// [`SqlClassifier`]) — SQL that does not parse, a SQL tool without SQL
+/// text, or a SQL argument that is not text counts as a write (fail
+/// closed); or its metadata says so: `side_effects:
 /// true`, or an HTTP `method`/`http_method` of POST, PUT, PATCH or DELETE.
 /// `read_only: true` in metadata marks a non-SQL tool as a read; a tool with
 /// no such facts is treated as a read. Only writes cost a mode lookup; a
@@ -60,8 +94,7 @@ pub struct ReadOnlyGuard {
     modes: Arc<dyn OrgModeSource>,
     sql_tools: When,
     sql_arg_keys: Vec<String>,
-    /// Validated at construction; dialects are not `Send`, so one is made per check.
-    dialect: String,
+    classifier: SqlClassifier,
     priority: i32,
 }
 
@@ -81,17 +114,29 @@ impl ReadOnlyGuard {
     ) -> Result<Self, ConfigError> {
         let sql_tools = When::parse(&config.sql_tools, HookPoint::PreToolUse)
             .map_err(|errors| ConfigError::new(Self::NAME, format!("bad `sql_tools`: {errors}")))?;
-        if sqlparser::dialect::dialect_from_str(&config.dialect).is_none() {
-            return Err(ConfigError::new(
-                Self::NAME,
-                format!("unknown SQL dialect \"{}\"", config.dialect),
-            ));
-        }
+        let dialects = match &config.dialect {
+            None => SqlDialect::ALL.to_vec(),
+            Some(names) if names.is_empty() => {
+                return Err(ConfigError::new(
+                    Self::NAME,
+                    "`dialect` is an empty list; name at least one dialect, \
+                     or leave `dialect` out to check every dialect",
+                ));
+            }
+            Some(names) => names
+                .iter()
+                .map(|name| SqlDialect::from_name(name))
+                .collect::<Result<_, _>>()
+                .map_err(|error| ConfigError::new(Self::NAME, error.to_string()))?,
+        };
         Ok(ReadOnlyGuard {
             modes,
             sql_tools,
             sql_arg_keys: config.sql_arg_keys,
-            dialect: config.dialect,
+            classifier: SqlClassifier::new(
+                dialects,
+                FunctionAllowlist::with_extra(&config.allow_functions),
+            ),
             priority: config.priority,
         })
     }
@@ -104,24 +149,24 @@ impl ReadOnlyGuard {
     /// Why this call writes, or `None` for a read.
     pub fn write_reason(&self, ctx: &HookContext) -> Option<String> {
         if self.sql_tools.matches(ctx) {
-            let sql = self
-                .sql_arg_keys
-                .iter()
-                .find_map(|key| ctx.tool_args.get(key).and_then(Value::as_str));
-            let Some(sql) = sql else {
-                return Some(format!(
-                    "SQL tool `{}` has no SQL text in its arguments, so it is treated as a write",
-                    ctx.tool_name
-                ));
+            let texts = match sql_arguments::sql_texts(
+                &ctx.tool_name,
+                &ctx.tool_args,
+                &self.sql_arg_keys,
+            ) {
+                Ok(texts) => texts,
+                Err(reason) => return Some(reason),
             };
-            let dialect = sqlparser::dialect::dialect_from_str(&self.dialect);
-            return match classify_sql(sql, dialect.as_deref()) {
-                SqlVerdict::Read => None,
-                SqlVerdict::Write(reason) => Some(reason),
-                SqlVerdict::Unparsable(error) => Some(format!(
-                    "the SQL did not parse ({error}), so it is treated as a write"
-                )),
-            };
+            let several = texts.len() > 1;
+            return texts
+                .into_iter()
+                .find_map(|(key, sql)| match self.classifier.classify(sql) {
+                    SqlVerdict::Read => None,
+                    SqlVerdict::Write(reason) | SqlVerdict::Unparsable(reason) if several => {
+                        Some(format!("argument `{key}`: {reason}"))
+                    }
+                    SqlVerdict::Write(reason) | SqlVerdict::Unparsable(reason) => Some(reason),
+                });
         }
         if ctx.flag("side_effects") || ctx.flag("side_effect") {
             return Some("the tool has side effects".to_owned());

@@ -1,17 +1,31 @@
-//! Deciding whether SQL text writes, by parsing it.
+//! Deciding whether SQL text writes, by parsing it in every dialect it may
+//! be run in.
 
-use sqlparser::ast::{Query, SetExpr, Statement};
-use sqlparser::dialect::{Dialect, GenericDialect};
+mod dialects;
+mod functions;
+mod lexical;
+mod reason;
+mod writes;
+
 use sqlparser::parser::Parser;
+
+pub use dialects::{SqlDialect, UnknownDialect};
+pub use functions::FunctionAllowlist;
+
+/// SQL longer than this is not parsed: it counts as a write. Parsing is
+/// repeated per dialect, and no read a tool needs in read-only mode is this long.
+pub const MAX_SQL_BYTES: usize = 1024 * 1024;
 
 /// What a piece of SQL does, as far as read-only mode cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SqlVerdict {
-    /// Every statement only reads.
+    /// Every statement only reads, in every dialect checked.
     Read,
-    /// At least one statement writes (or may write); the reason names it.
+    /// Some statement writes, or may write, in some dialect; the reason
+    /// names the statement, the dialect and why.
     Write(String),
-    /// The text did not parse; treated as a write (fail closed).
+    /// The text did not parse in some dialect (and no dialect found a write);
+    /// treated as a write (fail closed). The reason names the dialect.
     Unparsable(String),
 }
 
@@ -22,111 +36,119 @@ impl SqlVerdict {
     }
 }
 
-/// Classifies `sql` (one or more statements) with `dialect` (generic if `None`).
+/// Classifies `sql` (one or more statements) under every dialect in
+/// [`SqlDialect::ALL`], allowing only the built-in read-only functions.
+pub fn classify_sql(sql: &str) -> SqlVerdict {
+    SqlClassifier::default().classify(sql)
+}
+
+/// Classifies SQL text under a set of dialects.
 ///
-/// Reads: `SELECT` / `VALUES` / `TABLE` queries, `WITH … SELECT` whose CTEs
-/// only read, `EXPLAIN` without `ANALYZE`, `SHOW …`, `DESCRIBE`, and
-/// transaction control. Everything else writes, including `SELECT … INTO`,
-/// `SELECT … FOR UPDATE`, data-modifying CTEs and statements this parser does
-/// not model. Functions with side effects inside a `SELECT` (`nextval`, …) are
-/// not detected.
-pub fn classify_sql(sql: &str, dialect: Option<&dyn Dialect>) -> SqlVerdict {
-    let generic = GenericDialect {};
-    let dialect = dialect.unwrap_or(&generic);
-    let statements = match Parser::parse_sql(dialect, sql) {
-        Ok(statements) => statements,
-        Err(error) => return SqlVerdict::Unparsable(error.to_string()),
-    };
-    if statements.is_empty() {
-        return SqlVerdict::Unparsable("no SQL statement found".to_owned());
-    }
-    for statement in &statements {
-        if let Some(reason) = statement_writes(statement) {
-            return SqlVerdict::Write(reason);
-        }
-    }
-    SqlVerdict::Read
+/// Text is a read only if, in **every** configured dialect, it parses and
+/// each statement is one of: a query (`SELECT`, `VALUES`, `TABLE`, `WITH …`)
+/// without `INTO`, `FOR UPDATE`/`FOR SHARE` or a data-modifying CTE;
+/// `EXPLAIN`/`DESCRIBE` of a read (with or without `ANALYZE`: `EXPLAIN` is
+/// judged by what it explains); `SHOW …`; transaction control (`BEGIN`,
+/// `COMMIT`, `ROLLBACK`, savepoints), with any statements of a procedural
+/// `BEGIN … END` block judged one by one; or a reporting `PRAGMA`
+/// (`table_info`, …). Every function called, anywhere, must be on the
+/// [`FunctionAllowlist`]. On top of each dialect's own rules, text with a
+/// line break other than `\n` is also read with those breaks as `\n`, and a
+/// MySQL executable comment (`/*! … */`) makes the text a write.
+///
+/// Not seen: what a called view, rule, trigger or allowed function does
+/// inside the database, and server settings that change how text is read
+/// (PostgreSQL `standard_conforming_strings = off`, MySQL
+/// `NO_BACKSLASH_ESCAPES`/`ANSI_QUOTES`) when the dialect set is narrowed to
+/// one database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlClassifier {
+    dialects: Vec<SqlDialect>,
+    functions: FunctionAllowlist,
 }
 
-/// Why `statement` writes, or `None` if it only reads.
-fn statement_writes(statement: &Statement) -> Option<String> {
-    match statement {
-        Statement::Query(query) => query_writes(query),
-        Statement::Explain {
-            analyze, statement, ..
-        } => {
-            if *analyze {
-                statement_writes(statement)
-                    .map(|reason| format!("EXPLAIN ANALYZE runs it: {reason}"))
+impl Default for SqlClassifier {
+    /// Every dialect, built-in functions only.
+    fn default() -> Self {
+        SqlClassifier {
+            dialects: SqlDialect::ALL.to_vec(),
+            functions: FunctionAllowlist::default(),
+        }
+    }
+}
+
+impl SqlClassifier {
+    /// A classifier for `dialects` (all of them if empty) allowing `functions`.
+    pub fn new(dialects: Vec<SqlDialect>, functions: FunctionAllowlist) -> Self {
+        SqlClassifier {
+            dialects: if dialects.is_empty() {
+                SqlDialect::ALL.to_vec()
             } else {
-                None
+                dialects
+            },
+            functions,
+        }
+    }
+
+    /// The dialects every statement must be a read in.
+    pub fn dialects(&self) -> &[SqlDialect] {
+        &self.dialects
+    }
+
+    /// What `sql` does. A write found in any dialect wins over a parse
+    /// failure in another, because its reason says more.
+    pub fn classify(&self, sql: &str) -> SqlVerdict {
+        if sql.len() > MAX_SQL_BYTES {
+            return SqlVerdict::Write(format!(
+                "the SQL is {} bytes, over the {MAX_SQL_BYTES}-byte limit the guard parses, \
+                 so it is treated as a write",
+                sql.len()
+            ));
+        }
+        if let Some(why) = lexical::executable_comment(sql) {
+            return SqlVerdict::Write(format!("{} is a write: {why}", reason::quoted(sql)));
+        }
+        let plain = lexical::with_plain_line_breaks(sql);
+        let mut unparsable = None;
+        for text in std::iter::once(sql).chain(plain.as_deref()) {
+            for &dialect in &self.dialects {
+                match self.classify_in(text, dialect) {
+                    SqlVerdict::Read => {}
+                    SqlVerdict::Write(reason) => return SqlVerdict::Write(reason),
+                    SqlVerdict::Unparsable(reason) => {
+                        unparsable.get_or_insert(reason);
+                    }
+                }
             }
         }
-        Statement::ExplainTable { .. }
-        | Statement::StartTransaction { .. }
-        | Statement::Commit { .. }
-        | Statement::Rollback { .. } => None,
-        other => {
-            let name = variant_name(other);
-            if name.starts_with("Show") {
-                None
-            } else {
-                Some(format!("{} statement", statement_keyword(other, &name)))
+        unparsable.map_or(SqlVerdict::Read, SqlVerdict::Unparsable)
+    }
+
+    fn classify_in(&self, sql: &str, dialect: SqlDialect) -> SqlVerdict {
+        let statements = match Parser::parse_sql(dialect.parser_dialect(), sql) {
+            Ok(statements) => statements,
+            Err(error) => {
+                return SqlVerdict::Unparsable(format!(
+                    "{} did not parse under {dialect} ({error}), so it is treated as a write",
+                    reason::quoted(sql)
+                ));
+            }
+        };
+        if statements.is_empty() {
+            return SqlVerdict::Unparsable(format!(
+                "{} did not parse under {dialect} (no SQL statement found), \
+                 so it is treated as a write",
+                reason::quoted(sql)
+            ));
+        }
+        for statement in &statements {
+            if let Some(why) = writes::why_it_writes(statement, &self.functions) {
+                return SqlVerdict::Write(format!(
+                    "{} is a write under {dialect}: {why}",
+                    reason::quoted(&statement.to_string())
+                ));
             }
         }
-    }
-}
-
-fn query_writes(query: &Query) -> Option<String> {
-    if let Some(with) = &query.with {
-        for cte in &with.cte_tables {
-            if let Some(reason) = query_writes(&cte.query) {
-                return Some(format!("CTE `{}`: {reason}", cte.alias.name));
-            }
-        }
-    }
-    if !query.locks.is_empty() {
-        return Some("SELECT … FOR UPDATE/SHARE locks rows".to_owned());
-    }
-    set_expr_writes(&query.body)
-}
-
-fn set_expr_writes(body: &SetExpr) -> Option<String> {
-    match body {
-        SetExpr::Select(select) => select
-            .into
-            .as_ref()
-            .map(|_| "SELECT … INTO creates a table".to_owned()),
-        SetExpr::Query(query) => query_writes(query),
-        SetExpr::SetOperation { left, right, .. } => {
-            set_expr_writes(left).or_else(|| set_expr_writes(right))
-        }
-        SetExpr::Values(_) | SetExpr::Table(_) => None,
-        SetExpr::Insert(_) => Some("INSERT".to_owned()),
-        SetExpr::Update(_) => Some("UPDATE".to_owned()),
-        SetExpr::Delete(_) => Some("DELETE".to_owned()),
-    }
-}
-
-/// The enum variant's name, e.g. `CreateTable` (from the derived `Debug`).
-fn variant_name(statement: &Statement) -> String {
-    let debug = format!("{statement:?}");
-    debug
-        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-        .next()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// The statement's leading SQL keywords, for the block reason (`DELETE`, `CREATE TABLE`).
-fn statement_keyword(statement: &Statement, variant: &str) -> String {
-    let text = statement.to_string();
-    let words: Vec<&str> = text.split_whitespace().take(2).collect();
-    match words.as_slice() {
-        [first, second] if second.chars().all(|c| c.is_ascii_uppercase()) => {
-            format!("{first} {second}")
-        }
-        [first, ..] if first.chars().all(|c| c.is_ascii_uppercase()) => (*first).to_owned(),
-        _ => variant.to_owned(),
+        SqlVerdict::Read
     }
 }

@@ -1,0 +1,504 @@
+//! The read-only guard against a hostile model: SQL that tries to pass a
+//! write off as a read. Every case here was (or would be) a bypass: the guard
+//! must call it a write. The read table keeps the guard usable.
+
+use std::sync::Arc;
+
+use hooks_runtime::HookContext;
+use hooks_std::{ReadOnlyGuard, StaticOrgModes};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn guard(config: Value) -> ReadOnlyGuard {
+    ReadOnlyGuard::from_config(Arc::new(StaticOrgModes::new()), &config).expect("valid config")
+}
+
+fn reason(guard: &ReadOnlyGuard, args: Value) -> Option<String> {
+    let ctx = HookContext::tool_call("sql_exec", args).with_org("acme");
+    guard.write_reason(&ctx)
+}
+
+fn sql_reason(guard: &ReadOnlyGuard, sql: &str) -> Option<String> {
+    reason(guard, json!({ "sql": sql }))
+}
+
+/// Hostile SQL, each a write to some database the guard may sit in front of.
+const WRITES: &[(&str, &str)] = &[
+    // EXPLAIN with ANALYZE in the parenthesised spellings runs the statement.
+    ("EXPLAIN (ANALYZE) DELETE FROM invoices", "DELETE statement"),
+    (
+        "EXPLAIN (ANALYZE true, COSTS off) UPDATE invoices SET x = 1",
+        "UPDATE statement",
+    ),
+    (
+        "EXPLAIN (ANALYZE ON, FORMAT JSON) DELETE FROM invoices",
+        "DELETE statement",
+    ),
+    (
+        "explain (verbose, analyze 1) insert into invoices values (1)",
+        "INSERT statement",
+    ),
+    ("EXPLAIN ANALYZE DELETE FROM invoices", "DELETE statement"),
+    ("EXPLAIN ANALYZE SELECT setval('s', 1)", "calls setval"),
+    // A plain EXPLAIN of a write does not run it in PostgreSQL, but it is
+    // judged by what it explains: nobody needs it in a read-only org.
+    ("EXPLAIN DELETE FROM invoices", "DELETE statement"),
+    // Comment and quoting rules that differ between databases.
+    ("SELECT 1; -- x\rDELETE FROM invoices", "DELETE statement"),
+    (
+        "SELECT 1 /* /* */ ; DELETE FROM invoices; -- */",
+        "DELETE statement",
+    ),
+    (
+        "SELECT 'a\\'; DELETE FROM invoices; -- '",
+        "DELETE statement",
+    ),
+    (
+        "SELECT \"a\\\"; DELETE FROM invoices; -- \"",
+        "DELETE statement",
+    ),
+    (
+        "SELECT 1 /*! ; DELETE FROM invoices */",
+        "MySQL and MariaDB execute",
+    ),
+    (
+        "SELECT 1 /*M! ; DELETE FROM invoices */",
+        "MySQL and MariaDB execute",
+    ),
+    ("SELECT 1 #\nDELETE FROM invoices", "did not parse"),
+    ("SELECT 1 --1\n; DELETE FROM invoices", "DELETE statement"),
+    // Functions that write, however the name is spelled.
+    ("SELECT setval('s', 1)", "calls setval"),
+    ("SELECT nextval('s')", "calls nextval"),
+    (
+        "SELECT dblink_exec('conn', 'DELETE FROM t')",
+        "calls dblink_exec",
+    ),
+    ("SELECT lo_unlink(1)", "calls lo_unlink"),
+    (
+        "SELECT set_config('default_transaction_read_only', 'off', false)",
+        "calls set_config",
+    ),
+    (
+        "SELECT pg_terminate_backend(42)",
+        "calls pg_terminate_backend",
+    ),
+    ("SELECT pg_advisory_lock(1)", "calls pg_advisory_lock"),
+    ("SELECT txid_current()", "calls txid_current"),
+    ("SELECT pg_notify('channel', 'payload')", "calls pg_notify"),
+    ("SELECT GET_LOCK('x', 10)", "calls GET_LOCK"),
+    (
+        "SELECT pg_catalog.setval('s', 1)",
+        "calls pg_catalog.setval",
+    ),
+    ("SELECT \"setval\"('s', 1)", "calls setval"),
+    ("SELECT SetVal('s', 1)", "calls SetVal"),
+    ("SELECT public.count(*) FROM invoices", "calls public.count"),
+    (
+        "SELECT count(*) FROM invoices WHERE id = (SELECT nextval('s'))",
+        "calls nextval",
+    ),
+    (
+        "SELECT id FROM invoices ORDER BY setval('s', 1)",
+        "calls setval",
+    ),
+    (
+        "SELECT * FROM dblink('conn', 'DELETE FROM t') AS t(x int)",
+        "calls dblink",
+    ),
+    (
+        "SELECT * FROM generate_series(1, setval('s', 1))",
+        "calls setval",
+    ),
+    ("VALUES (setval('s', 1))", "calls setval"),
+    ("SELECT 1 UNION SELECT nextval('s')", "calls nextval"),
+    ("SELECT {fn setval('s', 1)}", "calls setval"),
+    // Procedural blocks and the statements around a query.
+    ("BEGIN DELETE FROM invoices; END", "DELETE statement"),
+    ("DO $$BEGIN DELETE FROM invoices; END$$", "did not parse"),
+    ("CALL purge_invoices()", "CALL statement"),
+    ("PREPARE p AS DELETE FROM invoices", "PREPARE statement"),
+    ("EXECUTE p", "EXECUTE statement"),
+    (
+        "SELECT * INTO new_table FROM invoices",
+        "INTO creates a table",
+    ),
+    (
+        "WITH x AS (DELETE FROM invoices RETURNING *) SELECT * FROM x",
+        "DELETE statement",
+    ),
+    (
+        "WITH x AS (SELECT 1) DELETE FROM invoices",
+        "DELETE statement",
+    ),
+    ("SELECT * FROM invoices FOR UPDATE", "locks rows"),
+    ("SELECT * FROM invoices FOR SHARE", "locks rows"),
+    ("COPY invoices FROM '/tmp/invoices.csv'", "COPY statement"),
+    ("COPY invoices TO '/tmp/invoices.csv'", "COPY statement"),
+    ("SET default_transaction_read_only = off", "SET statement"),
+    ("SET TRANSACTION READ WRITE", "SET statement"),
+    ("LOCK TABLE invoices", "did not parse"),
+    ("VACUUM invoices", "did not parse"),
+    ("GRANT ALL ON invoices TO mallory", "GRANT statement"),
+    ("ATTACH DATABASE 'other.db' AS other", "ATTACH statement"),
+    ("PRAGMA journal_mode = DELETE", "did not parse"),
+    ("PRAGMA wal_checkpoint", "PRAGMA statement"),
+    ("REPLACE INTO invoices VALUES (1)", "REPLACE statement"),
+    (
+        "MERGE INTO invoices USING s ON invoices.id = s.id WHEN MATCHED THEN DELETE",
+        "MERGE statement",
+    ),
+    ("TRUNCATE invoices", "TRUNCATE statement"),
+    (
+        "DECLARE c CURSOR FOR SELECT * FROM invoices FOR UPDATE",
+        "DECLARE statement",
+    ),
+    ("LISTEN c", "LISTEN statement"),
+    ("NOTIFY c", "NOTIFY statement"),
+    ("USE other", "USE statement"),
+    (
+        "CREATE TEMPORARY TABLE x AS SELECT 1",
+        "CREATE TEMPORARY TABLE statement",
+    ),
+    ("SELECT 1; DELETE FROM invoices", "DELETE statement"),
+    ("", "did not parse"),
+    (";", "did not parse"),
+];
+
+/// Reads a SQL tool runs every day; they must stay reads under the default
+/// (every dialect) configuration, or the guard is useless.
+const READS: &[&str] = &[
+    "SELECT 1",
+    "select * from invoices where id = 4",
+    "SELECT i.id, c.name FROM invoices AS i JOIN customers AS c ON c.id = i.customer_id WHERE i.total > 100",
+    "SELECT a, count(*), sum(total), avg(total), min(total), max(total) FROM t GROUP BY a HAVING count(*) > 1 ORDER BY a LIMIT 5",
+    "WITH recent AS (SELECT * FROM orders WHERE day > '2026-01-01') SELECT * FROM recent",
+    "SELECT id, row_number() OVER (PARTITION BY customer_id ORDER BY day) AS n FROM orders",
+    "SELECT id, lag(total) OVER (ORDER BY day), rank() OVER (ORDER BY total DESC) FROM orders",
+    "SELECT now(), current_date, current_timestamp",
+    "SELECT coalesce(a, 0), nullif(b, 0), greatest(a, b), least(a, b) FROM t",
+    "SELECT upper(name), lower(name), length(name), trim(name), substring(name, 1, 3), concat(a, b) FROM t",
+    "SELECT round(total, 2), abs(delta), floor(x), ceil(x), power(x, 2), sqrt(x) FROM t",
+    "SELECT CAST(total AS DECIMAL(10, 2)), EXTRACT(YEAR FROM day) FROM invoices",
+    "SELECT CASE WHEN total > 100 THEN 'big' ELSE 'small' END FROM invoices",
+    "SELECT * FROM a UNION SELECT * FROM b",
+    "SELECT * FROM t WHERE id IN (SELECT id FROM u) AND EXISTS (SELECT 1 FROM v)",
+    "SELECT COUNT(DISTINCT customer_id) FROM invoices",
+    "SELECT 'DELETE FROM t' AS text",
+    "SELECT 1 -- a comment\r\nFROM t",
+    "/* block */ SELECT x FROM y",
+    "SELECT 1; SELECT 2",
+    "EXPLAIN SELECT * FROM invoices",
+    "SELECT pg_catalog.lower(name) FROM t",
+];
+
+#[test]
+fn hostile_sql_is_a_write() {
+    let guard = guard(Value::Null);
+    let mut wrong = Vec::new();
+    for (sql, why) in WRITES {
+        match sql_reason(&guard, sql) {
+            Some(reason) if reason.contains(why) => {}
+            other => wrong.push((*sql, *why, other)),
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "not blocked for the expected reason: {wrong:#?}"
+    );
+}
+
+#[test]
+fn everyday_reads_stay_reads() {
+    let guard = guard(Value::Null);
+    let blocked: Vec<(&str, String)> = READS
+        .iter()
+        .filter_map(|sql| sql_reason(&guard, sql).map(|reason| (*sql, reason)))
+        .collect();
+    assert!(blocked.is_empty(), "reads treated as writes: {blocked:#?}");
+}
+
+#[test]
+fn procedural_blocks_are_looked_into() {
+    for dialect in ["bigquery", "snowflake"] {
+        let guard = guard(json!({ "dialect": dialect }));
+        assert!(
+            sql_reason(&guard, "BEGIN DELETE FROM invoices; END").is_some(),
+            "{dialect}"
+        );
+        assert!(
+            sql_reason(
+                &guard,
+                "BEGIN SELECT 1; EXCEPTION WHEN ERROR THEN DELETE FROM invoices; END"
+            )
+            .is_some(),
+            "{dialect}"
+        );
+    }
+    let bigquery = guard(json!({ "dialect": "bigquery" }));
+    assert_eq!(sql_reason(&bigquery, "BEGIN SELECT 1; END"), None);
+}
+
+#[test]
+fn narrowing_to_one_dialect_keeps_its_own_rules() {
+    // PostgreSQL ends `--` comments at \r, so the DELETE runs there …
+    let postgres = guard(json!({ "dialect": "postgresql" }));
+    assert!(sql_reason(&postgres, "SELECT 1; -- x\rDELETE FROM invoices").is_some());
+    // … and, narrowed to a database that does not, it is still a write,
+    // because the guard also reads every line end as the end of a comment.
+    let mysql = guard(json!({ "dialect": "mysql" }));
+    assert!(sql_reason(&mysql, "SELECT 1; -- x\rDELETE FROM invoices").is_some());
+    // MySQL's backslash-escaped quote keeps the DELETE inside the string there …
+    assert_eq!(
+        sql_reason(&mysql, "SELECT 'a\\'; DELETE FROM invoices; -- '"),
+        None
+    );
+    // … but not in PostgreSQL.
+    assert!(sql_reason(&postgres, "SELECT 'a\\'; DELETE FROM invoices; -- '").is_some());
+    // A read in the narrowed dialect only: PostgreSQL casts.
+    assert_eq!(
+        sql_reason(&postgres, "SELECT total::text FROM invoices"),
+        None
+    );
+    let several = guard(json!({ "dialect": ["postgresql", "sqlite"] }));
+    assert!(sql_reason(&several, "SELECT 1 /* /* */ ; DELETE FROM invoices; -- */").is_some());
+    assert_eq!(sql_reason(&several, "SELECT 1 /* c */"), None);
+}
+
+#[test]
+fn every_sql_argument_is_classified() {
+    let guard = guard(Value::Null);
+    let writes = [
+        json!({"sql": "SELECT 1", "query": "DELETE FROM invoices"}),
+        json!({"query": "DELETE FROM invoices", "sql": "SELECT 1"}),
+        json!({"sql": "SELECT 1", "statement": 42}),
+        json!({"sql": "SELECT 1", "q": {"text": "DELETE FROM invoices"}}),
+        json!({"sql": ["DELETE FROM invoices"]}),
+        json!({"sql": "SELECT 1", "SQL": "DELETE FROM invoices"}),
+        json!({"sql": "SELECT 1", "Query": "DELETE FROM invoices"}),
+        json!({"table": "invoices"}),
+    ];
+    for args in writes {
+        assert!(reason(&guard, args.clone()).is_some(), "{args}");
+    }
+    assert_eq!(
+        reason(&guard, json!({"sql": "SELECT 1", "query": "SELECT 2"})),
+        None
+    );
+    assert_eq!(
+        reason(&guard, json!({"sql": "SELECT 1", "query": null})),
+        None
+    );
+}
+
+#[test]
+fn the_block_reason_names_statement_dialect_and_cause() {
+    let postgres = guard(json!({ "dialect": "postgresql" }));
+    let reason = sql_reason(&postgres, "SELECT setval('s', 1)").expect("a write");
+    assert!(reason.contains("SELECT setval('s', 1)"), "{reason}");
+    assert!(reason.contains("postgresql"), "{reason}");
+    assert!(reason.contains("calls setval"), "{reason}");
+
+    let all = guard(Value::Null);
+    let reason =
+        sql_reason(&all, "SELECT 1 /* /* */ ; DELETE FROM invoices; -- */").expect("a write");
+    assert!(reason.contains("DELETE FROM invoices"), "{reason}");
+    assert!(
+        reason.contains("sqlite") || reason.contains("mysql"),
+        "{reason}"
+    );
+
+    // The statement is cut, and a \r in it is shown, not obeyed.
+    let long = format!("SELECT nextval('s'), '{}'", "x".repeat(500));
+    let reason = sql_reason(&all, &long).expect("a write");
+    assert!(reason.len() < 400, "{reason}");
+    let reason = sql_reason(&postgres, "SELECT 1; -- x\rDELETE FROM invoices").expect("a write");
+    assert!(!reason.contains('\r'), "{reason:?}");
+}
+
+#[test]
+fn extra_functions_are_allowed_by_name_only() {
+    let guard = guard(json!({ "allow_functions": ["my_report", "reports.monthly"] }));
+    assert_eq!(sql_reason(&guard, "SELECT my_report(1)"), None);
+    assert_eq!(sql_reason(&guard, "SELECT MY_REPORT(1)"), None);
+    assert_eq!(sql_reason(&guard, "SELECT reports.monthly(1)"), None);
+    assert!(sql_reason(&guard, "SELECT other.monthly(1)").is_some());
+    assert!(sql_reason(&guard, "SELECT setval('s', 1)").is_some());
+}
+
+#[test]
+fn dialect_names_are_checked() {
+    let modes = Arc::new(StaticOrgModes::new());
+    let error = ReadOnlyGuard::from_config(modes.clone(), &json!({"dialect": "postgressql"}))
+        .err()
+        .expect("unknown dialect");
+    assert!(
+        error.to_string().contains("did you mean \"postgresql\""),
+        "{error}"
+    );
+    let error = ReadOnlyGuard::from_config(modes.clone(), &json!({"dialect": ["mysql", "cobol"]}))
+        .err()
+        .expect("unknown dialect");
+    assert!(error.to_string().contains("cobol"), "{error}");
+    assert!(ReadOnlyGuard::from_config(modes.clone(), &json!({"dialect": []})).is_err());
+    assert!(ReadOnlyGuard::from_config(modes, &json!({"dialect": "Postgres"})).is_ok());
+}
+
+// ---- property tests: variants of known writes stay writes ----
+
+const BASE_WRITES: &[&str] = &[
+    "DELETE FROM invoices",
+    "UPDATE invoices SET paid = 1 WHERE id = 2",
+    "INSERT INTO invoices VALUES (1)",
+    "DROP TABLE invoices",
+    "TRUNCATE invoices",
+    "SELECT setval('s', 1)",
+    "SELECT pg_catalog.nextval('s')",
+    "EXPLAIN (ANALYZE) DELETE FROM invoices",
+    "WITH x AS (DELETE FROM invoices RETURNING *) SELECT * FROM x",
+    "SELECT * INTO copy FROM invoices",
+];
+
+/// What may stand where a write's tokens are separated by a space.
+const SEPARATORS: &[&str] = &[
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r",
+    "\r\n",
+    "\x0b",
+    "\x0c",
+    "/**/",
+    "/* c */",
+    "/* /* */ */",
+    "-- c\n",
+    "# c\n",
+    "\u{a0}",
+    "\u{2028}",
+    "\u{3000}",
+];
+
+/// Text put before the write; some hide it from one dialect's reader.
+const PREFIXES: &[&str] = &[
+    "",
+    "SELECT 1;",
+    "SELECT 1; ",
+    "select 1 ;\n",
+    "/* c */ ",
+    "-- c\n",
+    "SELECT 'a';",
+    "BEGIN;",
+    "SELECT 1; -- x\r",
+    "SELECT 1 /* /* */ ;",
+    "SELECT 'a\\';",
+    "SELECT $$;$$;",
+    "\u{feff}",
+];
+
+const SUFFIXES: &[&str] = &["", ";", "; -- tail", "; SELECT 1", "\n", " /* */"];
+
+/// Letters a model may swap in for ASCII ones (fullwidth, Cyrillic, Turkish i).
+fn unicode_form(c: char, pick: u8) -> String {
+    match (pick % 4, c) {
+        (0, 'a'..='z' | 'A'..='Z') => {
+            char::from_u32(c.to_ascii_uppercase() as u32 - 'A' as u32 + 0xFF21)
+                .map_or_else(|| c.to_string(), String::from)
+        }
+        (1, 'e' | 'E') => "\u{435}".to_owned(),
+        (2, 'i' | 'I') => "\u{130}".to_owned(),
+        (3, _) => format!("{c}\u{200b}"),
+        _ => c.to_string(),
+    }
+}
+
+fn variant(
+    base: &str,
+    casing: &[bool],
+    separators: &[usize],
+    unicode: Option<(usize, u8)>,
+) -> String {
+    let letters = base.chars().count().max(1);
+    let mut text = String::new();
+    let mut position = 0;
+    for (index, word) in base.split(' ').enumerate() {
+        if index > 0 {
+            text.push_str(SEPARATORS[separators[index % separators.len()]]);
+            position += 1;
+        }
+        for c in word.chars() {
+            let c = if casing[position % casing.len()] {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            };
+            match unicode {
+                Some((at, pick)) if at % letters == position => {
+                    text.push_str(&unicode_form(c, pick));
+                }
+                _ => text.push(c),
+            }
+            position += 1;
+        }
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn variants_of_writes_stay_writes(
+        base in 0..BASE_WRITES.len(),
+        casing in prop::collection::vec(any::<bool>(), 1..8),
+        separators in prop::collection::vec(0..SEPARATORS.len(), 1..8),
+        prefix in 0..PREFIXES.len(),
+        suffix in 0..SUFFIXES.len(),
+        unicode in prop::option::of((0usize..64, any::<u8>())),
+    ) {
+        let sql = format!(
+            "{}{}{}",
+            PREFIXES[prefix],
+            variant(BASE_WRITES[base], &casing, &separators, unicode),
+            SUFFIXES[suffix]
+        );
+        let guard = guard(Value::Null);
+        prop_assert!(sql_reason(&guard, &sql).is_some(), "passed as a read: {:?}", sql);
+    }
+
+    #[test]
+    fn a_read_followed_by_a_write_is_a_write(
+        read in 0..READS.len(),
+        base in 0..BASE_WRITES.len(),
+        separator in 0..SEPARATORS.len(),
+    ) {
+        let sql = format!("{};{}{}", READS[read], SEPARATORS[separator], BASE_WRITES[base]);
+        let guard = guard(Value::Null);
+        prop_assert!(sql_reason(&guard, &sql).is_some(), "passed as a read: {:?}", sql);
+    }
+
+    #[test]
+    fn read_casing_does_not_matter(
+        read in 0..READS.len(),
+        casing in prop::collection::vec(any::<bool>(), 1..8),
+    ) {
+        // Only keywords and names are re-cased; string literals keep their text.
+        let sql: String = READS[read]
+            .split('\'')
+            .enumerate()
+            .map(|(index, part)| {
+                if index % 2 == 1 {
+                    part.to_owned()
+                } else {
+                    part.chars()
+                        .enumerate()
+                        .map(|(at, c)| if casing[at % casing.len()] { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+                        .collect()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("'");
+        let guard = guard(Value::Null);
+        prop_assert_eq!(sql_reason(&guard, &sql), None, "{:?}", sql);
+    }
+}
