@@ -800,3 +800,249 @@ async fn arguments_with_nul_characters_are_gated_on_postgres_too() {
         report.observation
     );
 }
+
+// --- Concurrency and storage failure (issue 11) ---
+
+/// Starts `runs` concurrent runs of the same tool call (same conversation and
+/// tool call id), spread over `replicas`; each counts its tool's executions in
+/// `ran`.
+fn race(
+    replicas: &[&Replica],
+    runs: usize,
+    ctx: &HookContext,
+    ran: &Arc<std::sync::atomic::AtomicUsize>,
+) -> Vec<JoinHandle<ToolCallReport>> {
+    (0..runs)
+        .map(|i| {
+            let registry = replicas[i % replicas.len()].registry.clone();
+            let (ctx, ran) = (ctx.clone(), ran.clone());
+            tokio::spawn(async move {
+                registry
+                    .run_tool_call(ctx, async |_: &Value| {
+                        ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        Ok::<_, String>(json!("paid"))
+                    })
+                    .await
+            })
+        })
+        .collect()
+}
+
+/// Eight concurrent runs of one conversation + tool call id on two replicas:
+/// one card; a run with other arguments is blocked; one approval pays once,
+/// and every other run is blocked saying the approval was already used.
+async fn one_card_per_tool_call(a: &Replica, b: &Replica, fake: &FakeFeishu, conversation: &str) {
+    let ctx = gated_call("c1", 60_000).with_conversation(conversation);
+    let ran = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let runs = race(&[a, b], 8, &ctx, &ran);
+    let id = card_sent(fake, 1).await;
+    // Give every run time to reach the request (and to send a card, if it would).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(fake.sent_cards().len(), 1, "one card per tool call");
+
+    let other_args = start(
+        a,
+        gated_call("c1", 9_000_000).with_conversation(conversation),
+    )
+    .await
+    .expect("task");
+    assert!(!other_args.tool_ran);
+    let observation = other_args.observation.to_string();
+    assert!(observation.contains("arguments differ"), "{observation}");
+    assert!(observation.contains(&id), "{observation}");
+
+    assert!(
+        runs.iter().all(|run| !run.is_finished()),
+        "all wait for a person"
+    );
+    let (_, reply) = press(fake, b, &id, Decision::Approve, "ou_bob", CHAT).await;
+    assert_eq!(toast(&reply).0, "success", "{reply}");
+    let mut paid = 0;
+    for run in runs {
+        let report = tokio::time::timeout(Duration::from_secs(5), run)
+            .await
+            .expect("every run resolves")
+            .expect("task");
+        if report.tool_ran {
+            paid += 1;
+        } else {
+            let observation = report.observation.to_string();
+            assert!(observation.contains("already used"), "{observation}");
+        }
+    }
+    assert_eq!(paid, 1, "one approval runs its call once");
+    assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(fake.sent_cards().len(), 1, "still one card");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_runs_of_one_tool_call_send_one_card_sqlite() {
+    let fake = fake().await;
+    let (database, url, _dir) = support::sqlite_file().await;
+    let a = replica(&fake, database, ORG_SCOPE(), Duration::from_millis(100)).await;
+    let b = replica(
+        &fake,
+        Database::connect(&url).await.expect("db"),
+        ORG_SCOPE(),
+        Duration::from_millis(100),
+    )
+    .await;
+    one_card_per_tool_call(&a, &b, &fake, "conv-1").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_runs_of_one_tool_call_send_one_card_postgres() {
+    let Some(url) = support::postgres_url("concurrent_runs_of_one_tool_call_send_one_card") else {
+        return;
+    };
+    let fake = fake().await;
+    let a = url_replica(&fake, &url).await;
+    let b = url_replica(&fake, &url).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    one_card_per_tool_call(&a, &b, &fake, &support::unique("conv")).await;
+}
+
+/// A connection outside the gate's pool that holds SQLite's write lock until
+/// the returned sender fires (or is dropped).
+async fn hold_write_lock(url: &str) -> tokio::sync::oneshot::Sender<()> {
+    use sqlx::Connection;
+    let mut holder = sqlx::SqliteConnection::connect(url)
+        .await
+        .expect("second connection");
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut holder)
+        .await
+        .expect("write lock");
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = released.await;
+        sqlx::query("COMMIT")
+            .execute(&mut holder)
+            .await
+            .expect("release the lock");
+    });
+    release
+}
+
+/// A replica on a SQLite file whose writers give up on a lock after `busy`.
+async fn sqlite_replica_with_busy_timeout(
+    fake: &FakeFeishu,
+    busy: Duration,
+) -> (Replica, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = format!("sqlite://{}", dir.path().join("gate.db").display());
+    let options = hooks_std::DatabaseOptions {
+        busy_timeout: busy,
+        ..hooks_std::DatabaseOptions::default()
+    };
+    let database = Database::connect_with(&url, &options).await.expect("db");
+    let replica = replica(fake, database, ORG_SCOPE(), Duration::from_secs(60)).await;
+    (replica, url, dir)
+}
+
+/// The database is locked by another writer when the click arrives and frees
+/// up a second later: the decision is retried until it is recorded (within
+/// the platform's reply window), the approver is told so, and the gate resumes.
+/// The pool gives up on a lock after 100 ms, so only retrying records it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_during_a_short_sqlite_lock_is_retried_until_recorded() {
+    let fake = fake().await;
+    let (replica, url, _dir) =
+        sqlite_replica_with_busy_timeout(&fake, Duration::from_millis(100)).await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let release = hold_write_lock(&url).await;
+    let releaser = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let _ = release.send(());
+    });
+    let started = std::time::Instant::now();
+    let (code, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    assert_eq!(code, 200, "{reply}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "answered within the window"
+    );
+    assert_eq!(toast(&reply), ("success", "Approved."), "{reply}");
+    releaser.await.expect("released");
+    let report = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the decision wakes the gate")
+        .expect("task");
+    assert!(report.tool_ran, "{}", report.observation);
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Approved);
+}
+
+/// The database stays locked past the platform's reply window: the approver
+/// is told the decision failed (so they click again), and it is not recorded
+/// later behind their back — not even when the lock goes away just after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_that_cannot_be_recorded_in_time_is_answered_failed_and_changes_nothing() {
+    let fake = fake().await;
+    // The pool's own busy timeout (5 s) outlasts the reply window.
+    let (replica, url, _dir) =
+        sqlite_replica_with_busy_timeout(&fake, Duration::from_secs(5)).await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let release = hold_write_lock(&url).await;
+    let click = CardClick::new(&id, Decision::Approve, "ou_bob", CHAT);
+    let sealed = fake.seal(&fake.card_action_event(&click).expect("event"));
+    let started = std::time::Instant::now();
+    let (code, reply) = fake.deliver(&replica.callback_url, &sealed).await;
+    assert_eq!(code, 200, "{reply}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "answered within the window"
+    );
+    let (kind, message) = toast(&reply);
+    assert_eq!(kind, "error", "{reply}");
+    assert!(message.contains("could not be recorded"), "{reply}");
+    assert!(message.contains("try again"), "{reply}");
+    // Hold the lock a little past the platform's 3 s, then let go.
+    tokio::time::sleep(Duration::from_millis(3500).saturating_sub(started.elapsed())).await;
+    let _ = release.send(());
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        status(&replica, &id).await,
+        ConfirmationStatus::Pending,
+        "an answer of 'failed' means nothing changed"
+    );
+    assert!(!call.is_finished(), "the gate still waits");
+    // The platform's retry of the same delivery is not taken for a replay:
+    // its event id was not recorded either.
+    let (_, retried) = fake.deliver(&replica.callback_url, &sealed).await;
+    assert_eq!(toast(&retried), ("success", "Approved."), "{retried}");
+    let report = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the decision wakes the gate")
+        .expect("task");
+    assert!(report.tool_ran, "{}", report.observation);
+}
+
+/// A model that writes the amount as a string does not slip under the
+/// threshold: `{"amount": "60000"}` is gated by `args.amount > 50000`.
+#[tokio::test]
+async fn an_amount_written_as_a_string_is_gated() {
+    let fake = fake().await;
+    let gate =
+        json!({"when": "args.amount > 50000", "approver_scope": "org_members", "timeout": "30s"});
+    let replica = in_memory_replica(&fake, gate).await;
+    let ctx = HookContext::tool_call(
+        "oa__purchase_pay",
+        json!({"amount": "60000", "payee": "ACME Ltd"}),
+    )
+    .with_conversation("conv-1")
+    .with_tool_call_id("c1")
+    .with_user("alice")
+    .with_org("acme");
+    let ran = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let call = race(&[&replica], 1, &ctx, &ran).remove(0);
+    let id = card_sent(&fake, 1).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!call.is_finished(), "the payment waits for a person");
+    assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 0);
+    press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let report = call.await.expect("task");
+    assert!(report.tool_ran, "{}", report.observation);
+    assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

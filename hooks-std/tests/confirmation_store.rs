@@ -125,6 +125,97 @@ async fn concurrent_decisions(database: Database) {
     assert_eq!(winners, 1, "exactly one of 16 concurrent decisions wins");
 }
 
+/// One card per tool call: of 16 concurrent claims exactly one wins; a claim
+/// is taken over only after its lease; a request with a card, or no longer
+/// pending, cannot be claimed.
+async fn card_claims(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let (request, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("claim"),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    let claimers: Vec<_> = (0..16)
+        .map(|_| {
+            let (store, id) = (store.clone(), request.id.clone());
+            tokio::spawn(async move { store.claim_card(&id, Duration::from_secs(60)).await })
+        })
+        .collect();
+    let mut winners = 0;
+    for claimer in claimers {
+        if claimer.await.expect("task").expect("claim") {
+            winners += 1;
+        }
+    }
+    assert_eq!(
+        winners, 1,
+        "exactly one of 16 concurrent runs sends the card"
+    );
+    assert!(
+        !store
+            .claim_card(&request.id, Duration::from_secs(60))
+            .await
+            .expect("claim"),
+        "a live claim holds"
+    );
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(
+        store
+            .claim_card(&request.id, Duration::from_millis(100))
+            .await
+            .expect("claim"),
+        "a claim older than its lease is taken over (its holder died mid-send)"
+    );
+    store
+        .set_message_ref(&request.id, "om_1")
+        .await
+        .expect("ref");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(
+        !store
+            .claim_card(&request.id, Duration::from_millis(100))
+            .await
+            .expect("claim"),
+        "a request whose card was sent is never claimed again"
+    );
+
+    let (rejected, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("claim-final"),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    store
+        .decide(&rejected.id, Decision::Reject, "bob", None)
+        .await
+        .expect("decide");
+    assert!(
+        !store
+            .claim_card(&rejected.id, Duration::ZERO)
+            .await
+            .expect("claim"),
+        "a decided request gets no card"
+    );
+    let (late, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("claim-late"),
+            Duration::from_millis(50),
+        ))
+        .await
+        .expect("create");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(
+        !store
+            .claim_card(&late.id, Duration::ZERO)
+            .await
+            .expect("claim"),
+        "a request past its deadline gets no card"
+    );
+}
+
 async fn deadlines(database: Database) {
     let store = ConfirmationStore::new(database);
     let (late, _) = store
@@ -208,6 +299,7 @@ async fn store_on_sqlite() {
     let (database, _url, _dir) = support::sqlite_file().await;
     lifecycle(database.clone()).await;
     concurrent_decisions(database.clone()).await;
+    card_claims(database.clone()).await;
     deadlines(database.clone()).await;
     events(database).await;
 }
@@ -219,6 +311,7 @@ async fn store_on_postgres() {
     };
     lifecycle(database.clone()).await;
     concurrent_decisions(database.clone()).await;
+    card_claims(database.clone()).await;
     deadlines(database.clone()).await;
     events(database).await;
 }

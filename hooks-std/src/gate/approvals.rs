@@ -9,8 +9,9 @@ use serde::Deserialize;
 use tokio::task::JoinHandle;
 
 use super::approvers::{Approver, ApproverDirectory, may_decide};
+use super::reply_window::ReplyWindow;
 use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
-use super::store::{ConfirmationStore, DecideOutcome};
+use super::store::{ConfirmationStore, DecideOutcome, EventDecision};
 use super::wakeup::{Subscription, Waiters, listen_for_decisions, poll_decisions};
 use crate::channel::{Channel, DecisionCallback, ToastKind};
 use crate::config::duration_text;
@@ -70,6 +71,16 @@ impl CallbackOutcome {
         )
     }
 
+    /// The decision could not be committed in time: nothing changed.
+    fn unrecorded() -> Self {
+        Self::new(
+            ToastKind::Error,
+            "Your decision could not be recorded (the database is busy or unavailable). \
+             Nothing changed; please try again.",
+            None,
+        )
+    }
+
     /// The request was already decided, expired or cancelled.
     fn settled(request: ConfirmationRequest) -> Self {
         Self::new(ToastKind::Info, final_message(&request), Some(request))
@@ -87,6 +98,14 @@ impl CallbackOutcome {
         }
     }
 }
+
+/// How long a click's decision may take to be recorded, retries included:
+/// the platform waits 3 s for the answer (Feishu), and the answer must leave
+/// room for the HTTP exchange and for a commit already under way.
+const RECORD_WINDOW: Duration = Duration::from_millis(2000);
+
+/// How long the answer waits for a commit that started inside the window.
+const COMMIT_GRACE: Duration = Duration::from_millis(600);
 
 /// What one sweep did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -179,16 +198,70 @@ impl Approvals {
     /// Applies a verified button press: event-id dedup, channel binding,
     /// approver scope, then the first-decision-wins update. Nothing changes
     /// unless every check passes.
+    ///
+    /// The answer is due within the platform's reply window (Feishu waits
+    /// 3 s), and it is true: a decision the database cannot take (busy,
+    /// locked, unreachable) is retried until [`RECORD_WINDOW`] ends; if it
+    /// is not committed by then, the approver is told it failed and it is
+    /// rolled back, never committed later. Only if its commit had already
+    /// started does the answer say the outcome will show on the card (which
+    /// is then redrawn once the commit lands).
     pub async fn handle_callback(&self, callback: &DecisionCallback) -> CallbackOutcome {
-        match self.try_handle_callback(callback).await {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                tracing::error!(%error, request = %callback.request_id, "approval callback failed");
-                CallbackOutcome::new(
-                    ToastKind::Error,
-                    "Your decision could not be recorded (storage error). Nothing changed; please try again.",
-                    None,
-                )
+        let window = ReplyWindow::new(RECORD_WINDOW);
+        let (this, click, recorder_window) = (self.clone(), callback.clone(), window.clone());
+        // A task of its own, so a commit under way when the answer is due
+        // still completes (and wakes its gate).
+        let mut recording =
+            tokio::spawn(async move { this.record_callback(&click, &recorder_window).await });
+        let joined = match tokio::time::timeout_at(window.deadline(), &mut recording).await {
+            Ok(joined) => joined,
+            Err(_) if window.close() => {
+                tracing::error!(
+                    request = %callback.request_id,
+                    "an approval decision could not be recorded within the reply window"
+                );
+                return CallbackOutcome::unrecorded();
+            }
+            Err(_) => match tokio::time::timeout(COMMIT_GRACE, &mut recording).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    self.redraw_when_committed(recording);
+                    return CallbackOutcome::new(
+                        ToastKind::Info,
+                        "Your decision was being saved when the reply was due. The card will \
+                         show the outcome; if it still shows the buttons, nothing was recorded: \
+                         please try again.",
+                        None,
+                    );
+                }
+            },
+        };
+        joined.unwrap_or_else(|panicked| {
+            tracing::error!(%panicked, "approval callback handling failed");
+            CallbackOutcome::unrecorded()
+        })
+    }
+
+    /// Handles a click, retrying storage failures while `window` allows.
+    async fn record_callback(
+        &self,
+        callback: &DecisionCallback,
+        window: &ReplyWindow,
+    ) -> CallbackOutcome {
+        let mut pause = Duration::from_millis(25);
+        loop {
+            match self.try_handle_callback(callback, window).await {
+                Ok(outcome) => return outcome,
+                // A failed commit is not retried: the replier is waiting on it.
+                Err(error) if window.commit_started() || !window.open_after(pause) => {
+                    tracing::error!(%error, request = %callback.request_id, "approval callback failed");
+                    return CallbackOutcome::unrecorded();
+                }
+                Err(error) => {
+                    tracing::warn!(%error, request = %callback.request_id, "approval callback: retrying");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(400));
+                }
             }
         }
     }
@@ -196,39 +269,38 @@ impl Approvals {
     async fn try_handle_callback(
         &self,
         callback: &DecisionCallback,
+        window: &ReplyWindow,
     ) -> Result<CallbackOutcome, StorageError> {
         let store = &self.inner.store;
         let kind = self.inner.channel.kind();
-        if !store.record_event(&callback.event_id, kind).await? {
-            let current = store.get(&callback.request_id).await?;
-            let current = current.filter(|request| self.belongs_here(request, callback));
-            return Ok(CallbackOutcome::new(
-                ToastKind::Info,
-                "This click was already handled.",
-                current,
-            ));
+        if store.event_seen(&callback.event_id).await? {
+            return self.already_handled(callback).await;
         }
         let Some(request) = store.get(&callback.request_id).await? else {
-            return Ok(CallbackOutcome::unknown());
+            return self.refuse(callback, CallbackOutcome::unknown()).await;
         };
         if !self.belongs_here(&request, callback) {
-            return Ok(CallbackOutcome::new(
+            let outcome = CallbackOutcome::new(
                 ToastKind::Error,
                 "This approval request belongs to another channel; nothing changed.",
                 None,
-            ));
+            );
+            return self.refuse(callback, outcome).await;
         }
         if request.status.is_terminal() {
-            return Ok(CallbackOutcome::settled(request));
+            return self
+                .refuse(callback, CallbackOutcome::settled(request))
+                .await;
         }
         let approver = match self.inner.directory.resolve(kind, &callback.operator).await {
             Ok(Some(approver)) => approver,
             Ok(None) => {
-                return Ok(CallbackOutcome::new(
+                let outcome = CallbackOutcome::new(
                     ToastKind::Error,
                     "You are not a known approver; nothing changed.",
                     Some(request),
-                ));
+                );
+                return self.refuse(callback, outcome).await;
             }
             Err(error) => {
                 tracing::error!(%error, "approver directory failed");
@@ -239,8 +311,58 @@ impl Approvals {
                 ));
             }
         };
-        self.decide_as(&request, &approver, callback.decision, None)
-            .await
+        if let Some(refusal) = self.check_scope(&request, &approver).await {
+            return self.refuse(callback, refusal).await;
+        }
+        let recorded = store
+            .decide_for_event(
+                &callback.event_id,
+                kind,
+                &request.id,
+                callback.decision,
+                &approver.user_id,
+                || window.begin_commit(),
+            )
+            .await?;
+        Ok(match recorded {
+            EventDecision::Recorded(outcome) => self.decided(*outcome, callback.decision),
+            EventDecision::Replayed => return self.already_handled(callback).await,
+            EventDecision::Withdrawn => CallbackOutcome::unrecorded(),
+        })
+    }
+
+    /// A click refused before anything was decided: its event id is still
+    /// recorded, so a replay of it (even re-signed by someone in scope)
+    /// changes nothing either.
+    async fn refuse(
+        &self,
+        callback: &DecisionCallback,
+        refusal: CallbackOutcome,
+    ) -> Result<CallbackOutcome, StorageError> {
+        let kind = self.inner.channel.kind();
+        if self
+            .inner
+            .store
+            .record_event(&callback.event_id, kind)
+            .await?
+        {
+            Ok(refusal)
+        } else {
+            self.already_handled(callback).await
+        }
+    }
+
+    async fn already_handled(
+        &self,
+        callback: &DecisionCallback,
+    ) -> Result<CallbackOutcome, StorageError> {
+        let current = self.inner.store.get(&callback.request_id).await?;
+        let current = current.filter(|request| self.belongs_here(request, callback));
+        Ok(CallbackOutcome::new(
+            ToastKind::Info,
+            "This click was already handled.",
+            current,
+        ))
     }
 
     /// Decides request `id` as `approver` (scope-checked, first decision
@@ -259,43 +381,47 @@ impl Approvals {
         if request.status.is_terminal() {
             return Ok(CallbackOutcome::settled(request));
         }
-        self.decide_as(&request, approver, decision, reason).await
-    }
-
-    async fn decide_as(
-        &self,
-        request: &ConfirmationRequest,
-        approver: &Approver,
-        decision: Decision,
-        reason: Option<&str>,
-    ) -> Result<CallbackOutcome, StorageError> {
-        match may_decide(self.inner.directory.as_ref(), request, approver).await {
-            Ok(true) => {}
-            Ok(false) => {
-                return Ok(CallbackOutcome::new(
-                    ToastKind::Error,
-                    format!(
-                        "You may not decide this request: it needs {}. Nothing changed.",
-                        request.approvers_text()
-                    ),
-                    Some(request.clone()),
-                ));
-            }
-            Err(error) => {
-                tracing::error!(%error, "approver directory failed");
-                return Ok(CallbackOutcome::new(
-                    ToastKind::Error,
-                    "Your permission could not be checked; nothing changed. Please try again.",
-                    Some(request.clone()),
-                ));
-            }
+        if let Some(refusal) = self.check_scope(&request, approver).await {
+            return Ok(refusal);
         }
         let outcome = self
             .inner
             .store
             .decide(&request.id, decision, &approver.user_id, reason)
             .await?;
-        Ok(match outcome {
+        Ok(self.decided(outcome, decision))
+    }
+
+    /// `None` if `approver` may decide `request`, else the refusal.
+    async fn check_scope(
+        &self,
+        request: &ConfirmationRequest,
+        approver: &Approver,
+    ) -> Option<CallbackOutcome> {
+        match may_decide(self.inner.directory.as_ref(), request, approver).await {
+            Ok(true) => None,
+            Ok(false) => Some(CallbackOutcome::new(
+                ToastKind::Error,
+                format!(
+                    "You may not decide this request: it needs {}. Nothing changed.",
+                    request.approvers_text()
+                ),
+                Some(request.clone()),
+            )),
+            Err(error) => {
+                tracing::error!(%error, "approver directory failed");
+                Some(CallbackOutcome::new(
+                    ToastKind::Error,
+                    "Your permission could not be checked; nothing changed. Please try again.",
+                    Some(request.clone()),
+                ))
+            }
+        }
+    }
+
+    /// The answer to a committed decision attempt; wakes the request's gates.
+    fn decided(&self, outcome: DecideOutcome, decision: Decision) -> CallbackOutcome {
+        match outcome {
             DecideOutcome::Decided(decided) => {
                 self.inner.waiters.wake(&decided.id);
                 let verb = match decision {
@@ -314,7 +440,22 @@ impl Approvals {
             }
             DecideOutcome::AlreadyFinal(current) => CallbackOutcome::settled(current),
             DecideOutcome::NotFound => CallbackOutcome::unknown(),
-        })
+        }
+    }
+
+    /// The reply went out before a commit's outcome was known: once it is,
+    /// redraw the card, so the approver sees whether their decision stands.
+    fn redraw_when_committed(&self, recording: JoinHandle<CallbackOutcome>) {
+        let channel = self.inner.channel.clone();
+        tokio::spawn(async move {
+            if let Ok(outcome) = recording.await
+                && let Some(request) = outcome
+                    .request
+                    .filter(|request| request.status.is_terminal())
+            {
+                update_card(&channel, &request);
+            }
+        });
     }
 
     fn belongs_here(&self, request: &ConfirmationRequest, callback: &DecisionCallback) -> bool {
@@ -334,6 +475,20 @@ impl Approvals {
             config,
         )
         .await
+    }
+
+    /// Cancels request `id` (if still pending and its card was never
+    /// delivered) and wakes every run waiting on it.
+    pub(crate) async fn cancel(
+        &self,
+        id: &str,
+        reason: &str,
+    ) -> Result<Option<ConfirmationRequest>, StorageError> {
+        let cancelled = self.inner.store.cancel(id, reason).await?;
+        if cancelled.is_some() {
+            self.inner.waiters.wake(id);
+        }
+        Ok(cancelled)
     }
 
     /// Marks request `id` expired (if still pending), wakes its waiters and

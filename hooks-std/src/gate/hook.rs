@@ -13,6 +13,7 @@ use super::approvals::Approvals;
 use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
+use crate::channel::ChannelError;
 use crate::config::{ConfigError, duration_text, parse_config};
 
 /// Config of [`ApprovalGate`].
@@ -50,6 +51,15 @@ impl Default for ApprovalGateConfig {
 /// Extra time the hook's own timeout allows beyond the wait, for creating
 /// the request and delivering the card.
 const DELIVERY_ALLOWANCE: Duration = Duration::from_secs(30);
+
+/// How long sending a card may take before the run gives up (and cancels
+/// the request): shorter than [`CARD_CLAIM_LEASE`], so a claim is never
+/// taken over while its holder may still be sending.
+const CARD_SEND_DEADLINE: Duration = Duration::from_secs(25);
+
+/// How long a run's claim on sending the card holds; after it, a re-run of
+/// the same tool call may send the card (its first run died mid-send).
+const CARD_CLAIM_LEASE: Duration = Duration::from_secs(60);
 
 /// The human-approval gate.
 ///
@@ -164,9 +174,15 @@ impl ApprovalGate {
         // Subscribe before looking at the state, so no decision slips between.
         let mut subscription = self.approvals.subscribe(&request.id);
         let clock = store.clock_ms().await.map_err(HookError::new)?;
+        // Concurrent runs of one tool call share its request; only the run
+        // that claims the card sends it, the others wait for the same decision.
         if request.status == ConfirmationStatus::Pending
             && request.message_ref.is_none()
             && request.expires_at_ms > clock
+            && store
+                .claim_card(&request.id, CARD_CLAIM_LEASE)
+                .await
+                .map_err(|error| HookError::new(format!("could not claim the card: {error}")))?
         {
             self.deliver(&request).await?;
         }
@@ -197,18 +213,33 @@ impl ApprovalGate {
         }
     }
 
-    /// Sends the card; if it cannot be delivered, cancels the request (nobody
-    /// could decide it) and fails, which blocks the call.
+    /// Sends the card; if it cannot be delivered within
+    /// [`CARD_SEND_DEADLINE`], cancels the request (nobody could decide it;
+    /// runs waiting on it wake) and fails, which blocks the call.
     async fn deliver(&self, request: &ConfirmationRequest) -> Result<(), HookError> {
         let store = self.approvals.store();
-        match self.approvals.channel().send_card(request).await {
+        let sent = tokio::time::timeout(
+            CARD_SEND_DEADLINE,
+            self.approvals.channel().send_card(request),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(ChannelError::new(
+                self.approvals.channel().kind(),
+                format!(
+                    "no answer within {}; check that the platform is reachable",
+                    human(CARD_SEND_DEADLINE)
+                ),
+            ))
+        });
+        match sent {
             Ok(message_ref) => store
                 .set_message_ref(&request.id, &message_ref)
                 .await
                 .map_err(HookError::new),
             Err(error) => {
                 let reason = format!("approval card not delivered: {error}");
-                if let Err(cancel_error) = store.cancel(&request.id, &reason).await {
+                if let Err(cancel_error) = self.approvals.cancel(&request.id, &reason).await {
                     tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
                 }
                 Err(HookError::new(reason))
@@ -228,7 +259,7 @@ impl ApprovalGate {
                 .map_err(HookError::new)?;
             if !fresh {
                 return Ok(HookResult::block(format!(
-                    "the approval of confirmation request {} was already used by an earlier run \
+                    "the approval of confirmation request {} was already used by another run \
                      of this tool call; an approval runs its call once",
                     request.id
                 )));

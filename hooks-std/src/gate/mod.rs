@@ -12,6 +12,7 @@ mod approvals;
 mod approvers;
 mod digest;
 mod hook;
+mod reply_window;
 mod request;
 mod router;
 mod store;
@@ -22,4 +23,4 @@ pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirector
 pub use digest::args_digest;
 pub use hook::{ApprovalGate, ApprovalGateConfig};
 pub use request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
-pub use store::{ConfirmationStore, DecideOutcome, NewConfirmation};
+pub use store::{ConfirmationStore, DecideOutcome, EventDecision, NewConfirmation};

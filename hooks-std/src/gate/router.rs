@@ -1,7 +1,5 @@
 //! The callback endpoint: an axum `Router` a user mounts in their own server.
 
-use std::time::Duration;
-
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -11,13 +9,10 @@ use axum::routing::post;
 use serde_json::json;
 
 use super::approvals::Approvals;
-use crate::channel::{Callback, CallbackError, CallbackReply, RawCallback, ToastKind};
+use crate::channel::{Callback, CallbackError, CallbackReply, RawCallback};
 
 /// Callback bodies are small; anything larger is refused unread.
 const MAX_BODY: usize = 64 * 1024;
-
-/// Platforms wait about 3 s for the reply; answer before that.
-const REPLY_DEADLINE: Duration = Duration::from_millis(2500);
 
 impl Approvals {
     /// The channel's callback endpoint (`POST /`), to mount where the
@@ -48,30 +43,8 @@ async fn callback(State(approvals): State<Approvals>, headers: HeaderMap, body: 
         Ok(Callback::Decision(decision)) => decision,
         Err(error) => return refuse(&error),
     };
-    // Spawned, so a decision that commits after the reply deadline still
-    // wakes its gate even though the platform has stopped listening.
-    let handling = tokio::spawn(async move { approvals.handle_callback(&decision).await });
-    let outcome = match tokio::time::timeout(REPLY_DEADLINE, handling).await {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(panicked)) => {
-            tracing::error!(%panicked, "approval callback handling failed");
-            let reply = CallbackReply {
-                kind: ToastKind::Error,
-                message: "Your decision could not be recorded; nothing changed. Please try again.",
-                request: None,
-            };
-            return axum::Json(channel.callback_reply(reply)).into_response();
-        }
-        Err(_) => {
-            tracing::error!("approval callback took too long to answer");
-            let reply = CallbackReply {
-                kind: ToastKind::Info,
-                message: "Your decision is still being recorded; the card will show the outcome.",
-                request: None,
-            };
-            return axum::Json(channel.callback_reply(reply)).into_response();
-        }
-    };
+    // Answers within the platform's reply window, and only what is true.
+    let outcome = approvals.handle_callback(&decision).await;
     let reply = CallbackReply {
         kind: outcome.kind,
         message: &outcome.message,

@@ -81,6 +81,21 @@ pub enum DecideOutcome {
     PastDeadline(ConfirmationRequest),
 }
 
+/// What became of a decision that arrived as a callback event
+/// ([`ConfirmationStore::decide_for_event`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventDecision {
+    /// The event id was handled before (a replay or a platform retry):
+    /// nothing changed.
+    Replayed,
+    /// The event id and the decision were committed together; how the
+    /// request fared.
+    Recorded(Box<DecideOutcome>),
+    /// The caller withdrew before the commit (its reply was already due):
+    /// rolled back, nothing changed, the event id stays unused.
+    Withdrawn,
+}
+
 /// One row as the database returns it.
 #[derive(FromRow)]
 struct Row {
@@ -294,6 +309,32 @@ impl ConfirmationStore {
         )))
     }
 
+    /// Claims the right to send the card of request `id`: `true` for exactly
+    /// one of any number of concurrent runs of the same tool call (on any
+    /// replica), while the request is pending, before its deadline and
+    /// without a card. A claim older than `lease` may be taken over, so a run
+    /// that died while sending does not leave the request without a card;
+    /// the claimer must finish sending (or give up) within the lease.
+    pub async fn claim_card(&self, id: &str, lease: Duration) -> Result<bool, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET card_claimed_at_ms = {now_ms} \
+             WHERE id = $1 AND status = 'pending' AND message_ref IS NULL \
+             AND expires_at_ms > {now_ms} \
+             AND (card_claimed_at_ms IS NULL OR card_claimed_at_ms <= {now_ms} - $2)",
+        );
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+        let updated = on_pool_write!(self, pool => sqlx::query(&sql)
+            .bind(id)
+            .bind(lease_ms)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+        .map_err(StorageError::query(format!(
+            "claiming the card of confirmation request {id}"
+        )))?;
+        Ok(updated == 1)
+    }
+
     /// Applies `decision` by `decided_by` to request `id` if, and only if, it
     /// is still pending and before its deadline. The first decision wins.
     pub async fn decide(
@@ -335,6 +376,107 @@ impl ConfirmationStore {
                 },
             },
         }
+    }
+
+    /// Applies a decision delivered as callback event `event_id` in one
+    /// transaction: the event id is recorded (a replay changes nothing), then
+    /// `decision` is applied as by [`decide`](Self::decide) (first decision
+    /// wins; past the deadline the request expires instead). Just before
+    /// committing, `may_commit` is asked; if it says no — the approver has
+    /// already been told the decision failed — everything is rolled back, so
+    /// a decision is never recorded behind the approver's back.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn decide_for_event(
+        &self,
+        event_id: &str,
+        channel_kind: &str,
+        id: &str,
+        decision: Decision,
+        decided_by: &str,
+        may_commit: impl FnOnce() -> bool + Send,
+    ) -> Result<EventDecision, StorageError> {
+        let record_event = self.sql(
+            "INSERT INTO callback_events (event_id, channel_kind, received_at_ms) \
+             VALUES ($1, $2, {now_ms}) ON CONFLICT (event_id) DO NOTHING",
+        );
+        let decide = self.sql(
+            "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now_ms}, \
+             decided_by = $2, reason = NULL \
+             WHERE id = $3 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
+        );
+        let current = self.sql("SELECT {columns} FROM confirmation_requests WHERE id = $1");
+        let expire = self.sql(
+            "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
+             decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
+        );
+        // The event insert comes first: on SQLite it takes the write lock
+        // before anything is read, so the transaction never has to upgrade.
+        let applied = on_pool_write!(self, pool => async {
+            let mut tx = pool.begin().await?;
+            let fresh = sqlx::query(&record_event)
+                .bind(event_id)
+                .bind(channel_kind)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if !fresh {
+                tx.rollback().await?;
+                return Ok(EventDecision::Replayed);
+            }
+            let decided: Option<Row> = sqlx::query_as(&decide)
+                .bind(decision.status().as_str())
+                .bind(decided_by)
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let outcome = match decided {
+                Some(row) => DecideOutcome::Decided(row.try_into()?),
+                None => {
+                    let found: Option<Row> =
+                        sqlx::query_as(&current).bind(id).fetch_optional(&mut *tx).await?;
+                    match found.map(ConfirmationRequest::try_from).transpose()? {
+                        None => DecideOutcome::NotFound,
+                        Some(request) if request.status.is_terminal() => {
+                            DecideOutcome::AlreadyFinal(request)
+                        }
+                        // Pending, yet not decidable: past its deadline.
+                        Some(request) => {
+                            let expired: Option<Row> =
+                                sqlx::query_as(&expire).bind(id).fetch_optional(&mut *tx).await?;
+                            match expired {
+                                Some(row) => DecideOutcome::PastDeadline(row.try_into()?),
+                                None => DecideOutcome::AlreadyFinal(request),
+                            }
+                        }
+                    }
+                }
+            };
+            if !may_commit() {
+                tx.rollback().await?;
+                return Ok(EventDecision::Withdrawn);
+            }
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(EventDecision::Recorded(Box::new(outcome)))
+        }
+        .await)
+        .map_err(StorageError::query(format!(
+            "recording callback event {event_id} and its decision on confirmation request {id}"
+        )))?;
+        Ok(applied)
+    }
+
+    /// Whether callback event `event_id` was handled already (read only).
+    pub async fn event_seen(&self, event_id: &str) -> Result<bool, StorageError> {
+        let sql = self.sql("SELECT COUNT(*) FROM callback_events WHERE event_id = $1");
+        let count: i64 = on_pool!(&self.database, pool => sqlx::query_scalar(&sql)
+            .bind(event_id)
+            .fetch_one(pool)
+            .await)
+        .map_err(StorageError::query(format!(
+            "looking up callback event {event_id}"
+        )))?;
+        Ok(count > 0)
     }
 
     /// Marks request `id` expired if it is still pending (the waiting gate's
