@@ -1,9 +1,13 @@
-//! ConnectorRateLimitHook (in-memory backend): isolation, recovery, blocked calls free.
+//! ConnectorRateLimitHook (in-memory backend): isolation, recovery, blocked
+//! calls free; every spelling of a connector or user counts against one
+//! quota, no call escapes counting, and idle keys are forgotten.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use hooks_runtime::{HookContext, HookRegistry, Observation};
-use hooks_std::{ConnectorRateLimitHook, RateLimitConfig};
+use hooks_std::rate_limit::{Admission, Quota};
+use hooks_std::{ConnectorRateLimitHook, Database, MemoryLimiter, RateLimitConfig};
 use serde_json::{Value, json};
 
 fn registry(config: serde_json::Value) -> HookRegistry {
@@ -64,7 +68,7 @@ async fn blocked_calls_consume_no_quota() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn connectors_can_have_their_own_quota_and_tools_without_one_are_untouched() {
+async fn connectors_can_have_their_own_quota_and_tools_without_one_count_on_their_name() {
     let registry = registry(json!({"connectors": {"oa": {"calls": 1, "period": "60s"}}}));
     assert!(!call(&registry, "oa__pay", "alice").await.is_blocked());
     assert!(call(&registry, "oa__pay", "alice").await.is_blocked());
@@ -75,14 +79,189 @@ async fn connectors_can_have_their_own_quota_and_tools_without_one_are_untouched
         );
     }
     assert!(call(&registry, "crm__lookup", "alice").await.is_blocked());
-    for _ in 0..20 {
+    for _ in 0..10 {
+        assert!(!call(&registry, "sql_query", "alice").await.is_blocked());
+    }
+    assert!(
+        call(&registry, "sql_query", "alice").await.is_blocked(),
+        "a tool without a connector is limited as its own connector"
+    );
+    assert!(
+        !call(&registry, "sql_exec", "alice").await.is_blocked(),
+        "another tool without a connector has its own bucket"
+    );
+}
+
+// ------------------------------------------------ spellings (issue 11, item 6)
+
+async fn call_ctx(registry: &HookRegistry, ctx: HookContext) -> Observation {
+    registry
+        .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("ok")))
+        .await
+        .observation
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_spelling_of_a_connector_counts_against_one_quota() {
+    for spelling in [
+        "OA__pay",
+        "Oa__pay",
+        "ｏａ__pay",
+        "ＯＡ＿＿pay",
+        "__oa__pay",
+        "oa___pay",
+        "o\u{200B}a__pay",
+        "\u{FEFF}oa__pay",
+        "oa",
+        "OA",
+    ] {
+        let registry = registry(json!({"connectors": {"oa": {"calls": 1, "period": "60s"}}}));
+        assert!(!call(&registry, "oa__pay", "alice").await.is_blocked());
+        let Observation::Blocked { reason, .. } = call(&registry, spelling, "alice").await else {
+            panic!("{spelling:?} got a fresh quota instead of oa's");
+        };
+        // Invisible characters may be refused before any hook runs; any
+        // other spelling is limited as `oa`.
         assert!(
-            !call(&registry, "sql_query", "alice").await.is_blocked(),
-            "no connector, no limit"
+            reason.contains("connector `oa`") || reason.contains("invisible"),
+            "{reason}"
         );
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn every_spelling_of_a_user_counts_against_one_quota() {
+    for spelling in ["Alice", "ALICE", "ａｌｉｃｅ", " alice ", "al\u{200D}ice"] {
+        let registry = registry(json!({"default": {"calls": 1, "period": "60s"}}));
+        assert!(!call(&registry, "crm__lookup", "alice").await.is_blocked());
+        assert!(
+            call(&registry, "crm__lookup", spelling).await.is_blocked(),
+            "{spelling:?} got a fresh quota instead of alice's"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_empty_or_missing_connector_is_limited_too() {
+    for (what, ctx) in [
+        (
+            "metadata.connector empty",
+            HookContext::tool_call("oa__pay", json!({})).with_metadata("connector", ""),
+        ),
+        (
+            "metadata.connector invisible",
+            HookContext::tool_call("oa__pay", json!({})).with_metadata("connector", "\u{200B}"),
+        ),
+        ("empty tool name", HookContext::tool_call("", json!({}))),
+        (
+            "tool name of underscores",
+            HookContext::tool_call("____", json!({})),
+        ),
+        ("tool `oa`", HookContext::tool_call("oa", json!({}))),
+    ] {
+        let registry = registry(json!({"default": {"calls": 2, "period": "60s"}}));
+        let ctx = ctx.with_user("mallory");
+        let mut blocked = 0;
+        for _ in 0..5 {
+            if call_ctx(&registry, ctx.clone()).await.is_blocked() {
+                blocked += 1;
+            }
+        }
+        assert!(
+            blocked >= 3,
+            "{what}: {blocked} of 5 calls blocked, want at least 3"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn metadata_connector_is_folded_like_tool_names() {
+    let registry = registry(json!({"connectors": {"OA": {"calls": 1, "period": "60s"}}}));
+    assert!(!call(&registry, "oa__pay", "alice").await.is_blocked());
+    let ctx = HookContext::tool_call("payments", json!({}))
+        .with_metadata("connector", "ｏａ")
+        .with_user("alice");
+    assert!(
+        call_ctx(&registry, ctx).await.is_blocked(),
+        "the quota of `OA` in config applies to `oa__pay` and to metadata `ｏａ`"
+    );
+}
+
+#[tokio::test]
+async fn the_database_backend_folds_names_the_same_way() {
+    let database = Database::in_memory().await.expect("database");
+    let config = json!({"backend": "database", "default": {"calls": 1, "period": "1h"}});
+    let hook = ConnectorRateLimitHook::from_config(&config, Some(database)).expect("hook");
+    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
+    assert!(!call(&registry, "oa__pay", "alice").await.is_blocked());
+    for spelling in ["OA__pay", "ｏａ__pay", "__oa__pay", "oa"] {
+        assert!(
+            call(&registry, spelling, "ALICE").await.is_blocked(),
+            "{spelling:?} escaped the shared quota"
+        );
+    }
+    let ctx = HookContext::tool_call("oa__pay", json!({}))
+        .with_metadata("connector", "")
+        .with_user("alice");
+    assert!(call_ctx(&registry, ctx).await.is_blocked());
+}
+
+// ------------------------------------------------------- memory is bounded
+
+#[test]
+fn a_million_idle_keys_are_forgotten() {
+    let limiter = MemoryLimiter::new();
+    let quota = Quota {
+        calls: 10,
+        period: Duration::from_secs(60),
+    };
+    let start = Duration::from_secs(1);
+    let mut user = String::new();
+    for n in 0..1_000_000u32 {
+        user.clear();
+        write!(user, "user-{n}").unwrap();
+        // All within one second: every key is active when the next arrives.
+        let now = start + Duration::from_micros(u64::from(n));
+        assert!(matches!(
+            limiter.check("oa", &user, &quota, now),
+            Admission::Allow { .. }
+        ));
+    }
+    assert_eq!(limiter.len(), 1_000_000, "active keys are all kept");
+    // A whole period of silence later, every bucket is full again; the next
+    // calls (a few, enough to touch every shard) drop the forgotten keys.
+    let later = start + Duration::from_secs(62);
+    for n in 0..200u32 {
+        limiter.check("crm", &format!("late-{n}"), &quota, later);
+    }
+    assert!(
+        limiter.len() <= 200,
+        "{} keys held after the idle period; only the 200 new ones are active",
+        limiter.len()
+    );
+}
+
+#[test]
+fn keys_are_bounded_by_the_active_ones_while_traffic_flows() {
+    let limiter = MemoryLimiter::new();
+    // One call per second allowed; each key is full again 1 s after its call.
+    let quota = Quota {
+        calls: 1,
+        period: Duration::from_secs(1),
+    };
+    let mut most = 0;
+    for n in 0..200_000u64 {
+        // 1,000 new keys per second: about 1,000 are active at any time.
+        let now = Duration::from_millis(n);
+        limiter.check("oa", &format!("u{n}"), &quota, now);
+        if n % 1000 == 0 {
+            most = most.max(limiter.len());
+        }
+    }
+    // A shard is swept once it doubled (at least 1,024 keys) or a period
+    // passed: far below the 200,000 keys seen.
+    assert!(most <= 20_000, "{most} keys held at once");
+}
 #[test]
 fn config_is_checked() {
     assert!(ConnectorRateLimitHook::from_config(&json!({"defualt": {}}), None).is_err());
@@ -103,6 +282,14 @@ fn config_is_checked() {
         .is_err()
     );
     assert!(ConnectorRateLimitHook::new(RateLimitConfig::default()).is_ok());
+    let twice = ConnectorRateLimitHook::from_config(
+        &json!({"connectors": {"OA": {"calls": 1, "period": "1s"}, "ｏａ": {"calls": 9, "period": "1s"}}}),
+        None,
+    );
+    assert!(
+        twice.is_err_and(|e| e.to_string().contains("two quotas for connector `oa`")),
+        "two spellings of one connector cannot get two quotas"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::gcra::Quota;
 use crate::storage::{Database, StorageError, on_pool};
+use crate::text::fold_identifier;
 
 /// The statement for SQLite. `?3` is the emission interval and `?4` the burst
 /// tolerance, both in microseconds. A new key is inserted as allowed; an
@@ -49,13 +50,16 @@ impl DatabaseLimiter {
     }
 
     /// Decides one call of `user` on `connector`: `None` when allowed, or how
-    /// long to wait. One statement, atomic on both backends.
+    /// long to wait. One statement, atomic on both backends. Both names are
+    /// stored [folded](fold_identifier), as the in-memory backend compares
+    /// them.
     pub async fn check(
         &self,
         connector: &str,
         user: &str,
         quota: &Quota,
     ) -> Result<Option<Duration>, StorageError> {
+        let (connector, user) = (fold_identifier(connector), fold_identifier(user));
         let interval = micros(quota.emission_interval());
         let tolerance = micros(quota.period).saturating_sub(interval);
         let what = || format!("checking the rate limit of connector `{connector}` for `{user}`");
@@ -65,8 +69,8 @@ impl DatabaseLimiter {
         };
         let (allowed, tat, now): (bool, i64, i64) = on_pool!(&self.database, pool =>
             sqlx::query_as(statement)
-                .bind(connector)
-                .bind(user)
+                .bind(connector.as_ref())
+                .bind(user.as_ref())
                 .bind(interval)
                 .bind(tolerance)
                 .fetch_one(pool)

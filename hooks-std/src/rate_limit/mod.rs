@@ -1,5 +1,6 @@
 //! `ConnectorRateLimitHook`: call quotas per (connector, user).
 
+mod bucket;
 mod database;
 mod gcra;
 mod memory;
@@ -14,6 +15,8 @@ use tokio::time::Instant;
 
 use crate::config::{ConfigError, parse_config};
 use crate::storage::Database;
+use crate::text::fold_identifier;
+pub use bucket::{connector_key, user_key};
 pub use database::DatabaseLimiter;
 pub use gcra::{Admission, Quota, admit};
 pub use memory::MemoryLimiter;
@@ -24,7 +27,10 @@ pub use memory::MemoryLimiter;
 pub struct RateLimitConfig {
     /// The quota of connectors not listed in `connectors` (default 10 per 60 s).
     pub default: Quota,
-    /// Quotas by connector name.
+    /// Quotas by connector name, compared [folded](fold_identifier) like the
+    /// connectors of calls (`OA` and `oa` are one entry; giving both is an
+    /// error). A tool without `__` is its own connector, so a tool name works
+    /// here too.
     pub connectors: HashMap<String, Quota>,
     /// Priority (default 20).
     pub priority: i32,
@@ -66,13 +72,18 @@ impl Default for RateLimitConfig {
 
 /// A pre hook limiting each user's calls to each connector (GCRA).
 ///
-/// It triggers on calls that have a connector (`connector__action` names or
-/// `metadata.connector`). A blocked call consumes no quota, and the block says
-/// when to retry. State lives in memory (one process, paused-clock friendly)
+/// Every call is counted: against its connector as [`connector_key`] derives
+/// it (`metadata.connector`, else the tool name up to `__`, else the whole
+/// tool name), for its user as [`user_key`] folds it. Both are compared after
+/// NFKC, case folding and removal of invisible characters, so `OA__pay`,
+/// `ｏａ__pay` and `__oa__pay` share the quota of `oa`. A blocked call consumes
+/// no quota, and the block says when to retry. State lives in memory (one process, paused-clock friendly)
 /// or in the database (every replica shares one limit; the database's clock
 /// decides). A database error blocks the call (fail closed).
 pub struct ConnectorRateLimitHook {
     config: RateLimitConfig,
+    /// `config.connectors` with folded names.
+    quotas: HashMap<String, Quota>,
     limiter: Limiter,
 }
 
@@ -108,6 +119,19 @@ impl ConnectorRateLimitHook {
                 ));
             }
         }
+        let mut quotas = HashMap::new();
+        for (connector, quota) in &config.connectors {
+            let folded = fold_identifier(connector).into_owned();
+            if quotas.insert(folded.clone(), *quota).is_some() {
+                return Err(ConfigError::new(
+                    Self::NAME,
+                    format!(
+                        "two quotas for connector `{folded}` (names are compared ignoring case, \
+                         width and invisible characters); keep one"
+                    ),
+                ));
+            }
+        }
         let limiter = match (config.backend, database) {
             (LimiterBackend::Memory, _) => Limiter::Memory {
                 limiter: MemoryLimiter::new(),
@@ -123,7 +147,11 @@ impl ConnectorRateLimitHook {
                 ));
             }
         };
-        Ok(ConnectorRateLimitHook { config, limiter })
+        Ok(ConnectorRateLimitHook {
+            config,
+            quotas,
+            limiter,
+        })
     }
 
     /// Builds the hook from its config-file form (`null` for defaults);
@@ -177,10 +205,7 @@ impl ConnectorRateLimitHook {
     }
 
     fn quota(&self, connector: &str) -> &Quota {
-        self.config
-            .connectors
-            .get(connector)
-            .unwrap_or(&self.config.default)
+        self.quotas.get(connector).unwrap_or(&self.config.default)
     }
 }
 
@@ -193,16 +218,12 @@ impl Hook for ConnectorRateLimitHook {
         self.config.priority
     }
 
-    fn should_trigger(&self, ctx: &HookContext) -> bool {
-        ctx.connector().is_some()
-    }
-
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
-            let connector = ctx.connector().unwrap_or_default();
-            let quota = self.quota(connector);
-            let retry_after = self.check(connector, &ctx.user_id, quota).await?;
-            Ok(verdict(ctx, connector, quota, retry_after))
+            let (connector, user) = (connector_key(ctx), user_key(ctx));
+            let quota = self.quota(&connector);
+            let retry_after = self.check(&connector, &user, quota).await?;
+            Ok(verdict(&connector, &user, quota, retry_after))
         })
     }
 
@@ -211,14 +232,10 @@ impl Hook for ConnectorRateLimitHook {
         let Limiter::Memory { limiter, origin } = &self.limiter else {
             return None;
         };
-        let connector = ctx.connector().unwrap_or_default();
-        let quota = self.quota(connector);
-        let retry_after = memory_check(limiter, *origin, connector, &ctx.user_id, quota);
-        Some(Ok(verdict(ctx, connector, quota, retry_after)))
-    }
-
-    fn when_source(&self) -> Option<&str> {
-        Some("connector exists")
+        let (connector, user) = (connector_key(ctx), user_key(ctx));
+        let quota = self.quota(&connector);
+        let retry_after = memory_check(limiter, *origin, &connector, &user, quota);
+        Some(Ok(verdict(&connector, &user, quota, retry_after)))
     }
 
     fn description(&self) -> Option<&str> {
@@ -245,8 +262,8 @@ fn memory_check(
 
 /// Allows the call, or blocks it saying when to retry.
 fn verdict(
-    ctx: &HookContext,
     connector: &str,
+    user: &str,
     quota: &Quota,
     retry_after: Option<Duration>,
 ) -> HookResult {
@@ -256,7 +273,7 @@ fn verdict(
             "rate limit exceeded: {} calls per {:?} for connector `{connector}` and user `{}`; retry in {:.1}s",
             quota.calls,
             quota.period,
-            ctx.user_id,
+            user,
             retry_after.as_secs_f64().max(0.1)
         )),
     }
