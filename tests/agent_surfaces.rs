@@ -1,8 +1,9 @@
 //! Hooks fire on every surface — chat, API, DAG step, delegated sub-agent,
 //! workflow node — and evaluation bypasses them, saying so. A delegated agent
 //! builds its own registry from its own config and always gets the approval
-//! gate under its own `require_confirmation_for_all`; neither a delegated
-//! agent nor a workflow node can run a gated tool without approval.
+//! gate, asking for every call when its own `require_confirmation_for_all` or
+//! any caller's is set; neither a delegated agent nor a workflow node can run
+//! a gated tool without approval.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,8 +115,11 @@ async fn a_delegate_builds_its_own_registry_and_always_gets_the_gate() {
     let parent_call = call(&parent, "lookup", None).await;
     assert!(parent_call.tool_ran);
 
-    // A grandchild sees the whole path.
-    let grandchild = child
+    // A grandchild sees the whole path (under a child that does not gate
+    // every call: under `child` it would be gated too).
+    let grandchild = parent
+        .delegate(config("agent: child\n"))
+        .expect("child")
         .delegate(config(
             "agent: grandchild\nhooks:\n  class_hooks: [report_caller]\n",
         ))
@@ -131,6 +135,41 @@ async fn a_delegate_builds_its_own_registry_and_always_gets_the_gate() {
             .delegate(config("agent: bad\nhooks:\n  class_hooks: [nope]\n"))
             .is_err()
     );
+}
+
+#[tokio::test]
+async fn a_delegate_is_never_less_guarded_than_its_caller() {
+    let resources = offline_resources().await;
+    let strict = Agent::build(
+        config("agent: treasurer\nrequire_confirmation_for_all: true\n"),
+        &resources,
+    )
+    .expect("parent");
+    // The child's own config does not ask for confirmation; its caller does.
+    let child = strict
+        .delegate(config(
+            "agent: payer\nrequire_confirmation_for_all: false\n",
+        ))
+        .expect("child");
+    assert!(child.config().require_confirmation_for_all);
+    let report = call(&child, "oa__pay", None).await;
+    assert!(!report.tool_ran, "the child cannot pay unapproved");
+    assert_eq!(report.stopped_by(), Some("approval_gate"));
+    // Nor can a grandchild, two levels down.
+    let grandchild = child
+        .delegate(config("agent: clerk\n"))
+        .expect("grandchild");
+    let report = call(&grandchild, "oa__pay", None).await;
+    assert!(!report.tool_ran);
+    assert_eq!(report.stopped_by(), Some("approval_gate"));
+
+    // A relaxed parent does not relax a strict child.
+    let relaxed = Agent::build(config("agent: relaxed\n"), &resources).expect("parent");
+    let strict_child = relaxed
+        .delegate(config("agent: payer\nrequire_confirmation_for_all: true\n"))
+        .expect("child");
+    assert!(!call(&strict_child, "oa__pay", None).await.tool_ran);
+    assert!(call(&relaxed, "oa__pay", None).await.tool_ran);
 }
 
 /// With a real channel (the fake Feishu), a delegated agent's and a

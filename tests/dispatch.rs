@@ -926,3 +926,55 @@ fn a_waiting_hook_on_a_runtime_without_timers_fails_closed() {
         report.observation
     );
 }
+
+/// A hook whose name and `when` text come from outside (a config file).
+struct OddlyNamed {
+    name: String,
+    when: String,
+}
+
+impl Hook for OddlyNamed {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn when_source(&self) -> Option<&str> {
+        Some(&self.when)
+    }
+    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookFuture<'a> {
+        Box::pin(async { Ok(HookResult::allow().with_side_effect("looked")) })
+    }
+}
+
+impl PreToolUseHook for OddlyNamed {}
+
+#[tokio::test]
+async fn tables_and_traces_survive_huge_and_hidden_names() {
+    let huge = "n".repeat(70_000);
+    let registry = HookRegistry::builder()
+        .pre(OddlyNamed {
+            name: huge.clone(),
+            when: format!("tool_name == \"{}\"", "w".repeat(70_000)),
+        })
+        .pre(OddlyNamed {
+            name: "approve\u{202E}evorppa".into(),
+            when: "tool_name == \"x\u{200B}\"".into(),
+        })
+        .build()
+        .expect("registry");
+    let table = registry.describe();
+    assert!(
+        table.lines().all(|line| line.chars().count() < 400),
+        "{table}"
+    );
+    assert!(table.contains("approve\\u{202E}evorppa"), "{table}");
+    assert!(table.contains("x\\u{200B}"), "{table}");
+    assert!(!table.contains('\u{202E}'));
+    let report = registry
+        .run_tool_call(HookContext::tool_call("t", json!({})), async |_: &Value| {
+            Ok::<_, String>(json!(1))
+        })
+        .await;
+    let trace = report.trace.to_string();
+    assert!(trace.contains("looked"), "{trace}");
+    assert!(!trace.contains(&huge));
+}

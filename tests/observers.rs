@@ -17,6 +17,18 @@ async fn observed_panicker(_: &HookContext) -> HookResult {
     panic!("guard bug")
 }
 
+#[pre_tool_use(when = tool_name == "observed_slow_pre")]
+async fn observed_slow_approval(_: &HookContext) -> HookResult {
+    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    HookResult::allow()
+}
+
+#[post_tool_use(when = tool_name == "observed_slow_post")]
+async fn observed_slow_post(_: &HookContext) -> HookResult {
+    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    HookResult::allow()
+}
+
 #[post_tool_use(when = tool_name == "observed_rewrite")]
 async fn observed_shortener(ctx: &HookContext) -> HookResult {
     let text = ctx.result().and_then(Value::as_str).unwrap_or_default();
@@ -65,6 +77,8 @@ fn registry(observer: Arc<dyn CallObserver>) -> HookRegistry {
             "observed_blocker",
             "observed_panicker",
             "observed_shortener",
+            "observed_slow_approval",
+            "observed_slow_post",
         ])
         .observer(observer)
         .build()
@@ -147,4 +161,189 @@ async fn evaluation_runs_bypass_observers_too() {
         .await;
     assert!(report.trace.bypassed());
     assert!(recorder.seen.lock().expect("lock").is_empty());
+}
+
+/// Records each call it sees, after taking its time (a slow database).
+struct SlowRecorder {
+    inner: Recorder,
+}
+
+impl CallObserver for SlowRecorder {
+    fn name(&self) -> &str {
+        "slow_recorder"
+    }
+    fn observe<'a>(&'a self, record: CallRecord<'a>) -> HookFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            self.inner.observe(record).await
+        })
+    }
+}
+
+/// Waits (up to 5 s) until the recorder has seen `count` calls.
+async fn seen_eventually(recorder: &Recorder, count: usize) -> Vec<Seen> {
+    for _ in 0..500 {
+        let seen = recorder.seen.lock().expect("lock").clone();
+        if seen.len() >= count {
+            return seen;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    recorder.seen.lock().expect("lock").clone()
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_before_returning_its_future_is_a_tool_error_and_observed() {
+    let recorder = Arc::new(Recorder::default());
+    let registry = registry(recorder.clone());
+    #[allow(unreachable_code, reason = "the tool panics while creating its future")]
+    let tool = |_: &Value| {
+        panic!("bad tool");
+        async { Ok::<Value, String>(json!("never")) }
+    };
+    let report = registry
+        .run_tool_call(HookContext::tool_call("observed_ok", json!({})), tool)
+        .await;
+    assert_eq!(
+        report.observation,
+        Observation::ToolError("the tool panicked: bad tool".into())
+    );
+    assert_eq!(
+        recorder.seen.lock().expect("lock").clone(),
+        [("observed_ok".to_owned(), None, None)]
+    );
+}
+
+#[tokio::test]
+async fn a_call_dropped_after_the_tool_ran_is_still_observed_once() {
+    let recorder = Arc::new(Recorder::default());
+    let registry = registry(recorder.clone());
+    let call = registry.run_tool_call(
+        HookContext::tool_call("observed_slow_post", json!({})),
+        async |_: &Value| Ok::<_, String>(json!("paid")),
+    );
+    // The caller gives up while the slow post hook runs.
+    let gave_up = tokio::time::timeout(std::time::Duration::from_millis(200), call).await;
+    assert!(gave_up.is_err());
+    let seen = seen_eventually(&recorder, 1).await;
+    assert_eq!(
+        seen,
+        [(
+            "observed_slow_post".to_owned(),
+            Some("runtime".to_owned()),
+            Some(json!("paid"))
+        )],
+        "the row names the tool's real result and who stopped it"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert_eq!(recorder.seen.lock().expect("lock").len(), 1, "exactly once");
+}
+
+#[tokio::test]
+async fn a_call_dropped_while_a_pre_hook_waits_is_observed_as_not_run() {
+    let recorder = Arc::new(Recorder::default());
+    let registry = registry(recorder.clone());
+    let ran = Arc::new(Mutex::new(false));
+    let flag = ran.clone();
+    let call = registry.run_tool_call(
+        HookContext::tool_call("observed_slow_pre", json!({})),
+        async move |_: &Value| {
+            *flag.lock().expect("lock") = true;
+            Ok::<_, String>(json!("paid"))
+        },
+    );
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(100), call)
+            .await
+            .is_err()
+    );
+    let seen = seen_eventually(&recorder, 1).await;
+    assert_eq!(
+        seen,
+        [(
+            "observed_slow_pre".to_owned(),
+            Some("runtime".to_owned()),
+            None
+        )]
+    );
+    assert!(!*ran.lock().expect("lock"));
+}
+
+#[tokio::test]
+async fn observers_finish_even_when_the_caller_stops_waiting_for_them() {
+    let slow = Arc::new(SlowRecorder {
+        inner: Recorder::default(),
+    });
+    let registry = registry(slow.clone());
+    let call = registry.run_tool_call(
+        HookContext::tool_call("observed_ok", json!({})),
+        async |_: &Value| Ok::<_, String>(json!("fine")),
+    );
+    // Gives up while the observer is still writing.
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(100), call)
+            .await
+            .is_err()
+    );
+    let seen = seen_eventually(&slow.inner, 1).await;
+    assert_eq!(
+        seen,
+        [("observed_ok".to_owned(), None, Some(json!("fine")))]
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(
+        slow.inner.seen.lock().expect("lock").len(),
+        1,
+        "exactly once"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_observer_keeps_the_block_reason() {
+    let registry = registry(Arc::new(BrokenStore));
+    let report = registry
+        .run_tool_call(
+            HookContext::tool_call("observed_block", json!({})),
+            async |_: &Value| Ok::<_, String>(json!("never")),
+        )
+        .await;
+    assert!(!report.tool_ran);
+    assert_eq!(report.stopped_by(), Some("observed_blocker"));
+    let text = report.observation.to_string();
+    assert!(text.contains("not today"), "{text}");
+    assert!(
+        text.contains("observer `audit_store` returned an error: disk full"),
+        "{text}"
+    );
+
+    let failed = registry
+        .run_tool_call(
+            HookContext::tool_call("observed_ok", json!({})),
+            async |_: &Value| Err::<Value, _>("upstream 503"),
+        )
+        .await;
+    let text = failed.observation.to_string();
+    assert!(
+        text.contains("upstream 503") && text.contains("disk full"),
+        "{text}"
+    );
+    assert_eq!(failed.tool_error(), Some("upstream 503"));
+}
+
+#[tokio::test]
+async fn a_tool_name_with_control_characters_is_blocked_before_any_hook_and_observed() {
+    let recorder = Arc::new(Recorder::default());
+    let registry = registry(recorder.clone());
+    for name in ["observed_block\0", "pay\u{202E}yap", "", "observed_ok\n"] {
+        let report = registry
+            .run_tool_call(
+                HookContext::tool_call(name, json!({})),
+                async |_: &Value| Ok::<_, String>(json!("ran")),
+            )
+            .await;
+        assert!(!report.tool_ran, "{name:?}");
+        assert_eq!(report.stopped_by(), Some("runtime"), "{name:?}");
+        assert!(report.trace.runs().is_empty(), "no hook ran for {name:?}");
+    }
+    assert_eq!(recorder.seen.lock().expect("lock").len(), 4, "all observed");
 }

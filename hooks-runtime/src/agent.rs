@@ -7,8 +7,10 @@
 //! hooks (and `when` expressions) always see who is calling from where. A
 //! delegated agent never inherits its caller's registry: [`Agent::delegate`]
 //! builds the sub-agent's own registry from its own config, and that
-//! registry always carries the approval gate governed by the sub-agent's own
-//! `require_confirmation_for_all`. Delegation cannot escape the gate.
+//! registry always carries the approval gate. A delegate is never less
+//! guarded than its caller: its gate asks for every call when its own
+//! `require_confirmation_for_all` **or any caller's** is set. Delegation
+//! cannot escape the gate.
 
 use std::fmt;
 use std::sync::Arc;
@@ -91,10 +93,15 @@ impl Agent {
     }
 
     /// A sub-agent this agent delegates to: its **own** registry, built from
-    /// its own config (with the approval gate under its own
-    /// `require_confirmation_for_all`), on the `Delegated` surface, with the
-    /// delegation path extended. The caller's hooks are not inherited.
-    pub fn delegate(&self, config: AgentConfig) -> Result<Agent, AgentConfigErrors> {
+    /// its own config, on the `Delegated` surface, with the delegation path
+    /// extended. The caller's other hooks are not inherited, but the approval
+    /// gate is never weaker than the caller's: the sub-agent's
+    /// `require_confirmation_for_all` is its own flag OR this agent's (and so
+    /// every ancestor's), and [`config`](Agent::config) reports that effective
+    /// value. A parent that asks for every call cannot hand its tools to a
+    /// child that does not.
+    pub fn delegate(&self, mut config: AgentConfig) -> Result<Agent, AgentConfigErrors> {
+        config.require_confirmation_for_all |= self.config.require_confirmation_for_all;
         let registry = config.build_registry(&self.resources)?;
         let mut path = self.path.clone();
         path.push(config.agent.clone());

@@ -48,6 +48,7 @@ mod dispatch;
 mod factory;
 mod hook;
 mod observer;
+mod printable;
 mod registry;
 mod result;
 mod when;
@@ -77,6 +78,7 @@ pub use hook::{
 };
 pub use hooks_when::{WhenError, WhenErrors, did_you_mean, parse_duration};
 pub use observer::{CallObserver, CallRecord};
+pub use printable::is_hidden;
 pub use registry::{
     HookRegistration, HookRegistry, HookRegistryBuilder, RegisteredHook, RegistryError,
     registered_hooks,

@@ -25,6 +25,10 @@ pub struct HookResult {
     pub modified_args: Option<Value>,
     /// Replacement tool result (post hooks); later hooks and the LLM see it.
     pub modified_result: Option<Value>,
+    /// Replacement text for the tool's error (post hooks, when the tool
+    /// failed); later hooks and the LLM see it. Ignored when the tool succeeded
+    /// or when [`modified_result`](Self::modified_result) is set.
+    pub modified_error: Option<String>,
     /// What the hook did, for the trace and the audit trail.
     pub side_effects: Vec<String>,
     /// Text to add to the session's context (session-start hooks).
@@ -49,6 +53,7 @@ impl HookResult {
             error: None,
             modified_args: None,
             modified_result: None,
+            modified_error: None,
             side_effects: Vec::new(),
             additional_context: None,
             seal_args: false,
@@ -79,6 +84,13 @@ impl HookResult {
     /// Replace the tool result (post hooks).
     pub fn with_result(mut self, result: Value) -> Self {
         self.modified_result = Some(result);
+        self
+    }
+
+    /// Replace the text of the tool's error (post hooks, when the tool failed),
+    /// e.g. to cut an oversized message or redact it.
+    pub fn with_error_text(mut self, message: impl Into<String>) -> Self {
+        self.modified_error = Some(message.into());
         self
     }
 

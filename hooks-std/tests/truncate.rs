@@ -95,3 +95,42 @@ fn config_rejects_unknown_keys_and_zero() {
     );
     assert!(ResultTruncateHook::from_config(&json!({"max_chars": 0})).is_err());
 }
+
+#[tokio::test]
+async fn an_oversized_tool_error_is_cut_like_a_result() {
+    let registry = registry(100);
+    let report = registry
+        .run_tool_call(
+            HookContext::tool_call("search", json!({})),
+            async |_: &Value| Err::<Value, _>("e".repeat(1_000_000)),
+        )
+        .await;
+    let Observation::ToolError(seen) = &report.observation else {
+        panic!("{:?}", report.observation)
+    };
+    assert_eq!(
+        seen,
+        &format!(
+            "{}\n…[truncated: showing 100 of 1000000 characters]",
+            "e".repeat(100)
+        )
+    );
+    assert!(report.observation.to_string().chars().count() < 200);
+    assert_eq!(
+        report.tool_error().map(str::len),
+        Some(1_000_000),
+        "the tool's own error stays in the report"
+    );
+    assert_eq!(report.raw_result(), None);
+
+    let short = registry
+        .run_tool_call(
+            HookContext::tool_call("search", json!({})),
+            async |_: &Value| Err::<Value, _>("not found"),
+        )
+        .await;
+    assert_eq!(
+        short.observation,
+        Observation::ToolError("not found".into())
+    );
+}

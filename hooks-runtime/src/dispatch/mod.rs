@@ -11,6 +11,7 @@ mod observation;
 mod run_hook;
 mod session;
 mod tool_call;
+mod tool_name;
 mod trace;
 
 pub use explain::{ExplainStep, ExplainVerdict, Explanation};

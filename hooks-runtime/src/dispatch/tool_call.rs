@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::observation::Observation;
 use super::run_hook::{HookFailure, decide_now, next_triggered, panic_message, run_guarded};
+use super::tool_name;
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
 use crate::hook::{ErrorPolicy, Hook};
@@ -101,7 +102,7 @@ impl HookRegistry {
     )]
     pub fn run_tool_call<T, E>(
         &self,
-        mut ctx: HookContext,
+        ctx: HookContext,
         tool: T,
     ) -> impl Future<Output = ToolCallReport>
     where
@@ -114,31 +115,60 @@ impl HookRegistry {
         async move {
             // The clock is read only when an observer will want the duration.
             let started = (!self.hooks.observers.is_empty()).then(Instant::now);
-            let mut trace = CallTrace::tool_call(self);
-            let mut original = None;
+            let mut state = CallState {
+                trace: CallTrace::tool_call(self),
+                ctx,
+                original: None,
+                stage: Stage::Pre,
+            };
+            // Until the report is built, a caller that drops this future
+            // (a timeout around the call, say) still gets the call observed.
+            let call = Unfinished {
+                registry: self,
+                started,
+                state: &mut state,
+            };
             let (observation, tool_ran) = 'chain: {
+                let CallState {
+                    ctx,
+                    trace,
+                    original,
+                    stage,
+                } = &mut *call.state;
+                if let Some(reason) = tool_name::problem(&ctx.tool_name) {
+                    break 'chain (
+                        Observation::Blocked {
+                            hook: RUNTIME.to_owned(),
+                            reason,
+                        },
+                        false,
+                    );
+                }
                 if ctx.surface == Surface::Evaluation {
                     trace.bypassed = true;
                     tracing::debug!(tool = %ctx.tool_name, "hooks bypassed on the evaluation surface");
+                    *stage = Stage::Tool;
                     break 'chain (observe(call_tool(tool, &ctx.tool_args).await), true);
                 }
 
                 ctx.point = HookPoint::PreToolUse;
                 ctx.tool_outcome = None;
                 if let Some((hook, reason)) =
-                    run_phase(&self.hooks.pre, 0, &mut ctx, &mut trace, &mut original).await
+                    run_phase(&self.hooks.pre, 0, ctx, trace, original).await
                 {
                     break 'chain (Observation::Blocked { hook, reason }, false);
                 }
 
+                *stage = Stage::Tool;
                 let outcome = call_tool(tool, &ctx.tool_args).await;
                 ctx.point = HookPoint::PostToolUse;
                 ctx.tool_outcome = Some(outcome);
+                *stage = Stage::Post;
                 if let Some((hook, reason)) =
-                    run_phase(&self.hooks.post, 1, &mut ctx, &mut trace, &mut original).await
+                    run_phase(&self.hooks.post, 1, ctx, trace, original).await
                 {
                     if original.is_none() {
-                        original = ctx.tool_outcome.take();
+                        *original = ctx.tool_outcome.take();
                     }
                     break 'chain (Observation::Withheld { hook, reason }, true);
                 }
@@ -148,6 +178,13 @@ impl HookRegistry {
                     .unwrap_or(ToolOutcome::Error(String::new()));
                 (observe(outcome), true)
             };
+            call.finish();
+            let CallState {
+                mut ctx,
+                trace,
+                original,
+                ..
+            } = state;
             let Some(started) = started.filter(|_| !trace.bypassed) else {
                 // Built in place: the report is moved out of this future as is.
                 return ToolCallReport {
@@ -158,7 +195,7 @@ impl HookRegistry {
                     original,
                 };
             };
-            let mut report = ToolCallReport {
+            let report = ToolCallReport {
                 observation,
                 args: Value::Null,
                 tool_ran,
@@ -167,9 +204,50 @@ impl HookRegistry {
             };
             // Boxed: observers are optional, and their state would otherwise
             // make every call's future bigger.
-            Box::pin(self.notify_observers(&ctx, &mut report, started.elapsed())).await;
+            Box::pin(self.observe_to_the_end(ctx, report, started.elapsed())).await
+        }
+    }
+
+    /// Runs the observers on a task of their own, so that a caller who stops
+    /// waiting for the call cannot cut an audit write short; waits for them
+    /// and hands back the report. Without a Tokio runtime they run inline.
+    async fn observe_to_the_end(
+        &self,
+        ctx: HookContext,
+        report: ToolCallReport,
+        duration: Duration,
+    ) -> ToolCallReport {
+        let tool_ran = report.tool_ran;
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            let (mut ctx, mut report) = (ctx, report);
+            self.notify_observers(&ctx, &mut report, duration).await;
+            report.args = std::mem::take(&mut ctx.tool_args);
+            return report;
+        };
+        let registry = self.clone();
+        let observed = runtime.spawn(async move {
+            let (mut ctx, mut report) = (ctx, report);
+            registry.notify_observers(&ctx, &mut report, duration).await;
             report.args = std::mem::take(&mut ctx.tool_args);
             report
+        });
+        match observed.await {
+            Ok(report) => report,
+            // Only a runtime shutting down cancels the task (observers'
+            // panics are caught where they run): nothing was observed for
+            // certain, so nothing is handed back.
+            Err(error) => ToolCallReport {
+                observation: Observation::Withheld {
+                    hook: RUNTIME.to_owned(),
+                    reason: format!(
+                        "the call's observers did not finish ({error}); the result is withheld"
+                    ),
+                },
+                args: Value::Null,
+                tool_ran,
+                trace: CallTrace::tool_call(self),
+                original: None,
+            },
         }
     }
 
@@ -194,21 +272,150 @@ impl HookRegistry {
             };
             tracing::warn!(observer = observer.name(), %failure, "call observer failed");
             if observer.on_error() == ErrorPolicy::FailClosed {
-                let reason = format!(
-                    "observer `{}` {failure}; the result is withheld because the observer fails closed",
-                    observer.name()
-                );
-                if let Observation::Output(value) = std::mem::replace(
-                    &mut report.observation,
-                    Observation::Withheld {
-                        hook: observer.name().to_owned(),
-                        reason,
-                    },
-                ) && report.original.is_none()
-                {
+                withhold_for(observer.name(), &failure, report);
+            }
+        }
+    }
+}
+
+/// A fail-closed observer failed: the result does not reach the LLM. A call
+/// that was already stopped keeps its own hook and reason, with the observer's
+/// failure added, so neither is lost.
+fn withhold_for(observer: &str, failure: &HookFailure, report: &mut ToolCallReport) {
+    let failed = format!(
+        "observer `{observer}` {failure}; the result is withheld because the observer fails closed"
+    );
+    match &mut report.observation {
+        Observation::Blocked { reason, .. } | Observation::Withheld { reason, .. } => {
+            reason.push_str("; also, ");
+            reason.push_str(&failed);
+        }
+        observation => {
+            let withheld = Observation::Withheld {
+                hook: observer.to_owned(),
+                reason: match observation {
+                    Observation::ToolError(message) => {
+                        format!("{failed}; the tool had failed: {message}")
+                    }
+                    _ => failed,
+                },
+            };
+            match std::mem::replace(observation, withheld) {
+                Observation::Output(value) if report.original.is_none() => {
                     report.original = Some(ToolOutcome::Success(value));
                 }
+                Observation::ToolError(message) if report.original.is_none() => {
+                    report.original = Some(ToolOutcome::Error(message));
+                }
+                _ => {}
             }
+        }
+    }
+}
+
+/// The name a call is stopped under when the runtime itself stops it (a
+/// refused tool name, a caller that stopped waiting) rather than a hook.
+pub(crate) const RUNTIME: &str = "runtime";
+
+/// Where a call in flight has got to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Pre,
+    Tool,
+    Post,
+}
+
+/// A call's state while its hooks and tool run.
+struct CallState {
+    ctx: HookContext,
+    trace: CallTrace,
+    original: Option<ToolOutcome>,
+    stage: Stage,
+}
+
+/// Guards a call in flight: dropped before [`finish`](Self::finish) — the
+/// caller stopped waiting — it hands what is known of the call to the
+/// observers on a task of their own, so every attempted call is still
+/// observed (audited) once.
+struct Unfinished<'r> {
+    registry: &'r HookRegistry,
+    started: Option<Instant>,
+    state: &'r mut CallState,
+}
+
+impl Unfinished<'_> {
+    /// The call reached its end: nothing to do on drop.
+    fn finish(mut self) {
+        self.started = None;
+    }
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        let Some(started) = self.started.take() else {
+            return;
+        };
+        let state = &mut *self.state;
+        if state.trace.bypassed {
+            return;
+        }
+        let (observation, tool_ran, original) = match state.stage {
+            Stage::Pre => (
+                Observation::Blocked {
+                    hook: RUNTIME.to_owned(),
+                    reason: "the caller stopped waiting before the pre hooks finished; \
+                             the tool did not run"
+                        .to_owned(),
+                },
+                false,
+                None,
+            ),
+            Stage::Tool => (
+                Observation::Withheld {
+                    hook: RUNTIME.to_owned(),
+                    reason: "the caller stopped waiting while the tool ran; \
+                             its outcome is unknown"
+                        .to_owned(),
+                },
+                true,
+                None,
+            ),
+            Stage::Post => (
+                Observation::Withheld {
+                    hook: RUNTIME.to_owned(),
+                    reason: "the caller stopped waiting after the tool ran, while the \
+                             post hooks ran; the result was not delivered"
+                        .to_owned(),
+                },
+                true,
+                state
+                    .original
+                    .take()
+                    .or_else(|| state.ctx.tool_outcome.take()),
+            ),
+        };
+        let report = ToolCallReport {
+            observation,
+            args: Value::Null,
+            tool_ran,
+            trace: state.trace.clone(),
+            original,
+        };
+        let ctx = state.ctx.clone();
+        let duration = started.elapsed();
+        let registry = self.registry.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let mut report = report;
+                    registry.notify_observers(&ctx, &mut report, duration).await;
+                });
+            }
+            Err(_) => tracing::error!(
+                tool = %ctx.tool_name,
+                "a tool call was dropped outside a Tokio runtime before it finished; \
+                 its observers (the audit log) could not be run"
+            ),
         }
     }
 }
@@ -287,7 +494,18 @@ where
     T: AsyncFnOnce(&Value) -> Result<Value, E>,
     E: fmt::Display,
 {
-    match AssertUnwindSafe(tool(args)).catch_unwind().await {
+    // A tool may panic while it creates its future (a plain closure that
+    // returns an `async` block) as well as while it runs.
+    let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool(args))) {
+        Ok(future) => future,
+        Err(payload) => {
+            return ToolOutcome::Error(format!(
+                "the tool panicked: {}",
+                panic_message(payload.as_ref())
+            ));
+        }
+    };
+    match AssertUnwindSafe(future).catch_unwind().await {
         Ok(Ok(value)) => ToolOutcome::Success(value),
         Ok(Err(error)) => ToolOutcome::Error(error.to_string()),
         Err(payload) => ToolOutcome::Error(format!(
@@ -353,6 +571,7 @@ fn apply(
         error,
         modified_args,
         modified_result,
+        modified_error,
         side_effects,
         seal_args,
         ..
@@ -383,17 +602,26 @@ fn apply(
     }
     let rewrote = match ctx.point {
         HookPoint::PreToolUse => modified_args.map(|args| ctx.tool_args = args).is_some(),
-        _ => match modified_result {
-            Some(value) => {
-                // Keep the tool's own outcome (once) for audit and traces.
-                let replaced = ctx.tool_outcome.replace(ToolOutcome::Success(value));
-                if original.is_none() {
-                    *original = replaced;
+        _ => {
+            let replacement = match (modified_result, modified_error, &ctx.tool_outcome) {
+                (Some(value), _, _) => Some(ToolOutcome::Success(value)),
+                (None, Some(message), Some(ToolOutcome::Error(_))) => {
+                    Some(ToolOutcome::Error(message))
                 }
-                true
+                _ => None,
+            };
+            match replacement {
+                Some(outcome) => {
+                    // Keep the tool's own outcome (once) for audit and traces.
+                    let replaced = ctx.tool_outcome.replace(outcome);
+                    if original.is_none() {
+                        *original = replaced;
+                    }
+                    true
+                }
+                None => false,
             }
-            None => false,
-        },
+        }
     };
     (Decision::Allowed { rewrote }, side_effects, Step::Continue)
 }

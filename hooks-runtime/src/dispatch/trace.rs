@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::run_hook::HookFailure;
 use crate::context::HookPoint;
 use crate::hook::{ErrorPolicy, Hook};
+use crate::printable::{MAX_CELL_CHARS, push_padded, shown};
 use crate::registry::HookRegistry;
 
 /// A hook's decision, as recorded in the trace.
@@ -231,29 +232,27 @@ impl fmt::Display for CallTrace {
             return writeln!(f, "  hooks bypassed (evaluation surface)");
         }
         let entries: Vec<TraceEntry<'_>> = self.entries().collect();
-        let width = entries
+        let names: Vec<_> = entries
             .iter()
-            .map(|entry| entry.name.len())
+            .map(|entry| shown(entry.name, MAX_CELL_CHARS))
+            .collect();
+        let width = names
+            .iter()
+            .map(|name| name.chars().count())
             .max()
             .unwrap_or(0);
-        for entry in entries {
-            let point = entry.point.as_str();
-            let name = entry.name;
+        for (entry, name) in entries.iter().zip(&names) {
+            let mut line = format!("  {:<13}  ", entry.point.as_str());
+            push_padded(&mut line, name, width);
             match entry.status {
-                EntryStatus::NotMatched => {
-                    writeln!(f, "  {point:<13}  {name:<width$}  not matched")?
-                }
-                EntryStatus::NotReached => {
-                    writeln!(f, "  {point:<13}  {name:<width$}  not reached")?
-                }
+                EntryStatus::NotMatched => writeln!(f, "{line}  not matched")?,
+                EntryStatus::NotReached => writeln!(f, "{line}  not reached")?,
                 EntryStatus::Ran(run) => {
-                    writeln!(
-                        f,
-                        "  {point:<13}  {name:<width$}  {} ({:?})",
-                        run.decision, run.duration
-                    )?;
+                    writeln!(f, "{line}  {} ({:?})", run.decision, run.duration)?;
+                    let mut indent = String::from("  ");
+                    push_padded(&mut indent, "", 13 + 2 + width);
                     for effect in &run.side_effects {
-                        writeln!(f, "  {:<13}  {:<width$}    · {effect}", "", "")?;
+                        writeln!(f, "{indent}    · {effect}")?;
                     }
                 }
             }

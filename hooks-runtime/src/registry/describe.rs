@@ -1,14 +1,16 @@
 //! The run order as a table a person can read.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::HookRegistry;
 use crate::hook::Hook;
+use crate::printable::{MAX_CELL_CHARS, push_padded, shown};
 
 impl HookRegistry {
     /// The run order as a text table: session-start hooks, then pre, then post,
-    /// each in the order they run.
+    /// each in the order they run. Names and `when` sources are shown with
+    /// hidden characters escaped and cut to 120 characters, so no name can
+    /// make the table lie or fail.
     ///
     /// ```text
     /// #  point          name            priority  when                          timeout  on_error
@@ -20,9 +22,9 @@ impl HookRegistry {
             rows.push([
                 (rows.len() + 1).to_string(),
                 point.to_owned(),
-                hook.name().to_owned(),
+                shown(hook.name(), MAX_CELL_CHARS).into_owned(),
                 hook.priority().to_string(),
-                hook.when_source().unwrap_or("(always)").to_owned(),
+                shown(hook.when_source().unwrap_or("(always)"), MAX_CELL_CHARS).into_owned(),
                 format_duration(hook.timeout()),
                 hook.on_error().to_string(),
             ]);
@@ -53,7 +55,8 @@ impl HookRegistry {
                 if index + 1 == row.len() {
                     line.push_str(cell);
                 } else {
-                    let _ = write!(line, "{cell:<width$}  ");
+                    push_padded(&mut line, cell, width);
+                    line.push_str("  ");
                 }
             }
             out.push_str(line.trim_end());

@@ -29,6 +29,7 @@ impl Default for TruncateConfig {
 /// characters — never inside a UTF-8 character — and appends a marker saying
 /// how long the full output was. Shorter results pass untouched. JSON results
 /// are measured (and, if too long, cut) in their compact serialized form.
+/// A failed tool's error text is cut the same way.
 /// The untruncated result stays available as
 /// [`ToolCallReport::raw_result`](hooks_runtime::ToolCallReport::raw_result).
 #[derive(Debug, Clone, Default)]
@@ -76,10 +77,19 @@ impl ResultTruncateHook {
             Some(other) => truncate_text(&other.to_string(), max),
             None => None,
         };
-        match truncated {
-            Some(text) => HookResult::allow()
+        if let Some(text) = truncated {
+            return HookResult::allow()
                 .with_result(Value::String(text))
-                .with_side_effect(format!("truncated the result to {max} characters")),
+                .with_side_effect(format!("truncated the result to {max} characters"));
+        }
+        // A tool's error text reaches the LLM as well, and can be as long.
+        match ctx
+            .tool_error()
+            .and_then(|message| truncate_text(message, max))
+        {
+            Some(text) => HookResult::allow()
+                .with_error_text(text)
+                .with_side_effect(format!("truncated the tool's error to {max} characters")),
             None => HookResult::allow(),
         }
     }
@@ -95,7 +105,7 @@ impl Hook for ResultTruncateHook {
     }
 
     fn should_trigger(&self, ctx: &HookContext) -> bool {
-        ctx.result().is_some()
+        ctx.result().is_some() || ctx.tool_error().is_some()
     }
 
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
@@ -107,7 +117,7 @@ impl Hook for ResultTruncateHook {
     }
 
     fn description(&self) -> Option<&str> {
-        Some("cuts oversized results on a character boundary")
+        Some("cuts oversized results and tool errors on a character boundary")
     }
 }
 
