@@ -978,3 +978,17 @@ async fn tables_and_traces_survive_huge_and_hidden_names() {
     assert!(trace.contains("looked"), "{trace}");
     assert!(!trace.contains(&huge));
 }
+
+#[tokio::test]
+async fn a_dry_run_refuses_a_hidden_tool_name_as_a_real_run_does() {
+    let registry = registry(&["cap_limit"]);
+    let explanation = registry
+        .explain(HookContext::tool_call("limit_probe\u{0}", json!({})), false)
+        .await;
+    assert_eq!(explanation.blocked_by.as_deref(), Some("runtime"));
+    assert!(
+        explanation.steps[1..]
+            .iter()
+            .all(|step| step.verdict == hooks::ExplainVerdict::NotReached)
+    );
+}

@@ -4,6 +4,8 @@
 use serde::Serialize;
 
 use super::run_hook::{run_hook, triggers};
+use super::tool_call::RUNTIME;
+use super::tool_name;
 use crate::context::{HookContext, HookPoint};
 use crate::hook::{DryRun, ErrorPolicy, Hook};
 use crate::registry::HookRegistry;
@@ -97,6 +99,16 @@ impl HookRegistry {
         ctx.point = HookPoint::PreToolUse;
         let mut steps = Vec::new();
         let mut blocked_by = None;
+        // As in a real run, a refused tool name stops the call before any hook.
+        if let Some(reason) = tool_name::problem(&ctx.tool_name) {
+            steps.push(ExplainStep {
+                name: RUNTIME.to_owned(),
+                priority: i32::MIN,
+                when: None,
+                verdict: ExplainVerdict::Block { reason },
+            });
+            blocked_by = Some(RUNTIME.to_owned());
+        }
         for hook in self.pre_tool_use() {
             let hook: &dyn Hook = hook.as_ref();
             let verdict = if blocked_by.is_some() {
