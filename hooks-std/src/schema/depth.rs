@@ -13,7 +13,7 @@ use serde_json::Value;
 /// Whether `value` nests arrays and objects more than `max_depth` levels
 /// deep. A scalar has depth 0, `[1]` and `{"a": 1}` depth 1, `{"a": [1]}`
 /// depth 2. Stops at the first container that is too deep.
-pub fn exceeds_depth(value: &Value, max_depth: usize) -> bool {
+pub(crate) fn exceeds_depth(value: &Value, max_depth: usize) -> bool {
     let mut open: Vec<Children<'_>> = Vec::new();
     let mut next = Some(value);
     loop {

@@ -16,7 +16,6 @@ mod reason;
 
 pub use builder::ArgsSchemaBuilder;
 pub use config::ArgsSchemaConfig;
-pub use depth::exceeds_depth;
 pub use error::SchemaError;
 pub use hook::ArgsSchemaHook;
 pub use reason::{MAX_ERROR_CHARS, MAX_REPORTED_ERRORS};

@@ -37,7 +37,7 @@ pub(crate) fn mismatch_reason<'a>(
             "" => "(root)".to_owned(),
             pointer => shown(pointer, MAX_PATH_CHARS),
         };
-        listed.push(format!("{path}: {}", shown(&error, MAX_ERROR_CHARS)));
+        listed.push(format!("{path}: {}", error_message(&error)));
     }
     let mut reason = format!(
         "Arguments of tool {} do not match its JSON Schema: {}",
@@ -51,6 +51,21 @@ pub(crate) fn mismatch_reason<'a>(
     }
     reason
 }
+
+/// The validator's message for one error, capped. The message quotes the
+/// offending value first, so when the whole message does not fit, the value
+/// is replaced by a placeholder and the explanation (what was expected) is
+/// kept.
+fn error_message(error: &ValidationError<'_>) -> String {
+    let (message, cut) = capped(error, MAX_ERROR_CHARS);
+    if !cut {
+        return message;
+    }
+    shown(error.masked_with(TOO_LONG), MAX_ERROR_CHARS)
+}
+
+/// What stands for a value too long to quote in a reason.
+const TOO_LONG: &str = "the value (too long to show)";
 
 /// Why a tool without a schema was refused under `require_schema`.
 pub(crate) fn missing_schema_reason(tool: &str) -> String {
@@ -80,6 +95,16 @@ fn shown_name(tool: &str) -> String {
 /// the Basic Multilingual Plane), cut after `max_chars` characters. Formatting stops at the cut, so
 /// a huge value is never formatted whole.
 fn shown(item: impl fmt::Display, max_chars: usize) -> String {
+    let (mut text, cut) = capped(item, max_chars);
+    if cut {
+        text.push_str(&format!("…[cut at {max_chars} characters]"));
+    }
+    text
+}
+
+/// `item` formatted with hidden characters escaped, at most `max_chars`
+/// characters of it, and whether it was longer.
+fn capped(item: impl fmt::Display, max_chars: usize) -> (String, bool) {
     let mut capped = Capped {
         text: String::new(),
         room: max_chars,
@@ -87,12 +112,7 @@ fn shown(item: impl fmt::Display, max_chars: usize) -> String {
     };
     // An error here only means the cut was reached.
     let _ = write!(capped, "{item}");
-    if capped.cut {
-        capped
-            .text
-            .push_str(&format!("…[cut at {max_chars} characters]"));
-    }
-    capped.text
+    (capped.text, capped.cut)
 }
 
 /// A `fmt::Write` sink that escapes hidden characters and refuses more text
