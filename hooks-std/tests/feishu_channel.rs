@@ -455,6 +455,174 @@ async fn callback_reply_redraws_the_card() {
     );
 }
 
+// ------------------------------------------ hidden characters (issue 11, item 7)
+
+/// Every `\u` escape in `text` is whole: four hex digits, or `{hex}`.
+fn assert_escapes_are_whole(text: &str) {
+    for (at, _) in text.match_indices("\\u") {
+        let rest = &text[at + 2..];
+        let whole = if let Some(braced) = rest.strip_prefix('{') {
+            braced
+                .find('}')
+                .is_some_and(|end| end > 0 && braced[..end].chars().all(|c| c.is_ascii_hexdigit()))
+        } else {
+            rest.len() >= 4 && rest[..4].chars().all(|c| c.is_ascii_hexdigit())
+        };
+        assert!(
+            whole,
+            "a cut escape at {at}: {:?}",
+            &text[at..text.len().min(at + 12)]
+        );
+    }
+}
+
+/// The characters that must never reach a card raw.
+const RAW_HIDDEN: [char; 8] = [
+    '\u{202E}',
+    '\u{202C}',
+    '\u{2066}',
+    '\u{200B}',
+    '\u{200F}',
+    '\u{FEFF}',
+    '\u{E0041}',
+    '\u{3164}',
+];
+
+fn assert_no_raw_hidden(card: &Value) {
+    let text = card.to_string();
+    for c in RAW_HIDDEN {
+        assert!(
+            !text.contains(c),
+            "raw U+{:04X} reached the card",
+            u32::from(c)
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_bidi_override_in_the_args_is_shown_escaped_and_flagged() {
+    let (fake, channel) = setup().await;
+    let mut request = request("req-bidi");
+    request.args =
+        json!({"payee": "Alice\u{202E}ecila", "amount": 100, "memo": "a\u{200B}b\u{E0041}"});
+    request.args_digest = "exact-digest".to_owned();
+    channel.send_card(&request).await.unwrap();
+    let card = fake.sent_cards().pop().unwrap().card;
+    let text = markdown(&card);
+    assert!(text.contains(r#""payee": "Alice\u202Eecila""#), "{text}");
+    assert!(text.contains(r#""memo": "a\u200Bb\u{E0041}""#), "{text}");
+    assert!(text.contains("contains hidden characters"), "{text}");
+    assert_eq!(
+        card["header"]["subtitle"]["content"],
+        "⚠ contains hidden characters"
+    );
+    assert_no_raw_hidden(&card);
+    assert_escapes_are_whole(&text);
+    assert_eq!(
+        request.args_digest, "exact-digest",
+        "the digest is the request's own"
+    );
+}
+
+#[tokio::test]
+async fn hidden_characters_in_the_tool_name_and_ids_are_escaped_in_title_and_summary() {
+    let (fake, channel) = setup().await;
+    let mut request = request("req-tool");
+    request.tool_name = "oa__pay\u{202E}yap".to_owned();
+    request.agent_id = "billing\u{2066}-agent".to_owned();
+    request.initiator_user_id = "ou_\u{200F}requester".to_owned();
+    request.approver_allowlist = vec!["ou_\u{FEFF}cfo".to_owned()];
+    request.args = json!({"amount": 1});
+    channel.send_card(&request).await.unwrap();
+    let card = fake.sent_cards().pop().unwrap().card;
+    assert_eq!(
+        card["header"]["title"]["content"],
+        "Approval needed: oa__pay\\u202Eyap"
+    );
+    assert_eq!(
+        card["config"]["summary"]["content"],
+        "Approval needed: oa__pay\\u202Eyap"
+    );
+    let text = markdown(&card);
+    for needle in [
+        "`billing\\u2066-agent`",
+        "`ou_\\u200Frequester`",
+        "ou_\\uFEFFcfo",
+        "`oa__pay\\u202Eyap`",
+    ] {
+        assert!(text.contains(needle), "missing {needle} in {text}");
+    }
+    assert!(text.contains("contains hidden characters"), "{text}");
+    assert_no_raw_hidden(&card);
+}
+
+#[tokio::test]
+async fn a_card_without_hidden_characters_is_not_flagged() {
+    let (fake, channel) = setup().await;
+    let mut request = request("req-plain");
+    request.args =
+        json!({"payee": "Zoë Ñúñez 张三", "note": "line one\nline two", "path": "C:\\tmp"});
+    channel.send_card(&request).await.unwrap();
+    let card = fake.sent_cards().pop().unwrap().card;
+    let text = markdown(&card);
+    assert!(!text.contains("hidden characters"), "{text}");
+    assert!(card["header"].get("subtitle").is_none());
+    assert!(text.contains("Zoë Ñúñez 张三"), "{text}");
+    assert!(text.contains(r#""path": "C:\\tmp""#), "{text}");
+}
+
+#[tokio::test]
+async fn the_800_character_cut_never_splits_an_escape() {
+    let (fake, channel) = setup().await;
+    for prefix in 0..8 {
+        let mut request = request("req-cut");
+        request.args =
+            json!({"payee": format!("{}{}", "x".repeat(790 + prefix), "\u{202E}".repeat(40))});
+        channel.send_card(&request).await.unwrap();
+        let card = fake.sent_cards().pop().unwrap().card;
+        let text = markdown(&card);
+        assert!(text.contains("cut at 800 characters"), "{text}");
+        assert!(text.contains("contains hidden characters"), "{text}");
+        assert_escapes_are_whole(&text);
+        assert_no_raw_hidden(&card);
+    }
+}
+
+#[tokio::test]
+async fn hidden_characters_past_the_cut_still_flag_the_card() {
+    let (fake, channel) = setup().await;
+    let mut request = request("req-late");
+    request.args = json!({"payee": format!("{}\u{202E}", "x".repeat(2000))});
+    channel.send_card(&request).await.unwrap();
+    let card = fake.sent_cards().pop().unwrap().card;
+    let text = markdown(&card);
+    assert!(!text.contains("x\\u202E"), "the character is past the cut");
+    assert!(text.contains("contains hidden characters"), "{text}");
+}
+
+#[tokio::test]
+async fn the_outcome_card_escapes_and_flags_too() {
+    let (fake, channel) = setup().await;
+    let mut request = request("req-out");
+    let message_id = channel.send_card(&request).await.unwrap();
+    request.message_ref = Some(message_id);
+    request.status = ConfirmationStatus::Rejected;
+    request.decided_by = Some("ou_\u{202E}cfo".to_owned());
+    request.reason = Some("pay \u{2066}Bob\u{2069} instead".to_owned());
+    channel.update_card(&request).await.unwrap();
+    let (_, card) = fake.card_updates().pop().unwrap();
+    assert_eq!(
+        card["header"]["title"]["content"],
+        "Rejected by ou_\\u202Ecfo"
+    );
+    assert_eq!(
+        card["header"]["subtitle"]["content"],
+        "pay \\u2066Bob\\u2069 instead"
+    );
+    assert!(markdown(&card).contains("contains hidden characters"));
+    assert_no_raw_hidden(&card);
+}
+
 // ---------------------------------------------------------------- callbacks
 
 #[tokio::test]

@@ -5,10 +5,20 @@
 //! spans and a code block so that they cannot inject Markdown; backticks in
 //! them are replaced by the look-alike `ˋ` (U+02CB) so they cannot close the
 //! span or block early.
+//!
+//! What the approver reads is what runs: every value is rendered through
+//! [`crate::text::hidden`], so bidi controls, zero-width and other invisible
+//! characters appear escaped (`\u202E`) instead of reordering or hiding text,
+//! and a card showing any of them says so ("contains hidden characters"). The
+//! approval itself still binds the exact arguments' digest.
 
 use serde_json::{Value, json};
 
 use crate::gate::{ConfirmationRequest, ConfirmationStatus, Decision};
+use crate::text::{escape_hidden, escape_hidden_in_json};
+
+/// The warning a card carries when any value it shows held hidden characters.
+pub const HIDDEN_CHARACTERS_FLAG: &str = "⚠ contains hidden characters";
 
 /// How many characters of the arguments a card shows.
 pub const ARGS_EXCERPT_CHARS: usize = 800;
@@ -18,19 +28,25 @@ pub const ARGS_EXCERPT_CHARS: usize = 800;
 /// and Approve / Reject buttons whose callback values carry the request id
 /// and the decision.
 pub fn approval_card(request: &ConfirmationRequest) -> Value {
-    let title = format!("Approval needed: {}", single_line(&request.tool_name));
-    let mut summary = summary_markdown(request);
+    let mut shown = Shown::default();
+    let title = format!("Approval needed: {}", shown.plain(&request.tool_name));
+    let mut summary = summary_markdown(request, &mut shown);
     summary.push_str(&format!(
         "\n**Who may approve:** {}",
-        inline_code(&request.approvers_text())
+        shown.inline_code(&request.approvers_text())
     ));
+    let summary = shown.flagged(summary);
+    let mut header = json!({
+        "title": {"tag": "plain_text", "content": title},
+        "template": "orange",
+    });
+    if shown.had_hidden {
+        header["subtitle"] = json!({"tag": "plain_text", "content": HIDDEN_CHARACTERS_FLAG});
+    }
     json!({
         "schema": "2.0",
         "config": {"update_multi": true, "summary": {"content": title}},
-        "header": {
-            "title": {"tag": "plain_text", "content": title},
-            "template": "orange",
-        },
+        "header": header,
         "body": {"elements": [
             {"tag": "markdown", "content": summary},
             {
@@ -53,10 +69,11 @@ pub fn approval_card(request: &ConfirmationRequest) -> Value {
 /// still pending gets a neutral "Waiting for a decision" card, also without
 /// buttons.
 pub fn outcome_card(request: &ConfirmationRequest) -> Value {
+    let mut shown = Shown::default();
     let decider = request
         .decided_by
         .as_deref()
-        .map(single_line)
+        .map(|decider| shown.plain(decider))
         .unwrap_or_else(|| "unknown".to_owned());
     let (title, template) = match request.status {
         ConfirmationStatus::Approved => (format!("Approved by {decider}"), "green"),
@@ -68,7 +85,7 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
         ConfirmationStatus::Cancelled => ("Cancelled".to_owned(), "grey"),
         ConfirmationStatus::Pending => ("Waiting for a decision".to_owned(), "blue"),
     };
-    let mut summary = summary_markdown(request);
+    let mut summary = summary_markdown(request, &mut shown);
     summary.push_str(&format!("\n**Status:** {}", request.status));
     if let Some(at) = request.decided_at_ms {
         summary.push_str(&format!(" at {}", format_utc(at)));
@@ -79,14 +96,16 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
         .map(str::trim)
         .filter(|reason| !reason.is_empty());
     if let Some(reason) = reason {
-        summary.push_str(&format!("\n**Reason:** {}", inline_code(reason)));
+        summary.push_str(&format!("\n**Reason:** {}", shown.inline_code(reason)));
     }
+    let subtitle = reason.map(|reason| shown.plain(reason));
+    let summary = shown.flagged(summary);
     let mut header = json!({
         "title": {"tag": "plain_text", "content": title},
         "template": template,
     });
-    if let Some(reason) = reason {
-        header["subtitle"] = json!({"tag": "plain_text", "content": single_line(reason)});
+    if let Some(subtitle) = subtitle {
+        header["subtitle"] = json!({"tag": "plain_text", "content": subtitle});
     }
     json!({
         "schema": "2.0",
@@ -97,17 +116,23 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
 }
 
 /// The summary shared by both cards.
-fn summary_markdown(request: &ConfirmationRequest) -> String {
-    let args = request
-        .args_excerpt(ARGS_EXCERPT_CHARS)
+fn summary_markdown(request: &ConfirmationRequest, shown: &mut Shown) -> String {
+    // Escaped after the cut, so the cut cannot split an escape; flagged from
+    // all the arguments, since the approval covers all of them.
+    let args = shown
+        .json(&request.args_excerpt(ARGS_EXCERPT_CHARS))
         .replace('`', "\u{2cb}");
+    if request.args_truncated(ARGS_EXCERPT_CHARS) {
+        let full = serde_json::to_string_pretty(&request.args).unwrap_or_default();
+        shown.had_hidden |= escape_hidden_in_json(&full).had_hidden;
+    }
     // An approver must know when they are not seeing everything they approve.
     let cut = if request.args_truncated(ARGS_EXCERPT_CHARS) {
         format!(
             "\n**⚠ The arguments are longer than shown.** The approval covers all of them \
              (digest {}); inspect request {} before approving.",
-            inline_code(&request.args_digest),
-            inline_code(&request.id)
+            shown.inline_code(&request.args_digest),
+            shown.inline_code(&request.id)
         )
     } else {
         String::new()
@@ -115,13 +140,58 @@ fn summary_markdown(request: &ConfirmationRequest) -> String {
     format!(
         "**Agent:** {agent}\n**Requester:** {requester}\n**Org:** {org}\n**Tool:** {tool}\n\
          **Request id:** {id}\n**Deadline:** {deadline}\n**Arguments:**\n```json\n{args}\n```{cut}",
-        agent = inline_code(&request.agent_id),
-        requester = inline_code(&request.initiator_user_id),
-        org = inline_code(&request.org_id),
-        tool = inline_code(&request.tool_name),
-        id = inline_code(&request.id),
+        agent = shown.inline_code(&request.agent_id),
+        requester = shown.inline_code(&request.initiator_user_id),
+        org = shown.inline_code(&request.org_id),
+        tool = shown.inline_code(&request.tool_name),
+        id = shown.inline_code(&request.id),
         deadline = format_utc(request.expires_at_ms),
     )
+}
+
+/// Renders untrusted values for one card, remembering whether any of them
+/// held hidden characters.
+#[derive(Default)]
+struct Shown {
+    had_hidden: bool,
+}
+
+impl Shown {
+    /// `text` on one line, hidden characters (line breaks included) escaped.
+    fn plain(&mut self, text: &str) -> String {
+        let escaped = escape_hidden(text);
+        self.had_hidden |= escaped.had_hidden;
+        escaped.text
+    }
+
+    /// Serialized JSON with hidden characters escaped.
+    fn json(&mut self, json_text: &str) -> String {
+        let escaped = escape_hidden_in_json(json_text);
+        self.had_hidden |= escaped.had_hidden;
+        escaped.text
+    }
+
+    /// `text` as a Markdown code span that cannot be broken out of.
+    fn inline_code(&mut self, text: &str) -> String {
+        let text = self.plain(text).replace('`', "\u{2cb}");
+        if text.trim().is_empty() {
+            "—".to_owned()
+        } else {
+            format!("`{text}`")
+        }
+    }
+
+    /// `summary` with the hidden-characters warning first, when it applies.
+    fn flagged(&self, summary: String) -> String {
+        if self.had_hidden {
+            format!(
+                "**{HIDDEN_CHARACTERS_FLAG}.** Invisible or direction-changing characters \
+                 are shown escaped (`\\u202E`); the tool receives them as they are.\n{summary}"
+            )
+        } else {
+            summary
+        }
+    }
 }
 
 fn button(label: &str, kind: &str, request_id: &str, decision: Decision) -> Value {
@@ -138,23 +208,6 @@ fn button(label: &str, kind: &str, request_id: &str, decision: Decision) -> Valu
 
 fn column(element: Value) -> Value {
     json!({"tag": "column", "width": "auto", "elements": [element]})
-}
-
-/// `text` on one line: control characters become spaces.
-fn single_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-/// `text` as a Markdown code span that cannot be broken out of.
-fn inline_code(text: &str) -> String {
-    let text = single_line(text).replace('`', "\u{2cb}");
-    if text.trim().is_empty() {
-        "—".to_owned()
-    } else {
-        format!("`{text}`")
-    }
 }
 
 /// Milliseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
