@@ -373,3 +373,170 @@ async fn the_gate_cannot_be_weakened_by_config() {
             .require_confirmation_for_all
     );
 }
+
+// ---- commands that cannot run, files that cannot be parsed quickly (issue 11) ----
+
+/// A directory holding `hooks/ok.sh` (executable) and `hooks/plain.sh` (not).
+fn hook_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::create_dir(dir.path().join("hooks")).expect("hooks dir");
+    for (name, mode) in [("ok.sh", 0o755), ("plain.sh", 0o644)] {
+        let path = dir.path().join("hooks").join(name);
+        std::fs::write(&path, "#!/bin/sh\nexit 0\n").expect("script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("mode");
+    }
+    dir
+}
+
+#[tokio::test]
+async fn a_command_that_cannot_be_found_or_run_fails_the_config() {
+    let dir = hook_dir();
+    let yaml = r#"
+hooks:
+  commands:
+    - {event: PreToolUse, command: ["./hooks/ok.sh"]}
+    - {event: PreToolUse, command: ["no-such-hook-program-4711", "--check"]}
+    - {event: PreToolUse, command: ["./hooks/missing.sh"]}
+    - {event: PreToolUse, command: ["./hooks/plain.sh"]}
+    - {event: PreToolUse, command: "./hooks/missing.sh --strict | cat", shell: true}
+    - {event: PreToolUse, command: "no-such-hook-program-4711 | cat", shell: true}
+    - {event: PreToolUse, command: "./hooks/ok.sh \"$1\" || exit 2", shell: true}
+    - {event: PreToolUse, command: ["sh", "./hooks/plain.sh"]}
+"#;
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(&path, yaml).expect("config");
+    let errors = errors_of(
+        AgentConfig::load(&path)
+            .expect("the file parses")
+            .build_registry(&resources().await)
+            .map(|_| unreachable!("commands that cannot run must fail the config")),
+    );
+    let file = path.display().to_string();
+    let at = |index: usize, parts: &[&str]| {
+        let prefix = format!("{file}: hooks.commands[{index}]: ");
+        let found = errors.iter().find(|e| e.starts_with(&prefix));
+        let error = found.unwrap_or_else(|| panic!("no error for entry {index}: {errors:#?}"));
+        for part in parts {
+            assert!(error.contains(part), "{part:?} missing from {error}");
+        }
+    };
+    at(
+        1,
+        &["`no-such-hook-program-4711` is not on PATH", "install it"],
+    );
+    at(2, &["/hooks/missing.sh` does not exist", "fix the path"]);
+    at(3, &["plain.sh` is not executable", "chmod +x"]);
+    at(
+        4,
+        &[
+            "the script `./hooks/missing.sh` (",
+            "does not exist",
+            "cannot be checked whole",
+        ],
+    );
+    at(5, &["`no-such-hook-program-4711` is not on PATH"]);
+    assert_eq!(errors.len(), 5, "entries 0, 6 and 7 can run: {errors:#?}");
+}
+
+#[tokio::test]
+async fn a_claude_settings_command_under_the_project_dir_is_checked() {
+    let dir = hook_dir();
+    std::fs::create_dir(dir.path().join(".claude")).expect(".claude");
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/hooks/ok.sh"},
+        {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/gone.sh"}]}]}});
+    let path = dir.path().join(".claude").join("settings.json");
+    std::fs::write(&path, settings.to_string()).expect("settings");
+    let errors = errors_of(
+        AgentConfig::load(&path)
+            .expect("the file parses")
+            .build_registry(&resources().await)
+            .map(|_| unreachable!("a missing script must fail the config")),
+    );
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].contains("hooks.PreToolUse[0].hooks[1]")
+            && errors[0].contains(".claude/hooks/gone.sh` does not exist"),
+        "{errors:#?}"
+    );
+}
+
+#[test]
+fn a_config_over_1_mib_is_refused_before_parsing() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("huge.yaml");
+    // Valid YAML all through, so only the size can refuse it.
+    let mut text = String::from("agent: huge\n");
+    while text.len() <= 1 << 20 {
+        text.push_str("# padding padding padding padding padding padding padding\n");
+    }
+    std::fs::write(&path, &text).expect("config");
+    let errors = errors_of(AgentConfig::load(&path));
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].contains("over the 1048576-byte (1 MiB) limit")
+            && errors[0].contains("not parsed"),
+        "{errors:#?}"
+    );
+    let inline = errors_of(AgentConfig::parse(
+        &text,
+        ConfigFormat::Yaml,
+        "inline",
+        None,
+    ));
+    assert!(inline[0].contains("1 MiB"), "{inline:#?}");
+    // Just under the limit is read.
+    text.truncate(1 << 20);
+    let cut = text.rfind('\n').expect("lines") + 1;
+    text.truncate(cut);
+    AgentConfig::parse(&text, ConfigFormat::Yaml, "inline", None).expect("under the limit");
+}
+
+/// Before the limits, the YAML file below took minutes to parse: a test that
+/// hangs here is the failure.
+#[test]
+fn deeply_nested_configs_are_refused_promptly() {
+    let depth = ((1 << 20) - 100) / 4;
+    let yaml = format!("agent: {}", "{a: ".repeat(depth));
+    assert!(yaml.len() < 1 << 20);
+    let errors = errors_of(AgentConfig::parse(
+        &yaml,
+        ConfigFormat::Yaml,
+        "deep.yaml",
+        None,
+    ));
+    assert!(
+        errors[0].contains("nested more than 64 levels"),
+        "{errors:#?}"
+    );
+    let closed = format!("agent: {}1{}", "[".repeat(depth / 2), "]".repeat(depth / 2));
+    let errors = errors_of(AgentConfig::parse(
+        &closed,
+        ConfigFormat::Yaml,
+        "deep.yaml",
+        None,
+    ));
+    assert!(
+        errors[0].contains("nested more than 64 levels"),
+        "{errors:#?}"
+    );
+    // Closing brackets in quotes cannot hide the depth: the opener count stops it.
+    let hidden = format!("agent: {}", "{b: \"}\", a: ".repeat(60_000));
+    let errors = errors_of(AgentConfig::parse(
+        &hidden,
+        ConfigFormat::Yaml,
+        "deep.yaml",
+        None,
+    ));
+    assert!(errors[0].contains("more than 5000"), "{errors:#?}");
+    // JSON and TOML parsers stop at their own depth limits.
+    let json = format!("{}1{}", "{\"a\": ".repeat(depth / 6), "}".repeat(depth / 6));
+    assert!(AgentConfig::parse(&json, ConfigFormat::Json, "deep.json", None).is_err());
+    let toml = format!(
+        "a = {}1{}",
+        "{a = ".repeat(depth / 5),
+        "}".repeat(depth / 5)
+    );
+    assert!(AgentConfig::parse(&toml, ConfigFormat::Toml, "deep.toml", None).is_err());
+}

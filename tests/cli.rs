@@ -200,3 +200,35 @@ fn bad_usage_exits_2() {
     }
     assert_eq!(hooks(&["--help"]).status.code(), Some(0));
 }
+
+#[test]
+fn check_fails_on_a_command_that_cannot_be_found() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &path,
+        "agent: x\nhooks:\n  commands:\n    - {event: PreToolUse, command: [\"no-such-hook-program-4711\"]}\n    - {event: PreToolUse, command: \"./hooks/gone.sh --strict\", shell: true}\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert_contains(
+        &text(&out.stderr),
+        &[
+            "agent.yaml: hooks.commands[0]: the command `no-such-hook-program-4711` is not on PATH",
+            "agent.yaml: hooks.commands[1]: the script `./hooks/gone.sh`",
+            "does not exist",
+            "2 error(s); the agent would not run",
+        ],
+    );
+}
+
+#[test]
+fn check_refuses_a_config_over_1_mib() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(&path, format!("agent: x\n{}", "#\n".repeat(600_000))).expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_contains(&text(&out.stderr), &["1 MiB", "not parsed"]);
+}

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::{AgentConfigError, AgentConfigErrors};
 use super::format::ConfigFormat;
+use super::limits;
 
 /// Which shape a config file had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +89,8 @@ const CLAUDE_EVENTS: [&str; 3] = ["PreToolUse", "PostToolUse", "SessionStart"];
 
 impl AgentConfig {
     /// Reads and parses `path`; the format comes from its extension
-    /// (`.yaml`, `.yml`, `.json`, `.toml`).
+    /// (`.yaml`, `.yml`, `.json`, `.toml`). A file over 1 MiB is refused
+    /// before it is read whole.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, AgentConfigErrors> {
         let path = path.as_ref();
         let source = path.display().to_string();
@@ -99,9 +101,8 @@ impl AgentConfig {
                 "unknown config format: name the file .yaml, .yml, .json or .toml",
             )
         })?;
-        let text = std::fs::read_to_string(path).map_err(|error| {
-            AgentConfigError::new(&source, None, format!("cannot read the file: {error}"))
-        })?;
+        let text =
+            read_capped(path).map_err(|message| AgentConfigError::new(&source, None, message))?;
         // Absolute, so a command's path and its working directory cannot
         // resolve against each other.
         let base_dir = path.parent().map(|dir| {
@@ -115,13 +116,21 @@ impl AgentConfig {
         Self::parse(&text, format, &source, base_dir.as_deref())
     }
 
-    /// Parses config text in `format`; `source` names it in errors.
+    /// Parses config text in `format`; `source` names it in errors. Text over
+    /// 1 MiB, and YAML with flow collections nested too deep to parse
+    /// quickly, is refused unparsed.
     pub fn parse(
         text: &str,
         format: ConfigFormat,
         source: &str,
         base_dir: Option<&Path>,
     ) -> Result<Self, AgentConfigErrors> {
+        let refuse =
+            |message| AgentConfigErrors::from(AgentConfigError::new(source, None, message));
+        limits::check_size(text.len() as u64).map_err(refuse)?;
+        if format == ConfigFormat::Yaml {
+            limits::check_yaml_nesting(text).map_err(refuse)?;
+        }
         let value = format.parse(text).map_err(|error| {
             AgentConfigError::new(source, None, format!("syntax error: {error}"))
         })?;
@@ -421,6 +430,26 @@ impl AgentConfig {
             }
         }
     }
+}
+
+/// Reads `path` as UTF-8 text, refusing it unread when it is over the size
+/// limit (and reading at most one byte past the limit, for a file that grows
+/// or is not a regular file).
+fn read_capped(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let cannot = |error: std::io::Error| format!("cannot read the file: {error}");
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    if let Ok(meta) = file.metadata() {
+        limits::check_size(meta.len())?;
+    }
+    let mut bytes = Vec::new();
+    file.take(limits::CONFIG_SIZE_LIMIT as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    limits::check_size(bytes.len() as u64)?;
+    String::from_utf8(bytes).map_err(|error| {
+        format!("cannot read the file: it is not valid UTF-8 ({error}); save it as UTF-8")
+    })
 }
 
 /// One Claude Code `{"type": "command", "command": "…", "timeout": 60}`

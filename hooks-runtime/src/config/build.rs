@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 
 use super::agent::{AgentConfig, ConfigShape};
 use super::error::{AgentConfigError, AgentConfigErrors};
+use super::program::check_program;
 use crate::ask::AskHandler;
-use crate::command::{CommandHook, CommandLine, CommandSpec};
+use crate::command::{CommandHook, CommandSpec};
 use crate::factory::{BuiltItem, Resources, factories, find_factory};
 use crate::registry::{HookRegistry, HookRegistryBuilder, registered_hooks};
 
@@ -83,14 +84,8 @@ impl AgentConfig {
                 }
             };
             let spec = self.resolve_paths(spec);
-            if let CommandLine::Exec(argv) = &spec.command
-                && let Some(program) = argv.first().filter(|p| p.contains('/'))
-                && !std::path::Path::new(program).is_file()
-            {
-                errors.push(error(format!(
-                    "the command `{program}` does not exist; fix the path (relative paths start \
-                     from the config file's directory)"
-                )));
+            if let Err(problem) = check_program(&spec) {
+                errors.push(error(problem));
                 continue;
             }
             match CommandHook::new(spec, ask.clone()) {
