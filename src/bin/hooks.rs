@@ -23,6 +23,8 @@ usage:
         [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
 
 check    validates an agent config (YAML, JSON or TOML) and prints the run order.
+         Every command hook's program must be found and executable (for a
+         shell command line, its first word when that is a plain path or name).
 explain  dry-runs one tool call through the pre hooks without running the tool:
          which hooks match, in what order, which would block and why. The
          approval gate shows as \"would ask\" and command hooks as \"would run\"
