@@ -65,8 +65,20 @@ const WRITES: &[(&str, &str)] = &[
         "SELECT 1 /*M! ; DELETE FROM invoices */",
         "MySQL and MariaDB execute",
     ),
-    ("SELECT 1 #\nDELETE FROM invoices", "did not parse"),
+    ("SELECT 1 #\nDELETE FROM invoices", "DELETE"),
     ("SELECT 1 --1\n; DELETE FROM invoices", "DELETE statement"),
+    // SQL Server needs no `;` between statements: a parser sees an alias.
+    (
+        "SELECT 1 DELETE FROM invoices",
+        "starts a new statement in SQL Server",
+    ),
+    (
+        "select total\ndelete from invoices where paid = 0",
+        "starts a new statement in SQL Server",
+    ),
+    // SQL Server table hints that lock like FOR UPDATE.
+    ("SELECT * FROM invoices WITH (UPDLOCK)", "takes locks"),
+    ("SELECT * FROM invoices WITH (NOLOCK, XLOCK)", "takes locks"),
     // Functions that write, however the name is spelled.
     ("SELECT setval('s', 1)", "calls setval"),
     ("SELECT nextval('s')", "calls nextval"),
@@ -190,6 +202,9 @@ const READS: &[&str] = &[
     "SELECT 1; SELECT 2",
     "EXPLAIN SELECT * FROM invoices",
     "SELECT pg_catalog.lower(name) FROM t",
+    "SELECT * FROM invoices WITH (NOLOCK)",
+    "SELECT \"update\", \"delete\" FROM audit_columns",
+    "SELECT created_at, updated_at, deleted FROM invoices",
 ];
 
 #[test]
@@ -384,6 +399,9 @@ const PREFIXES: &[&str] = &[
     "",
     "SELECT 1;",
     "SELECT 1; ",
+    "SELECT 1 ",
+    "SELECT 1\n",
+    "SELECT * FROM invoices\n",
     "select 1 ;\n",
     "/* c */ ",
     "-- c\n",
@@ -445,7 +463,12 @@ fn variant(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        // A failure prints its minimal input; no regression file is written.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn variants_of_writes_stay_writes(

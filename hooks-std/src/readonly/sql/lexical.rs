@@ -1,6 +1,8 @@
 //! Lexical rules no single `sqlparser` dialect covers, so the guard applies
 //! them on top of every dialect.
 
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+
 /// Characters some database may take as the end of a `--` comment.
 /// PostgreSQL ends one at `\r`; others may at the remaining line breaks.
 const LINE_BREAKS: &[char] = &['\r', '\x0b', '\x0c', '\u{85}', '\u{2028}', '\u{2029}'];
@@ -26,5 +28,35 @@ pub(crate) fn executable_comment(sql: &str) -> Option<String> {
                 && bytes.get(at + 3) == Some(&b'!'));
         executable
             .then(|| "it holds a `/*! … */` comment, which MySQL and MariaDB execute".to_owned())
+    })
+}
+
+/// Unquoted words that start a writing statement. SQL Server does not need
+/// `;` between statements, so in `SELECT 1 DELETE FROM t` it runs a `DELETE`
+/// where every parser sees a column alias; such a word anywhere in text that
+/// otherwise reads makes it a write. (`REPLACE` and `USE` are left out: they
+/// are also a function and an index hint.)
+const WRITING_STATEMENT_WORDS: &[&str] = &[
+    "ALTER", "ATTACH", "BACKUP", "BULK", "CALL", "COPY", "CREATE", "DBCC", "DECLARE", "DELETE",
+    "DENY", "DETACH", "DROP", "EXEC", "EXECUTE", "GRANT", "INSERT", "KILL", "LOAD", "MERGE",
+    "PRAGMA", "RENAME", "RESTORE", "REVOKE", "SHUTDOWN", "TRUNCATE", "UPDATE", "UPSERT", "VACUUM",
+];
+
+/// Why `tokens` hold a bare word that starts a writing statement, if they do.
+pub(crate) fn writing_statement_word(tokens: &[TokenWithSpan]) -> Option<String> {
+    tokens.iter().find_map(|token| match &token.token {
+        Token::Word(word)
+            if word.quote_style.is_none()
+                && WRITING_STATEMENT_WORDS
+                    .iter()
+                    .any(|keyword| keyword.eq_ignore_ascii_case(&word.value)) =>
+        {
+            Some(format!(
+                "it contains the word {}, which starts a new statement in SQL Server \
+                 (statements need no `;` there)",
+                word.value.to_ascii_uppercase()
+            ))
+        }
+        _ => None,
     })
 }

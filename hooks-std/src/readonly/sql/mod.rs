@@ -7,7 +7,8 @@ mod lexical;
 mod reason;
 mod writes;
 
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Tokenizer;
 
 pub use dialects::{SqlDialect, UnknownDialect};
 pub use functions::FunctionAllowlist;
@@ -53,8 +54,10 @@ pub fn classify_sql(sql: &str) -> SqlVerdict {
 /// `BEGIN … END` block judged one by one; or a reporting `PRAGMA`
 /// (`table_info`, …). Every function called, anywhere, must be on the
 /// [`FunctionAllowlist`]. On top of each dialect's own rules, text with a
-/// line break other than `\n` is also read with those breaks as `\n`, and a
-/// MySQL executable comment (`/*! … */`) makes the text a write.
+/// line break other than `\n` is also read with those breaks as `\n`, a
+/// MySQL executable comment (`/*! … */`) makes the text a write, and so does
+/// a bare word that starts a writing statement (`SELECT 1 DELETE FROM t` is
+/// two statements to SQL Server) or a locking SQL Server table hint.
 ///
 /// Not seen: what a called view, rule, trigger or allowed function does
 /// inside the database, and server settings that change how text is read
@@ -125,8 +128,19 @@ impl SqlClassifier {
     }
 
     fn classify_in(&self, sql: &str, dialect: SqlDialect) -> SqlVerdict {
-        let statements = match Parser::parse_sql(dialect.parser_dialect(), sql) {
-            Ok(statements) => statements,
+        let parser_dialect = dialect.parser_dialect();
+        let parsed = Tokenizer::new(parser_dialect, sql)
+            .tokenize_with_location()
+            .map_err(ParserError::from)
+            .and_then(|tokens| {
+                let hidden_statement = lexical::writing_statement_word(&tokens);
+                let statements = Parser::new(parser_dialect)
+                    .with_tokens_with_locations(tokens)
+                    .parse_statements()?;
+                Ok((statements, hidden_statement))
+            });
+        let (statements, hidden_statement) = match parsed {
+            Ok(parsed) => parsed,
             Err(error) => {
                 return SqlVerdict::Unparsable(format!(
                     "{} did not parse under {dialect} ({error}), so it is treated as a write",
@@ -149,6 +163,12 @@ impl SqlClassifier {
                 ));
             }
         }
-        SqlVerdict::Read
+        match hidden_statement {
+            Some(why) => SqlVerdict::Write(format!(
+                "{} is a write under {dialect}: {why}",
+                reason::quoted(sql)
+            )),
+            None => SqlVerdict::Read,
+        }
     }
 }

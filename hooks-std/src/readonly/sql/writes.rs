@@ -73,8 +73,33 @@ impl Visitor for WriteFinder<'_> {
             | TableFactor::Function { name, .. } => self.functions.refuse(name),
             _ => None,
         };
-        refused.map_or(ControlFlow::Continue(()), ControlFlow::Break)
+        if let Some(reason) = refused {
+            return ControlFlow::Break(reason);
+        }
+        // SQL Server's `WITH (UPDLOCK)` and friends lock like `FOR UPDATE`.
+        if let TableFactor::Table { with_hints, .. } = table
+            && let Some(hint) = with_hints.iter().find(|hint| !hint_only_reads(hint))
+        {
+            return ControlFlow::Break(format!("the table hint {hint} takes locks"));
+        }
+        ControlFlow::Continue(())
     }
+}
+
+/// Table hints that take no locks beyond a plain read's.
+fn hint_only_reads(hint: &Expr) -> bool {
+    let text = hint.to_string();
+    [
+        "NOLOCK",
+        "READUNCOMMITTED",
+        "READCOMMITTED",
+        "READPAST",
+        "NOWAIT",
+        "NOEXPAND",
+    ]
+    .iter()
+    .any(|harmless| harmless.eq_ignore_ascii_case(&text))
+        || text.to_ascii_uppercase().starts_with("INDEX")
 }
 
 /// Statements that read, provided what is inside them reads too (the walk
