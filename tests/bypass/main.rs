@@ -1,0 +1,14 @@
+//! The bypass corpus: what a hostile model (or a forged request) sends to get
+//! past a guard, each with the verdict it must get.
+//!
+//! The model writes the tool name and the arguments; a prompt-injected model
+//! writes them to get through. Every case here is an attack that was tried,
+//! or a close variant of one, and the table says what must happen to it. The
+//! corpus grows with every guard: a new guard comes with its attacks, and a
+//! bypass found later comes back as a row here before it is fixed.
+//!
+//! * `tool_calls` — whole calls through an agent's standard stack: tool
+//!   names, numbers written as strings, SQL under several keys, rate-limit
+//!   spellings.
+
+mod tool_calls;
