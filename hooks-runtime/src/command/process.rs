@@ -389,6 +389,23 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 
+    /// The supervisor exits the way the command did, as soon as it did, even
+    /// with a background child holding both pipes open.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_exit_code_comes_back_while_a_child_holds_the_pipes() {
+        let finished = run(
+            sh("cat > /dev/null; (sleep 97.5) & printf out; printf err >&2; exit 3"),
+            b"in",
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap();
+        assert_eq!(finished.exit, Exit::Code(3));
+        assert_eq!(finished.stdout.text, "out");
+        assert_eq!(finished.stderr.text, "err");
+    }
+
     #[tokio::test]
     async fn a_missing_program_is_a_spawn_error() {
         let command = Command::new("/nonexistent/hook-program");
