@@ -1066,3 +1066,18 @@ async fn an_abandoned_hook_leaves_no_process_behind() {
         "a process outlived the hook"
     );
 }
+
+#[tokio::test]
+async fn a_decision_overwritten_by_a_duplicate_key_blocks() {
+    let report = printf_call(
+        CommandEvent::PreToolUse,
+        r#"{"decision": "block", "reason": "first", "decision": null}"#,
+    )
+    .await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    assert!(
+        blocked_reason(&report).contains("appears twice"),
+        "{}",
+        blocked_reason(&report)
+    );
+}

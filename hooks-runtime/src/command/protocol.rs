@@ -190,7 +190,7 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, Ho
         side_effects.push(format!("stderr: {}", excerpt(stderr, SIDE_EFFECT_EXCERPT)));
     }
     if let Some(json) = stdout::json_start(&finished.stdout.text) {
-        let value: Value = serde_json::from_str(json).map_err(|error| {
+        let value: Value = stdout::parse_json(json).map_err(|error| {
             HookError::new(format!(
                 "command `{command}` exited 0 but its stdout starts with `{{` and is not valid JSON: {error}; print exactly one JSON object, or plain text that does not start with `{{`"
             ))

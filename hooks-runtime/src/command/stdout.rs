@@ -7,6 +7,11 @@
 //! line is most likely a decision printed after progress output, and reading
 //! the text as "allow" would drop it.
 
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
 /// The text from its first `{`, if `stdout` is a JSON object once leading
 /// byte order marks and whitespace are skipped; trailing whitespace removed.
 pub(crate) fn json_start(stdout: &str) -> Option<&str> {
@@ -14,6 +19,82 @@ pub(crate) fn json_start(stdout: &str) -> Option<&str> {
         .trim_start_matches(|c: char| c == '\u{FEFF}' || c.is_whitespace())
         .trim_end();
     text.starts_with('{').then_some(text)
+}
+
+/// Parses JSON output, refusing duplicate keys at any depth: with them, one
+/// spelling of a decision would silently replace another
+/// (`{"decision": "block", …, "decision": null}` reads as no decision).
+pub(crate) fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str::<Unique>(text).map(|unique| unique.0)
+}
+
+/// A JSON value whose objects have no duplicate keys.
+struct Unique(Value);
+
+impl<'de> Deserialize<'de> for Unique {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueVisitor).map(Unique)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> Visitor<'de> for UniqueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Unique(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format!(
+                    "the key `{key}` appears twice in one object"
+                )));
+            }
+            let Unique(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 /// Plain text with leading and trailing whitespace (and byte order marks) removed.
@@ -143,6 +224,20 @@ mod tests {
             "{",
         ] {
             assert!(has_line_starting_with_brace(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_at_any_depth() {
+        let value = parse_json(r#"{"a": [1, {"b": null}], "c": "d"}"#).unwrap();
+        assert_eq!(value, serde_json::json!({"a": [1, {"b": null}], "c": "d"}));
+        for text in [
+            r#"{"decision": "block", "decision": null}"#,
+            r#"{"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecision": "allow"}}"#,
+            r#"{"a": [{"x": 1, "x": 1}]}"#,
+        ] {
+            let error = parse_json(text).unwrap_err().to_string();
+            assert!(error.contains("appears twice"), "{text}: {error}");
         }
     }
 
