@@ -902,6 +902,19 @@ async fn concurrent_runs_of_one_tool_call_send_one_card_postgres() {
     one_card_per_tool_call(&a, &b, &fake, &support::unique("conv")).await;
 }
 
+/// Waits until the gate has stored the card's reference (its last write
+/// before it waits), so a lock taken next only meets the click.
+async fn card_stored(replica: &Replica, id: &str) {
+    for _ in 0..500 {
+        let request = replica.approvals.store().get(id).await.expect("read");
+        if request.is_some_and(|request| request.message_ref.is_some()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the gate never stored the card reference of {id}");
+}
+
 /// A connection outside the gate's pool that holds SQLite's write lock until
 /// the returned sender fires (or is dropped).
 async fn hold_write_lock(url: &str) -> tokio::sync::oneshot::Sender<()> {
@@ -951,6 +964,7 @@ async fn a_click_during_a_short_sqlite_lock_is_retried_until_recorded() {
         sqlite_replica_with_busy_timeout(&fake, Duration::from_millis(100)).await;
     let call = start(&replica, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
+    card_stored(&replica, &id).await;
     let release = hold_write_lock(&url).await;
     let releaser = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -984,6 +998,7 @@ async fn a_click_that_cannot_be_recorded_in_time_is_answered_failed_and_changes_
         sqlite_replica_with_busy_timeout(&fake, Duration::from_secs(5)).await;
     let call = start(&replica, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
+    card_stored(&replica, &id).await;
     let release = hold_write_lock(&url).await;
     let click = CardClick::new(&id, Decision::Approve, "ou_bob", CHAT);
     let sealed = fake.seal(&fake.card_action_event(&click).expect("event"));
@@ -1045,4 +1060,121 @@ async fn an_amount_written_as_a_string_is_gated() {
     let report = call.await.expect("task");
     assert!(report.tool_ran, "{}", report.observation);
     assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// A connection outside the gate's pool that holds PostgreSQL's row lock on
+/// request `id` until the returned sender fires.
+async fn hold_row_lock(url: &str, id: &str) -> tokio::sync::oneshot::Sender<()> {
+    use sqlx::Connection;
+    let mut holder = sqlx::PgConnection::connect(url)
+        .await
+        .expect("second connection");
+    sqlx::query("BEGIN")
+        .execute(&mut holder)
+        .await
+        .expect("begin");
+    sqlx::query("SELECT id FROM confirmation_requests WHERE id = $1 FOR UPDATE")
+        .bind(id)
+        .execute(&mut holder)
+        .await
+        .expect("row lock");
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = released.await;
+        sqlx::query("COMMIT")
+            .execute(&mut holder)
+            .await
+            .expect("release the lock");
+    });
+    release
+}
+
+/// PostgreSQL: a click whose row is locked by another transaction for a
+/// second is recorded once the lock goes; one locked past the reply window
+/// is answered "could not be recorded" and rolled back, and the platform's
+/// retry of the same delivery then records it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_while_the_request_row_is_locked_postgres() {
+    let Some(url) = support::postgres_url("a_click_while_the_request_row_is_locked") else {
+        return;
+    };
+    let fake = fake().await;
+    let replica = url_replica(&fake, &url).await;
+    let conversation = support::unique("conv");
+
+    let call = start(
+        &replica,
+        gated_call("c1", 60_000).with_conversation(&conversation),
+    );
+    let id = card_sent(&fake, 1).await;
+    card_stored(&replica, &id).await;
+    let release = hold_row_lock(&url, &id).await;
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let _ = release.send(());
+    });
+    let (_, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    assert_eq!(toast(&reply), ("success", "Approved."), "{reply}");
+    let report = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("woken")
+        .expect("task");
+    assert!(report.tool_ran, "{}", report.observation);
+
+    let call = start(
+        &replica,
+        gated_call("c2", 60_000).with_conversation(&conversation),
+    );
+    let id = card_sent(&fake, 2).await;
+    card_stored(&replica, &id).await;
+    let release = hold_row_lock(&url, &id).await;
+    let click = CardClick::new(&id, Decision::Approve, "ou_bob", CHAT);
+    let sealed = fake.seal(&fake.card_action_event(&click).expect("event"));
+    let started = std::time::Instant::now();
+    let (_, reply) = fake.deliver(&replica.callback_url, &sealed).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "answered within the window"
+    );
+    assert_eq!(toast(&reply).0, "error", "{reply}");
+    assert!(toast(&reply).1.contains("could not be recorded"), "{reply}");
+    tokio::time::sleep(Duration::from_millis(3500).saturating_sub(started.elapsed())).await;
+    let _ = release.send(());
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    assert!(!call.is_finished());
+    let (_, retried) = fake.deliver(&replica.callback_url, &sealed).await;
+    assert_eq!(toast(&retried), ("success", "Approved."), "{retried}");
+    assert!(call.await.expect("task").tool_ran);
+}
+
+/// The card of a tool call raced by four runs cannot be delivered: one send
+/// is attempted, the request is cancelled, and every run is blocked at once
+/// (not when the 30 s deadline passes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undelivered_card_blocks_every_concurrent_run_at_once() {
+    let fake = fake().await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
+    fake.fail_next_sends(4);
+    let ran = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let runs = race(&[&replica], 4, &gated_call("c1", 60_000), &ran);
+    for run in runs {
+        let report = tokio::time::timeout(Duration::from_secs(5), run)
+            .await
+            .expect("blocked at once")
+            .expect("task");
+        assert!(!report.tool_ran);
+        let observation = report.observation.to_string();
+        assert!(
+            observation.contains("approval card not delivered")
+                || observation.contains("was cancelled"),
+            "{observation}"
+        );
+    }
+    assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(
+        fake.message_requests(),
+        1,
+        "one send attempted for one tool call"
+    );
 }

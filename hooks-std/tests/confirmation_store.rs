@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use hooks_std::Database;
 use hooks_std::gate::{
-    ApproverScope, ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision, NewConfirmation,
-    args_digest,
+    ApproverScope, ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision, EventDecision,
+    NewConfirmation, args_digest,
 };
 use serde_json::json;
 
@@ -216,6 +216,145 @@ async fn card_claims(database: Database) {
     );
 }
 
+/// A click's decision and its event id commit together, or not at all.
+async fn decisions_for_events(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let (request, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("event-decision"),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    let event = support::unique("evt");
+    // The approver was already told it failed: everything rolls back.
+    let withdrawn = store
+        .decide_for_event(
+            &event,
+            "feishu",
+            &request.id,
+            Decision::Approve,
+            "bob",
+            || false,
+        )
+        .await
+        .expect("decide");
+    assert_eq!(withdrawn, EventDecision::Withdrawn);
+    let unchanged = store.get(&request.id).await.expect("get").expect("request");
+    assert_eq!(unchanged, request, "a withdrawn decision changes nothing");
+    assert!(
+        !store.event_seen(&event).await.expect("seen"),
+        "nor is its event id used up"
+    );
+    // The same event again, in time.
+    let EventDecision::Recorded(outcome) = store
+        .decide_for_event(
+            &event,
+            "feishu",
+            &request.id,
+            Decision::Approve,
+            "bob",
+            || true,
+        )
+        .await
+        .expect("decide")
+    else {
+        panic!("recorded");
+    };
+    let DecideOutcome::Decided(decided) = *outcome else {
+        panic!("the first decision wins: {outcome:?}");
+    };
+    assert_eq!(decided.status, ConfirmationStatus::Approved);
+    assert_eq!(decided.decided_by.as_deref(), Some("bob"));
+    assert!(store.event_seen(&event).await.expect("seen"));
+    assert_eq!(
+        store
+            .decide_for_event(
+                &event,
+                "feishu",
+                &request.id,
+                Decision::Reject,
+                "carol",
+                || true
+            )
+            .await
+            .expect("decide"),
+        EventDecision::Replayed,
+        "a replayed event changes nothing"
+    );
+
+    // Sixteen clicks at once, each its own event: one decision wins.
+    let (raced, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("event-race"),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    let clicks: Vec<_> = (0..16)
+        .map(|i| {
+            let (store, id) = (store.clone(), raced.id.clone());
+            tokio::spawn(async move {
+                let decision = if i % 2 == 0 {
+                    Decision::Approve
+                } else {
+                    Decision::Reject
+                };
+                store
+                    .decide_for_event(
+                        &support::unique("evt"),
+                        "feishu",
+                        &id,
+                        decision,
+                        &format!("user-{i}"),
+                        || true,
+                    )
+                    .await
+            })
+        })
+        .collect();
+    let mut winners = 0;
+    for click in clicks {
+        match click.await.expect("task").expect("decide") {
+            EventDecision::Recorded(outcome) => match *outcome {
+                DecideOutcome::Decided(_) => winners += 1,
+                DecideOutcome::AlreadyFinal(_) => {}
+                other => panic!("unexpected {other:?}"),
+            },
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(winners, 1, "exactly one of 16 concurrent clicks decides");
+
+    // Past the deadline the request expires instead, in the same transaction.
+    let (late, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("event-late"),
+            Duration::from_millis(50),
+        ))
+        .await
+        .expect("create");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let EventDecision::Recorded(outcome) = store
+        .decide_for_event(
+            &support::unique("evt"),
+            "feishu",
+            &late.id,
+            Decision::Approve,
+            "bob",
+            || true,
+        )
+        .await
+        .expect("decide")
+    else {
+        panic!("recorded");
+    };
+    assert!(
+        matches!(*outcome, DecideOutcome::PastDeadline(ref expired) if expired.status == ConfirmationStatus::Expired),
+        "{outcome:?}"
+    );
+}
+
 async fn deadlines(database: Database) {
     let store = ConfirmationStore::new(database);
     let (late, _) = store
@@ -300,6 +439,7 @@ async fn store_on_sqlite() {
     lifecycle(database.clone()).await;
     concurrent_decisions(database.clone()).await;
     card_claims(database.clone()).await;
+    decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     events(database).await;
 }
@@ -312,6 +452,7 @@ async fn store_on_postgres() {
     lifecycle(database.clone()).await;
     concurrent_decisions(database.clone()).await;
     card_claims(database.clone()).await;
+    decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     events(database).await;
 }
