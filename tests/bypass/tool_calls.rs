@@ -2,7 +2,7 @@
 //! config file as a user would: what runs, what is blocked, and by whom.
 
 use hooks::std_hooks::offline_resources;
-use hooks::{Agent, AgentConfig, ConfigFormat, HookContext, Resources};
+use hooks::{Agent, AgentConfig, ConfigFormat, Resources};
 use serde_json::{Value, json};
 
 /// The stack: the gate asks for payments over 50,000 (the offline channel
