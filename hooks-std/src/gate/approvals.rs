@@ -201,11 +201,12 @@ impl Approvals {
     ///
     /// The answer is due within the platform's reply window (Feishu waits
     /// 3 s), and it is true: a decision the database cannot take (busy,
-    /// locked, unreachable) is retried until [`RECORD_WINDOW`] ends; if it
-    /// is not committed by then, the approver is told it failed and it is
-    /// rolled back, never committed later. Only if its commit had already
-    /// started does the answer say the outcome will show on the card (which
-    /// is then redrawn once the commit lands).
+    /// locked, unreachable) is retried for up to 2 s; if it is not
+    /// committed by then, the approver is told it failed and it is rolled
+    /// back, never committed later. Only if its commit had already started
+    /// (and takes more than 0.6 s further) does the answer say the outcome
+    /// will show on the card, which is then redrawn once the commit lands.
+    /// Call inside a Tokio runtime.
     pub async fn handle_callback(&self, callback: &DecisionCallback) -> CallbackOutcome {
         let window = ReplyWindow::new(RECORD_WINDOW);
         let (this, click, recorder_window) = (self.clone(), callback.clone(), window.clone());
