@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 #[derive(Clone, Copy)]
 enum Act {
     Block,
+    BlockWith(&'static str),
     Fail,
     Panic,
     Hang,
@@ -46,6 +47,7 @@ impl Hook for Scripted {
         Box::pin(async move {
             match act {
                 Act::Block => Ok(HookResult::block("scripted block")),
+                Act::BlockWith(reason) => Ok(HookResult::block(reason)),
                 Act::Fail => Err(HookError::new("scripted failure")),
                 Act::Panic => panic!("scripted panic"),
                 Act::Hang => {
@@ -271,6 +273,134 @@ async fn secrets_are_redacted_at_any_depth() {
                        "keys": [{"api_key": "[redacted]"}, {"Api_Key": "[redacted]", "region": "eu"}]},
             "cookie": "[redacted]",
         })
+    );
+}
+
+// ------------------------------------------- redaction gaps (issue 11, item 8)
+
+/// A registry with only the audit log, and the one row a call leaves.
+async fn audited_row(
+    ctx: HookContext,
+    pre: Option<Scripted>,
+    tool: Result<Value, String>,
+) -> AuditEntry {
+    let database = Database::in_memory().await.expect("db");
+    let mut builder =
+        HookRegistry::builder().observer(Arc::new(AuditLogHook::new(database.clone())));
+    if let Some(pre) = pre {
+        builder = builder.pre(pre);
+    }
+    let registry = builder.build().expect("registry");
+    let conversation = ctx.conversation_id.clone();
+    registry
+        .run_tool_call(ctx, async move |_: &Value| tool.clone())
+        .await;
+    let mut rows = database.audit_entries(&conversation).await.expect("read");
+    assert_eq!(rows.len(), 1);
+    rows.pop().unwrap()
+}
+
+#[tokio::test]
+async fn secret_keys_in_every_spelling_are_redacted() {
+    let args = json!({
+        "passwd": "s1", "pwd": "s2", "private_key": "s3", "credentials": {"user": "s4"},
+        "auth": "s5", "p\u{430}ssword": "s6", "ＰＡＳＳＷＯＲＤ": "s7", "session": "s8",
+        "bearer": "s9", "refresh_token": "s10", "client_secret": "s11", "apiKey": "s12",
+        "API-KEY": "s13", "x_auth": "s14", "pass\u{200B}word": "s15", "Secret": "s16",
+        "passw0rd": "s17", "pWd": "s18", "sessionId": "s19", "Cookie": "s20",
+    });
+    let ctx = HookContext::tool_call("crm__login", args.clone()).with_conversation("keys");
+    let row = audited_row(ctx, None, Ok(json!("ok"))).await;
+    let stored = row.args.to_string();
+    for n in 1..=20 {
+        assert!(
+            !stored.contains(&format!("\"s{n}\"")),
+            "secret s{n} reached the audit log: {stored}"
+        );
+    }
+    for key in args.as_object().unwrap().keys() {
+        assert_eq!(row.args[key], "[redacted]", "{key}");
+    }
+}
+
+#[tokio::test]
+async fn ordinary_arguments_are_kept() {
+    let args = json!({
+        "author": "ann", "session_count": 3, "max_tokens": 100, "keyboard": "qwerty",
+        "passport_country": "FR", "oauth_provider": "github", "token_expires_in": 3600,
+        "note": "Basic authentication is disabled; see https://example.com/docs?page=2",
+    });
+    let ctx = HookContext::tool_call("crm__lookup", args.clone()).with_conversation("plain");
+    let row = audited_row(ctx, None, Ok(json!("ok"))).await;
+    assert_eq!(row.args, args);
+}
+
+#[tokio::test]
+async fn credentials_inside_values_are_masked() {
+    let pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----";
+    let args = json!({
+        "headers": ["Authorization: Bearer abc.def-123456", "Accept: json"],
+        "url": "https://api.example.com/v1/items?access_token=tok123456&page=2",
+        "dsn": "postgres://app:hunter2@db.internal:5432/prod",
+        "curl": "curl -H 'Authorization: Basic dXNlcjpwYXNz' https://x",
+        "deploy_key": pem,
+        "body": "{\"password\": \"hunter 2\", \"user\": \"ann\"}",
+        "env": "OPENAI=sk-proj-abcdefghijklmnopqrstuvwxyz0123 GH=ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+    });
+    let ctx = HookContext::tool_call("http__fetch", args).with_conversation("values");
+    let row = audited_row(ctx, None, Ok(json!("ok"))).await;
+    let stored = row.args.to_string();
+    for secret in [
+        "abc.def-123456",
+        "tok123456",
+        "hunter2",
+        "dXNlcjpwYXNz",
+        "b3BlbnNzaC1rZXktdjEAAAAA",
+        "hunter 2",
+        "sk-proj-abcdef",
+        "ghp_0123456789",
+    ] {
+        assert!(
+            !stored.contains(secret),
+            "{secret} reached the audit log: {stored}"
+        );
+    }
+    assert_eq!(
+        row.args["url"],
+        "https://api.example.com/v1/items?access_token=[redacted]&page=2"
+    );
+    assert_eq!(row.args["headers"][1], "Accept: json");
+}
+
+#[tokio::test]
+async fn tool_error_text_is_redacted_in_the_reason() {
+    let error = "401 from https://api.example.com/v1?access_token=tok123456: \
+                 sent Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig";
+    let ctx = HookContext::tool_call("http__fetch", json!({})).with_conversation("tool-error");
+    let row = audited_row(ctx, None, Err(error.to_owned())).await;
+    assert_eq!(row.outcome, "tool_error");
+    let reason = row.reason.expect("the error is stored");
+    assert!(!reason.contains("tok123456"), "{reason}");
+    assert!(!reason.contains("eyJhbGciOiJIUzI1NiJ9"), "{reason}");
+    assert!(
+        reason.contains("401 from https://api.example.com/v1?access_token=[redacted]"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn block_reasons_are_redacted_too() {
+    let ctx = HookContext::tool_call("shell_exec", json!({})).with_conversation("block-reason");
+    let blocker = Scripted {
+        name: "leaky_guard",
+        tool: "shell_exec",
+        act: Act::BlockWith("refused: password=hunter2 in command"),
+    };
+    let row = audited_row(ctx, Some(blocker), Ok(json!("ok"))).await;
+    assert_eq!(row.outcome, "blocked");
+    assert_eq!(
+        row.reason.as_deref(),
+        Some("refused: password=[redacted] in command")
     );
 }
 

@@ -24,8 +24,12 @@ use writer::AuditWriter;
 #[serde(deny_unknown_fields, default)]
 pub struct AuditLogConfig {
     /// Key names whose values are replaced by `"[redacted]"` at any depth
-    /// (see [`Redactor`]); default password, secret, token, api_key,
-    /// authorization, cookie.
+    /// (see [`Redactor`] for how they match); default
+    /// [`DEFAULT_REDACT_KEYS`] (password, passwd, pwd, secret, token, api_key,
+    /// private_key, credential, auth, authorization, bearer, cookie, session,
+    /// refresh_token, client_secret, …). Giving a list replaces the defaults;
+    /// credentials inside values (`Bearer …`, `?access_token=…`, PEM keys, …)
+    /// are masked either way.
     pub redact_keys: Vec<String>,
     /// Share one transaction among concurrent calls (default true). With
     /// `false` every call commits its own transaction.
@@ -43,7 +47,10 @@ pub struct AuditLogConfig {
 impl Default for AuditLogConfig {
     fn default() -> Self {
         AuditLogConfig {
-            redact_keys: DEFAULT_REDACT_KEYS.map(str::to_owned).to_vec(),
+            redact_keys: DEFAULT_REDACT_KEYS
+                .iter()
+                .map(|name| (*name).to_owned())
+                .collect(),
             group_commit: true,
             max_batch: 256,
             timeout: Duration::from_secs(10),

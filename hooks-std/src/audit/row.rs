@@ -52,7 +52,8 @@ pub struct AuditRow {
     pub outcome: AuditOutcome,
     /// The hook (or observer) that blocked the call or withheld its result.
     pub blocked_by: Option<String>,
-    /// The block reason or the tool's error text.
+    /// The block reason or the tool's error text, with credentials masked
+    /// ([`Redactor::redact_text`]).
     pub reason: Option<String>,
     /// The arguments the tool received (or would have), redacted.
     pub args: Value,
@@ -70,13 +71,19 @@ impl AuditRow {
         let ctx = record.ctx;
         let report = record.report;
         let (outcome, blocked_by, reason) = match &report.observation {
+            // Reasons and tool errors may quote the arguments (a command
+            // hook's stderr, a driver's error), so they are redacted too.
             Observation::Blocked { hook, reason } | Observation::Withheld { hook, reason } => (
                 AuditOutcome::Blocked,
                 Some(clean_text(hook)),
-                Some(clean_text(reason)),
+                Some(redactor.redact_text(reason)),
             ),
             _ => match report.tool_error() {
-                Some(error) => (AuditOutcome::ToolError, None, Some(clean_text(error))),
+                Some(error) => (
+                    AuditOutcome::ToolError,
+                    None,
+                    Some(redactor.redact_text(error)),
+                ),
                 None => (AuditOutcome::Ok, None, None),
             },
         };

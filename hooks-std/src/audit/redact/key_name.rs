@@ -1,0 +1,184 @@
+//! Whether an argument name names a secret, whatever its spelling.
+//!
+//! A name is split into words at separators (`_`, `-`, `.`, spaces, any
+//! character that is not a letter or digit) and at camelCase boundaries
+//! (`apiKey`, `APIKey`), after invisible characters are dropped and NFKC is
+//! applied (fullwidth `ＡＰＩ＿ＫＥＹ` splits like `API_KEY`). Each word is then
+//! case-folded and reduced to its UTS #39 confusable skeleton, so a Cyrillic
+//! `а` in `pаssword` or a digit `0` in `passw0rd` does not hide the word.
+
+use std::sync::LazyLock;
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::text::{is_hidden, skeleton};
+
+/// Names this short match only whole words (`auth` matches `auth` and
+/// `basic_auth`, not `author`); longer names match anywhere in the key's
+/// joined words (`password` matches `dbpassword` and `user_password`).
+const WHOLE_WORD_ONLY_UP_TO: usize = 4;
+
+/// Words that make a number or a boolean under a secret-sounding key a fact
+/// *about* the secret (`session_count: 3`, `max_tokens: 100`,
+/// `password_required: true`), which is kept.
+const DESCRIPTORS: [&str; 18] = [
+    "count",
+    "counts",
+    "length",
+    "len",
+    "size",
+    "max",
+    "min",
+    "num",
+    "limit",
+    "total",
+    "used",
+    "remaining",
+    "enabled",
+    "required",
+    "expires",
+    "expiry",
+    "ttl",
+    "timeout",
+];
+
+/// [`DESCRIPTORS`] as key words are compared: skeletons (`max` is `rnax`).
+static DESCRIPTOR_WORDS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    DESCRIPTORS
+        .iter()
+        .map(|word| skeleton(word).to_lowercase())
+        .collect()
+});
+
+/// A key (or a name from the redaction list) split into folded words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct KeyWords {
+    words: Vec<String>,
+    joined: String,
+}
+
+impl KeyWords {
+    /// Splits and folds `key`.
+    pub(super) fn new(key: &str) -> Self {
+        let visible: String = key.chars().filter(|c| !is_hidden(*c)).collect();
+        let compatible: String = visible.nfkc().collect();
+        let words: Vec<String> = split_words(&compatible)
+            .into_iter()
+            .map(|word| skeleton(word).to_lowercase())
+            .filter(|word| !word.is_empty())
+            .collect();
+        let joined = words.concat();
+        KeyWords { words, joined }
+    }
+
+    /// Whether the key has no letters or digits at all.
+    pub(super) fn is_empty(&self) -> bool {
+        self.joined.is_empty()
+    }
+
+    /// Whether this key contains the secret `name` (see
+    /// [`WHOLE_WORD_ONLY_UP_TO`] for how).
+    pub(super) fn contains(&self, name: &KeyWords) -> bool {
+        if name.joined.chars().count() > WHOLE_WORD_ONLY_UP_TO {
+            return self.joined.contains(name.joined.as_str());
+        }
+        // A run of whole words spelling the name: `auth`, `x_auth`, and
+        // `pWd` (split as `p`, `wd`) all hold `pwd`.
+        (0..self.words.len()).any(|start| {
+            let mut run = String::new();
+            self.words[start..].iter().any(|word| {
+                run.push_str(word);
+                run == name.joined
+            })
+        })
+    }
+
+    /// Whether one of the key's words says the value describes a secret
+    /// rather than being one.
+    pub(super) fn has_descriptor(&self) -> bool {
+        self.words
+            .iter()
+            .any(|word| DESCRIPTOR_WORDS.contains(word))
+    }
+}
+
+/// Splits at non-alphanumeric characters and camelCase boundaries: a lower
+/// case letter or digit followed by an upper case one (`apiKey`), and the
+/// last of several upper case letters followed by a lower case one
+/// (`APIKey` → `API`, `Key`).
+fn split_words(text: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut start: Option<usize> = None;
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if let Some(begin) = start.take() {
+                words.push(&text[begin..at]);
+            }
+            continue;
+        }
+        let Some(begin) = start else {
+            start = Some(at);
+            continue;
+        };
+        let previous = chars[i - 1].1;
+        let next = chars.get(i + 1).map(|&(_, next)| next);
+        let camel = c.is_uppercase() && (previous.is_lowercase() || previous.is_numeric());
+        let acronym_end =
+            c.is_uppercase() && previous.is_uppercase() && next.is_some_and(char::is_lowercase);
+        if camel || acronym_end {
+            words.push(&text[begin..at]);
+            start = Some(at);
+        }
+    }
+    if let Some(begin) = start {
+        words.push(&text[begin..]);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(key: &str) -> Vec<String> {
+        KeyWords::new(key).words
+    }
+
+    #[test]
+    fn keys_split_into_words() {
+        assert_eq!(words("apiKey"), ["api", "key"]);
+        assert_eq!(words("APIKey"), ["api", "key"]);
+        assert_eq!(words("API-KEY"), ["api", "key"]);
+        assert_eq!(words("x_api key.v2"), ["x", "api", "key", "v2"]);
+        assert_eq!(words("ＡＰＩ＿ＫＥＹ"), ["api", "key"]);
+        assert_eq!(words("pass\u{200B}word"), ["password"]);
+        assert_eq!(words("___"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn short_names_match_whole_words_only() {
+        let auth = KeyWords::new("auth");
+        assert!(KeyWords::new("auth").contains(&auth));
+        assert!(KeyWords::new("basic_auth").contains(&auth));
+        assert!(KeyWords::new("AUTH-header").contains(&auth));
+        assert!(!KeyWords::new("author").contains(&auth));
+        assert!(!KeyWords::new("oauth_scopes").contains(&auth));
+        assert!(KeyWords::new("pWd").contains(&KeyWords::new("pwd")));
+    }
+
+    #[test]
+    fn long_names_match_inside_words() {
+        let password = KeyWords::new("password");
+        for key in [
+            "dbpassword",
+            "user_password",
+            "PassWord",
+            "p\u{430}ssword",
+            "passw0rd",
+        ] {
+            assert!(KeyWords::new(key).contains(&password), "{key}");
+        }
+        assert!(!KeyWords::new("passport").contains(&password));
+    }
+}
