@@ -49,11 +49,28 @@ fn is_hidden_but_space(c: char) -> bool {
     is_hidden(c) && !c.is_whitespace()
 }
 
-/// The UTS #39 confusable skeleton of the [folded](fold_identifier) text:
-/// Cyrillic `раssword` and Latin `password` share one skeleton. Two strings
-/// with the same skeleton can be mistaken for each other by a person, so a
-/// guard that matches names treats them as one.
+/// The UTS #39 confusable skeleton of the [folded](fold_identifier) text,
+/// in lower case: Cyrillic `раssword` and Latin `password` share one
+/// skeleton. Two strings with the same skeleton can be mistaken for each
+/// other by a person, so a guard that matches names treats them as one.
+///
+/// Folding loses the case a character was written in, and confusables.txt
+/// maps some small letters elsewhere than their capitals (Greek `τ` to `ᴛ`
+/// but `Τ` to `T`; `ν` to `v` but `Ν` to `N`). Each character here takes its
+/// own prototype when that is ASCII, else its capital's when that is;
+/// [`skeleton_of_capitals`] prefers the capital's. A name that must not be
+/// missed is compared against both.
 pub fn skeleton(text: &str) -> String {
+    skeleton_preferring(text, false)
+}
+
+/// [`skeleton`], preferring for each character the prototype of its capital
+/// when that is ASCII: Greek capitals `ΤΟΚΕΝ` read as `token`.
+pub fn skeleton_of_capitals(text: &str) -> String {
+    skeleton_preferring(text, true)
+}
+
+fn skeleton_preferring(text: &str, capitals_first: bool) -> String {
     let folded = fold_identifier(text);
     if folded
         .bytes()
@@ -63,7 +80,32 @@ pub fn skeleton(text: &str) -> String {
         // own prototypes is its own skeleton: skip the table lookups.
         return folded.into_owned();
     }
-    unicode_security::skeleton(&folded).collect()
+    let prototype = |form: &str| -> String {
+        unicode_security::skeleton(form)
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let mut out = String::with_capacity(folded.len());
+    let mut buffer = [0; 4];
+    for c in folded.chars() {
+        let own = prototype(c.encode_utf8(&mut buffer));
+        if c.is_ascii() {
+            out.push_str(&own);
+            continue;
+        }
+        let capital = prototype(&c.to_uppercase().collect::<String>());
+        let (first, second) = if capitals_first {
+            (capital, own)
+        } else {
+            (own, capital)
+        };
+        out.push_str(if first.is_ascii() || !second.is_ascii() {
+            &first
+        } else {
+            &second
+        });
+    }
+    out
 }
 
 /// For each ASCII character, whether confusables.txt leaves it as it is
@@ -119,6 +161,9 @@ mod tests {
     fn confusables_share_a_skeleton() {
         assert_eq!(skeleton("p\u{430}ssword"), skeleton("password"));
         assert_eq!(skeleton("ΡASSWORD"), skeleton("password"));
+        assert_eq!(skeleton_of_capitals("ΤΟΚΕΝ"), skeleton("token"));
+        assert_eq!(skeleton("τоκеn"), skeleton("token"));
+        assert_eq!(skeleton("PRIVATE"), skeleton("private"));
         assert_eq!(skeleton("ｐａｓｓｗｏｒｄ"), skeleton("password"));
         assert_eq!(skeleton("tοken"), skeleton("token"));
         assert_ne!(skeleton("token"), skeleton("taken"));

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+pub use hooks_runtime::is_hidden;
 
 /// Text with its hidden characters written as escapes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,38 +22,6 @@ pub struct EscapedText {
     /// Whether any hidden character was found; a channel flags its message
     /// when it was ("contains hidden characters").
     pub had_hidden: bool,
-}
-
-/// Whether `c` is invisible, changes the display order, or looks like a
-/// plain space while being something else.
-///
-/// Hidden are: control characters (`Cc`, line feed and tab included — shown
-/// escaped, they cannot fake a line break), format characters (`Cf`: bidi
-/// embeddings, overrides and isolates, LRM/RLM/ALM, zero-width space and
-/// joiners, word joiner, BOM, soft hyphen, tag characters, …), line and
-/// paragraph separators, every space other than U+0020, private-use and
-/// unassigned code points, and every `Default_Ignorable_Code_Point`
-/// (variation selectors, Hangul fillers U+115F/U+1160/U+3164/U+FFA0,
-/// combining grapheme joiner, Mongolian free variation selectors, …), plus the
-/// blank-looking Braille pattern U+2800.
-pub fn is_hidden(c: char) -> bool {
-    if c.is_ascii() {
-        return c.is_ascii_control();
-    }
-    if is_default_ignorable(c) || c == '\u{2800}' {
-        return true;
-    }
-    matches!(
-        c.general_category(),
-        GeneralCategory::Control
-            | GeneralCategory::Format
-            | GeneralCategory::LineSeparator
-            | GeneralCategory::ParagraphSeparator
-            | GeneralCategory::SpaceSeparator
-            | GeneralCategory::PrivateUse
-            | GeneralCategory::Surrogate
-            | GeneralCategory::Unassigned
-    )
 }
 
 /// Whether `text` holds any [hidden](is_hidden) character.
@@ -73,8 +41,8 @@ pub fn escape_hidden(text: &str) -> EscapedText {
 /// serializer already wrote backslashes as `\\` and line feeds inside
 /// strings as `\n`, so backslashes stay as they are and a raw line feed —
 /// which the serializer only writes between tokens — is kept as layout.
-/// Beyond the Basic Multilingual Plane the escape is `\u{E0041}`, which reads
-/// better than a surrogate pair.
+/// Beyond the Basic Multilingual Plane the escape is JSON's surrogate pair
+/// (`\uDB40\uDC41` for U+E0041), so the text stays valid JSON.
 pub fn escape_hidden_in_json(json_text: &str) -> EscapedText {
     escape(json_text, Mode::Json)
 }
@@ -99,7 +67,7 @@ fn escape(text: &str, mode: Mode) -> EscapedText {
     for c in text.chars() {
         if escaped(c) {
             had_hidden = true;
-            push_escape(&mut out, c);
+            push_escape(&mut out, c, mode);
         } else if doubled(c) {
             out.push_str("\\\\");
         } else {
@@ -112,39 +80,18 @@ fn escape(text: &str, mode: Mode) -> EscapedText {
     }
 }
 
-fn push_escape(out: &mut String, c: char) {
+fn push_escape(out: &mut String, c: char, mode: Mode) {
     let code = u32::from(c);
     // Writing to a String cannot fail.
-    let _ = if code <= 0xFFFF {
-        write!(out, "\\u{code:04X}")
+    if code <= 0xFFFF {
+        let _ = write!(out, "\\u{code:04X}");
+    } else if mode == Mode::Json {
+        for unit in c.encode_utf16(&mut [0; 2]) {
+            let _ = write!(out, "\\u{unit:04X}");
+        }
     } else {
-        write!(out, "\\u{{{code:X}}}")
-    };
-}
-
-/// Unicode's `Default_Ignorable_Code_Point` (DerivedCoreProperties.txt):
-/// characters a renderer shows as nothing when it does not support them.
-pub(crate) fn is_default_ignorable(c: char) -> bool {
-    matches!(
-        u32::from(c),
-        0x00AD
-            | 0x034F
-            | 0x061C
-            | 0x115F..=0x1160
-            | 0x17B4..=0x17B5
-            | 0x180B..=0x180F
-            | 0x200B..=0x200F
-            | 0x202A..=0x202E
-            | 0x2060..=0x206F
-            | 0x3164
-            | 0xFE00..=0xFE0F
-            | 0xFEFF
-            | 0xFFA0
-            | 0xFFF0..=0xFFF8
-            | 0x1BCA0..=0x1BCA3
-            | 0x1D173..=0x1D17A
-            | 0xE0000..=0xE0FFF
-    )
+        let _ = write!(out, "\\u{{{code:X}}}");
+    }
 }
 
 #[cfg(test)]
@@ -207,12 +154,15 @@ mod tests {
 
     #[test]
     fn escaped_json_still_means_the_same_value() {
-        let value = serde_json::json!({"payee": "Alice\u{202E}ecila\u{200B}", "note": "a\\b"});
+        let value =
+            serde_json::json!({"payee": "Alice\u{202E}ecila\u{200B}\u{E0041}", "note": "a\\b"});
         let text = serde_json::to_string_pretty(&value).unwrap();
         let escaped = escape_hidden_in_json(&text);
         assert!(escaped.had_hidden);
         assert!(
-            escaped.text.contains("Alice\\u202Eecila\\u200B"),
+            escaped
+                .text
+                .contains("Alice\\u202Eecila\\u200B\\uDB40\\uDC41"),
             "{}",
             escaped.text
         );

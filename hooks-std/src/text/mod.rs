@@ -15,5 +15,5 @@
 pub mod fold;
 pub mod hidden;
 
-pub use fold::{fold_identifier, skeleton};
+pub use fold::{fold_identifier, skeleton, skeleton_of_capitals};
 pub use hidden::{EscapedText, escape_hidden, escape_hidden_in_json, has_hidden, is_hidden};

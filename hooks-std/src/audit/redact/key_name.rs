@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use unicode_normalization::UnicodeNormalization;
 
-use crate::text::{is_hidden, skeleton};
+use crate::text::{is_hidden, skeleton, skeleton_of_capitals};
 
 /// Names this short match only whole words (`auth` matches `auth` and
 /// `basic_auth`, not `author`); longer names match anywhere in the key's
@@ -43,18 +43,18 @@ const DESCRIPTORS: [&str; 18] = [
 ];
 
 /// [`DESCRIPTORS`] as key words are compared: skeletons (`max` is `rnax`).
-static DESCRIPTOR_WORDS: LazyLock<Vec<String>> = LazyLock::new(|| {
-    DESCRIPTORS
-        .iter()
-        .map(|word| skeleton(word).to_lowercase())
-        .collect()
-});
+static DESCRIPTOR_WORDS: LazyLock<Vec<String>> =
+    LazyLock::new(|| DESCRIPTORS.iter().map(|word| skeleton(word)).collect());
 
 /// A key (or a name from the redaction list) split into folded words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct KeyWords {
     words: Vec<String>,
     joined: String,
+    /// The same words read as capitals (Greek `ΤΟΚΕΝ` is `token`); equal to
+    /// `words` for most keys.
+    capital_words: Vec<String>,
+    capital_joined: String,
 }
 
 impl KeyWords {
@@ -62,13 +62,26 @@ impl KeyWords {
     pub(super) fn new(key: &str) -> Self {
         let visible: String = key.chars().filter(|c| !is_hidden(*c)).collect();
         let compatible: String = visible.nfkc().collect();
-        let words: Vec<String> = split_words(&compatible)
-            .into_iter()
-            .map(|word| skeleton(word).to_lowercase())
-            .filter(|word| !word.is_empty())
-            .collect();
-        let joined = words.concat();
-        KeyWords { words, joined }
+        let split = split_words(&compatible);
+        let fold = |reading: fn(&str) -> String| -> Vec<String> {
+            split
+                .iter()
+                .map(|word| reading(word))
+                .filter(|word| !word.is_empty())
+                .collect()
+        };
+        let words = fold(skeleton);
+        let capital_words = if compatible.is_ascii() {
+            words.clone()
+        } else {
+            fold(skeleton_of_capitals)
+        };
+        KeyWords {
+            joined: words.concat(),
+            capital_joined: capital_words.concat(),
+            words,
+            capital_words,
+        }
     }
 
     /// Whether the key has no letters or digits at all.
@@ -79,18 +92,9 @@ impl KeyWords {
     /// Whether this key contains the secret `name` (see
     /// [`WHOLE_WORD_ONLY_UP_TO`] for how).
     pub(super) fn contains(&self, name: &KeyWords) -> bool {
-        if name.joined.chars().count() > WHOLE_WORD_ONLY_UP_TO {
-            return self.joined.contains(name.joined.as_str());
-        }
-        // A run of whole words spelling the name: `auth`, `x_auth`, and
-        // `pWd` (split as `p`, `wd`) all hold `pwd`.
-        (0..self.words.len()).any(|start| {
-            let mut run = String::new();
-            self.words[start..].iter().any(|word| {
-                run.push_str(word);
-                run == name.joined
-            })
-        })
+        contains(&self.words, &self.joined, &name.joined)
+            || (self.capital_joined != self.joined
+                && contains(&self.capital_words, &self.capital_joined, &name.joined))
     }
 
     /// Whether one of the key's words says the value describes a secret
@@ -100,6 +104,22 @@ impl KeyWords {
             .iter()
             .any(|word| DESCRIPTOR_WORDS.contains(word))
     }
+}
+
+/// Whether `words` (joined: `joined`) hold the secret name `name`.
+fn contains(words: &[String], joined: &str, name: &str) -> bool {
+    if name.chars().count() > WHOLE_WORD_ONLY_UP_TO {
+        return joined.contains(name);
+    }
+    // A run of whole words spelling the name: `auth`, `x_auth`, and `pWd`
+    // (split as `p`, `wd`) all hold `pwd`.
+    (0..words.len()).any(|start| {
+        let mut run = String::new();
+        words[start..].iter().any(|word| {
+            run.push_str(word);
+            run == name
+        })
+    })
 }
 
 /// Splits at non-alphanumeric characters and camelCase boundaries: a lower

@@ -299,11 +299,11 @@ mod tests {
             "https://",
             "p\u{430}ss=\u{430}",
         ] {
-            let small = cost(&unit.repeat(2_500));
-            let large = cost(&unit.repeat(10_000));
+            let small = cost(&unit.repeat(1_500));
+            let large = cost(&unit.repeat(6_000));
             assert!(
                 large < small * 8 + std::time::Duration::from_millis(50),
-                "{unit:?}: 2,500 repeats took {small:?}, 10,000 took {large:?}"
+                "{unit:?}: 1,500 repeats took {small:?}, 6,000 took {large:?}"
             );
         }
     }
