@@ -2,12 +2,16 @@
 //! calls free; every spelling of a connector or user counts against one
 //! quota, no call escapes counting, and idle keys are forgotten.
 
+mod support;
+
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use hooks_runtime::{HookContext, HookRegistry, Observation};
 use hooks_std::rate_limit::{Admission, Quota};
-use hooks_std::{ConnectorRateLimitHook, Database, MemoryLimiter, RateLimitConfig};
+use hooks_std::{
+    ConnectorRateLimitHook, Database, DatabaseLimiter, MemoryLimiter, RateLimitConfig,
+};
 use serde_json::{Value, json};
 
 fn registry(config: serde_json::Value) -> HookRegistry {
@@ -311,4 +315,88 @@ async fn per_user_per_minute_is_a_shorthand_for_the_default_quota() {
             "{bad}"
         );
     }
+}
+
+/// Rows of `rate_limit_buckets` for `connector`.
+async fn bucket_rows(database: &Database, connector: &str) -> i64 {
+    let counted = match database {
+        Database::Sqlite(pool) => {
+            sqlx::query_scalar("SELECT count(*) FROM rate_limit_buckets WHERE connector = ?1")
+                .bind(connector)
+                .fetch_one(pool)
+                .await
+        }
+        Database::Postgres(pool) => {
+            sqlx::query_scalar("SELECT count(*) FROM rate_limit_buckets WHERE connector = $1")
+                .bind(connector)
+                .fetch_one(pool)
+                .await
+        }
+    };
+    counted.expect("count")
+}
+
+async fn rows_whose_bucket_is_full_again_are_deleted(database: Database) {
+    // Connector names are stored folded, so the unique ids are lower case.
+    let busy = support::unique("busy").to_lowercase();
+    let idle = support::unique("idle").to_lowercase();
+    let limiter = DatabaseLimiter::new(database.clone());
+    let long = Quota {
+        calls: 10,
+        period: Duration::from_secs(3600),
+    };
+    for n in 0..50 {
+        assert_eq!(
+            limiter.check(&busy, &format!("u{n}"), &long).await.unwrap(),
+            None
+        );
+    }
+    limiter.delete_idle().await.unwrap();
+    assert_eq!(
+        bucket_rows(&database, &busy).await,
+        50,
+        "every bucket is in use"
+    );
+
+    // A second limiter with a short period: its keys go idle, and its next
+    // check after a period deletes them without being asked.
+    let short_limiter = DatabaseLimiter::new(database.clone());
+    let short = Quota {
+        calls: 10,
+        period: Duration::from_secs(1),
+    };
+    for n in 0..50 {
+        short_limiter
+            .check(&idle, &format!("u{n}"), &short)
+            .await
+            .unwrap();
+    }
+    assert_eq!(bucket_rows(&database, &idle).await, 50);
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    short_limiter.check(&idle, "late", &short).await.unwrap();
+    // The late key's own bucket is full again 100 ms after its call, so a
+    // slow delete may take it too; the 50 idle ones must be gone.
+    assert!(
+        bucket_rows(&database, &idle).await <= 1,
+        "the idle keys are deleted"
+    );
+    assert_eq!(
+        bucket_rows(&database, &busy).await,
+        50,
+        "busy keys are kept"
+    );
+}
+
+#[tokio::test]
+async fn the_database_backend_deletes_rows_whose_bucket_is_full_again_sqlite() {
+    let database = Database::in_memory().await.expect("database");
+    rows_whose_bucket_is_full_again_are_deleted(database).await;
+}
+
+#[tokio::test]
+async fn the_database_backend_deletes_rows_whose_bucket_is_full_again_postgres() {
+    let Some(database) = support::postgres("idle rate-limit rows").await else {
+        return;
+    };
+    rows_whose_bucket_is_full_again_are_deleted(database).await;
 }

@@ -1,7 +1,8 @@
 //! A limiter shared by every replica: GCRA state in `rate_limit_buckets`,
 //! decided by one atomic statement per check on the database's clock.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::gcra::Quota;
 use crate::storage::{Database, StorageError, on_pool};
@@ -37,16 +38,71 @@ ON CONFLICT (connector, user_id) DO UPDATE SET
     checked_at_us = excluded.checked_at_us
 RETURNING allowed, tat_us, checked_at_us";
 
+/// Deletes the rows whose bucket is full again, on the database's clock. A
+/// row that a concurrent check moves forward no longer matches when the
+/// delete reaches it (PostgreSQL re-checks the condition on the locked row),
+/// and a row deleted first is recreated as new — the same decision.
+const SQLITE_CLEANUP: &str = "DELETE FROM rate_limit_buckets \
+     WHERE tat_us <= CAST(unixepoch('subsec') * 1000000 AS INTEGER)";
+const POSTGRES_CLEANUP: &str = "DELETE FROM rate_limit_buckets \
+     WHERE tat_us <= (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT";
+
 /// GCRA state in the database, so several processes share one limit.
+///
+/// Rows whose bucket is full again are deleted, at most once per longest
+/// quota period per limiter (one statement, after a check), so the table
+/// follows the keys active within a period. A failed clean-up is logged and
+/// retried a period later; it never decides a call.
 #[derive(Debug, Clone)]
 pub struct DatabaseLimiter {
     database: Database,
+    cleanup: Arc<Mutex<Cleanup>>,
+}
+
+/// When the idle rows were last deleted, and the longest period seen.
+#[derive(Debug)]
+struct Cleanup {
+    last: Instant,
+    longest_period: Duration,
 }
 
 impl DatabaseLimiter {
     /// A limiter keeping its state in `database`.
     pub fn new(database: Database) -> Self {
-        DatabaseLimiter { database }
+        DatabaseLimiter {
+            database,
+            cleanup: Arc::new(Mutex::new(Cleanup {
+                last: Instant::now(),
+                longest_period: Duration::ZERO,
+            })),
+        }
+    }
+
+    /// Deletes every row whose bucket is full again; returns how many.
+    pub async fn delete_idle(&self) -> Result<u64, StorageError> {
+        let statement = match &self.database {
+            Database::Sqlite(_) => SQLITE_CLEANUP,
+            Database::Postgres(_) => POSTGRES_CLEANUP,
+        };
+        let deleted = on_pool!(&self.database, pool =>
+            sqlx::query(statement).execute(pool).await.map(|done| done.rows_affected()))
+        .map_err(StorageError::query("deleting idle rate-limit rows"))?;
+        Ok(deleted)
+    }
+
+    /// Whether a clean-up is due (a longest period since the last), claiming
+    /// it if so.
+    fn cleanup_due(&self, period: Duration) -> bool {
+        let mut cleanup = self
+            .cleanup
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        cleanup.longest_period = cleanup.longest_period.max(period);
+        if cleanup.last.elapsed() < cleanup.longest_period {
+            return false;
+        }
+        cleanup.last = Instant::now();
+        true
     }
 
     /// Decides one call of `user` on `connector`: `None` when allowed, or how
@@ -76,6 +132,11 @@ impl DatabaseLimiter {
                 .fetch_one(pool)
                 .await)
         .map_err(StorageError::query(what()))?;
+        if self.cleanup_due(quota.period)
+            && let Err(error) = self.delete_idle().await
+        {
+            tracing::warn!(%error, "rate limit: idle rows not deleted; retrying a period later");
+        }
         Ok((!allowed).then(|| {
             let wait = tat.saturating_sub(tolerance).saturating_sub(now);
             Duration::from_micros(u64::try_from(wait).unwrap_or(0))
