@@ -54,6 +54,9 @@ static CREDENTIALS: LazyLock<Regex> = LazyLock::new(|| {
 /// `text` with every credential it holds masked; `None` when there is none
 /// (the common case, which allocates nothing).
 pub(super) fn mask_credentials(text: &str, pairs: &dyn SecretPairs) -> Option<String> {
+    if !may_hold_a_credential(text) {
+        return None;
+    }
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut from = 0;
@@ -79,6 +82,21 @@ pub(super) fn mask_credentials(text: &str, pairs: &dyn SecretPairs) -> Option<St
         out.push_str(&text[copied..]);
         out
     })
+}
+
+/// Whether `text` has what every credential shape needs: a `:` or `=` (pairs,
+/// URLs), a `-` or `_` (PEM lines, most token formats), a token prefix
+/// without either (`AKIA`, `ASIA`, `AIza`, `eyJ`), or a `Bearer`/`Basic`
+/// scheme. Most values (names, amounts, ids) have none and skip the scan.
+fn may_hold_a_credential(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().any(|b| matches!(b, b':' | b'=' | b'-' | b'_'))
+        || ["AKIA", "ASIA", "AIza", "eyJ"]
+            .iter()
+            .any(|prefix| text.contains(prefix))
+        || bytes.windows(5).any(|window| {
+            window.eq_ignore_ascii_case(b"basic") || window.eq_ignore_ascii_case(b"beare")
+        })
 }
 
 /// What to mask in one match: the byte range and its replacement.

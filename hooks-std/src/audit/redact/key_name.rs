@@ -7,6 +7,7 @@
 //! case-folded and reduced to its UTS #39 confusable skeleton, so a Cyrillic
 //! `а` in `pаssword` or a digit `0` in `passw0rd` does not hide the word.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use unicode_normalization::UnicodeNormalization;
@@ -51,17 +52,21 @@ static DESCRIPTOR_WORDS: LazyLock<Vec<String>> =
 pub(super) struct KeyWords {
     words: Vec<String>,
     joined: String,
-    /// The same words read as capitals (Greek `ΤΟΚΕΝ` is `token`); equal to
-    /// `words` for most keys.
-    capital_words: Vec<String>,
-    capital_joined: String,
+    /// The same words read as capitals (Greek `ΤΟΚΕΝ` is `token`), when
+    /// that reading differs.
+    capitals: Option<(Vec<String>, String)>,
 }
 
 impl KeyWords {
     /// Splits and folds `key`.
     pub(super) fn new(key: &str) -> Self {
-        let visible: String = key.chars().filter(|c| !is_hidden(*c)).collect();
-        let compatible: String = visible.nfkc().collect();
+        // Printable ASCII, the usual key, needs neither filtering nor NFKC.
+        let compatible: Cow<'_, str> = if key.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            Cow::Borrowed(key)
+        } else {
+            let visible: String = key.chars().filter(|c| !is_hidden(*c)).collect();
+            Cow::Owned(visible.nfkc().collect())
+        };
         let split = split_words(&compatible);
         let fold = |reading: fn(&str) -> String| -> Vec<String> {
             split
@@ -71,16 +76,20 @@ impl KeyWords {
                 .collect()
         };
         let words = fold(skeleton);
-        let capital_words = if compatible.is_ascii() {
-            words.clone()
+        let capitals = if compatible.is_ascii() {
+            None
         } else {
-            fold(skeleton_of_capitals)
+            Some(fold(skeleton_of_capitals))
+                .filter(|capitals| *capitals != words)
+                .map(|capitals| {
+                    let joined = capitals.concat();
+                    (capitals, joined)
+                })
         };
         KeyWords {
             joined: words.concat(),
-            capital_joined: capital_words.concat(),
             words,
-            capital_words,
+            capitals,
         }
     }
 
@@ -93,8 +102,10 @@ impl KeyWords {
     /// [`WHOLE_WORD_ONLY_UP_TO`] for how).
     pub(super) fn contains(&self, name: &KeyWords) -> bool {
         contains(&self.words, &self.joined, &name.joined)
-            || (self.capital_joined != self.joined
-                && contains(&self.capital_words, &self.capital_joined, &name.joined))
+            || self
+                .capitals
+                .as_ref()
+                .is_some_and(|(words, joined)| contains(words, joined, &name.joined))
     }
 
     /// Whether one of the key's words says the value describes a secret
