@@ -3,40 +3,73 @@
 //! Such text may hold control characters, bidi overrides or zero-width
 //! characters that make it read as something it is not, and it may be any
 //! length. Tables and traces show it through [`shown`], which escapes the
-//! first kind and cuts the second.
+//! first kind and cuts the second. [`is_hidden`] is the one definition of a
+//! hidden character: the runtime refuses tool names holding one, and every
+//! approval channel escapes them in what a person reads.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+
 /// Longest cell, in characters, that a table shows before cutting it.
 pub(crate) const MAX_CELL_CHARS: usize = 120;
 
-/// True for characters a reader cannot see but that change what text says or
-/// how it reads: control characters, bidi controls, zero-width characters,
-/// the soft hyphen, fillers, variation selectors, tag characters.
+/// Whether `c` is invisible, changes the display order, or looks like a
+/// plain space while being something else.
+///
+/// Hidden are: control characters (`Cc`, line feed and tab included — shown
+/// escaped, they cannot fake a line break), format characters (`Cf`: bidi
+/// embeddings, overrides and isolates, LRM/RLM/ALM, zero-width space and
+/// joiners, word joiner, BOM, soft hyphen, tag characters, …), line and
+/// paragraph separators, every space other than U+0020, private-use and
+/// unassigned code points, and every `Default_Ignorable_Code_Point`
+/// (variation selectors, Hangul fillers U+115F/U+1160/U+3164/U+FFA0,
+/// combining grapheme joiner, Mongolian free variation selectors, …), plus the
+/// blank-looking Braille pattern U+2800.
 pub fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{00AD}'
-                | '\u{034F}'
-                | '\u{061C}'
-                | '\u{115F}'
-                | '\u{1160}'
-                | '\u{17B4}'
-                | '\u{17B5}'
-                | '\u{180B}'..='\u{180F}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{2028}'..='\u{202E}'
-                | '\u{2060}'..='\u{206F}'
-                | '\u{3164}'
-                | '\u{FE00}'..='\u{FE0F}'
-                | '\u{FEFF}'
-                | '\u{FFA0}'
-                | '\u{FFF0}'..='\u{FFFB}'
-                | '\u{1D173}'..='\u{1D17A}'
-                | '\u{E0000}'..='\u{E0FFF}'
-        )
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
+    if is_default_ignorable(c) || c == '\u{2800}' {
+        return true;
+    }
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+            | GeneralCategory::SpaceSeparator
+            | GeneralCategory::PrivateUse
+            | GeneralCategory::Surrogate
+            | GeneralCategory::Unassigned
+    )
+}
+
+/// Unicode's `Default_Ignorable_Code_Point` (DerivedCoreProperties.txt):
+/// characters a renderer shows as nothing when it does not support them.
+fn is_default_ignorable(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x00AD
+            | 0x034F
+            | 0x061C
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFF8
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+    )
 }
 
 /// `text` as a table shows it: hidden characters written as `\u{…}` escapes,
