@@ -347,3 +347,31 @@ async fn a_tool_name_with_control_characters_is_blocked_before_any_hook_and_obse
     }
     assert_eq!(recorder.seen.lock().expect("lock").len(), 4, "all observed");
 }
+
+#[test]
+fn flush_observers_waits_for_the_rows_of_dropped_calls_before_shutdown() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let recorder = Arc::new(Recorder::default());
+    let registry = registry(recorder.clone());
+    let call = registry.run_tool_call(
+        HookContext::tool_call("observed_slow_post", json!({})),
+        async |_: &Value| Ok::<_, String>(json!("paid")),
+    );
+    let gave_up = runtime
+        .block_on(async { tokio::time::timeout(std::time::Duration::from_millis(50), call).await });
+    assert!(gave_up.is_err());
+    // On a current-thread runtime the detached task has not run yet.
+    runtime.block_on(registry.flush_observers());
+    assert_eq!(
+        recorder.seen.lock().expect("lock").clone(),
+        [(
+            "observed_slow_post".to_owned(),
+            Some("runtime".to_owned()),
+            Some(json!("paid"))
+        )]
+    );
+    drop(runtime);
+}

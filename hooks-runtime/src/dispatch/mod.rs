@@ -6,6 +6,7 @@
 //! timeout — blocks unless the hook is explicitly fail-open; every call yields
 //! a trace.
 
+mod detached;
 mod explain;
 mod observation;
 mod run_hook;
@@ -14,6 +15,7 @@ mod tool_call;
 mod tool_name;
 mod trace;
 
+pub(crate) use detached::ObserverTasks;
 pub use explain::{ExplainStep, ExplainVerdict, Explanation};
 pub(crate) use explain::{WOULD_ASK, in_dry_run};
 pub use observation::Observation;

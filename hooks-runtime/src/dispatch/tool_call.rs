@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use futures_util::FutureExt as _;
 use serde_json::Value;
 
+use super::detached::ObserverTask;
 use super::observation::Observation;
 use super::run_hook::{HookFailure, decide_now, next_triggered, panic_message, run_guarded};
 use super::tool_name;
@@ -224,10 +225,13 @@ impl HookRegistry {
             report.args = std::mem::take(&mut ctx.tool_args);
             return report;
         };
-        let registry = self.clone();
+        let task = ObserverTask::start(self, &ctx.tool_name);
         let observed = runtime.spawn(async move {
             let (mut ctx, mut report) = (ctx, report);
-            registry.notify_observers(&ctx, &mut report, duration).await;
+            task.registry()
+                .notify_observers(&ctx, &mut report, duration)
+                .await;
+            task.finish();
             report.args = std::mem::take(&mut ctx.tool_args);
             report
         });
@@ -403,12 +407,15 @@ impl Drop for Unfinished<'_> {
         };
         let ctx = state.ctx.clone();
         let duration = started.elapsed();
-        let registry = self.registry.clone();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
+                let task = ObserverTask::start(self.registry, &ctx.tool_name);
                 runtime.spawn(async move {
                     let mut report = report;
-                    registry.notify_observers(&ctx, &mut report, duration).await;
+                    task.registry()
+                        .notify_observers(&ctx, &mut report, duration)
+                        .await;
+                    task.finish();
                 });
             }
             Err(_) => tracing::error!(

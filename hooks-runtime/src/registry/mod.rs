@@ -12,6 +12,7 @@ pub(crate) use describe::format_duration;
 pub use error::RegistryError;
 pub use registration::{HookRegistration, RegisteredHook, registered_hooks};
 
+use crate::dispatch::ObserverTasks;
 use crate::hook::{PostToolUseHook, PreToolUseHook, SessionStartHook};
 use crate::observer::CallObserver;
 
@@ -32,6 +33,8 @@ pub(crate) struct Hooks {
     pub(crate) post: Vec<Arc<dyn PostToolUseHook>>,
     pub(crate) session_start: Vec<Arc<dyn SessionStartHook>>,
     pub(crate) observers: Vec<Arc<dyn CallObserver>>,
+    /// Observer tasks still running (see [`HookRegistry::flush_observers`]).
+    pub(crate) tasks: ObserverTasks,
 }
 
 impl HookRegistry {
