@@ -10,5 +10,8 @@
 //! * `tool_calls` — whole calls through an agent's standard stack: tool
 //!   names, numbers written as strings, SQL under several keys, rate-limit
 //!   spellings.
+//! * `callbacks` — approval callbacks: forged, tampered, stale, replayed,
+//!   from another chat, pressed by someone out of scope.
 
+mod callbacks;
 mod tool_calls;
