@@ -12,6 +12,10 @@
 //!   spellings.
 //! * `callbacks` — approval callbacks: forged, tampered, stale, replayed,
 //!   from another chat, pressed by someone out of scope.
+//! * `text` — what people read and what keys mean: hidden characters on
+//!   approval cards, secrets in every spelling for redaction, connector and
+//!   user ids in every spelling for rate limits.
 
 mod callbacks;
+mod text;
 mod tool_calls;

@@ -1,4 +1,4 @@
-//! Bypass corpus for text that must mean what it says (issue 11, items 6–8):
+//! Text that must mean what it says:
 //! hostile spellings of connectors and users, hidden characters on approval
 //! cards, and secrets spelled to slip past redaction — each with the verdict
 //! it must get — plus property tests that generate more variants of each.
