@@ -266,6 +266,16 @@ fn invalid_schemas_fail_to_build_naming_the_tool() {
         (json!({"type": "string", "pattern": "^(?=x)"}), "pattern"),
         (json!({"type": "string", "format": "iban"}), "iban"),
         (json!(42), "42"),
+        // A schema that only refers back to itself constrains nothing.
+        (json!({"$ref": "#"}), "accepts every value"),
+        (
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
+            "accepts every value",
+        ),
+        (
+            json!({"description": "payment arguments"}),
+            "accepts every value",
+        ),
     ];
     for (schema, mentioned) in cases {
         let error = ArgsSchemaHook::builder()
@@ -681,4 +691,16 @@ async fn hidden_characters_in_hostile_values_are_shown_escaped() {
     );
     assert!(!reason.contains('\u{202E}'), "{reason}");
     assert!(reason.contains(r"note\u202Etxt.exe"), "{reason}");
+}
+
+#[test]
+fn a_schema_that_plainly_takes_anything_still_builds() {
+    for schema in [json!(true), json!({})] {
+        assert!(
+            ArgsSchemaHook::builder()
+                .tool("echo", schema.clone())
+                .is_ok(),
+            "{schema}"
+        );
+    }
 }

@@ -68,6 +68,15 @@ impl ArgsSchemaBuilder {
             tool: tool.clone(),
             message,
         })?;
+        if checks_nothing(&schema, &validator) {
+            return Err(SchemaError::InvalidSchema {
+                tool,
+                message: "it accepts every value (a `$ref` that only refers back to itself \
+                          constrains nothing), so it would look like a guard and check nothing; \
+                          write `true` if the tool really takes anything"
+                    .to_owned(),
+            });
+        }
         self.schemas.insert(tool, validator);
         Ok(self)
     }
@@ -103,6 +112,24 @@ impl ArgsSchemaBuilder {
             self.priority,
         )
     }
+}
+
+/// True for a schema that accepts every value although it is written as if
+/// it constrained something. `true` and `{}` say "anything" plainly and are
+/// kept; anything else that lets null, an object, an array, a string, a
+/// number and a boolean all through is a mistake (typically a `$ref` cycle).
+fn checks_nothing(schema: &Value, validator: &Validator) -> bool {
+    let plainly_anything =
+        *schema == Value::Bool(true) || schema.as_object().is_some_and(serde_json::Map::is_empty);
+    let probes = [
+        Value::Null,
+        serde_json::json!({"a guard": "probe"}),
+        serde_json::json!([[], {}]),
+        serde_json::json!("probe"),
+        serde_json::json!(-1.5),
+        serde_json::json!(true),
+    ];
+    !plainly_anything && probes.iter().all(|probe| validator.is_valid(probe))
 }
 
 /// Compiles one schema with the guard's fixed options.
