@@ -1081,3 +1081,211 @@ async fn a_decision_overwritten_by_a_duplicate_key_blocks() {
         blocked_reason(&report)
     );
 }
+
+// ---- output the runtime cannot read in full blocks, fail_open or not (review) --
+
+fn pay_call(to: &str) -> HookContext {
+    HookContext::tool_call("pay", json!({"to": to, "amount": 10}))
+}
+
+async fn pay(registry: &HookRegistry, to: &str) -> ToolCallReport {
+    registry
+        .run_tool_call(pay_call(to), async |_: &Value| {
+            Ok::<_, String>(json!("paid"))
+        })
+        .await
+}
+
+fn fail_open(spec: CommandSpec) -> HookRegistry {
+    registry_of(spec.with_on_error(ErrorPolicy::FailOpen))
+}
+
+#[tokio::test]
+async fn a_fail_open_deny_cannot_be_made_an_allow_by_a_long_argument() {
+    let registry = fail_open(spec(CommandEvent::PreToolUse, &["deny_payee.sh"]));
+    let report = pay(&registry, "evil").await;
+    assert_eq!(blocked_reason(&report), "payee evil is blacklisted");
+
+    // The model makes the quoted payee longer than the runtime reads.
+    let long = format!("evil{}", "x".repeat(12_000));
+    let report = pay(&registry, &long).await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    let reason = blocked_reason(&report);
+    for part in [
+        "hook `cmd` printed output that cannot be read in full",
+        "more than 10000 characters",
+        "blocked even though it is fail_open, because a decision may be in it",
+    ] {
+        assert!(reason.contains(part), "{part:?} missing from {reason}");
+    }
+    assert!(
+        matches!(decision(&report), Decision::Blocked(_)),
+        "{:?}",
+        decision(&report)
+    );
+}
+
+#[tokio::test]
+async fn a_fail_open_deny_cannot_be_made_an_allow_by_breaking_its_json() {
+    let registry = fail_open(spec(CommandEvent::PreToolUse, &["deny_payee.sh"]));
+    // `"` reaches the script as `\"`; the printf-built JSON is then invalid.
+    let report = pay(&registry, "evil\" x").await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    let reason = blocked_reason(&report);
+    assert!(reason.contains("not valid JSON"), "{reason}");
+    assert!(reason.contains("even though it is fail_open"), "{reason}");
+}
+
+#[tokio::test]
+async fn a_fail_open_redaction_cannot_be_skipped_by_a_long_result() {
+    let registry = fail_open(spec(CommandEvent::PostToolUse, &["redact.sh"]));
+    let run = async |result: String| {
+        registry
+            .run_tool_call(sql_call(), async move |_: &Value| {
+                Ok::<_, String>(json!(result))
+            })
+            .await
+    };
+    let report = run("the secret is 42".into()).await;
+    assert_eq!(
+        report.observation,
+        Observation::Output(json!("the [redacted] is 42"))
+    );
+
+    let long = format!("the secret is 42 {}", "x".repeat(12_000));
+    let report = run(long).await;
+    match &report.observation {
+        Observation::Withheld { hook, reason } => {
+            assert_eq!(hook, "cmd");
+            assert!(reason.contains("cannot be read in full"), "{reason}");
+        }
+        other => panic!(
+            "the unredacted result must not reach the LLM: {}",
+            &format!("{other:?}")[..100]
+        ),
+    }
+}
+
+#[tokio::test]
+async fn fail_open_does_not_cover_unreadable_or_hidden_decisions() {
+    for format in [
+        format!("\\377\\376{HIDDEN_BLOCK}"),
+        format!("checking...\\n{HIDDEN_BLOCK}"),
+        format!("checking... {HIDDEN_BLOCK}"),
+        "{\"decision\": \"allow\"}".to_owned(),
+    ] {
+        let open = spec(CommandEvent::PreToolUse, &["printf.sh", &format]);
+        let report = call(&fail_open(open), sql_call()).await;
+        assert!(!report.tool_ran, "{format}: {}", report.observation);
+        assert!(
+            blocked_reason(&report).contains("even though it is fail_open"),
+            "{format}: {}",
+            blocked_reason(&report)
+        );
+    }
+}
+
+#[tokio::test]
+async fn fail_open_still_covers_a_crash_a_timeout_and_other_exit_codes() {
+    for open in [
+        spec(CommandEvent::PreToolUse, &["crash.sh"]),
+        spec(CommandEvent::PreToolUse, &["printf.sh", HIDDEN_BLOCK, "3"]),
+        spec(CommandEvent::PreToolUse, &["slow.sh"]).with_timeout(Duration::from_millis(300)),
+    ] {
+        let report = call(&fail_open(open), sql_call()).await;
+        assert!(report.tool_ran, "{}", report.observation);
+        assert!(matches!(decision(&report), Decision::Failed { .. }));
+    }
+}
+
+#[tokio::test]
+async fn unreadable_session_start_output_stops_the_session_even_fail_open() {
+    let registry = fail_open(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
+    let stopped = registry
+        .start_session(HookContext::session())
+        .await
+        .expect_err("unreadable output stops the session");
+    assert!(
+        stopped.reason.contains("even though it is fail_open"),
+        "{}",
+        stopped.reason
+    );
+}
+
+// ---- decisions hidden inside plain text (review) ------------------------------
+
+/// Stdout a script may print that hides [`HIDDEN_BLOCK`] from a reader that
+/// looks for `{` at line starts only.
+fn hidden_decisions() -> Vec<String> {
+    let block = HIDDEN_BLOCK;
+    vec![
+        // On the same line as progress text (printf without a newline).
+        format!("checking... {block}"),
+        // `tput sgr0` on xterm: a 3-character ESC sequence.
+        format!("\\033(B\\033[m{block}"),
+        // Device control, application program command, privacy message, start of string.
+        format!("\\033Pq#0;2;0;0;0\\033\\\\{block}"),
+        format!("\\033_app\\033\\\\{block}"),
+        format!("\\033^pm\\033\\\\{block}"),
+        format!("\\033Xsos\\033\\\\{block}"),
+        // Default-ignorable U+FFF0, and the C1 control sequence introducer U+009B.
+        format!("\\357\\277\\260{block}"),
+        format!("\\302\\2330m{block}"),
+        // A JSON array.
+        format!("[{block}]"),
+        "[\"block\"]".to_owned(),
+        // A decision key with its value but no braces around it.
+        "result: \"decision\": \"block\"".to_owned(),
+        "ok \"hookSpecificOutput\"".to_owned(),
+    ]
+}
+
+#[tokio::test]
+async fn decisions_hidden_inside_plain_text_block() {
+    for format in hidden_decisions() {
+        let report = printf_call(CommandEvent::PreToolUse, &format).await;
+        assert!(!report.tool_ran, "{format}: {}", report.observation);
+        assert!(
+            matches!(decision(&report), Decision::Failed { .. }),
+            "{format}: {:?}",
+            decision(&report)
+        );
+        let report = printf_call(CommandEvent::PostToolUse, &format).await;
+        assert!(
+            matches!(report.observation, Observation::Withheld { .. }),
+            "{format}: {}",
+            report.observation
+        );
+    }
+}
+
+#[tokio::test]
+async fn plain_progress_text_with_brackets_and_braces_still_allows() {
+    for format in [
+        "[1/3] checking",
+        "[INFO] all good",
+        "checked {a} and {b}",
+        "\\033[32mok\\033[0m",
+        "a reason to continue",
+    ] {
+        let report = printf_call(CommandEvent::PreToolUse, format).await;
+        assert!(report.tool_ran, "{format}: {}", report.observation);
+    }
+}
+
+#[tokio::test]
+async fn session_start_context_with_json_inside_a_line_stops_the_session() {
+    let registry = registry_of(spec(
+        CommandEvent::SessionStart,
+        &["printf.sh", "Rules: {\"continue\": false}\\n"],
+    ));
+    let stopped = registry
+        .start_session(HookContext::session())
+        .await
+        .expect_err("the session must not start");
+    assert!(
+        stopped.reason.contains("additionalContext"),
+        "{}",
+        stopped.reason
+    );
+}

@@ -47,8 +47,14 @@ const KILL_MARGIN: Duration = Duration::from_secs(4);
 ///   `hookSpecificOutput.permissionDecision` `allow`/`deny`/`ask`,
 ///   `updatedInput`, `updatedToolOutput`, `additionalContext`); invalid JSON
 ///   is a failure. Other stdout is the session's context at session start,
-///   and a side effect in the trace otherwise — unless a line of it starts
-///   with `{` (a decision after other output), which is a failure.
+///   and a side effect in the trace otherwise — unless it looks like it holds
+///   a decision (a `{"` or a quoted protocol key anywhere, a line starting
+///   with `{`, a JSON array), which is a failure.
+/// - **Output that cannot be read in full** after exit 0 — over the cap, not
+///   UTF-8, invalid or protocol-breaking JSON, a decision hidden in plain
+///   text — blocks **even under `on_error: fail_open`**: the command decided
+///   something, and the model can often make it unreadable (a long argument
+///   quoted in the reason), which would otherwise turn a deny into an allow.
 /// - **Exit 2**: blocks (withholds the result, for post hooks) with stderr as
 ///   the reason; at session start it is a failure, which stops the session.
 /// - **Anything else** — another exit code, a signal, a command that cannot
@@ -65,7 +71,7 @@ const KILL_MARGIN: Duration = Duration::from_secs(4);
 /// (elsewhere only its process group is killed, on timeout). Stdout and
 /// stderr are each read up to
 /// [`COMMAND_OUTPUT_LIMIT`](crate::COMMAND_OUTPUT_LIMIT) characters; stdout
-/// that reaches it, or is not UTF-8, fails the hook.
+/// that reaches it, or is not UTF-8, blocks (see above).
 ///
 /// Running one needs a Tokio runtime with the IO and time drivers
 /// (`#[tokio::main]` has both).
@@ -233,6 +239,7 @@ impl CommandHook {
             command: &self.command_text,
             event,
             timeout: self.spec.timeout,
+            on_error: self.spec.on_error,
         };
         match protocol::interpret(&subject, &finished)? {
             Verdict::Decided(result) => Ok(result),

@@ -16,8 +16,8 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::{Child, ChildStdin, Command};
 
 /// How many characters of a command's stdout, and of its stderr, are read.
-/// Stdout that reaches it fails the hook (a decision past the cap would go
-/// unseen); stderr is cut. The rest is read and discarded, so the command
+/// Stdout that reaches it blocks the call, even for a `fail_open` hook (a
+/// decision past the cap would go unseen); stderr is cut. The rest is read and discarded, so the command
 /// never stalls on a full pipe.
 pub const COMMAND_OUTPUT_LIMIT: usize = 10_000;
 

@@ -9,7 +9,7 @@ use super::process::{COMMAND_OUTPUT_LIMIT, Exit, Finished};
 use super::spec::CommandEvent;
 use super::stdout;
 use crate::context::{HookContext, ToolOutcome};
-use crate::hook::HookError;
+use crate::hook::{ErrorPolicy, HookError};
 use crate::registry::format_duration;
 use crate::result::HookResult;
 
@@ -96,10 +96,24 @@ pub(crate) struct Subject<'a> {
     pub(crate) event: CommandEvent,
     /// The kill timeout, for the timeout message.
     pub(crate) timeout: std::time::Duration,
+    /// The hook's policy on failure; it does not cover stdout that cannot be
+    /// read (see [`interpret`]).
+    pub(crate) on_error: ErrorPolicy,
 }
 
 /// Reads a finished command: exit 0 decides through stdout, exit 2 blocks
 /// with stderr, anything else is a failure.
+///
+/// After exit 0, stdout the runtime cannot read in full — over the cap, not
+/// UTF-8, JSON that is invalid or breaks the protocol, plain text that looks
+/// like it holds a decision — is a failure for a `fail_closed` hook and a
+/// block for a `fail_open` one. The command did decide something, and
+/// whether it is readable is often up to the model: a script that quotes an
+/// argument in its reason prints more than the cap when the argument is long
+/// enough, and invalid JSON when the argument holds a quote. Ignoring such
+/// output would let the model turn any fail-open deny or sanitising rewrite
+/// into "allow". `fail_open` keeps covering a command that crashed, timed
+/// out, exited with another code or could not start.
 pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, HookError> {
     let command = subject.command;
     let stderr = finished.stderr.text.trim();
@@ -114,7 +128,9 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
         )));
     }
     match finished.exit {
-        Exit::Code(0) => read_stdout(subject, finished),
+        Exit::Code(0) => {
+            read_stdout(subject, finished).or_else(|problem| unreadable(subject, problem))
+        }
         Exit::Code(2) if subject.event == CommandEvent::SessionStart => Err(HookError::new(
             format!("command `{command}` exited with code 2, which stops the session{stderr_note}"),
         )),
@@ -164,25 +180,41 @@ const SPECIFIC_KEYS: [&str; 7] = [
     "updatedMCPToolOutput",
 ];
 
+/// Stdout after exit 0 that cannot be read in full: a failure when the hook
+/// fails closed, and a block (never an ignored failure) when it fails open.
+fn unreadable(subject: &Subject<'_>, problem: String) -> Result<Verdict, HookError> {
+    match subject.on_error {
+        ErrorPolicy::FailClosed => Err(HookError::new(problem)),
+        ErrorPolicy::FailOpen => Ok(blocked(
+            format!(
+                "hook `{}` printed output that cannot be read in full: {problem}; blocked even though it is fail_open, because a decision may be in it",
+                subject.hook
+            ),
+            Vec::new(),
+        )),
+    }
+}
+
 /// Exit 0: JSON on stdout decides; plain text is context at session start
-/// and a side effect elsewhere. Stdout that reached the cap, is not valid
-/// UTF-8, or is plain text with a line starting with `{` is a failure: each
-/// could hide a decision, and a guard that cannot read its decision whole
-/// must not allow the call.
-fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, HookError> {
+/// and a side effect elsewhere. `Err` is why stdout cannot be read in full:
+/// it reached the cap, is not valid UTF-8, is JSON the protocol cannot use,
+/// or is plain text that looks like it holds a decision — each could hide a
+/// decision, and a guard that cannot read its decision whole must not allow
+/// the call.
+fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, String> {
     let command = subject.command;
     if finished.stdout.truncated {
-        return Err(HookError::new(format!(
+        return Err(format!(
             "command `{command}` exited 0 but printed more than {COMMAND_OUTPUT_LIMIT} characters on \
              stdout, which is not read: a decision past the cap would go unseen; print one short JSON \
              object or a short text (send progress and diagnostics to stderr)"
-        )));
+        ));
     }
     if !finished.stdout.utf8 {
-        return Err(HookError::new(format!(
+        return Err(format!(
             "command `{command}` exited 0 but its stdout is not valid UTF-8, so its decision cannot \
              be read; print UTF-8 JSON (without a UTF-16 byte order mark)"
-        )));
+        ));
     }
     let mut side_effects = Vec::new();
     let stderr = finished.stderr.text.trim();
@@ -191,30 +223,30 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, Ho
     }
     if let Some(json) = stdout::json_start(&finished.stdout.text) {
         let value: Value = stdout::parse_json(json).map_err(|error| {
-            HookError::new(format!(
-                "command `{command}` exited 0 but its stdout starts with `{{` and is not valid JSON: {error}; print exactly one JSON object, or plain text that does not start with `{{`"
-            ))
+            format!(
+                "command `{command}` exited 0 but its stdout starts with `{{` and is not valid JSON: {error}; print exactly one JSON object (build it with a JSON tool such as jq, not printf), or plain text that does not start with `{{`"
+            )
         })?;
         return decide(subject, value, side_effects).map_err(|problem| {
-            HookError::new(format!(
-                "command `{command}` printed JSON the hook protocol does not allow: {problem}"
-            ))
+            format!("command `{command}` printed JSON the hook protocol does not allow: {problem}")
         });
     }
     let stdout = stdout::plain(&finished.stdout.text);
-    // JSON after other output ("checking…\n{...}") is a decision that would
+    // JSON after other output ("checking… {...}") is a decision that would
     // otherwise be missed: refuse it rather than allow the call.
-    if stdout::has_line_starting_with_brace(stdout) {
+    // Every key of the protocol's output: one in double quotes inside plain
+    // text is taken for a decision printed after other output.
+    let keys: Vec<&'static str> = TOP_LEVEL_KEYS.into_iter().chain(SPECIFIC_KEYS).collect();
+    if let Some(found) = stdout::hidden_decision(stdout, &keys) {
         let session = if subject.event == CommandEvent::SessionStart {
-            " (session context with such lines goes in `hookSpecificOutput.additionalContext`)"
+            " (session context that holds JSON goes in `hookSpecificOutput.additionalContext`)"
         } else {
             ""
         };
-        return Err(HookError::new(format!(
-            "command `{command}` exited 0 and a line of its plain-text stdout starts with `{{`, like a \
-             JSON object printed after other output; print the JSON object alone on stdout (send \
+        return Err(format!(
+            "command `{command}` exited 0 and {found}; print the JSON object alone on stdout (send \
              diagnostics to stderr){session}"
-        )));
+        ));
     }
     let mut result = HookResult::allow();
     if subject.event == CommandEvent::SessionStart {
@@ -476,6 +508,7 @@ mod tests {
             command: "./h.sh",
             event,
             timeout: Duration::from_secs(3),
+            on_error: ErrorPolicy::FailClosed,
         };
         interpret(&subject, &finished(code, stdout, stderr))
     }
@@ -521,6 +554,7 @@ mod tests {
             command: "./h.sh",
             event: PRE,
             timeout: Duration::from_secs(3),
+            on_error: ErrorPolicy::FailClosed,
         };
         let error = interpret(&subject, &timed_out).unwrap_err().to_string();
         assert!(error.contains("timed out after 3s"), "{error}");
@@ -656,6 +690,7 @@ mod tests {
             command: "./h.sh",
             event: START,
             timeout: Duration::from_secs(3),
+            on_error: ErrorPolicy::FailClosed,
         };
         let mut cut = finished(0, "harmless", "");
         cut.stdout.truncated = true;
