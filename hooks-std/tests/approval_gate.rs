@@ -15,9 +15,12 @@ use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks_std::channel::{
+    Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
+};
 use hooks_std::gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStatus, ConfirmationStore, Decision,
-    StaticDirectory,
+    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationRequest, ConfirmationStatus,
+    ConfirmationStore, Decision, StaticDirectory,
 };
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -1177,4 +1180,94 @@ async fn an_undelivered_card_blocks_every_concurrent_run_at_once() {
         1,
         "one send attempted for one tool call"
     );
+}
+
+/// A channel whose cards take `delay` to send (a slow platform), delivering
+/// through the fake Feishu after it.
+struct SlowChannel {
+    inner: FeishuChannel,
+    delay: Duration,
+}
+
+impl Channel for SlowChannel {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    fn channel_id(&self) -> &str {
+        self.inner.channel_id()
+    }
+
+    fn send_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, String> {
+        Box::pin(async move {
+            tokio::time::sleep(self.delay).await;
+            self.inner.send_card(request).await
+        })
+    }
+
+    fn update_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, ()> {
+        self.inner.update_card(request)
+    }
+
+    fn verify_callback(&self, raw: RawCallback<'_>) -> Result<Callback, CallbackError> {
+        self.inner.verify_callback(raw)
+    }
+
+    fn callback_reply(&self, reply: CallbackReply<'_>) -> Value {
+        self.inner.callback_reply(reply)
+    }
+}
+
+/// Card delivery that takes as long as the whole timeout does not extend
+/// the wait: the call is blocked at the deadline stored with the request
+/// (not the deadline plus the delivery time), with the gate's own reason,
+/// and the request is expired rather than left pending for the sweeper.
+#[tokio::test]
+async fn slow_card_delivery_does_not_extend_the_deadline() {
+    let fake = fake().await;
+    let channel = SlowChannel {
+        inner: FeishuChannel::new(fake.feishu_config(CHAT)).expect("feishu channel"),
+        delay: Duration::from_secs(2),
+    };
+    let approvals = Approvals::start(
+        ConfirmationStore::new(Database::in_memory().await.expect("db")),
+        Arc::new(channel),
+        Arc::new(directory()),
+        ApprovalsConfig {
+            poll_interval: Duration::from_secs(60),
+            ..ApprovalsConfig::default()
+        },
+    );
+    let gate = json!({"approver_scope": "org_members", "timeout": "2s"});
+    let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
+    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
+
+    let began = std::time::Instant::now();
+    let report = registry
+        .run_tool_call(gated_call("c1", 60_000), async |_: &Value| {
+            Ok::<_, String>(json!("paid"))
+        })
+        .await;
+    let took = began.elapsed();
+    assert!(!report.tool_ran);
+    assert_eq!(
+        report.observation.to_string(),
+        "Blocked by hook `approval_gate`: timed out after 2s waiting for confirmation"
+    );
+    assert!(
+        took < Duration::from_millis(3200),
+        "the wait ends at the stored deadline (2 s), not 2 s after a 2 s delivery: took {took:?}"
+    );
+    let request = approvals
+        .store()
+        .by_key("6:conv-1:c1")
+        .await
+        .expect("read")
+        .expect("request");
+    assert_eq!(request.status, ConfirmationStatus::Expired);
+    assert!(
+        request.decided_at_ms.expect("expired at") <= request.expires_at_ms + 1000,
+        "expired at its deadline: {request:?}"
+    );
+    assert_eq!(fake.sent_cards().len(), 1, "the card was delivered once");
 }

@@ -52,10 +52,17 @@ async fn lifecycle(database: Database) {
     assert!(!fresh, "the same call resumes its request");
     assert_eq!(resumed, created);
 
-    store
-        .set_message_ref(&created.id, "om_1")
+    let claim = store
+        .claim_card(&created.id, Duration::from_secs(60))
         .await
-        .expect("ref");
+        .expect("claim")
+        .expect("the first run claims the card");
+    assert!(
+        store
+            .set_message_ref(&created.id, claim, "om_1")
+            .await
+            .expect("ref")
+    );
     let DecideOutcome::Decided(decided) = store
         .decide(&created.id, Decision::Reject, "bob", Some("too much"))
         .await
@@ -145,7 +152,7 @@ async fn card_claims(database: Database) {
         .collect();
     let mut winners = 0;
     for claimer in claimers {
-        if claimer.await.expect("task").expect("claim") {
+        if claimer.await.expect("task").expect("claim").is_some() {
             winners += 1;
         }
     }
@@ -154,30 +161,32 @@ async fn card_claims(database: Database) {
         "exactly one of 16 concurrent runs sends the card"
     );
     assert!(
-        !store
+        store
             .claim_card(&request.id, Duration::from_secs(60))
             .await
-            .expect("claim"),
+            .expect("claim")
+            .is_none(),
         "a live claim holds"
+    );
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let taken_over = store
+        .claim_card(&request.id, Duration::from_millis(100))
+        .await
+        .expect("claim")
+        .expect("a claim older than its lease is taken over (its holder died mid-send)");
+    assert!(
+        store
+            .set_message_ref(&request.id, taken_over, "om_1")
+            .await
+            .expect("ref")
     );
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(
         store
             .claim_card(&request.id, Duration::from_millis(100))
             .await
-            .expect("claim"),
-        "a claim older than its lease is taken over (its holder died mid-send)"
-    );
-    store
-        .set_message_ref(&request.id, "om_1")
-        .await
-        .expect("ref");
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    assert!(
-        !store
-            .claim_card(&request.id, Duration::from_millis(100))
-            .await
-            .expect("claim"),
+            .expect("claim")
+            .is_none(),
         "a request whose card was sent is never claimed again"
     );
 
@@ -193,10 +202,11 @@ async fn card_claims(database: Database) {
         .await
         .expect("decide");
     assert!(
-        !store
+        store
             .claim_card(&rejected.id, Duration::ZERO)
             .await
-            .expect("claim"),
+            .expect("claim")
+            .is_none(),
         "a decided request gets no card"
     );
     let (late, _) = store
@@ -208,12 +218,65 @@ async fn card_claims(database: Database) {
         .expect("create");
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(
-        !store
+        store
             .claim_card(&late.id, Duration::ZERO)
             .await
-            .expect("claim"),
+            .expect("claim")
+            .is_none(),
         "a request past its deadline gets no card"
     );
+}
+
+/// A run whose card claim was taken over (it outlived its lease) cannot
+/// record its card's reference: only the current holder's card is stored,
+/// so a slow store can never make the request point at a second card.
+async fn a_taken_over_claim_stores_no_card(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let (request, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("takeover"),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    let lease = Duration::from_millis(100);
+    let first = store
+        .claim_card(&request.id, lease)
+        .await
+        .expect("claim")
+        .expect("the first run claims the card");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let second = store
+        .claim_card(&request.id, lease)
+        .await
+        .expect("claim")
+        .expect("a re-run takes the expired claim over");
+    assert_ne!(first, second);
+    assert!(
+        !store
+            .set_message_ref(&request.id, first, "om_first")
+            .await
+            .expect("ref"),
+        "the first run lost its claim: its card must not be recorded"
+    );
+    let stored = store.get(&request.id).await.expect("get").expect("request");
+    assert_eq!(stored.message_ref, None);
+    assert!(
+        store
+            .set_message_ref(&request.id, second, "om_second")
+            .await
+            .expect("ref"),
+        "the current holder records its card"
+    );
+    assert!(
+        !store
+            .set_message_ref(&request.id, second, "om_again")
+            .await
+            .expect("ref"),
+        "a recorded card is never replaced"
+    );
+    let stored = store.get(&request.id).await.expect("get").expect("request");
+    assert_eq!(stored.message_ref.as_deref(), Some("om_second"));
 }
 
 /// A click's decision and its event id commit together, or not at all.
@@ -397,15 +460,22 @@ async fn deadlines(database: Database) {
     let (overdue, _) = store
         .create_or_resume(&new_request(
             &support::unique("overdue"),
-            Duration::from_millis(50),
+            Duration::from_millis(500),
         ))
         .await
         .expect("create");
-    store
-        .set_message_ref(&overdue.id, "om_2")
+    let claim = store
+        .claim_card(&overdue.id, Duration::from_secs(60))
         .await
-        .expect("ref");
-    tokio::time::sleep(Duration::from_millis(150)).await;
+        .expect("claim")
+        .expect("the card is claimed before the deadline");
+    assert!(
+        store
+            .set_message_ref(&overdue.id, claim, "om_2")
+            .await
+            .expect("ref")
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
     let swept = store
         .expire_overdue("feishu", "oc_finance")
         .await
@@ -439,6 +509,7 @@ async fn store_on_sqlite() {
     lifecycle(database.clone()).await;
     concurrent_decisions(database.clone()).await;
     card_claims(database.clone()).await;
+    a_taken_over_claim_stores_no_card(database.clone()).await;
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     events(database).await;
@@ -452,6 +523,7 @@ async fn store_on_postgres() {
     lifecycle(database.clone()).await;
     concurrent_decisions(database.clone()).await;
     card_claims(database.clone()).await;
+    a_taken_over_claim_stores_no_card(database.clone()).await;
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     events(database).await;

@@ -10,10 +10,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::approvals::Approvals;
+use super::card_claim::CardClaim;
 use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
-use crate::channel::ChannelError;
 use crate::config::{ConfigError, duration_text, parse_config};
 
 /// Config of [`ApprovalGate`].
@@ -52,10 +52,11 @@ impl Default for ApprovalGateConfig {
 /// the request and delivering the card.
 const DELIVERY_ALLOWANCE: Duration = Duration::from_secs(30);
 
-/// How long sending a card may take before the run gives up (and cancels
-/// the request): shorter than [`CARD_CLAIM_LEASE`], so a claim is never
-/// taken over while its holder may still be sending.
-const CARD_SEND_DEADLINE: Duration = Duration::from_secs(25);
+/// How long delivering a card — sending it and storing its reference —
+/// may take before the run gives up (and cancels the request, if no card is
+/// recorded). Well under [`CARD_CLAIM_LEASE`]: a run stops waiting on its
+/// delivery before anyone may take its claim over.
+const CARD_DELIVERY_DEADLINE: Duration = Duration::from_secs(25);
 
 /// How long a run's claim on sending the card holds; after it, a re-run of
 /// the same tool call may send the card (its first run died mid-send).
@@ -173,19 +174,22 @@ impl ApprovalGate {
         }
         // Subscribe before looking at the state, so no decision slips between.
         let mut subscription = self.approvals.subscribe(&request.id);
-        let clock = store.clock_ms().await.map_err(HookError::new)?;
         // Concurrent runs of one tool call share its request; only the run
         // that claims the card sends it, the others wait for the same decision.
-        if request.status == ConfirmationStatus::Pending
-            && request.message_ref.is_none()
-            && request.expires_at_ms > clock
-            && store
+        if request.status == ConfirmationStatus::Pending && request.message_ref.is_none() {
+            let claim = store
                 .claim_card(&request.id, CARD_CLAIM_LEASE)
                 .await
-                .map_err(|error| HookError::new(format!("could not claim the card: {error}")))?
-        {
-            self.deliver(&request).await?;
+                .map_err(|error| HookError::new(format!("could not claim the card: {error}")))?;
+            if let Some(claim) = claim {
+                self.deliver(&request, claim).await?;
+            }
         }
+        // The deadline is the one stored with the request, on the database's
+        // clock: read the clock after delivery, so however long delivery took
+        // the wait ends at that deadline (a few milliseconds late at most,
+        // never early), and the request is expired by this gate.
+        let clock = store.clock_ms().await.map_err(HookError::new)?;
         let started = tokio::time::Instant::now();
         loop {
             let current = store
@@ -213,38 +217,56 @@ impl ApprovalGate {
         }
     }
 
-    /// Sends the card; if it cannot be delivered within
-    /// [`CARD_SEND_DEADLINE`], cancels the request (nobody could decide it;
-    /// runs waiting on it wake) and fails, which blocks the call.
-    async fn deliver(&self, request: &ConfirmationRequest) -> Result<(), HookError> {
+    /// Sends the card and stores its reference under `claim`, both within
+    /// [`CARD_DELIVERY_DEADLINE`]. If that fails or takes too long, cancels
+    /// the request when no card is recorded for it (nobody could decide it;
+    /// runs waiting on it wake) and fails, which blocks the call. If the
+    /// claim was lost meanwhile, fails without cancelling: the run that took
+    /// it over is delivering its own card.
+    ///
+    /// A card whose send was abandoned may still reach the platform (an HTTP
+    /// request cannot be recalled); its request is cancelled, so a click on
+    /// it decides nothing.
+    async fn deliver(
+        &self,
+        request: &ConfirmationRequest,
+        claim: CardClaim,
+    ) -> Result<(), HookError> {
         let store = self.approvals.store();
-        let sent = tokio::time::timeout(
-            CARD_SEND_DEADLINE,
-            self.approvals.channel().send_card(request),
-        )
-        .await
-        .unwrap_or_else(|_| {
-            Err(ChannelError::new(
-                self.approvals.channel().kind(),
-                format!(
-                    "no answer within {}; check that the platform is reachable",
-                    human(CARD_SEND_DEADLINE)
-                ),
-            ))
-        });
-        match sent {
-            Ok(message_ref) => store
-                .set_message_ref(&request.id, &message_ref)
+        let channel = self.approvals.channel();
+        let delivery = async {
+            let message_ref = channel
+                .send_card(request)
                 .await
-                .map_err(HookError::new),
-            Err(error) => {
-                let reason = format!("approval card not delivered: {error}");
-                if let Err(cancel_error) = self.approvals.cancel(&request.id, &reason).await {
-                    tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
-                }
-                Err(HookError::new(reason))
+                .map_err(|error| format!("approval card not delivered: {error}"))?;
+            store
+                .set_message_ref(&request.id, claim, &message_ref)
+                .await
+                .map_err(|error| {
+                    format!("the approval card was sent but its reference was not stored: {error}")
+                })
+        };
+        let failure = match tokio::time::timeout(CARD_DELIVERY_DEADLINE, delivery).await {
+            Ok(Ok(true)) => return Ok(()),
+            Ok(Ok(false)) => {
+                return Err(HookError::new(format!(
+                    "the approval card of confirmation request {} was sent, but another run of \
+                     this tool call took its delivery over; this run is blocked",
+                    request.id
+                )));
             }
+            Ok(Err(failure)) => failure,
+            Err(_) => format!(
+                "approval card not delivered within {} (sending it through the {} channel and \
+                 storing its reference); check that the platform and the database are reachable",
+                human(CARD_DELIVERY_DEADLINE),
+                channel.kind()
+            ),
+        };
+        if let Err(cancel_error) = self.approvals.cancel(&request.id, &failure).await {
+            tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
         }
+        Err(HookError::new(failure))
     }
 
     /// The verdict on a final request. An approval lets its call run once:

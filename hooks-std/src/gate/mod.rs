@@ -10,6 +10,7 @@
 
 mod approvals;
 mod approvers;
+mod card_claim;
 mod digest;
 mod hook;
 mod reply_window;
@@ -20,6 +21,7 @@ mod wakeup;
 
 pub use approvals::{Approvals, ApprovalsConfig, CallbackOutcome, SweepReport};
 pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirectory, may_decide};
+pub use card_claim::CardClaim;
 pub use digest::args_digest;
 pub use hook::{ApprovalGate, ApprovalGateConfig};
 pub use request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};

@@ -13,6 +13,7 @@ use serde_json::Value;
 use sqlx::FromRow;
 use sqlx::types::Json;
 
+use super::card_claim::CardClaim;
 use super::request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
 use crate::storage::{Database, StorageError, on_pool};
 
@@ -295,44 +296,65 @@ impl ConfirmationStore {
             })
     }
 
-    /// Records the channel's reference to the card of request `id`.
-    pub async fn set_message_ref(&self, id: &str, message_ref: &str) -> Result<(), StorageError> {
-        let sql = self.sql("UPDATE confirmation_requests SET message_ref = $1 WHERE id = $2");
-        on_pool_write!(self, pool => sqlx::query(&sql)
+    /// Records the channel's reference to the card of request `id`, sent
+    /// under `claim`. `false` (nothing stored) if `claim` is no longer the
+    /// request's current claim — another run took it over after its lease and
+    /// may be sending its own card — or a card is already recorded: the
+    /// request then keeps pointing at the current holder's card, never at a
+    /// card whose claim was lost. The check and the write are one statement.
+    pub async fn set_message_ref(
+        &self,
+        id: &str,
+        claim: CardClaim,
+        message_ref: &str,
+    ) -> Result<bool, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET message_ref = $1 \
+             WHERE id = $2 AND card_claimed_at_ms = $3 AND message_ref IS NULL",
+        );
+        let updated = on_pool_write!(self, pool => sqlx::query(&sql)
             .bind(message_ref)
             .bind(id)
-            .execute(pool)
-            .await
-            .map(drop))
-        .map_err(StorageError::query(format!(
-            "storing the card reference of confirmation request {id}"
-        )))
-    }
-
-    /// Claims the right to send the card of request `id`: `true` for exactly
-    /// one of any number of concurrent runs of the same tool call (on any
-    /// replica), while the request is pending, before its deadline and
-    /// without a card. A claim older than `lease` may be taken over, so a run
-    /// that died while sending does not leave the request without a card;
-    /// the claimer must finish sending (or give up) within the lease.
-    pub async fn claim_card(&self, id: &str, lease: Duration) -> Result<bool, StorageError> {
-        let sql = self.sql(
-            "UPDATE confirmation_requests SET card_claimed_at_ms = {now_ms} \
-             WHERE id = $1 AND status = 'pending' AND message_ref IS NULL \
-             AND expires_at_ms > {now_ms} \
-             AND (card_claimed_at_ms IS NULL OR card_claimed_at_ms <= {now_ms} - $2)",
-        );
-        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
-        let updated = on_pool_write!(self, pool => sqlx::query(&sql)
-            .bind(id)
-            .bind(lease_ms)
+            .bind(claim.claimed_at_ms())
             .execute(pool)
             .await
             .map(|done| done.rows_affected()))
         .map_err(StorageError::query(format!(
-            "claiming the card of confirmation request {id}"
+            "storing the card reference of confirmation request {id}"
         )))?;
         Ok(updated == 1)
+    }
+
+    /// Claims the right to send the card of request `id`: a claim for
+    /// exactly one of any number of concurrent runs of the same tool call (on
+    /// any replica), while the request is pending, before its deadline and
+    /// without a card; `None` for the others. A claim older than `lease` may
+    /// be taken over, so a run that died while sending does not leave the
+    /// request without a card. A run that outlives its lease loses the claim:
+    /// [`set_message_ref`](Self::set_message_ref) then refuses its card, so
+    /// the claimer should finish sending and storing well within the lease.
+    pub async fn claim_card(
+        &self,
+        id: &str,
+        lease: Duration,
+    ) -> Result<Option<CardClaim>, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET card_claimed_at_ms = {now_ms} \
+             WHERE id = $1 AND status = 'pending' AND message_ref IS NULL \
+             AND expires_at_ms > {now_ms} \
+             AND (card_claimed_at_ms IS NULL OR card_claimed_at_ms <= {now_ms} - $2) \
+             RETURNING card_claimed_at_ms",
+        );
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+        let claimed: Option<i64> = on_pool_write!(self, pool => sqlx::query_scalar(&sql)
+            .bind(id)
+            .bind(lease_ms)
+            .fetch_optional(pool)
+            .await)
+        .map_err(StorageError::query(format!(
+            "claiming the card of confirmation request {id}"
+        )))?;
+        Ok(claimed.map(CardClaim::new))
     }
 
     /// Applies `decision` by `decided_by` to request `id` if, and only if, it
