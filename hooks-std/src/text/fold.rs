@@ -14,7 +14,7 @@ use unicode_normalization::UnicodeNormalization;
 use super::hidden::is_hidden;
 
 /// The folded form of an identifier: hidden characters (see
-/// [`is_hidden`](super::is_hidden); zero-width, bidi, tags, …) removed, NFKC,
+/// [`is_hidden`]; zero-width, bidi, tags, …) removed, NFKC,
 /// full Unicode case folding, NFKC again (folding can denormalize), and
 /// surrounding whitespace trimmed.
 ///
