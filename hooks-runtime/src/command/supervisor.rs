@@ -4,7 +4,11 @@
 //!
 //! **How.** Spawning forks; in that child, before `exec`, [`install`] makes
 //! the child a *child subreaper* (`prctl(PR_SET_CHILD_SUBREAPER)`) and forks
-//! once more. The grandchild goes on to exec the command; the child stays
+//! once more — with the raw `clone` system call, not the C library's `fork`,
+//! which would run the host program's `pthread_atfork` handlers again in a
+//! child of a multi-threaded process (a handler taking a lock another thread
+//! held at the first fork would hang the spawn, and the hook's timeout with
+//! it). The grandchild goes on to exec the command; the child stays
 //! behind as the supervisor and never execs. Any descendant of the command
 //! whose parent dies is reparented to the nearest subreaper — the supervisor —
 //! so the whole tree stays below it whatever its session or process group.
@@ -59,7 +63,8 @@ const IDLE_ROUNDS: u32 = 2_000;
 /// it forks, and it exits the process it continues in.
 pub(crate) unsafe fn install() -> io::Result<()> {
     // SAFETY: every call below is async-signal-safe and works on stack
-    // memory owned by this frame; `fork` in a single-threaded child is safe.
+    // memory owned by this frame; `raw_fork` in a single-threaded child is
+    // safe (see there).
     unsafe {
         let runtime = libc::getppid();
         if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
@@ -74,7 +79,7 @@ pub(crate) unsafe fn install() -> io::Result<()> {
         if libc::sigprocmask(libc::SIG_BLOCK, &waited, &mut previous) != 0 {
             return Err(io::Error::last_os_error());
         }
-        let command = libc::fork();
+        let command = raw_fork();
         if command < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -88,6 +93,40 @@ pub(crate) unsafe fn install() -> io::Result<()> {
         }
         supervise(command, runtime, &waited)
     }
+}
+
+/// `fork(2)` straight from the kernel: `clone` with only `SIGCHLD` as the
+/// exit signal, on the same (copied) stack. Unlike the C library's `fork` it
+/// runs no `pthread_atfork` handlers, so nothing of the host program runs in
+/// this child; the price is that the C library's idea of the thread id is
+/// the parent's in the new process, so nothing after it may use a thread id
+/// (no `raise`, no `pthread_*`; `getpid` and `kill` are plain system calls).
+/// Returns the child's pid in the parent, 0 in the child, -1 with `errno`.
+///
+/// # Safety
+///
+/// Only in a single-threaded process (a freshly forked child).
+unsafe fn raw_fork() -> libc::pid_t {
+    // The first two arguments are (flags, stack) everywhere but s390x, which
+    // swaps them; the remaining ones (parent tid, child tid, tls — in an
+    // order that differs between x86_64 and aarch64) are all unused here.
+    #[cfg(not(target_arch = "s390x"))]
+    let args: [libc::c_ulong; 2] = [libc::SIGCHLD as libc::c_ulong, 0];
+    #[cfg(target_arch = "s390x")]
+    let args: [libc::c_ulong; 2] = [0, libc::SIGCHLD as libc::c_ulong];
+    // SAFETY: with no CLONE_VM or CLONE_THREAD flag this is fork(2): the
+    // child gets a copy of the memory, stack included, and returns here.
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            args[0],
+            args[1],
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    };
+    libc::pid_t::try_from(pid).unwrap_or(-1)
 }
 
 /// The supervisor's whole life: wait, then clean up, then exit.
@@ -363,6 +402,53 @@ fn errno() -> libc::c_int {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::time::Duration;
+
+    /// This test process's id, and the pipe `record_prepare` writes to.
+    static TEST_PID: AtomicI32 = AtomicI32::new(0);
+    static PREPARE_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+    /// A host's `pthread_atfork` prepare handler: notes, in the pipe, every
+    /// fork called from a process other than this one.
+    extern "C" fn record_prepare() {
+        // SAFETY: `getpid` and `write` are async-signal-safe; the buffer is
+        // a static byte; a full or closed pipe only makes `write` fail.
+        unsafe {
+            if libc::getpid() != TEST_PID.load(Ordering::SeqCst) {
+                libc::write(PREPARE_PIPE.load(Ordering::SeqCst), b"x".as_ptr().cast(), 1);
+            }
+        }
+    }
+
+    /// The supervisor forks without the C library's `fork`: the host's
+    /// `pthread_atfork` handlers (which may take locks another thread held
+    /// at the first fork) never run inside the spawned child.
+    #[tokio::test]
+    async fn the_supervisor_runs_no_fork_handlers() {
+        let mut fds = [0; 2];
+        // SAFETY: `pipe2` fills the two-element array it is given;
+        // `pthread_atfork` registers a handler that is async-signal-safe.
+        unsafe {
+            assert_eq!(
+                libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC),
+                0
+            );
+            TEST_PID.store(libc::getpid(), Ordering::SeqCst);
+            PREPARE_PIPE.store(fds[1], Ordering::SeqCst);
+            assert_eq!(libc::pthread_atfork(Some(record_prepare), None, None), 0);
+        }
+        let mut command = tokio::process::Command::new("/bin/sh");
+        command.arg("-c").arg("exit 4");
+        let finished = super::super::process::run(command, b"", Duration::from_secs(20))
+            .await
+            .expect("the command starts");
+        assert_eq!(finished.exit, super::super::process::Exit::Code(4));
+        let mut byte = [0u8; 1];
+        // SAFETY: reads at most one byte into a one-byte buffer.
+        let read = unsafe { libc::read(fds[0], byte.as_mut_ptr().cast(), 1) };
+        assert!(read <= 0, "a fork handler ran in the spawned child");
+    }
 
     #[test]
     fn the_children_path_names_this_task() {
