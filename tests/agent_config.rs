@@ -540,3 +540,50 @@ fn deeply_nested_configs_are_refused_promptly() {
     );
     assert!(AgentConfig::parse(&toml, ConfigFormat::Toml, "deep.toml", None).is_err());
 }
+
+#[tokio::test]
+async fn an_interpreter_whose_script_is_missing_fails_the_config() {
+    let dir = hook_dir();
+    let yaml = r#"
+hooks:
+  commands:
+    - {event: PreToolUse, command: ["bash", "missing.sh"]}
+    - {event: PreToolUse, command: "sh ./hooks/missing.sh --strict", shell: true}
+    - {event: PreToolUse, command: "bash $CLAUDE_PROJECT_DIR/hooks/gone.sh", shell: true}
+    - {event: PreToolUse, command: ["/usr/bin/env", "sh", "-eu", "hooks/gone.sh"]}
+    - {event: PreToolUse, command: ["sh", "./hooks/plain.sh"]}
+    - {event: PreToolUse, command: ["bash", "-e", "hooks/plain.sh", "arg.sh"]}
+    - {event: PreToolUse, command: ["sh", "-c", "exit 0", "missing.sh"]}
+    - {event: PreToolUse, command: "bash -o pipefail $CLAUDE_PROJECT_DIR/hooks/ok.sh", shell: true}
+    - {event: PreToolUse, command: "sh -c 'exit 0'", shell: true}
+"#;
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(&path, yaml).expect("config");
+    let errors = errors_of(
+        AgentConfig::load(&path)
+            .expect("the file parses")
+            .build_registry(&resources().await)
+            .map(|_| unreachable!("scripts that do not exist must fail the config")),
+    );
+    let file = path.display().to_string();
+    let at = |index: usize, parts: &[&str]| {
+        let prefix = format!("{file}: hooks.commands[{index}]: ");
+        let found = errors.iter().find(|e| e.starts_with(&prefix));
+        let error = found.unwrap_or_else(|| panic!("no error for entry {index}: {errors:#?}"));
+        for part in parts {
+            assert!(error.contains(part), "{part:?} missing from {error}");
+        }
+    };
+    at(
+        0,
+        &[
+            "the script `missing.sh` (",
+            "that `bash` runs",
+            "does not exist",
+        ],
+    );
+    at(1, &["the script `./hooks/missing.sh` (", "that `sh` runs"]);
+    at(2, &["/hooks/gone.sh` that `bash` runs does not exist"]);
+    at(3, &["the script `hooks/gone.sh` (", "that `sh` runs"]);
+    assert_eq!(errors.len(), 4, "entries 4 to 8 can run: {errors:#?}");
+}

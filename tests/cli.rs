@@ -232,3 +232,25 @@ fn check_refuses_a_config_over_1_mib() {
     assert_eq!(out.status.code(), Some(1));
     assert_contains(&text(&out.stderr), &["1 MiB", "not parsed"]);
 }
+
+#[test]
+fn check_fails_on_an_interpreter_whose_script_is_missing() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &path,
+        "agent: x\nhooks:\n  commands:\n    - {event: PreToolUse, command: [\"bash\", \"missing.sh\"]}\n    - {event: PreToolUse, command: \"sh ./hooks/gone.sh\", shell: true}\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert_contains(
+        &text(&out.stderr),
+        &[
+            "agent.yaml: hooks.commands[0]: the script `missing.sh`",
+            "agent.yaml: hooks.commands[1]: the script `./hooks/gone.sh`",
+            "does not exist",
+            "2 error(s); the agent would not run",
+        ],
+    );
+}

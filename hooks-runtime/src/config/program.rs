@@ -24,7 +24,10 @@ const SHELL_BUILTINS: &[&str] = &[
 /// only the first word is checked, and only when it is a plain path or
 /// program name (no quotes, variables or other shell syntax, except a leading
 /// `$CLAUDE_PROJECT_DIR`): a shell command line cannot be fully checked
-/// without running it.
+/// without running it. When the program is a known interpreter (`bash`,
+/// `python3`, `node`, … see [`script_of`]), the script it is given must
+/// exist too: a missing one would fail every call, and a `fail_open` hook
+/// would then be skipped without anyone noticing.
 pub(crate) fn check_program(spec: &CommandSpec) -> Result<(), String> {
     let dir = spec.cwd.as_deref();
     match &spec.command {
@@ -33,17 +36,19 @@ pub(crate) fn check_program(spec: &CommandSpec) -> Result<(), String> {
                 return Ok(()); // An empty command is reported by the spec's own check.
             };
             if program.contains('/') {
-                check_file(&within(dir, Path::new(program)), program, "command")
+                check_file(&within(dir, Path::new(program)), program, "command")?;
             } else {
-                on_path(program)
+                on_path(program)?;
             }
+            check_interpreted_script(argv, dir)
         }
         CommandLine::Shell(line) => {
-            let Some(word) = first_plain_word(line, dir) else {
+            let words = plain_words(line, dir);
+            let Some(word) = words.first() else {
                 return Ok(());
             };
-            if word.contains('/') {
-                check_file(&within(dir, Path::new(&word)), &word, "script").map_err(|problem| {
+            let program = if word.contains('/') {
+                check_file(&within(dir, Path::new(word)), word, "script").map_err(|problem| {
                     format!(
                         "{problem} (it is the first word of the shell command `{line}`; only that \
                          word is checked before running, since a shell line cannot be checked whole)"
@@ -52,10 +57,13 @@ pub(crate) fn check_program(spec: &CommandSpec) -> Result<(), String> {
             } else if SHELL_BUILTINS.contains(&word.as_str()) {
                 Ok(())
             } else {
-                on_path(&word).map_err(|problem| {
+                on_path(word).map_err(|problem| {
                     format!("{problem} (it is the first word of the shell command `{line}`)")
                 })
-            }
+            };
+            program?;
+            check_interpreted_script(&words, dir)
+                .map_err(|problem| format!("{problem} (in the shell command `{line}`)"))
         }
     }
 }
@@ -68,11 +76,26 @@ fn within(dir: Option<&Path>, path: &Path) -> PathBuf {
     }
 }
 
-/// The first word of a shell line, when it is plain enough to check; a
-/// leading `$CLAUDE_PROJECT_DIR` (quoted or not) becomes `dir`, as it will
-/// be when the command runs.
-fn first_plain_word(line: &str, dir: Option<&Path>) -> Option<String> {
-    let word = line.split_whitespace().next()?;
+/// The leading words of a shell line that are plain enough to check, up to
+/// the first that is not; a leading `$CLAUDE_PROJECT_DIR` (quoted or not)
+/// becomes `dir`, as it will be when the command runs.
+fn plain_words(line: &str, dir: Option<&Path>) -> Vec<String> {
+    line.split_whitespace()
+        .enumerate()
+        .map_while(|(index, word)| plain_word(word, dir, index > 0))
+        .collect()
+}
+
+/// `word` when it is a plain path, name or option (no quotes, variables or
+/// other shell syntax, except a leading `$CLAUDE_PROJECT_DIR` and double
+/// quotes around the whole word). `=` is plain only in an argument: in the
+/// first word it sets a variable (`A=b cmd`).
+fn plain_word(word: &str, dir: Option<&Path>, argument: bool) -> Option<String> {
+    let word = word
+        .strip_prefix('"')
+        .and_then(|inner| inner.strip_suffix('"'))
+        .filter(|inner| !inner.contains(['"', '\\', '`']))
+        .unwrap_or(word);
     let mut word = word.to_owned();
     for variable in [
         "\"$CLAUDE_PROJECT_DIR\"",
@@ -88,10 +111,340 @@ fn first_plain_word(line: &str, dir: Option<&Path>) -> Option<String> {
     }
     let plain = word
         .chars()
-        .all(|c| c.is_alphanumeric() || "_-./+,:@%".contains(c));
+        .all(|c| c.is_alphanumeric() || "_-./+,:@%".contains(c) || (argument && c == '='));
     // A word that sets a variable (`A=b cmd`) or carries any other shell
     // syntax is not a program name.
     (plain && !word.is_empty()).then_some(word)
+}
+
+/// When `argv` runs a known interpreter on a script file, that the file
+/// exists (its interpreter reads it, so it need not be executable).
+fn check_interpreted_script(argv: &[String], dir: Option<&Path>) -> Result<(), String> {
+    let Some((interpreter, script)) = script_of(argv) else {
+        return Ok(());
+    };
+    let path = within(dir, Path::new(script));
+    let shown = path.display().to_string();
+    let at = if shown == script {
+        String::new()
+    } else {
+        format!(" ({shown})")
+    };
+    let what = format!("the script `{script}`{at} that `{interpreter}` runs");
+    match std::fs::metadata(&path) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "{what} does not exist; fix the path (relative paths start from the config file's \
+             directory)"
+        )),
+        Err(error) => Err(format!(
+            "{what} cannot be checked ({error}); make it readable by the agent"
+        )),
+        Ok(meta) if !meta.is_file() => Err(format!("{what} is not a file")),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// The interpreter (as written) and the script file it runs, when `argv[0]`
+/// (or the program after `env` and its assignments) is a known interpreter
+/// and its first argument after the options looks like a file path. `None`
+/// when the code is given inline (`-c`, `-e`, `-m`, `--eval`, `-Command`…),
+/// read from stdin, the directory changes first, or it is not sure: a wrong
+/// "missing" would refuse a config that works.
+pub(crate) fn script_of(argv: &[String]) -> Option<(&str, &str)> {
+    let mut words = argv.iter().map(String::as_str).peekable();
+    let mut program = words.next()?;
+    if base_name(program) == "env" {
+        loop {
+            let word = words.next()?;
+            match word {
+                // Splitting a string, or changing directory: not followed.
+                "-S" | "--split-string" | "-C" | "--chdir" => return None,
+                "-u" | "--unset" => {
+                    words.next();
+                }
+                _ if word.starts_with('-') || word.contains('=') => {}
+                _ => {
+                    program = word;
+                    break;
+                }
+            }
+        }
+    }
+    let options = Interpreter::named(base_name(program))?.options();
+    let mut subcommand = options.subcommand;
+    let mut script_next = false;
+    while let Some(word) = words.next() {
+        let option = if options.case_insensitive {
+            word.to_ascii_lowercase()
+        } else {
+            word.to_owned()
+        };
+        if script_next || word == "--" {
+            let script = if script_next { word } else { words.next()? };
+            return looks_like_file(script).then_some((program, script));
+        }
+        if word == "-" || options.leaving.contains(&option.as_str()) {
+            return None;
+        }
+        if options.script.contains(&option.as_str()) {
+            script_next = true;
+            continue;
+        }
+        if options.valued.contains(&option.as_str()) {
+            words.next();
+            continue;
+        }
+        let is_option = word.starts_with('-') || (options.plus && word.starts_with('+'));
+        if is_option {
+            if !word.starts_with("--") && !options.clusters.is_empty() {
+                let letters = &word[1..];
+                if letters.contains(|c| options.clusters.inline.contains(c)) {
+                    return None;
+                }
+                if letters
+                    .chars()
+                    .last()
+                    .is_some_and(|c| options.clusters.valued.contains(c))
+                {
+                    words.next();
+                }
+            }
+            continue;
+        }
+        if let Some(expected) = subcommand.take() {
+            if word == expected {
+                continue;
+            }
+            return None;
+        }
+        return looks_like_file(word).then_some((program, word));
+    }
+    None
+}
+
+/// The last component of a path.
+fn base_name(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// A path (it has a `/`), or a file name with an extension (`check.py`);
+/// never a URL.
+fn looks_like_file(word: &str) -> bool {
+    if word.contains("://") || word.starts_with('-') {
+        return false;
+    }
+    if word.contains('/') {
+        return true;
+    }
+    word.rsplit_once('.').is_some_and(|(stem, extension)| {
+        !stem.is_empty()
+            && (1..=6).contains(&extension.len())
+            && extension.chars().all(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// The interpreters whose script argument is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interpreter {
+    Shell,
+    Fish,
+    Python,
+    Node,
+    Deno,
+    Ruby,
+    Perl,
+    Php,
+    PowerShell,
+    OsaScript,
+}
+
+/// How an interpreter reads its command line, as far as finding the script
+/// goes.
+struct Options {
+    /// Options after which no script file is named: inline code, a module,
+    /// stdin, another working directory.
+    leaving: &'static [&'static str],
+    /// Options whose value is the next word.
+    valued: &'static [&'static str],
+    /// Options whose value, the next word, is the script.
+    script: &'static [&'static str],
+    /// One-letter options written together (`-ec`).
+    clusters: Letters,
+    /// A subcommand that comes before the script (`deno run`).
+    subcommand: Option<&'static str>,
+    /// Options also start with `+` (`sh +o posix`).
+    plus: bool,
+    /// Options are matched without regard to case (PowerShell).
+    case_insensitive: bool,
+}
+
+/// One-letter options in a cluster such as `-euo`.
+struct Letters {
+    /// Letters meaning the code is inline or on stdin.
+    inline: &'static str,
+    /// Letters that, last in a cluster, take the next word as their value.
+    valued: &'static str,
+}
+
+impl Letters {
+    const NONE: Letters = Letters {
+        inline: "",
+        valued: "",
+    };
+
+    fn is_empty(&self) -> bool {
+        self.inline.is_empty() && self.valued.is_empty()
+    }
+}
+
+impl Interpreter {
+    fn named(name: &str) -> Option<Interpreter> {
+        Some(match name {
+            "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" => Interpreter::Shell,
+            "fish" => Interpreter::Fish,
+            "node" | "nodejs" => Interpreter::Node,
+            "deno" => Interpreter::Deno,
+            "ruby" => Interpreter::Ruby,
+            "perl" => Interpreter::Perl,
+            "php" => Interpreter::Php,
+            "pwsh" | "powershell" => Interpreter::PowerShell,
+            "osascript" => Interpreter::OsaScript,
+            _ => {
+                // python, python3, python3.12
+                let version = name.strip_prefix("python")?;
+                if !version.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                    return None;
+                }
+                Interpreter::Python
+            }
+        })
+    }
+
+    fn options(self) -> Options {
+        let base = Options {
+            leaving: &[],
+            valued: &[],
+            script: &[],
+            clusters: Letters::NONE,
+            subcommand: None,
+            plus: false,
+            case_insensitive: false,
+        };
+        match self {
+            Interpreter::Shell => Options {
+                leaving: &["--command"],
+                valued: &["--rcfile", "--init-file"],
+                clusters: Letters {
+                    inline: "cs",
+                    valued: "oO",
+                },
+                plus: true,
+                ..base
+            },
+            Interpreter::Fish => Options {
+                leaving: &["--command"],
+                valued: &["--init-command", "--debug", "--profile"],
+                clusters: Letters {
+                    inline: "c",
+                    valued: "C",
+                },
+                ..base
+            },
+            Interpreter::Python => Options {
+                valued: &["--check-hash-based-pycs"],
+                clusters: Letters {
+                    inline: "cm",
+                    valued: "WX",
+                },
+                ..base
+            },
+            Interpreter::Node => Options {
+                leaving: &["--eval", "--print"],
+                valued: &[
+                    "--require",
+                    "--import",
+                    "--loader",
+                    "--experimental-loader",
+                    "--conditions",
+                    "--input-type",
+                ],
+                clusters: Letters {
+                    inline: "ep",
+                    valued: "rC",
+                },
+                ..base
+            },
+            Interpreter::Deno => Options {
+                valued: &["--config", "--import-map", "--lock", "--location", "--cert"],
+                subcommand: Some("run"),
+                ..base
+            },
+            Interpreter::Ruby => Options {
+                clusters: Letters {
+                    inline: "eC",
+                    valued: "IrEF",
+                },
+                ..base
+            },
+            Interpreter::Perl => Options {
+                clusters: Letters {
+                    inline: "eE",
+                    valued: "IMm",
+                },
+                ..base
+            },
+            Interpreter::Php => Options {
+                script: &["-f"],
+                leaving: &["-r", "-R", "-B", "-E", "-a", "-S", "-t"],
+                valued: &["-c", "-d", "-z"],
+                ..base
+            },
+            Interpreter::PowerShell => Options {
+                script: &["-file", "-f"],
+                leaving: &[
+                    "-command",
+                    "-c",
+                    "-encodedcommand",
+                    "-e",
+                    "-ec",
+                    "-commandwithargs",
+                    "-cwa",
+                    "-workingdirectory",
+                    "-wd",
+                ],
+                valued: &[
+                    "-executionpolicy",
+                    "-ep",
+                    "-ex",
+                    "-outputformat",
+                    "-o",
+                    "-of",
+                    "-inputformat",
+                    "-inp",
+                    "-if",
+                    "-configurationname",
+                    "-config",
+                    "-configurationfile",
+                    "-settingsfile",
+                    "-settings",
+                    "-custompipename",
+                    "-windowstyle",
+                    "-w",
+                    "-version",
+                    "-v",
+                ],
+                case_insensitive: true,
+                ..base
+            },
+            Interpreter::OsaScript => Options {
+                clusters: Letters {
+                    inline: "e",
+                    valued: "ls",
+                },
+                ..base
+            },
+        }
+    }
 }
 
 /// An executable regular file at `path` (following symbolic links).
@@ -163,6 +516,80 @@ mod tests {
         assert!(missing.contains("does not exist"), "{missing}");
         let directory = check_program(&exec("/tmp")).unwrap_err();
         assert!(directory.contains("is not a file"), "{directory}");
+    }
+
+    fn script(argv: &str) -> Option<String> {
+        let argv: Vec<String> = argv.split(' ').map(str::to_owned).collect();
+        script_of(&argv).map(|(_, script)| script.to_owned())
+    }
+
+    #[test]
+    fn the_script_an_interpreter_runs_is_found_after_its_options() {
+        for (argv, expected) in [
+            ("bash x.sh", Some("x.sh")),
+            ("/bin/bash -eu -o pipefail ./x.sh a b", Some("./x.sh")),
+            ("sh +o posix -- x", None),
+            ("sh -- dir/x", Some("dir/x")),
+            ("bash --rcfile rc.sh x.sh", Some("x.sh")),
+            ("bash -c x.sh", None),
+            ("bash -lc x.sh", None),
+            ("bash -s x.sh", None),
+            ("zsh script", None),
+            ("python3 -u -W ignore check.py", Some("check.py")),
+            ("python3.12 -X importtime hooks/check", Some("hooks/check")),
+            ("python -m pkg.main", None),
+            ("python3 -c print(1) x.py", None),
+            ("python3 - x.py", None),
+            ("python3x check.py", None),
+            ("node --require ./r.js hook.mjs", Some("hook.mjs")),
+            ("node -e 1 x.js", None),
+            ("node --eval=1 x.js", Some("x.js")),
+            ("deno run --allow-read hook.ts", Some("hook.ts")),
+            ("deno eval x.ts", None),
+            ("deno run https://example.com/x.ts", None),
+            ("ruby -w -I lib hook.rb", Some("hook.rb")),
+            ("ruby -C /tmp hook.rb", None),
+            ("ruby -e 1 hook.rb", None),
+            ("perl -w -I lib hook.pl", Some("hook.pl")),
+            ("perl -ne 1 hook.pl", None),
+            ("php -d x=1 -f hook.php", Some("hook.php")),
+            ("php -r 1 hook.php", None),
+            (
+                "pwsh -NoProfile -ExecutionPolicy Bypass -File hook.ps1",
+                Some("hook.ps1"),
+            ),
+            ("pwsh -noprofile hook.ps1", Some("hook.ps1")),
+            ("pwsh -Command hook.ps1", None),
+            ("osascript -l JavaScript hook.js", Some("hook.js")),
+            ("osascript -e x hook.scpt", None),
+            ("env A=1 -u B bash x.sh", Some("x.sh")),
+            ("/usr/bin/env -S bash x.sh", None),
+            ("env -C /tmp bash x.sh", None),
+            ("jq -f filter.jq", None),
+            ("bash", None),
+        ] {
+            assert_eq!(script(argv).as_deref(), expected, "{argv}");
+        }
+    }
+
+    #[test]
+    fn a_missing_interpreted_script_is_reported() {
+        let missing = check_program(&CommandSpec::new(
+            CommandEvent::PreToolUse,
+            CommandLine::exec(["sh", "-e", "no/such.sh"]),
+        ))
+        .unwrap_err();
+        assert!(
+            missing.contains("the script `no/such.sh` that `sh` runs does not exist"),
+            "{missing}"
+        );
+        let directory = check_program(&shell("sh /tmp", "/")).unwrap_err();
+        assert!(directory.contains("is not a file"), "{directory}");
+        let quoted =
+            check_program(&shell("bash \"$CLAUDE_PROJECT_DIR/x.sh\"", "/proj")).unwrap_err();
+        assert!(quoted.contains("`/proj/x.sh` that `bash` runs"), "{quoted}");
+        assert_eq!(check_program(&shell("bash --norc=1 /bin/sh", "/")), Ok(()));
+        assert_eq!(check_program(&shell("sh \"$X/y.sh\"", "/")), Ok(()));
     }
 
     #[test]
