@@ -24,7 +24,9 @@ usage:
 
 check    validates an agent config (YAML, JSON or TOML) and prints the run order.
          Every command hook's program must be found and executable (for a
-         shell command line, its first word when that is a plain path or name).
+         shell command line, its first word when that is a plain path or name),
+         and the script a known interpreter (sh, bash, python3, node...) is
+         given must exist. Config files over 1 MiB are refused.
 explain  dry-runs one tool call through the pre hooks without running the tool:
          which hooks match, in what order, which would block and why. The
          approval gate shows as \"would ask\" and command hooks as \"would run\"
