@@ -10,6 +10,9 @@
 //! * `tool_calls` — whole calls through an agent's standard stack: tool
 //!   names, numbers written as strings, SQL under several keys, rate-limit
 //!   spellings.
+//! * `command_output` — what a command hook prints: decisions hidden after a
+//!   BOM, spaces, escapes or progress text, cut short, duplicated, over the
+//!   cap — as fail-closed and fail-open hooks.
 //! * `callbacks` — approval callbacks: forged, tampered, stale, replayed,
 //!   from another chat, pressed by someone out of scope.
 //! * `text` — what people read and what keys mean: hidden characters on
@@ -17,5 +20,6 @@
 //!   user ids in every spelling for rate limits.
 
 mod callbacks;
+mod command_output;
 mod text;
 mod tool_calls;
