@@ -66,7 +66,8 @@ const WRITES: &[(&str, &str)] = &[
         "MySQL and MariaDB execute",
     ),
     ("SELECT 1 #\nDELETE FROM invoices", "DELETE"),
-    ("SELECT 1 --1\n; DELETE FROM invoices", "DELETE statement"),
+    // MySQL ends a `--` comment only before a space: `--1` is minus minus one.
+    ("SELECT 1 --1; DELETE FROM invoices", "DELETE statement"),
     // SQL Server needs no `;` between statements: a parser sees an alias.
     (
         "SELECT 1 DELETE FROM invoices",
@@ -79,6 +80,43 @@ const WRITES: &[(&str, &str)] = &[
     // SQL Server table hints that lock like FOR UPDATE.
     ("SELECT * FROM invoices WITH (UPDLOCK)", "takes locks"),
     ("SELECT * FROM invoices WITH (NOLOCK, XLOCK)", "takes locks"),
+    // … and the same hints after an alias, without WITH (an alias column list to a parser).
+    ("SELECT * FROM t a (UPDLOCK)", "takes locks"),
+    ("SELECT * FROM t AS t2 (TABLOCKX)", "takes locks"),
+    ("SELECT * FROM t a (XLOCK, TABLOCK)", "takes locks"),
+    ("SELECT * FROM t a (HOLDLOCK)", "takes locks"),
+    ("SELECT * FROM t a (nolock, updlock)", "takes locks"),
+    // More T-SQL statements that need no `;` before them.
+    (
+        "SELECT 1 CHECKPOINT",
+        "starts a new statement in SQL Server",
+    ),
+    (
+        "SELECT a FROM t RECONFIGURE",
+        "starts a new statement in SQL Server",
+    ),
+    ("SELECT 1 SETUSER", "starts a new statement in SQL Server"),
+    ("SELECT 1 REVERT", "starts a new statement in SQL Server"),
+    ("SELECT 1 WAITFOR", "starts a new statement in SQL Server"),
+    ("SELECT 1 WRITETEXT", "starts a new statement in SQL Server"),
+    (
+        "SELECT 1 UPDATETEXT",
+        "starts a new statement in SQL Server",
+    ),
+    ("SELECT 1 DUMP", "starts a new statement in SQL Server"),
+    (
+        "SELECT 1 DEALLOCATE",
+        "starts a new statement in SQL Server",
+    ),
+    // Sequences advanced through a pseudo-column (Snowflake, Oracle, H2).
+    ("SELECT s.nextval", "nextval"),
+    ("SELECT s.NEXTVAL FROM t", "NEXTVAL"),
+    ("SELECT \"S\".\"NEXTVAL\" FROM t", "NEXTVAL"),
+    ("SELECT db.s.currval", "currval"),
+    ("SELECT id FROM t WHERE id = s.nextval", "nextval"),
+    // MySQL session variables assigned inside a SELECT.
+    ("SELECT @a := 1, @b := 2", "assigns"),
+    ("SELECT id FROM t WHERE (@n := @n + 1) > 0", "assigns"),
     // Functions that write, however the name is spelled.
     ("SELECT setval('s', 1)", "calls setval"),
     ("SELECT nextval('s')", "calls nextval"),
@@ -241,13 +279,24 @@ fn procedural_blocks_are_looked_into() {
             sql_reason(&guard, "BEGIN DELETE FROM invoices; END").is_some(),
             "{dialect}"
         );
+        // setval, not DELETE: the bare-word scan would catch a DELETE even
+        // if the walker skipped the block.
+        let reason = sql_reason(
+            &guard,
+            "BEGIN SELECT 1; EXCEPTION WHEN ERROR THEN SELECT setval('s', 1); END",
+        );
         assert!(
-            sql_reason(
-                &guard,
-                "BEGIN SELECT 1; EXCEPTION WHEN ERROR THEN DELETE FROM invoices; END"
-            )
-            .is_some(),
-            "{dialect}"
+            reason
+                .as_deref()
+                .is_some_and(|r| r.contains("calls setval")),
+            "{dialect}: {reason:?}"
+        );
+        let reason = sql_reason(&guard, "BEGIN SELECT nextval('s'); END");
+        assert!(
+            reason
+                .as_deref()
+                .is_some_and(|r| r.contains("calls nextval")),
+            "{dialect}: {reason:?}"
         );
     }
     let bigquery = guard(json!({ "dialect": "bigquery" }));
@@ -263,12 +312,11 @@ fn narrowing_to_one_dialect_keeps_its_own_rules() {
     // because the guard also reads every line end as the end of a comment.
     let mysql = guard(json!({ "dialect": "mysql" }));
     assert!(sql_reason(&mysql, "SELECT 1; -- x\rDELETE FROM invoices").is_some());
-    // MySQL's backslash-escaped quote keeps the DELETE inside the string there …
-    assert_eq!(
-        sql_reason(&mysql, "SELECT 'a\\'; DELETE FROM invoices; -- '"),
-        None
-    );
-    // … but not in PostgreSQL.
+    // MySQL's backslash-escaped quote keeps the DELETE inside the string
+    // there, but narrowing narrows the parsers, never the lexing: other
+    // databases end the string at `\'`, so it is a write under mysql too …
+    assert!(sql_reason(&mysql, "SELECT 'a\\'; DELETE FROM invoices; -- '").is_some());
+    // … and in PostgreSQL.
     assert!(sql_reason(&postgres, "SELECT 'a\\'; DELETE FROM invoices; -- '").is_some());
     // A read in the narrowed dialect only: PostgreSQL casts.
     assert_eq!(
@@ -357,6 +405,169 @@ fn dialect_names_are_checked() {
     assert!(error.to_string().contains("cobol"), "{error}");
     assert!(ReadOnlyGuard::from_config(modes.clone(), &json!({"dialect": []})).is_err());
     assert!(ReadOnlyGuard::from_config(modes, &json!({"dialect": "Postgres"})).is_ok());
+}
+
+// ---- cost and complexity: hostile text must not crash or stall the guard ----
+
+/// `sql_reason` on a thread with a 2 MiB stack, a tokio worker's default:
+/// a guard that recursed once per operator would overflow it and abort the
+/// whole process (and every agent session in it).
+fn sql_reason_on_small_stack(config: Value, sql: String) -> Option<String> {
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || sql_reason(&guard(config), &sql))
+        .expect("spawn")
+        .join()
+        .expect("the guard did not panic")
+}
+
+#[test]
+fn long_operator_chains_are_writes_without_overflow() {
+    let links = [
+        "+1", " AND 1", " || 'a'", "::int", " -> 'a'", "[1]", " OR x", " IS NULL",
+    ];
+    for link in links {
+        // 200 links overflowed a 2 MiB stack before: now it is classified
+        // like any other text (the `+1` chain is a read) …
+        let sql = format!("SELECT x{}", link.repeat(200));
+        let reason = sql_reason_on_small_stack(Value::Null, sql);
+        if link == "+1" {
+            assert_eq!(reason, None);
+        }
+        // … and past the bound it is a write, unparsed.
+        for terms in [1_000, 100_000] {
+            let sql = format!("SELECT x{}", link.repeat(terms));
+            let reason = sql_reason_on_small_stack(Value::Null, sql);
+            assert!(
+                reason
+                    .as_deref()
+                    .is_some_and(|r| r.contains("to classify safely")),
+                "{terms} × {link:?}: {reason:?}"
+            );
+        }
+    }
+    // The bound counts links along one path, brackets included.
+    let level = format!("{}(", "1+".repeat(26));
+    let sql = format!("SELECT {}1{}", level.repeat(10), ")".repeat(10));
+    let reason = sql_reason_on_small_stack(Value::Null, sql);
+    assert!(reason.is_some_and(|r| r.contains("too complex to classify safely")));
+    // Narrowed, the same holds (PostgreSQL reads every spelling above).
+    let sql = format!("SELECT x{}", "::int".repeat(1_000));
+    let reason = sql_reason_on_small_stack(json!({"dialect": "postgresql"}), sql);
+    assert!(reason.is_some_and(|r| r.contains("too complex to classify safely")));
+}
+
+#[test]
+fn a_long_dotted_name_is_a_write_without_overflow() {
+    let sql = format!("SELECT x{}", ".y".repeat(100_000));
+    let reason = sql_reason_on_small_stack(Value::Null, sql);
+    assert!(reason.is_some_and(|r| r.contains("to classify safely")));
+    let sql = format!("SELECT x{}", ".y".repeat(1_000));
+    assert!(sql_reason_on_small_stack(Value::Null, sql).is_some());
+}
+
+#[test]
+fn deep_nesting_is_a_write_and_returns_promptly() {
+    // Parse time doubles with each level under some dialects: 30 levels of
+    // nested calls would run for hours if they were parsed.
+    let nested = |open: &str, close: &str, levels: usize| {
+        format!("SELECT {}1{}", open.repeat(levels), close.repeat(levels))
+    };
+    for sql in [
+        nested("abs(", ")", 30),
+        nested("(", ")", 30),
+        nested("coalesce(", ", 0)", 30),
+        nested("(SELECT ", ")", 30),
+        nested("abs(", ")", 1_000),
+    ] {
+        let reason = sql_reason_on_small_stack(Value::Null, sql.clone());
+        assert!(
+            reason
+                .as_deref()
+                .is_some_and(|r| r.contains("nested too deeply to classify safely")),
+            "{sql:.40}: {reason:?}"
+        );
+        let reason = sql_reason_on_small_stack(json!({"dialect": "mssql"}), sql.clone());
+        assert!(reason.is_some(), "{sql:.40}");
+    }
+    // SQLite cannot lex `[` as an array: a write before any nesting counts.
+    let sql = nested("ARRAY[", "]", 30);
+    assert!(sql_reason_on_small_stack(Value::Null, sql).is_some());
+    // Everyday nesting stays a read.
+    assert_eq!(
+        sql_reason(
+            &guard(Value::Null),
+            "SELECT round(coalesce(sum(abs(total)), 0), 2) FROM t WHERE id IN (SELECT id FROM u WHERE x IN (SELECT x FROM v))"
+        ),
+        None
+    );
+}
+
+#[test]
+fn long_sql_is_a_write_unparsed() {
+    let guard = guard(Value::Null);
+    let padded = format!("SELECT 1{}", " ".repeat(70 * 1024));
+    let blocked = sql_reason(&guard, &padded);
+    assert!(blocked.is_some_and(|r| r.contains("too long to classify safely")));
+    // Many arguments, each under the limit, add up.
+    let chunk = format!("SELECT 1{}", " ".repeat(60 * 1024));
+    let args = json!({"sql": chunk, "SQL": chunk, "Sql": chunk, "query": chunk, "QUERY": chunk});
+    let reason = reason(&guard, args);
+    assert!(
+        reason.as_deref().is_some_and(|r| r.contains("in one call")),
+        "{reason:?}"
+    );
+}
+
+#[test]
+fn a_narrowed_dialect_still_reads_text_as_every_database_may() {
+    let cases = [
+        ("databricks", "SELECT '\\''; DELETE FROM invoices; --'"),
+        ("hive", "SELECT '\\''; DELETE FROM invoices; --'"),
+        ("clickhouse", "SELECT \"\\\"\"; DELETE FROM invoices; -- \""),
+        ("duckdb", "SELECT E'\\''; DELETE FROM invoices; --'"),
+        ("bigquery", "SELECT r'\\''; DELETE FROM invoices; --'"),
+        ("postgresql", "SELECT E'\\''; DELETE FROM invoices; --'"),
+    ];
+    for (dialect, sql) in cases {
+        let reason = sql_reason(&guard(json!({ "dialect": dialect })), sql);
+        assert!(
+            reason.as_deref().is_some_and(|r| r.contains("DELETE")),
+            "{dialect}: {sql}: {reason:?}"
+        );
+    }
+    // Narrowing still narrows what parses: a PostgreSQL cast.
+    let postgres = guard(json!({ "dialect": "postgresql" }));
+    assert_eq!(
+        sql_reason(&postgres, "SELECT total::text FROM invoices"),
+        None
+    );
+}
+
+#[test]
+fn every_string_argument_can_be_classified() {
+    let decoy = json!({"q": "SELECT 1", "command": "DELETE FROM invoices"});
+    // The default reads only the configured keys (documented) …
+    assert_eq!(reason(&guard(Value::Null), decoy.clone()), None);
+    // … and `check_all_string_args` reads every string that holds SQL.
+    let all = guard(json!({ "check_all_string_args": true }));
+    let writes = [
+        decoy,
+        json!({"sql": "SELECT 1", "params": {"sql_text": "UPDATE invoices SET paid = 1"}}),
+        json!({"sql": "SELECT 1", "batch": ["SELECT 2", "drop table invoices"]}),
+        json!({"sql": "SELECT 1", "note": "x; TRUNCATE invoices"}),
+        json!({"command": "VACUUM invoices"}),
+    ];
+    for args in writes {
+        assert!(reason(&all, args.clone()).is_some(), "{args}");
+    }
+    let reads = [
+        json!({"sql": "SELECT * FROM invoices", "table": "invoices", "limit": 5, "note": "monthly report"}),
+        json!({"command": "SELECT 1", "format": "csv"}),
+    ];
+    for args in reads {
+        assert_eq!(reason(&all, args.clone()), None, "{args}");
+    }
 }
 
 // ---- property tests: variants of known writes stay writes ----

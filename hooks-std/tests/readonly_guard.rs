@@ -266,3 +266,26 @@ fn config_is_checked() {
     );
     assert!(ReadOnlyGuard::from_config(modes, &json!({"dialect": "cobol"})).is_err());
 }
+
+#[test]
+fn the_reads_the_readme_names_are_reads() {
+    let all = SqlClassifier::default();
+    // A reporting PRAGMA with its argument quoted (SQLite); unquoted it
+    // parses nowhere, and a PRAGMA that changes anything is a write.
+    assert_eq!(
+        all.classify("PRAGMA table_info('invoices')"),
+        SqlVerdict::Read
+    );
+    assert!(all.classify("PRAGMA table_info(invoices)").is_write());
+    assert!(all.classify("PRAGMA optimize").is_write());
+    // `TABLE t` parses in no dialect, so it is a write (fail closed);
+    // `BEGIN; … COMMIT` is a read where every configured dialect has it.
+    assert!(all.classify("TABLE invoices").is_write());
+    let postgres = SqlClassifier::new(vec![SqlDialect::PostgreSql], FunctionAllowlist::default());
+    assert!(postgres.classify("TABLE invoices").is_write());
+    assert!(all.classify("BEGIN; SELECT 1; COMMIT").is_write());
+    assert_eq!(
+        postgres.classify("BEGIN; SELECT 1; COMMIT"),
+        SqlVerdict::Read
+    );
+}

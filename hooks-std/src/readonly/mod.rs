@@ -17,9 +17,10 @@ use crate::config::{ConfigError, parse_config};
 pub use database_modes::DatabaseOrgModes;
 pub use org_mode::{ModeFuture, OrgModeError, OrgModeSource, StaticOrgModes};
 pub use sql::{
-    FunctionAllowlist, MAX_SQL_BYTES, SqlClassifier, SqlDialect, SqlVerdict, UnknownDialect,
-    classify_sql,
+    FunctionAllowlist, MAX_CHAIN_LINKS, MAX_NESTING, MAX_SQL_BYTES, MAX_TOKENS, SqlClassifier,
+    SqlDialect, SqlVerdict, UnknownDialect, classify_sql,
 };
+pub use sql_arguments::{MAX_SQL_BYTES_PER_CALL, MAX_SQL_TEXTS_PER_CALL};
 
 /// The block reason the LLM sees.
 pub const READ_ONLY_REASON: &str = "Org is in read-only mode — write blocked.";
@@ -30,8 +31,17 @@ pub const READ_ONLY_REASON: &str = "Org is in read-only mode — write blocked."
 pub struct ReadOnlyConfig {
     /// Which tools take SQL (a `when` expression); default `tool_name starts_with "sql_"`.
     pub sql_tools: String,
-    /// Argument keys that may hold SQL text; every one present is classified.
+    /// Argument keys that may hold SQL text; every one present is
+    /// classified. Only these top-level keys are read unless
+    /// `check_all_string_args` is on, so the list must name every argument
+    /// the tool runs as SQL.
     pub sql_arg_keys: Vec<String>,
+    /// Also classify every other string argument of a SQL tool, nested ones
+    /// included, that looks like SQL (holds a `;` or a word that starts a
+    /// statement, e.g. `select`, `delete`, `set`, `use`). For tools that take
+    /// SQL under keys not known in advance; prose in an argument that
+    /// contains such a word then counts as a write. Default false.
+    pub check_all_string_args: bool,
     /// The dialect (`postgresql`) or dialects (`[postgresql, sqlite]`) the
     /// SQL tools run against. Absent: every dialect the guard knows, which is
     /// the safe choice when the database is not known; naming the real one
@@ -52,6 +62,7 @@ impl Default for ReadOnlyConfig {
             sql_arg_keys: ["sql", "query", "q", "statement"]
                 .map(str::to_owned)
                 .to_vec(),
+            check_all_string_args: false,
             dialect: None,
             allow_functions: Vec::new(),
             priority: 5,
@@ -94,6 +105,7 @@ pub struct ReadOnlyGuard {
     modes: Arc<dyn OrgModeSource>,
     sql_tools: When,
     sql_arg_keys: Vec<String>,
+    check_all_string_args: bool,
     classifier: SqlClassifier,
     priority: i32,
 }
@@ -133,6 +145,7 @@ impl ReadOnlyGuard {
             modes,
             sql_tools,
             sql_arg_keys: config.sql_arg_keys,
+            check_all_string_args: config.check_all_string_args,
             classifier: SqlClassifier::new(
                 dialects,
                 FunctionAllowlist::with_extra(&config.allow_functions),
@@ -153,6 +166,7 @@ impl ReadOnlyGuard {
                 &ctx.tool_name,
                 &ctx.tool_args,
                 &self.sql_arg_keys,
+                self.check_all_string_args,
             ) {
                 Ok(texts) => texts,
                 Err(reason) => return Some(reason),

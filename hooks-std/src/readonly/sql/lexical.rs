@@ -31,32 +31,85 @@ pub(crate) fn executable_comment(sql: &str) -> Option<String> {
     })
 }
 
-/// Unquoted words that start a writing statement. SQL Server does not need
-/// `;` between statements, so in `SELECT 1 DELETE FROM t` it runs a `DELETE`
-/// where every parser sees a column alias; such a word anywhere in text that
-/// otherwise reads makes it a write. (`REPLACE` and `USE` are left out: they
-/// are also a function and an index hint.)
-const WRITING_STATEMENT_WORDS: &[&str] = &[
-    "ALTER", "ATTACH", "BACKUP", "BULK", "CALL", "COPY", "CREATE", "DBCC", "DECLARE", "DELETE",
-    "DENY", "DETACH", "DROP", "EXEC", "EXECUTE", "GRANT", "INSERT", "KILL", "LOAD", "MERGE",
-    "PRAGMA", "RENAME", "RESTORE", "REVOKE", "SHUTDOWN", "TRUNCATE", "UPDATE", "UPSERT", "VACUUM",
+/// Unquoted words that start a writing (or session-changing) statement.
+/// SQL Server does not need `;` between statements, so in
+/// `SELECT 1 DELETE FROM t` it runs a `DELETE` where every parser sees a
+/// column alias; such a word inside a statement that otherwise reads makes
+/// it a write. The T-SQL reserved words that start a statement are all here
+/// (`CHECKPOINT`, `RECONFIGURE`, `WAITFOR`, …). Left out: `REPLACE` and
+/// `USE` (also a function and an index hint), `SET` (also `CHARACTER SET`
+/// in a cast; an `UPDATE … SET` is caught by `UPDATE`), and `OPEN`/`CLOSE`
+/// (everyday column names; opening a cursor writes nothing).
+pub(crate) const WRITING_STATEMENT_WORDS: &[&str] = &[
+    "ALTER",
+    "ATTACH",
+    "BACKUP",
+    "BULK",
+    "CALL",
+    "CHECKPOINT",
+    "COPY",
+    "CREATE",
+    "DBCC",
+    "DEALLOCATE",
+    "DECLARE",
+    "DELETE",
+    "DENY",
+    "DETACH",
+    "DROP",
+    "DUMP",
+    "EXEC",
+    "EXECUTE",
+    "GRANT",
+    "INSERT",
+    "KILL",
+    "LOAD",
+    "MERGE",
+    "PRAGMA",
+    "RECONFIGURE",
+    "RENAME",
+    "RESTORE",
+    "REVERT",
+    "REVOKE",
+    "SETUSER",
+    "SHUTDOWN",
+    "TRUNCATE",
+    "UPDATE",
+    "UPDATETEXT",
+    "UPSERT",
+    "VACUUM",
+    "WAITFOR",
+    "WRITETEXT",
 ];
 
-/// Why `tokens` hold a bare word that starts a writing statement, if they do.
+/// Why `tokens` hold a bare word that starts a writing statement inside
+/// another statement, if they do. The first word of each statement (at the
+/// start, or after a `;`) is left to the parser, which judges the whole
+/// statement it starts: `PRAGMA table_info('t')` is a read there.
 pub(crate) fn writing_statement_word(tokens: &[TokenWithSpan]) -> Option<String> {
-    tokens.iter().find_map(|token| match &token.token {
-        Token::Word(word)
-            if word.quote_style.is_none()
-                && WRITING_STATEMENT_WORDS
-                    .iter()
-                    .any(|keyword| keyword.eq_ignore_ascii_case(&word.value)) =>
-        {
-            Some(format!(
-                "it contains the word {}, which starts a new statement in SQL Server \
-                 (statements need no `;` there)",
-                word.value.to_ascii_uppercase()
-            ))
+    let mut statement_start = true;
+    for token in tokens.iter().map(|t| &t.token) {
+        match token {
+            Token::Whitespace(_) => continue,
+            Token::SemiColon => {
+                statement_start = true;
+                continue;
+            }
+            Token::Word(word)
+                if !statement_start
+                    && word.quote_style.is_none()
+                    && WRITING_STATEMENT_WORDS
+                        .iter()
+                        .any(|keyword| keyword.eq_ignore_ascii_case(&word.value)) =>
+            {
+                return Some(format!(
+                    "it contains the word {}, which starts a new statement in SQL Server \
+                     (statements need no `;` there)",
+                    word.value.to_ascii_uppercase()
+                ));
+            }
+            _ => {}
         }
-        _ => None,
-    })
+        statement_start = false;
+    }
+    None
 }

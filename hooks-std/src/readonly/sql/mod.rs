@@ -1,21 +1,32 @@
 //! Deciding whether SQL text writes, by parsing it in every dialect it may
 //! be run in.
 
+mod complexity;
 mod dialects;
 mod functions;
 mod lexical;
+mod readings;
 mod reason;
 mod writes;
 
-use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::Tokenizer;
+use sqlparser::parser::Parser;
 
+pub use complexity::{MAX_CHAIN_LINKS, MAX_NESTING, MAX_TOKENS};
 pub use dialects::{SqlDialect, UnknownDialect};
 pub use functions::FunctionAllowlist;
+pub(crate) use lexical::WRITING_STATEMENT_WORDS;
+use readings::Reading;
 
 /// SQL longer than this is not parsed: it counts as a write. Parsing is
-/// repeated per dialect, and no read a tool needs in read-only mode is this long.
-pub const MAX_SQL_BYTES: usize = 1024 * 1024;
+/// repeated per dialect (64 KiB takes about a second in a debug build), and
+/// no read a tool needs in read-only mode is this long.
+pub const MAX_SQL_BYTES: usize = 64 * 1024;
+
+/// The stack the parse runs on. The complexity bounds keep the tree
+/// shallow; this leaves a wide margin for `sqlparser`'s recursive walk,
+/// printing and drop of it, even in a debug build, whatever stack the
+/// caller (a 2 MiB tokio worker) has. Only the pages used are committed.
+const CLASSIFY_STACK_BYTES: usize = 32 * 1024 * 1024;
 
 /// What a piece of SQL does, as far as read-only mode cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,26 +111,70 @@ impl SqlClassifier {
 
     /// What `sql` does. A write found in any dialect wins over a parse
     /// failure in another, because its reason says more.
+    ///
+    /// Runs on a thread of its own with a large stack; a panic inside the
+    /// parser, or a thread that cannot be started, is a write (fail closed).
     pub fn classify(&self, sql: &str) -> SqlVerdict {
         if sql.len() > MAX_SQL_BYTES {
             return SqlVerdict::Write(format!(
-                "the SQL is {} bytes, over the {MAX_SQL_BYTES}-byte limit the guard parses, \
-                 so it is treated as a write",
+                "the SQL is {} bytes, over the {MAX_SQL_BYTES}-byte limit, too long to classify \
+                 safely, so it is treated as a write",
                 sql.len()
             ));
         }
+        std::thread::scope(|scope| {
+            let worker = std::thread::Builder::new()
+                .name("sql-classifier".to_owned())
+                .stack_size(CLASSIFY_STACK_BYTES)
+                .spawn_scoped(scope, || self.classify_here(sql));
+            match worker.map(|handle| handle.join()) {
+                Ok(Ok(verdict)) => verdict,
+                Ok(Err(_panic)) => SqlVerdict::Write(format!(
+                    "{} made the SQL parser panic, so it is treated as a write",
+                    reason::quoted(sql)
+                )),
+                Err(error) => SqlVerdict::Write(format!(
+                    "the SQL could not be classified (no thread for the parser: {error}), \
+                     so it is treated as a write"
+                )),
+            }
+        })
+    }
+
+    fn classify_here(&self, sql: &str) -> SqlVerdict {
         if let Some(why) = lexical::executable_comment(sql) {
             return SqlVerdict::Write(format!("{} is a write: {why}", reason::quoted(sql)));
         }
         let plain = lexical::with_plain_line_breaks(sql);
         let mut unparsable = None;
         for text in std::iter::once(sql).chain(plain.as_deref()) {
-            for &dialect in &self.dialects {
-                match self.classify_in(text, dialect) {
-                    SqlVerdict::Read => {}
-                    SqlVerdict::Write(reason) => return SqlVerdict::Write(reason),
-                    SqlVerdict::Unparsable(reason) => {
-                        unparsable.get_or_insert(reason);
+            let readings = match readings::readings(text, &self.dialects) {
+                Ok(readings) => readings,
+                Err(failed) => {
+                    unparsable.get_or_insert(format!(
+                        "{} did not parse under {} ({}), so it is treated as a write",
+                        reason::quoted(text),
+                        failed.dialect,
+                        failed.error
+                    ));
+                    continue;
+                }
+            };
+            // Measured before anything is parsed: see `complexity`.
+            if let Some(why) = readings
+                .iter()
+                .find_map(|reading| complexity::too_complex(&reading.tokens))
+            {
+                return SqlVerdict::Write(format!("{} is a write: {why}", reason::quoted(text)));
+            }
+            for reading in &readings {
+                for &dialect in &reading.parsers {
+                    match self.classify_reading(text, reading, dialect) {
+                        SqlVerdict::Read => {}
+                        SqlVerdict::Write(reason) => return SqlVerdict::Write(reason),
+                        SqlVerdict::Unparsable(reason) => {
+                            unparsable.get_or_insert(reason);
+                        }
                     }
                 }
             }
@@ -127,30 +182,28 @@ impl SqlClassifier {
         unparsable.map_or(SqlVerdict::Read, SqlVerdict::Unparsable)
     }
 
-    fn classify_in(&self, sql: &str, dialect: SqlDialect) -> SqlVerdict {
-        let parser_dialect = dialect.parser_dialect();
-        let parsed = Tokenizer::new(parser_dialect, sql)
-            .tokenize_with_location()
-            .map_err(ParserError::from)
-            .and_then(|tokens| {
-                let hidden_statement = lexical::writing_statement_word(&tokens);
-                let statements = Parser::new(parser_dialect)
-                    .with_tokens_with_locations(tokens)
-                    .parse_statements()?;
-                Ok((statements, hidden_statement))
-            });
-        let (statements, hidden_statement) = match parsed {
-            Ok(parsed) => parsed,
+    /// `reading` parsed by `dialect`'s parser.
+    fn classify_reading(&self, sql: &str, reading: &Reading, dialect: SqlDialect) -> SqlVerdict {
+        let under = if reading.lexers.contains(&dialect) {
+            dialect.to_string()
+        } else {
+            format!("{dialect} (with {}'s quoting rules)", reading.lexers[0])
+        };
+        let parsed = Parser::new(dialect.parser_dialect())
+            .with_tokens_with_locations(reading.tokens.clone())
+            .parse_statements();
+        let statements = match parsed {
+            Ok(statements) => statements,
             Err(error) => {
                 return SqlVerdict::Unparsable(format!(
-                    "{} did not parse under {dialect} ({error}), so it is treated as a write",
+                    "{} did not parse under {under} ({error}), so it is treated as a write",
                     reason::quoted(sql)
                 ));
             }
         };
         if statements.is_empty() {
             return SqlVerdict::Unparsable(format!(
-                "{} did not parse under {dialect} (no SQL statement found), \
+                "{} did not parse under {under} (no SQL statement found), \
                  so it is treated as a write",
                 reason::quoted(sql)
             ));
@@ -158,14 +211,14 @@ impl SqlClassifier {
         for statement in &statements {
             if let Some(why) = writes::why_it_writes(statement, &self.functions) {
                 return SqlVerdict::Write(format!(
-                    "{} is a write under {dialect}: {why}",
+                    "{} is a write under {under}: {why}",
                     reason::quoted(&statement.to_string())
                 ));
             }
         }
-        match hidden_statement {
+        match lexical::writing_statement_word(&reading.tokens) {
             Some(why) => SqlVerdict::Write(format!(
-                "{} is a write under {dialect}: {why}",
+                "{} is a write under {under}: {why}",
                 reason::quoted(sql)
             )),
             None => SqlVerdict::Read,

@@ -5,7 +5,10 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{Expr, PipeOperator, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
+use sqlparser::ast::{
+    BinaryOperator, Expr, Ident, PipeOperator, Query, SetExpr, Statement, TableFactor, Visit,
+    Visitor,
+};
 
 use super::functions::FunctionAllowlist;
 
@@ -57,6 +60,13 @@ impl Visitor for WriteFinder<'_> {
         // Method calls (`x.f()`) arrive here too, as functions inside a field access.
         let refused = match expr {
             Expr::Function(function) => self.functions.refuse(&function.name),
+            // MySQL's `SELECT @a := 1` sets a session variable, like `SET`.
+            Expr::BinaryOp {
+                op: BinaryOperator::Assignment,
+                left,
+                ..
+            } => Some(format!("{left} := … assigns a variable")),
+            Expr::CompoundIdentifier(parts) => sequence_pseudo_column(parts),
             _ => None,
         };
         refused.map_or(ControlFlow::Continue(()), ControlFlow::Break)
@@ -82,8 +92,62 @@ impl Visitor for WriteFinder<'_> {
         {
             return ControlFlow::Break(format!("the table hint {hint} takes locks"));
         }
+        // … also written without WITH after an alias (`FROM t a (UPDLOCK)`),
+        // which parsers read as the alias's column names.
+        if let TableFactor::Table {
+            alias: Some(alias), ..
+        } = table
+            && let Some(hint) = alias
+                .columns
+                .iter()
+                .find(|column| is_locking_hint(&column.name))
+        {
+            return ControlFlow::Break(format!("the table hint {} takes locks", hint.name));
+        }
         ControlFlow::Continue(())
     }
+}
+
+/// Sequence pseudo-columns: `s.nextval` advances the sequence in Snowflake,
+/// Oracle and H2 (`currval` only reads it, but names the same object and
+/// is as rare in a report).
+const SEQUENCE_PSEUDO_COLUMNS: &[&str] = &["nextval", "currval"];
+
+/// Why `a.b.nextval` writes, if its last part is a sequence pseudo-column.
+fn sequence_pseudo_column(parts: &[Ident]) -> Option<String> {
+    let last = parts.last()?;
+    (parts.len() > 1
+        && SEQUENCE_PSEUDO_COLUMNS
+            .iter()
+            .any(|name| name.eq_ignore_ascii_case(&last.value)))
+    .then(|| {
+        let name = parts
+            .iter()
+            .map(|part| part.value.as_str())
+            .collect::<Vec<_>>()
+            .join(".");
+        format!("{name} advances a sequence")
+    })
+}
+
+/// SQL Server table hints that lock like `FOR UPDATE` or hold locks longer
+/// than a plain read, as a word that may stand alone after an alias.
+const LOCKING_HINTS: &[&str] = &[
+    "HOLDLOCK",
+    "PAGLOCK",
+    "REPEATABLEREAD",
+    "ROWLOCK",
+    "SERIALIZABLE",
+    "TABLOCK",
+    "TABLOCKX",
+    "UPDLOCK",
+    "XLOCK",
+];
+
+fn is_locking_hint(name: &Ident) -> bool {
+    LOCKING_HINTS
+        .iter()
+        .any(|hint| hint.eq_ignore_ascii_case(&name.value))
 }
 
 /// Table hints that take no locks beyond a plain read's.
