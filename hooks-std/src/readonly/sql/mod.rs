@@ -57,24 +57,36 @@ pub fn classify_sql(sql: &str) -> SqlVerdict {
 /// Classifies SQL text under a set of dialects.
 ///
 /// Text is a read only if, in **every** configured dialect, it parses and
-/// each statement is one of: a query (`SELECT`, `VALUES`, `TABLE`, `WITH …`)
+/// each statement is one of: a query (`SELECT`, `VALUES`, `WITH …`)
 /// without `INTO`, `FOR UPDATE`/`FOR SHARE` or a data-modifying CTE;
 /// `EXPLAIN`/`DESCRIBE` of a read (with or without `ANALYZE`: `EXPLAIN` is
-/// judged by what it explains); `SHOW …`; transaction control (`BEGIN`,
-/// `COMMIT`, `ROLLBACK`, savepoints), with any statements of a procedural
-/// `BEGIN … END` block judged one by one; or a reporting `PRAGMA`
-/// (`table_info`, …). Every function called, anywhere, must be on the
-/// [`FunctionAllowlist`]. On top of each dialect's own rules, text with a
-/// line break other than `\n` is also read with those breaks as `\n`, a
-/// MySQL executable comment (`/*! … */`) makes the text a write, and so does
-/// a bare word that starts a writing statement (`SELECT 1 DELETE FROM t` is
-/// two statements to SQL Server) or a locking SQL Server table hint.
+/// judged by what it explains); `SHOW …`; transaction control (`START
+/// TRANSACTION`, `COMMIT`, `ROLLBACK`, savepoints; `BEGIN;` only where every
+/// configured dialect parses it, which BigQuery and Snowflake do not), with
+/// any statements of a procedural `BEGIN … END` block judged one by one; or
+/// a reporting SQLite `PRAGMA` with a quoted argument (`PRAGMA
+/// table_info('t')`; unquoted it parses nowhere). `TABLE t` parses in no
+/// dialect and is a write. Every function called, anywhere, must be on the
+/// [`FunctionAllowlist`]; `s.nextval`/`s.currval` and `@a := 1` are writes.
+///
+/// The text is tokenized under every dialect's lexer whatever the
+/// configured set (narrowing narrows the parsers, never where strings and
+/// comments end), and each distinct token stream must parse as a read. On
+/// top of that, text with a line break other than `\n` is also read with
+/// those breaks as `\n`, a MySQL executable comment (`/*! … */`) makes the
+/// text a write, and so does a bare word inside a statement that starts a
+/// writing statement (`SELECT 1 DELETE FROM t` is two statements to SQL
+/// Server) or a locking SQL Server table hint (`WITH (UPDLOCK)`, `t a
+/// (UPDLOCK)`). Text over [`MAX_SQL_BYTES`], with more than [`MAX_TOKENS`]
+/// tokens, [`MAX_NESTING`] brackets open at once or [`MAX_CHAIN_LINKS`]
+/// operators chained on one path is a write, unparsed.
 ///
 /// Not seen: what a called view, rule, trigger or allowed function does
-/// inside the database, and server settings that change how text is read
+/// inside the database; PostgreSQL attribute notation (`t.f` calls `f(t)`
+/// for a function `f` on the row type, so `SELECT t.f FROM t` may run a
+/// user function); and server settings that change how text is read
 /// (PostgreSQL `standard_conforming_strings = off`, MySQL
-/// `NO_BACKSLASH_ESCAPES`/`ANSI_QUOTES`) when the dialect set is narrowed to
-/// one database.
+/// `NO_BACKSLASH_ESCAPES`/`ANSI_QUOTES`) beyond the lexers `sqlparser` has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqlClassifier {
     dialects: Vec<SqlDialect>,
