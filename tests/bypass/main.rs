@@ -10,6 +10,9 @@
 //! * `tool_calls` — whole calls through an agent's standard stack: tool
 //!   names, numbers written as strings, SQL under several keys, rate-limit
 //!   spellings.
+//! * `sql` — the read-only guard: writes dressed as reads in every dialect's
+//!   comments, quotes, EXPLAIN options, functions, blocks and sizes, plus
+//!   property tests that generate variants of known writes.
 //! * `command_output` — what a command hook prints: decisions hidden after a
 //!   BOM, spaces, escapes or progress text, cut short, duplicated, over the
 //!   cap — as fail-closed and fail-open hooks.
@@ -21,5 +24,6 @@
 
 mod callbacks;
 mod command_output;
+mod sql;
 mod text;
 mod tool_calls;
