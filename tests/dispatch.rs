@@ -832,7 +832,8 @@ async fn a_hooks_duration_includes_the_work_it_does_before_returning_its_future(
     let run = &report.trace.runs()[0];
     assert_eq!(run.decision, Decision::Allowed { rewrote: false });
     assert!(
-        run.duration >= Duration::from_millis(20),
+        run.duration
+            .is_some_and(|waited| waited >= Duration::from_millis(20)),
         "traced {:?}",
         run.duration
     );
@@ -990,5 +991,23 @@ async fn a_dry_run_refuses_a_hidden_tool_name_as_a_real_run_does() {
         explanation.steps[1..]
             .iter()
             .all(|step| step.verdict == hooks::ExplainVerdict::NotReached)
+    );
+}
+
+#[tokio::test]
+async fn a_hook_that_decides_at_once_is_traced_without_a_duration() {
+    let registry = registry(&["cap_limit"]);
+    let report = registry
+        .run_tool_call(
+            HookContext::tool_call("limit_probe", json!({"limit": 5})),
+            async |_: &Value| Ok::<_, String>(json!("ok")),
+        )
+        .await;
+    let run = &report.trace.runs()[0];
+    assert_eq!(run.duration, None, "decided at once: no clock read");
+    assert!(
+        report.trace.to_string().contains("(at once)"),
+        "{}",
+        report.trace
     );
 }

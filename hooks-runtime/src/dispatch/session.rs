@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::run_hook::{run_hook, triggers};
+use super::run_hook::{decide_now, run_guarded, triggers};
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, Surface};
 use crate::hook::ErrorPolicy;
@@ -50,13 +50,18 @@ impl HookRegistry {
         let mut context = String::new();
         for (index, hook) in self.hooks.session_start.iter().enumerate() {
             trace.considered[0] = index + 1;
-            let started = Instant::now();
-            let outcome = match triggers(hook.as_ref(), &ctx) {
+            let (outcome, duration) = match triggers(hook.as_ref(), &ctx) {
                 Ok(false) => continue,
-                Ok(true) => run_hook(hook.as_ref(), &ctx).await,
-                Err(failure) => Err(failure),
+                Ok(true) => match decide_now(hook.as_ref(), &ctx) {
+                    Some(outcome) => (outcome, None),
+                    None => {
+                        let started = Instant::now();
+                        let outcome = run_guarded(hook.timeout(), || hook.execute(&ctx)).await;
+                        (outcome, Some(started.elapsed()))
+                    }
+                },
+                Err(failure) => (Err(failure), None),
             };
-            let duration = started.elapsed();
             let (decision, side_effects, stop) = match outcome {
                 Ok(result) if !result.allow => {
                     let reason = result

@@ -431,9 +431,9 @@ impl Drop for Unfinished<'_> {
 /// returns the hook that stopped the chain, with its reason.
 ///
 /// Triggers are checked synchronously first, so a hook that does not match
-/// costs one predicate call: no future, no clock, no allocation. The clock is
-/// read once per matched hook: its end is the next one's start (only trigger
-/// checks, a few nanoseconds, run in between).
+/// costs one predicate call: no future, no clock, no allocation. A matched
+/// hook that decides at once costs no clock read either; the clock is read
+/// only around a hook that waits.
 #[allow(
     clippy::manual_async_fn,
     reason = "an async fn would keep a second copy of its arguments in its future"
@@ -449,24 +449,25 @@ fn run_phase<'a, H: Hook + ?Sized>(
     async move {
         // The pre hook that sealed the arguments, if one did.
         let mut sealed_by: Option<String> = None;
-        let mut clock: Option<Instant> = None;
         let mut from = 0;
         while let Some((index, trigger_failure)) = next_triggered(hooks, from, ctx) {
             from = index + 1;
             let hook = &*hooks[index];
-            // Read before `execute` is called: a hook may work before it
-            // returns its future, and that counts too.
-            let started = clock.unwrap_or_else(Instant::now);
-            let outcome = match trigger_failure {
-                Some(failure) => Err(failure),
+            // The trace contract: a hook that decided at once is recorded
+            // without a clock read; only a hook that waited is timed.
+            let (outcome, duration) = match trigger_failure {
+                Some(failure) => (Err(failure), None),
                 None => match decide_now(hook, ctx) {
-                    Some(outcome) => outcome,
-                    None => run_guarded(hook.timeout(), || hook.execute(ctx)).await,
+                    Some(outcome) => (outcome, None),
+                    None => {
+                        // Read before `execute` is called: a hook may work
+                        // before it returns its future, and that counts too.
+                        let started = Instant::now();
+                        let outcome = run_guarded(hook.timeout(), || hook.execute(ctx)).await;
+                        (outcome, Some(started.elapsed()))
+                    }
                 },
             };
-            let ended = Instant::now();
-            clock = Some(ended);
-            let duration = ended.saturating_duration_since(started);
             let step = record(
                 hook,
                 index,
@@ -537,7 +538,7 @@ fn record<H: Hook + ?Sized>(
     hook: &H,
     index: usize,
     outcome: Result<HookResult, HookFailure>,
-    duration: Duration,
+    duration: Option<Duration>,
     ctx: &mut HookContext,
     trace: &mut CallTrace,
     original: &mut Option<ToolOutcome>,

@@ -67,8 +67,9 @@ pub struct HookRun {
     pub(crate) index: usize,
     /// What it decided.
     pub decision: Decision,
-    /// How long it took.
-    pub duration: Duration,
+    /// How long it took, when it waited; `None` when it decided at once
+    /// (such a hook is recorded without reading the clock).
+    pub duration: Option<Duration>,
     /// What it reported doing.
     pub side_effects: Vec<String>,
 }
@@ -248,7 +249,10 @@ impl fmt::Display for CallTrace {
                 EntryStatus::NotMatched => writeln!(f, "{line}  not matched")?,
                 EntryStatus::NotReached => writeln!(f, "{line}  not reached")?,
                 EntryStatus::Ran(run) => {
-                    writeln!(f, "{line}  {} ({:?})", run.decision, run.duration)?;
+                    match run.duration {
+                        Some(waited) => writeln!(f, "{line}  {} ({waited:?})", run.decision)?,
+                        None => writeln!(f, "{line}  {} (at once)", run.decision)?,
+                    }
                     let mut indent = String::from("  ");
                     push_padded(&mut indent, "", 13 + 2 + width);
                     for effect in &run.side_effects {
