@@ -77,7 +77,7 @@ pub use hook::{
     IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
 };
 pub use hooks_when::{WhenError, WhenErrors, did_you_mean, parse_duration};
-pub use observer::{CallObserver, CallRecord};
+pub use observer::{CallObserver, CallRecord, TRACING_TARGET, TracingObserver};
 pub use printable::is_hidden;
 pub use registry::{
     HookRegistration, HookRegistry, HookRegistryBuilder, RegisteredHook, RegistryError,

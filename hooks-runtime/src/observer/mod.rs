@@ -6,11 +6,15 @@
 //! before the observation is handed back, so a durable write is committed
 //! before the LLM sees anything.
 
+mod tracing;
+
 use std::time::Duration;
 
 use crate::context::HookContext;
 use crate::dispatch::ToolCallReport;
 use crate::hook::{DEFAULT_TIMEOUT, ErrorPolicy, HookFuture};
+
+pub use self::tracing::{TRACING_TARGET, TracingObserver};
 
 /// What an observer is shown: the call and everything it produced.
 #[derive(Debug, Clone, Copy)]
