@@ -375,3 +375,110 @@ fn flush_observers_waits_for_the_rows_of_dropped_calls_before_shutdown() {
     );
     drop(runtime);
 }
+
+/// An observer that makes a tool call of its own through the registry it
+/// observes, and may flush it (an audit log that looks something up).
+#[derive(Default)]
+struct CallsTools {
+    registry: std::sync::OnceLock<HookRegistry>,
+    flush: bool,
+    inner: Recorder,
+}
+
+impl CallObserver for CallsTools {
+    fn name(&self) -> &str {
+        "calls_tools"
+    }
+    fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(2)
+    }
+    fn observe<'a>(&'a self, record: CallRecord<'a>) -> HookFuture<'a> {
+        Box::pin(async move {
+            let registry = self.registry.get().expect("registry set");
+            registry
+                .run_tool_call(
+                    HookContext::tool_call("lookup", json!({})),
+                    async |_: &Value| Ok::<_, String>(json!("found")),
+                )
+                .await;
+            if self.flush {
+                registry.flush_observers().await;
+            }
+            self.inner.observe(record).await
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_observer_that_calls_tools_does_not_observe_its_own_calls_or_wait_for_itself() {
+    for flush in [false, true] {
+        let observer = Arc::new(CallsTools {
+            flush,
+            ..CallsTools::default()
+        });
+        let registry = registry(observer.clone());
+        observer
+            .registry
+            .set(registry.clone())
+            .unwrap_or_else(|_| panic!("set once"));
+        let report = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            registry.run_tool_call(
+                HookContext::tool_call("observed_ok", json!({})),
+                async |_: &Value| Ok::<_, String>(json!("fine")),
+            ),
+        )
+        .await
+        .expect("the call finishes");
+        assert_eq!(
+            report.observation,
+            Observation::Output(json!("fine")),
+            "flush: {flush}"
+        );
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            registry.flush_observers(),
+        )
+        .await
+        .expect("the flush finishes");
+        assert_eq!(
+            observer.inner.seen.lock().expect("lock").clone(),
+            [("observed_ok".to_owned(), None, Some(json!("fine")))],
+            "the outer call once, the observer's own call not at all (flush: {flush})"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flush_waits_for_earlier_tasks_not_for_steady_traffic() {
+    let slow = Arc::new(SlowRecorder {
+        inner: Recorder::default(),
+    });
+    let registry = registry(slow.clone());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut callers = Vec::new();
+    for _ in 0..8 {
+        let (registry, stop) = (registry.clone(), stop.clone());
+        callers.push(tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                registry
+                    .run_tool_call(
+                        HookContext::tool_call("observed_ok", json!({})),
+                        async |_: &Value| Ok::<_, String>(json!("fine")),
+                    )
+                    .await;
+            }
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let flushed = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        registry.flush_observers(),
+    )
+    .await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for caller in callers {
+        caller.await.expect("caller");
+    }
+    assert!(flushed.is_ok(), "the flush returned while traffic went on");
+}

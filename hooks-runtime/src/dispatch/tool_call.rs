@@ -115,7 +115,10 @@ impl HookRegistry {
         // this future is moved on every call, so its size is time.
         async move {
             // The clock is read only when an observer will want the duration.
-            let started = (!self.hooks.observers.is_empty()).then(Instant::now);
+            // A call made from inside this registry's own observers is not
+            // observed again: an observer that calls tools would feed itself.
+            let started =
+                (!self.hooks.observers.is_empty() && !self.observing_now()).then(Instant::now);
             let mut state = CallState {
                 trace: CallTrace::tool_call(self),
                 ctx,
@@ -256,6 +259,16 @@ impl HookRegistry {
     }
 
     async fn notify_observers(
+        &self,
+        ctx: &HookContext,
+        report: &mut ToolCallReport,
+        duration: Duration,
+    ) {
+        self.as_observer(self.run_observers(ctx, report, duration))
+            .await;
+    }
+
+    async fn run_observers(
         &self,
         ctx: &HookContext,
         report: &mut ToolCallReport,
