@@ -441,6 +441,26 @@ async fn reasons_are_written_only_when_asked_and_escaped() {
     );
 }
 
+#[tokio::test]
+async fn a_call_dropped_while_the_tool_runs_is_still_reported() {
+    let collector = Collector::default();
+    let _guard = collector.install();
+    let registry = registry_with(TracingObserver::new());
+
+    let call = registry.run_tool_call(ctx("traced_read", json!({})), async |_: &Value| {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok::<_, String>(json!("never"))
+    });
+    let gave_up = tokio::time::timeout(Duration::from_millis(50), call).await;
+    assert!(gave_up.is_err(), "the caller stopped waiting");
+    registry.flush_observers().await;
+
+    let (index, span) = collector.only_call();
+    assert_eq!(field(&span.fields, "outcome"), Some("withheld"));
+    assert_eq!(field(&span.fields, "blocked_by"), Some("runtime"));
+    assert_eq!(collector.events_of(index, "tool call").len(), 1);
+}
+
 /// A `tracing-subscriber` fmt layer writing into a shared buffer.
 #[derive(Clone, Default)]
 struct Buffer(Arc<Mutex<Vec<u8>>>);

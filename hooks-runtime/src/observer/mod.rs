@@ -5,6 +5,9 @@
 //! every path — allowed, blocked by any hook, tool error, hook failure — and
 //! before the observation is handed back, so a durable write is committed
 //! before the LLM sees anything.
+//!
+//! [`TracingObserver`] is the one shipped here: it reports calls and hook
+//! decisions to `tracing` for logs and OpenTelemetry.
 
 mod tracing;
 
