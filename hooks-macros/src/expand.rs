@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use hooks_when::Scope;
+use hooks_when::HookPoint;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -13,32 +13,10 @@ use crate::awaits::never_waits;
 use crate::diagnostics::Diagnostics;
 use crate::signature::check_signature;
 
-/// The hook point an attribute declares.
-#[derive(Clone, Copy)]
-pub(crate) enum Point {
-    Pre,
-    Post,
-    SessionStart,
-}
-
-impl Point {
-    fn attribute(self) -> &'static str {
-        self.scope().attribute()
-    }
-
-    fn scope(self) -> Scope {
-        match self {
-            Point::Pre => Scope::PreToolUse,
-            Point::Post => Scope::PostToolUse,
-            Point::SessionStart => Scope::SessionStart,
-        }
-    }
-}
-
 /// Expands one hook attribute. On any error the original item is emitted
 /// unchanged beside the errors, so the rest of the crate (and the IDE) still
 /// sees the function.
-pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: ItemFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {
@@ -46,7 +24,7 @@ pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> Toke
                 Span::call_site(),
                 format!(
                     "#[{}] goes on an `async fn name(ctx: &HookContext) -> HookResult`",
-                    point.attribute()
+                    point.as_str()
                 ),
             );
             let error = error.to_compile_error();
@@ -55,11 +33,11 @@ pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> Toke
     };
     let mut diagnostics = Diagnostics::default();
     let args = parse_args(attr, &mut diagnostics);
-    check_signature(&function, point.attribute(), &mut diagnostics);
+    check_signature(&function, point.as_str(), &mut diagnostics);
     let when = args
         .when
         .as_ref()
-        .and_then(|when| when.compile(point.scope(), &mut diagnostics));
+        .and_then(|when| when.compile(point, &mut diagnostics));
     if let Err(error) = diagnostics.into_result() {
         let error = error.to_compile_error();
         return quote!(#function #error);
@@ -89,9 +67,9 @@ pub(crate) fn expand(point: Point, attr: TokenStream, item: TokenStream) -> Toke
         None => quote!(#krate::Option::None),
     };
     let (marker, point_variant, wrap) = match point {
-        Point::Pre => (quote!(PreToolUseHook), quote!(PreToolUse), quote!(Pre)),
-        Point::Post => (quote!(PostToolUseHook), quote!(PostToolUse), quote!(Post)),
-        Point::SessionStart => (
+        HookPoint::PreToolUse => (quote!(PreToolUseHook), quote!(PreToolUse), quote!(Pre)),
+        HookPoint::PostToolUse => (quote!(PostToolUseHook), quote!(PostToolUse), quote!(Post)),
+        HookPoint::SessionStart => (
             quote!(SessionStartHook),
             quote!(SessionStart),
             quote!(SessionStart),

@@ -34,22 +34,23 @@ mod when_source;
 
 use proc_macro::TokenStream;
 
-use expand::{Point, expand};
+use expand::expand;
+use hooks_when::HookPoint;
 
 /// Declares a hook that runs before a tool: it may block the call or rewrite its arguments.
 #[proc_macro_attribute]
 pub fn pre_tool_use(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand(Point::Pre, attr.into(), item.into()).into()
+    expand(HookPoint::PreToolUse, attr.into(), item.into()).into()
 }
 
 /// Declares a hook that runs after a tool, on success and on error: it may rewrite or withhold the result.
 #[proc_macro_attribute]
 pub fn post_tool_use(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand(Point::Post, attr.into(), item.into()).into()
+    expand(HookPoint::PostToolUse, attr.into(), item.into()).into()
 }
 
 /// Declares a hook that runs once before a session's first LLM call: it may add context or stop the session.
 #[proc_macro_attribute]
 pub fn session_start(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand(Point::SessionStart, attr.into(), item.into()).into()
+    expand(HookPoint::SessionStart, attr.into(), item.into()).into()
 }

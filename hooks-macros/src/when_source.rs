@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use hooks_when::{Expr, Scope};
+use hooks_when::{Expr, HookPoint};
 use proc_macro2::{Delimiter, Spacing, Span, TokenTree};
 
 use crate::diagnostics::Diagnostics;
@@ -24,11 +24,11 @@ impl WhenSource {
         WhenSource { tokens }
     }
 
-    /// Parses the expression for `scope`. Returns the source text (for tables and
+    /// Parses the expression for a hook at `point`. Returns the source text (for tables and
     /// the runtime parser) and the checked tree, or reports every error at its tokens.
     pub(crate) fn compile(
         &self,
-        scope: Scope,
+        point: HookPoint,
         diagnostics: &mut Diagnostics,
     ) -> Option<(String, Expr)> {
         // `when = "…"` is accepted too; errors then point at the whole string.
@@ -36,7 +36,7 @@ impl WhenSource {
             && let Ok(text) = syn::parse2::<syn::LitStr>(TokenTree::Literal(literal.clone()).into())
         {
             let source = text.value();
-            return match hooks_when::parse(&source, scope) {
+            return match hooks_when::parse(&source, point) {
                 Ok(expr) => Some((source, expr)),
                 Err(errors) => {
                     for error in errors.errors() {
@@ -50,7 +50,7 @@ impl WhenSource {
         let mut pieces = Vec::new();
         let mut previous: Option<TokenTree> = None;
         reconstruct(&self.tokens, &mut source, &mut pieces, &mut previous);
-        match hooks_when::parse(&source, scope) {
+        match hooks_when::parse(&source, point) {
             Ok(expr) => Some((source, expr)),
             Err(errors) => {
                 for error in errors.errors() {
@@ -191,7 +191,7 @@ mod tests {
         let source = WhenSource::from_tokens(quote!(tool_nme == 5 && ( || )).into_iter().collect());
         assert!(
             source
-                .compile(Scope::PreToolUse, &mut diagnostics)
+                .compile(HookPoint::PreToolUse, &mut diagnostics)
                 .is_none()
         );
         assert!(diagnostics.into_result().is_err());

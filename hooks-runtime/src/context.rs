@@ -1,84 +1,11 @@
 //! What a hook sees: the call, who makes it, where, and the engine's metadata.
 
-use std::fmt;
-
 use hooks_when::{Subject, TextField};
 use serde_json::{Map, Value};
 
-/// The point of the agent loop at which a hook runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum HookPoint {
-    /// Once, before the first LLM call of a session: inject context or stop the session.
-    SessionStart,
-    /// Before a tool runs: validate, block or rewrite its arguments.
-    PreToolUse,
-    /// After a tool ran (successfully or not): side effects, rewrite or withhold the result.
-    PostToolUse,
-}
-
-impl HookPoint {
-    /// The snake_case name used in attributes, tables and config files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookPoint::SessionStart => "session_start",
-            HookPoint::PreToolUse => "pre_tool_use",
-            HookPoint::PostToolUse => "post_tool_use",
-        }
-    }
-
-    /// The `when` scope of hooks at this point (which fields exist).
-    pub fn scope(self) -> hooks_when::Scope {
-        match self {
-            HookPoint::SessionStart => hooks_when::Scope::SessionStart,
-            HookPoint::PreToolUse => hooks_when::Scope::PreToolUse,
-            HookPoint::PostToolUse => hooks_when::Scope::PostToolUse,
-        }
-    }
-}
-
-impl fmt::Display for HookPoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Where the agent is running. Hooks fire on every surface but [`Surface::Evaluation`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Surface {
-    /// An interactive chat.
-    #[default]
-    Chat,
-    /// A programmatic API call.
-    Api,
-    /// A step of a DAG plan.
-    DagStep,
-    /// A sub-agent that another agent delegated to.
-    Delegated,
-    /// A node of a workflow.
-    WorkflowNode,
-    /// An offline evaluation run: hooks are bypassed, and the trace says so.
-    Evaluation,
-}
-
-impl Surface {
-    /// The name `when` expressions compare against (`surface == "dag_step"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Surface::Chat => "chat",
-            Surface::Api => "api",
-            Surface::DagStep => "dag_step",
-            Surface::Delegated => "delegated",
-            Surface::WorkflowNode => "workflow_node",
-            Surface::Evaluation => "evaluation",
-        }
-    }
-}
-
-impl fmt::Display for Surface {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+// The hook points and the surfaces are defined once, in `hooks-when` (which
+// fields a `when` may test depends on them); the runtime re-exports them.
+pub use hooks_when::{HookPoint, Surface};
 
 /// How the tool call ended, as post hooks see it.
 #[derive(Debug, Clone, PartialEq)]

@@ -27,7 +27,7 @@ pub struct When {
 impl When {
     /// Parses and checks `source` for a hook at `point`.
     pub fn parse(source: &str, point: HookPoint) -> Result<When, WhenErrors> {
-        let expr = hooks_when::parse(source, point.scope())?;
+        let expr = hooks_when::parse(source, point)?;
         Ok(When {
             source: source.to_owned(),
             expr,

@@ -7,8 +7,14 @@
 //! accept the same programs, reject the same mistakes with the same words, and
 //! evaluate through the same leaf tests in [`rt`].
 //!
+//! [`parse`] runs in two passes: a syntax pass (text to a tree with spans:
+//! the grammar and its errors) and a check pass (which fields exist at which
+//! [`HookPoint`], what each operator compares with, the [`Surface`] names,
+//! globs and regular expressions compiled). The hook points and the surfaces
+//! are defined here once; the macros and the runtime re-use these enums.
+//!
 //! ```
-//! use hooks_when::{parse, Scope, Subject, TextField};
+//! use hooks_when::{parse, HookPoint, Subject, TextField};
 //! use serde_json::{json, Map, Value};
 //!
 //! struct Call { tool: &'static str, args: Value, metadata: Map<String, Value> }
@@ -22,7 +28,7 @@
 //!     fn result(&self) -> Option<&Value> { None }
 //! }
 //!
-//! let when = parse(r#"tool_name matches "oa__*" && args.amount > 50000"#, Scope::PreToolUse).unwrap();
+//! let when = parse(r#"tool_name matches "oa__*" && args.amount > 50000"#, HookPoint::PreToolUse).unwrap();
 //! let call = Call { tool: "oa__purchase_pay", args: json!({"amount": 50000.5}), metadata: Map::new() };
 //! assert!(when.eval(&call));
 //! ```
@@ -31,6 +37,7 @@
 //! repository.
 
 mod ast;
+mod check;
 #[cfg(feature = "codegen")]
 pub mod codegen;
 mod duration;
@@ -38,9 +45,12 @@ mod error;
 mod eval;
 mod glob;
 mod lexer;
-mod parser;
+mod parse;
+mod point;
 pub mod rt;
 mod suggest;
+mod surface;
+mod syntax;
 
 pub use ast::{
     Check, Expr, Field, JsonField, JsonRoot, Literal, Number, Ordering, PathSegment, Pattern, Test,
@@ -50,5 +60,8 @@ pub use duration::parse_duration;
 pub use error::{WhenError, WhenErrors, line_column};
 pub use eval::Subject;
 pub use glob::{Glob, GlobError, glob_match};
-pub use parser::{MAX_DEPTH, SURFACES, Scope, parse};
+pub use parse::parse;
+pub use point::HookPoint;
 pub use suggest::{did_you_mean, edit_distance};
+pub use surface::Surface;
+pub use syntax::MAX_DEPTH;

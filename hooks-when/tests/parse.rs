@@ -1,9 +1,9 @@
 //! The runtime side of the `when` parser: accepted forms, error wording with
 //! line and column, and the nesting bound.
 
-use hooks_when::{Check, Expr, MAX_DEPTH, Scope, parse};
+use hooks_when::{Check, Expr, HookPoint, MAX_DEPTH, parse};
 
-fn error_text(source: &str, scope: Scope) -> String {
+fn error_text(source: &str, scope: HookPoint) -> String {
     parse(source, scope)
         .expect_err("must be rejected")
         .to_string()
@@ -35,19 +35,19 @@ fn every_operator_parses() {
         r#"args.q matches_regex r"\d+""#,
     ];
     for source in sources {
-        parse(source, Scope::PreToolUse).unwrap_or_else(|error| panic!("{source}: {error}"));
+        parse(source, HookPoint::PreToolUse).unwrap_or_else(|error| panic!("{source}: {error}"));
     }
     assert!(
         parse(
             "result contains \"x\" && result.rows.0 exists",
-            Scope::PostToolUse
+            HookPoint::PostToolUse
         )
         .is_ok()
     );
     assert!(
         parse(
             "org_id == \"acme\" && metadata.tier == \"gold\"",
-            Scope::SessionStart
+            HookPoint::SessionStart
         )
         .is_ok()
     );
@@ -55,10 +55,10 @@ fn every_operator_parses() {
 
 #[test]
 fn precedence_is_not_then_and_then_or() {
-    let expr = parse("a.x || !args.y && args.z", Scope::PreToolUse);
+    let expr = parse("a.x || !args.y && args.z", HookPoint::PreToolUse);
     // `a` is not a field: the error proves the parser reached it first.
     assert!(expr.is_err());
-    let expr = parse("args.x || !args.y && args.z", Scope::PreToolUse).unwrap();
+    let expr = parse("args.x || !args.y && args.z", HookPoint::PreToolUse).unwrap();
     let Expr::Or(items) = &expr else {
         panic!("{expr:?}")
     };
@@ -71,43 +71,43 @@ fn runtime_errors_carry_line_column_and_the_compile_time_wording() {
     assert_eq!(
         error_text(
             "tool_name == \"a\" &&\n  tool_nme == \"b\"",
-            Scope::PreToolUse
+            HookPoint::PreToolUse
         ),
         "line 2, column 3: unknown field `tool_nme`\n  help: did you mean `tool_name`?"
     );
     assert_eq!(
-        error_text("tool_name > 5", Scope::PreToolUse),
+        error_text("tool_name > 5", HookPoint::PreToolUse),
         "line 1, column 11: `>` compares numbers, but `tool_name` is a string\n  help: strings take ==, !=, starts_with, ends_with, contains, matches, matches_regex, in or exists"
     );
     assert_eq!(
-        error_text("tool_name == 5", Scope::PreToolUse),
+        error_text("tool_name == 5", HookPoint::PreToolUse),
         "line 1, column 14: `tool_name` is a string, so `==` needs a string, not a number\n  help: quote the value, e.g. `tool_name == \"5\"`"
     );
     assert_eq!(
-        error_text("result exists", Scope::PreToolUse),
+        error_text("result exists", HookPoint::PreToolUse),
         "line 1, column 1: `result` is only available in post_tool_use hooks, not in pre_tool_use hooks\n  help: the tool has not run yet when a pre_tool_use hook is asked"
     );
     assert_eq!(
-        error_text("tool_name == \"a\"", Scope::SessionStart),
+        error_text("tool_name == \"a\"", HookPoint::SessionStart),
         "line 1, column 1: `tool_name` is not available in session_start hooks\n  help: a session-start hook runs before any tool call; test agent_id, user_id, org_id, conversation_id, surface or metadata"
     );
     assert_eq!(
-        error_text("tool_name in []", Scope::PreToolUse),
+        error_text("tool_name in []", HookPoint::PreToolUse),
         "line 1, column 14: `in []` can never be true\n  help: list at least one value"
     );
     assert_eq!(
-        error_text("tool_name == \"a\" &&", Scope::PreToolUse),
+        error_text("tool_name == \"a\" &&", HookPoint::PreToolUse),
         "line 1, column 18: expected a test after `&&`, found the end of the expression\n  help: remove the dangling `&&` or add a test after it"
     );
     assert_eq!(
-        error_text("tool_name == \"a\" metadata.x", Scope::PreToolUse),
+        error_text("tool_name == \"a\" metadata.x", HookPoint::PreToolUse),
         "line 1, column 18: unexpected `metadata` after the end of the expression\n  help: join tests with `&&` or `||`"
     );
 }
 
 #[test]
 fn glob_errors_point_inside_the_literal() {
-    let errors = parse(r#"tool_name matches "ab[c""#, Scope::PreToolUse).unwrap_err();
+    let errors = parse(r#"tool_name matches "ab[c""#, HookPoint::PreToolUse).unwrap_err();
     let error = &errors.errors()[0];
     assert_eq!(
         error.message,
@@ -122,7 +122,7 @@ fn glob_errors_point_inside_the_literal() {
 
 #[test]
 fn regex_errors_use_the_runtime_engine() {
-    let text = error_text(r#"tool_name matches_regex "(a""#, Scope::PreToolUse);
+    let text = error_text(r#"tool_name matches_regex "(a""#, HookPoint::PreToolUse);
     assert!(
         text.starts_with("line 1, column 25: invalid regular expression: unclosed group"),
         "{text}"
@@ -131,7 +131,7 @@ fn regex_errors_use_the_runtime_engine() {
     assert!(
         parse(
             r#"tool_name matches_regex "(?i)^sql_\\w+$""#,
-            Scope::PreToolUse
+            HookPoint::PreToolUse
         )
         .is_ok()
     );
@@ -141,7 +141,7 @@ fn regex_errors_use_the_runtime_engine() {
 fn several_mistakes_are_all_reported() {
     let errors = parse(
         r#"tool_nam == "a" || args.n > "x" || (tool_name in [] && surface == "chta")"#,
-        Scope::PreToolUse,
+        HookPoint::PreToolUse,
     )
     .unwrap_err();
     let messages: Vec<&str> = errors
@@ -169,16 +169,16 @@ fn a_mistyped_literal_never_parses_as_something_else() {
         "tool_name == \"a\\q\"",
         "\"unterminated",
     ] {
-        assert!(parse(source, Scope::PreToolUse).is_err(), "{source}");
+        assert!(parse(source, HookPoint::PreToolUse).is_err(), "{source}");
     }
-    assert!(parse("", Scope::PreToolUse).is_err());
-    assert!(parse("   ", Scope::PreToolUse).is_err());
+    assert!(parse("", HookPoint::PreToolUse).is_err());
+    assert!(parse("   ", HookPoint::PreToolUse).is_err());
 }
 
 #[test]
 fn nesting_is_bounded_with_a_clear_error() {
     let deep = "(".repeat(100_000);
-    let text = error_text(&deep, Scope::PreToolUse);
+    let text = error_text(&deep, HookPoint::PreToolUse);
     assert!(
         text.contains(&format!(
             "expression is nested more than {MAX_DEPTH} levels deep"
@@ -187,23 +187,23 @@ fn nesting_is_bounded_with_a_clear_error() {
     );
 
     let nots = format!("{}args.x", "!".repeat(100_000));
-    assert!(error_text(&nots, Scope::PreToolUse).contains("nested more than"));
+    assert!(error_text(&nots, HookPoint::PreToolUse).contains("nested more than"));
 
     let balanced = format!("{}args.x{}", "(".repeat(100_000), ")".repeat(100_000));
-    assert!(error_text(&balanced, Scope::PreToolUse).contains("nested more than"));
+    assert!(error_text(&balanced, HookPoint::PreToolUse).contains("nested more than"));
 
     let fine = format!(
         "{}args.x{}",
         "(".repeat(MAX_DEPTH - 1),
         ")".repeat(MAX_DEPTH - 1)
     );
-    assert!(parse(&fine, Scope::PreToolUse).is_ok());
+    assert!(parse(&fine, HookPoint::PreToolUse).is_ok());
 }
 
 #[test]
 fn a_long_flat_chain_is_fine() {
     let long = vec!["args.x"; 20_000].join(" && ");
-    let Expr::And(items) = parse(&long, Scope::PreToolUse).unwrap() else {
+    let Expr::And(items) = parse(&long, HookPoint::PreToolUse).unwrap() else {
         panic!()
     };
     assert_eq!(items.len(), 20_000);
@@ -211,7 +211,7 @@ fn a_long_flat_chain_is_fine() {
 
 #[test]
 fn bare_fields_are_true_tests() {
-    let expr = parse("metadata.requires_confirmation", Scope::PreToolUse).unwrap();
+    let expr = parse("metadata.requires_confirmation", HookPoint::PreToolUse).unwrap();
     assert!(matches!(expr, Expr::Test(ref test) if test.check == Check::IsTrue));
 }
 
@@ -219,6 +219,6 @@ fn bare_fields_are_true_tests() {
 /// made the lexer stop advancing.
 #[test]
 fn a_negative_index_is_rejected_not_looped_on() {
-    assert!(parse("args.-1 exists", Scope::PreToolUse).is_err());
-    assert!(parse("metadata.a.-", Scope::PreToolUse).is_err());
+    assert!(parse("args.-1 exists", HookPoint::PreToolUse).is_err());
+    assert!(parse("metadata.a.-", HookPoint::PreToolUse).is_err());
 }

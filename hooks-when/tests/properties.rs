@@ -2,8 +2,8 @@
 //! tree gives the same tree.
 
 use hooks_when::{
-    Check, Expr, Field, Glob, JsonField, JsonRoot, Literal, Number, Ordering, PathSegment, Scope,
-    Test, TextField, parse,
+    Check, Expr, Field, Glob, HookPoint, JsonField, JsonRoot, Literal, Number, Ordering,
+    PathSegment, Test, TextField, parse,
 };
 use proptest::prelude::*;
 
@@ -61,14 +61,14 @@ proptest! {
 
     #[test]
     fn arbitrary_text_never_panics(source in any::<String>()) {
-        for scope in [Scope::PreToolUse, Scope::PostToolUse, Scope::SessionStart] {
+        for scope in [HookPoint::PreToolUse, HookPoint::PostToolUse, HookPoint::SessionStart] {
             let _ = parse(&source, scope);
         }
     }
 
     #[test]
     fn token_soup_never_panics(source in token_soup()) {
-        if let Err(errors) = parse(&source, Scope::PostToolUse) {
+        if let Err(errors) = parse(&source, HookPoint::PostToolUse) {
             prop_assert!(!errors.errors().is_empty());
             for error in errors.errors() {
                 prop_assert!(error.span.end <= source.len());
@@ -80,7 +80,7 @@ proptest! {
     #[test]
     fn printing_then_parsing_gives_the_same_tree(expr in expr_strategy()) {
         let printed = expr.to_string();
-        let reparsed = parse(&printed, Scope::PostToolUse)
+        let reparsed = parse(&printed, HookPoint::PostToolUse)
             .map_err(|error| TestCaseError::fail(format!("{printed}\n{error}")))?;
         prop_assert_eq!(reparsed, expr, "{}", printed);
     }
