@@ -426,7 +426,7 @@ async fn stdout_that_starts_like_json_but_is_not_blocks() {
     let report = call(
         &registry_of(spec(
             CommandEvent::PreToolUse,
-            &["emit.sh", "{oops, not json"],
+            &["emit.sh", "{\"oops, not json"],
         )),
         sql_call(),
     )
@@ -860,14 +860,14 @@ async fn output_over_the_cap_fails_even_when_it_looks_harmless() {
 }
 
 #[tokio::test]
-async fn a_brace_that_starts_any_line_of_plain_text_blocks() {
+async fn a_decision_that_starts_any_line_of_plain_text_blocks() {
     for format in [
         format!("checking...\\r{HIDDEN_BLOCK}"),
         format!("checking...\\n\\342\\200\\213{HIDDEN_BLOCK}"),
         format!("checking...\\n\\000{HIDDEN_BLOCK}"),
         format!("checking...\\n\\342\\200\\256{HIDDEN_BLOCK}"),
         format!("checking...\\342\\200\\250{HIDDEN_BLOCK}"),
-        "done\\n  {not even json".to_owned(),
+        "done\\n  {\"decision\": \"block\", \"reason\": \"cut".to_owned(),
     ] {
         let report = printf_call(CommandEvent::PreToolUse, &format).await;
         assert!(!report.tool_ran, "{format}: {}", report.observation);
@@ -1189,7 +1189,14 @@ async fn fail_open_does_not_cover_unreadable_or_hidden_decisions() {
 async fn fail_open_still_covers_a_crash_a_timeout_and_other_exit_codes() {
     for open in [
         spec(CommandEvent::PreToolUse, &["crash.sh"]),
-        spec(CommandEvent::PreToolUse, &["printf.sh", HIDDEN_BLOCK, "3"]),
+        spec(
+            CommandEvent::PreToolUse,
+            &["printf.sh", "checked 3 rules\\n", "3"],
+        ),
+        spec(
+            CommandEvent::PreToolUse,
+            &["printf.sh", "checking\\n", "signal"],
+        ),
         spec(CommandEvent::PreToolUse, &["slow.sh"]).with_timeout(Duration::from_millis(300)),
     ] {
         let report = call(&fail_open(open), sql_call()).await;
@@ -1198,18 +1205,119 @@ async fn fail_open_still_covers_a_crash_a_timeout_and_other_exit_codes() {
     }
 }
 
+/// Review D 1: the model can make a script fail after it printed its deny
+/// (`set -e` and a step that breaks on a hostile argument).
 #[tokio::test]
-async fn unreadable_session_start_output_stops_the_session_even_fail_open() {
-    let registry = fail_open(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
-    let stopped = registry
+async fn fail_open_does_not_cover_a_decision_printed_before_a_failure() {
+    let deny = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}"#;
+    for (argv, timeout, failure) in [
+        (
+            ["printf.sh", HIDDEN_BLOCK, "3"],
+            FINISHES,
+            "exited with code 3",
+        ),
+        (["printf.sh", deny, "1"], FINISHES, "exited with code 1"),
+        (
+            ["printf.sh", HIDDEN_BLOCK, "signal"],
+            FINISHES,
+            "killed by signal 9",
+        ),
+        (
+            ["printf.sh", HIDDEN_BLOCK, "hang"],
+            Duration::from_secs(1),
+            "timed out",
+        ),
+    ] {
+        let open = spec(CommandEvent::PreToolUse, &argv).with_timeout(timeout);
+        let report = call(&fail_open(open), sql_call()).await;
+        assert!(!report.tool_ran, "{argv:?}: {}", report.observation);
+        let reason = blocked_reason(&report);
+        assert!(
+            reason.contains(failure) && reason.contains("printed a block first"),
+            "{argv:?}: {reason}"
+        );
+    }
+    let ask = r#"{"hookSpecificOutput": {"permissionDecision": "ask"}}"#;
+    let open = spec(CommandEvent::PreToolUse, &["printf.sh", ask, "1"]);
+    let report = call(&fail_open(open), sql_call()).await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    assert!(blocked_reason(&report).contains("printed \"ask\" first"));
+}
+
+/// Review D 4: a decision written to the wrong stream is not an allow.
+#[tokio::test]
+async fn a_decision_on_stderr_after_exit_0_blocks() {
+    for policy in [ErrorPolicy::FailClosed, ErrorPolicy::FailOpen] {
+        let spec = spec(
+            CommandEvent::PreToolUse,
+            &["emit.sh", "", HIDDEN_BLOCK, "0"],
+        )
+        .with_on_error(policy);
+        let report = call(&registry_of(spec), sql_call()).await;
+        assert!(!report.tool_ran, "{policy:?}: {}", report.observation);
+        assert!(
+            blocked_reason(&report).contains("on stderr"),
+            "{policy:?}: {}",
+            blocked_reason(&report)
+        );
+    }
+    // Diagnostics and structured logs on stderr are not decisions.
+    let spec = spec(
+        CommandEvent::PreToolUse,
+        &[
+            "emit.sh",
+            "",
+            "{\"level\": \"warn\", \"reason\": \"slow\"}\nretrying {x}",
+            "0",
+        ],
+    );
+    let report = call(&registry_of(spec), sql_call()).await;
+    assert!(report.tool_ran, "{}", report.observation);
+}
+
+/// At session start the model has written nothing, so output it cannot
+/// read follows the hook's own policy (review D 2).
+#[tokio::test]
+async fn unreadable_session_start_output_follows_the_hooks_own_policy() {
+    let open = fail_open(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
+    open.start_session(HookContext::session())
+        .await
+        .expect("a fail_open hook's unreadable output does not stop the session");
+    let closed = registry_of(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
+    let stopped = closed
         .start_session(HookContext::session())
         .await
-        .expect_err("unreadable output stops the session");
+        .expect_err("a fail_closed hook's unreadable output stops the session");
     assert!(
-        stopped.reason.contains("even though it is fail_open"),
+        stopped.reason.contains("10000 characters"),
         "{}",
         stopped.reason
     );
+}
+
+#[tokio::test]
+async fn session_start_context_with_code_and_quoted_words_is_context() {
+    for policy in [ErrorPolicy::FailClosed, ErrorPolicy::FailOpen] {
+        let spec = spec(
+            CommandEvent::SessionStart,
+            &[
+                "printf.sh",
+                "Example:\\n  {\\n    run();\\n  }\\nSet the \"reason\" field.\\n",
+            ],
+        )
+        .with_on_error(policy);
+        let context = match registry_of(spec)
+            .start_session(HookContext::session())
+            .await
+        {
+            Ok(hooks::SessionStart { context, .. }) => context,
+            Err(stopped) => panic!("{policy:?}: {}", stopped.reason),
+        };
+        assert!(
+            context.contains("Set the \"reason\" field."),
+            "{policy:?}: {context}"
+        );
+    }
 }
 
 // ---- decisions hidden inside plain text (review) ------------------------------
@@ -1233,10 +1341,14 @@ fn hidden_decisions() -> Vec<String> {
         format!("\\302\\2330m{block}"),
         // A JSON array.
         format!("[{block}]"),
-        "[\"block\"]".to_owned(),
+        "[[{}]]".to_owned(),
         // A decision key with its value but no braces around it.
         "result: \"decision\": \"block\"".to_owned(),
-        "ok \"hookSpecificOutput\"".to_owned(),
+        "ok \"hookSpecificOutput\" : {".to_owned(),
+        // Review D 3 and 9: double-encoded JSON, and a Python dict.
+        r#""{\"decision\":\"block\"}""#.to_owned(),
+        r#"checking "{\"decision\":\"block\"}""#.to_owned(),
+        "result: {'decision': 'block'}".to_owned(),
     ]
 }
 
@@ -1267,6 +1379,16 @@ async fn plain_progress_text_with_brackets_and_braces_still_allows() {
         "checked {a} and {b}",
         "\\033[32mok\\033[0m",
         "a reason to continue",
+        // Review D 2: none of these holds a decision.
+        "[ ] lint skipped",
+        "warning: config lacks \"reason\"; using default",
+        "Press \"continue\" in the UI",
+        "int main()\\n{\\n    return 0;\\n}\\n",
+        "{Name:acme Limit:500}",
+        "{src,dst}/y done",
+        "[\"a.txt\", \"b.txt\"] unchanged",
+        "input ok: {\"payee\": \"acme\"}",
+        "args: {'payee': 'acme'}",
     ] {
         let report = printf_call(CommandEvent::PreToolUse, format).await;
         assert!(report.tool_ran, "{format}: {}", report.observation);

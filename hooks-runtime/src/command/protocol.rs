@@ -112,8 +112,12 @@ pub(crate) struct Subject<'a> {
 /// argument in its reason prints more than the cap when the argument is long
 /// enough, and invalid JSON when the argument holds a quote. Ignoring such
 /// output would let the model turn any fail-open deny or sanitising rewrite
-/// into "allow". `fail_open` keeps covering a command that crashed, timed
-/// out, exited with another code or could not start.
+/// into "allow". The same holds for a decision on stderr after exit 0, and
+/// for a decision printed before the command failed (see
+/// [`decided_then_failed`]). `fail_open` keeps covering a command that
+/// crashed, timed out or exited with another code without deciding
+/// anything, or could not start. At session start every failure follows the
+/// hook's own policy: the model has written nothing yet.
 pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, HookError> {
     let command = subject.command;
     let stderr = finished.stderr.text.trim();
@@ -127,34 +131,94 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
             "command `{command}` {problem}{stderr_note}"
         )));
     }
-    match finished.exit {
+    let failure = match finished.exit {
         Exit::Code(0) => {
-            read_stdout(subject, finished).or_else(|problem| unreadable(subject, problem))
+            return read_stdout(subject, finished)
+                .and_then(|verdict| quiet_stderr(subject, finished).map(|()| verdict))
+                .or_else(|problem| unreadable(subject, problem));
         }
-        Exit::Code(2) if subject.event == CommandEvent::SessionStart => Err(HookError::new(
-            format!("command `{command}` exited with code 2, which stops the session{stderr_note}"),
-        )),
+        Exit::Code(2) if subject.event == CommandEvent::SessionStart => {
+            return Err(HookError::new(format!(
+                "command `{command}` exited with code 2, which stops the session{stderr_note}"
+            )));
+        }
         Exit::Code(2) => {
             let reason = if stderr.is_empty() {
                 format!("blocked by command hook {} (exit 2)", subject.hook)
             } else {
                 stderr.to_owned()
             };
-            Ok(Verdict::Decided(HookResult::block(reason)))
+            return Ok(Verdict::Decided(HookResult::block(reason)));
         }
-        Exit::Code(code) => Err(HookError::new(format!(
+        Exit::Code(code) => format!(
             "command `{command}` exited with code {code}{stderr_note} (a command hook exits 0 to decide or 2 to block; any other exit is a failure)"
-        ))),
-        Exit::Signal(signal) => Err(HookError::new(format!(
+        ),
+        Exit::Signal(signal) => format!(
             "command `{command}` was killed by signal {signal}{}{stderr_note}",
             signal_name(signal)
                 .map(|name| format!(" ({name})"))
                 .unwrap_or_default()
-        ))),
-        Exit::TimedOut => Err(HookError::new(format!(
+        ),
+        Exit::TimedOut => format!(
             "command `{command}` timed out after {} and was killed with the processes it started{stderr_note}; make it faster or raise its `timeout`",
             format_duration(subject.timeout)
-        ))),
+        ),
+    };
+    decided_then_failed(subject, finished, failure)
+}
+
+/// A command that failed (another exit code, a signal, a timeout) after
+/// printing: if what it printed decides anything but a plain allow — block,
+/// deny, ask, `continue: false`, a rewrite — or cannot be read, the call is
+/// blocked even for a `fail_open` hook. The model can make a script fail
+/// after it printed its deny (`set -e` and a step that breaks on a hostile
+/// argument, `jq` refusing an unexpected type, a regex slowed by a huge
+/// argument), so the failure must not erase the deny. At session start the
+/// model has written nothing yet, and the hook's own policy applies.
+fn decided_then_failed(
+    subject: &Subject<'_>,
+    finished: &Finished,
+    failure: String,
+) -> Result<Verdict, HookError> {
+    if subject.event == CommandEvent::SessionStart {
+        return Err(HookError::new(failure));
+    }
+    let printed = match read_stdout(subject, finished) {
+        Ok(Verdict::Decided(result))
+            if result.allow
+                && result.modified_args.is_none()
+                && result.modified_result.is_none()
+                && result.modified_error.is_none() =>
+        {
+            return Err(HookError::new(failure));
+        }
+        Ok(Verdict::Decided(result)) if !result.allow => format!(
+            "it printed a block first ({})",
+            excerpt(result.error.as_deref().unwrap_or(""), SIDE_EFFECT_EXCERPT)
+        ),
+        Ok(Verdict::Decided(_)) => "it printed a rewrite first".to_owned(),
+        Ok(Verdict::Ask { .. }) => "it printed \"ask\" first".to_owned(),
+        Err(problem) => format!("its stdout may hold a decision: {problem}"),
+    };
+    let message = format!(
+        "{failure}; {printed}: blocked even if the hook is fail_open, because a failure after a decision must not undo it"
+    );
+    match subject.on_error {
+        ErrorPolicy::FailClosed => Err(HookError::new(message)),
+        ErrorPolicy::FailOpen => Ok(blocked(message, Vec::new())),
+    }
+}
+
+/// Exit 0 with a decision on stderr, where the protocol does not read one:
+/// most likely a script that wrote its JSON to the wrong stream, and
+/// reading it as "allow" would drop the decision.
+fn quiet_stderr(subject: &Subject<'_>, finished: &Finished) -> Result<(), String> {
+    match stdout::hidden_decision(&finished.stderr.text, &DECIDING_KEYS) {
+        None => Ok(()),
+        Some(found) => Err(format!(
+            "command `{}` exited 0 and, on stderr, {found}; print the decision on stdout (the hook protocol reads decisions from stdout only)",
+            subject.command
+        )),
     }
 }
 
@@ -167,6 +231,20 @@ const TOP_LEVEL_KEYS: [&str; 7] = [
     "decision",
     "reason",
     "hookSpecificOutput",
+];
+
+/// The fields that decide something (block, stop, ask, rewrite): one of them
+/// in plain text, or on stderr, is a decision the runtime would otherwise
+/// miss. Fields that only explain or inform (`reason`, `systemMessage`…)
+/// are common words in logs and decide nothing alone.
+const DECIDING_KEYS: [&str; 7] = [
+    "continue",
+    "decision",
+    "hookSpecificOutput",
+    "permissionDecision",
+    "updatedInput",
+    "updatedToolOutput",
+    "updatedMCPToolOutput",
 ];
 
 /// The fields of `hookSpecificOutput`.
@@ -182,7 +260,13 @@ const SPECIFIC_KEYS: [&str; 7] = [
 
 /// Stdout after exit 0 that cannot be read in full: a failure when the hook
 /// fails closed, and a block (never an ignored failure) when it fails open.
+///
+/// At session start the hook's own policy applies: the model has written
+/// nothing yet, so it cannot have made the output unreadable.
 fn unreadable(subject: &Subject<'_>, problem: String) -> Result<Verdict, HookError> {
+    if subject.event == CommandEvent::SessionStart {
+        return Err(HookError::new(problem));
+    }
     match subject.on_error {
         ErrorPolicy::FailClosed => Err(HookError::new(problem)),
         ErrorPolicy::FailOpen => Ok(blocked(
@@ -224,7 +308,7 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, St
     if let Some(json) = stdout::json_start(&finished.stdout.text) {
         let value: Value = stdout::parse_json(json).map_err(|error| {
             format!(
-                "command `{command}` exited 0 but its stdout starts with `{{` and is not valid JSON: {error}; print exactly one JSON object (build it with a JSON tool such as jq, not printf), or plain text that does not start with `{{`"
+                "command `{command}` exited 0 but its stdout starts like a JSON object (`{{\"` or `{{}}`) and is not valid JSON: {error}; print exactly one JSON object (build it with a JSON tool such as jq, not printf), or plain text that does not start with `{{\"`"
             )
         })?;
         return decide(subject, value, side_effects).map_err(|problem| {
@@ -234,10 +318,7 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, St
     let stdout = stdout::plain(&finished.stdout.text);
     // JSON after other output ("checking… {...}") is a decision that would
     // otherwise be missed: refuse it rather than allow the call.
-    // Every key of the protocol's output: one in double quotes inside plain
-    // text is taken for a decision printed after other output.
-    let keys: Vec<&'static str> = TOP_LEVEL_KEYS.into_iter().chain(SPECIFIC_KEYS).collect();
-    if let Some(found) = stdout::hidden_decision(stdout, &keys) {
+    if let Some(found) = stdout::hidden_decision(stdout, &DECIDING_KEYS) {
         let session = if subject.event == CommandEvent::SessionStart {
             " (session context that holds JSON goes in `hookSpecificOutput.additionalContext`)"
         } else {
@@ -638,7 +719,7 @@ mod tests {
     #[test]
     fn bad_json_is_a_failure() {
         for (event, stdout, expected) in [
-            (PRE, "{not json", "not valid JSON"),
+            (PRE, "{\"not json", "not valid JSON"),
             (PRE, "{} {}", "not valid JSON"),
             (PRE, r#"{"decision": "allow"}"#, "\"block\""),
             (

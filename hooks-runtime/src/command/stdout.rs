@@ -2,11 +2,11 @@
 //! hides in front of or behind other output.
 //!
 //! Stdout is JSON when, after any UTF-8 byte order marks and whitespace, it
-//! starts with `{`. Plain text must not look like it holds a decision (see
-//! [`hidden_decision`]): a JSON object or a protocol key anywhere in it, a
-//! line starting with `{`, or a JSON array. Such text is most likely a
-//! decision printed after progress output, and reading it as "allow" would
-//! drop the decision.
+//! opens like a JSON object (`{"` or `{}`). Plain text must not hold a decision (see
+//! [`hidden_decision`]): a JSON object with a deciding protocol key anywhere
+//! in it, such a key in quotes followed by `:`, a JSON array of objects, or
+//! double-encoded JSON. Such text is most likely a decision printed after
+//! progress output, and reading it as "allow" would drop the decision.
 
 use std::fmt;
 
@@ -15,13 +15,19 @@ use serde_json::{Map, Value};
 
 use crate::printable::is_hidden;
 
-/// The text from its first `{`, if `stdout` is a JSON object once leading
-/// byte order marks and whitespace are skipped; trailing whitespace removed.
+/// The text from its first `{`, if `stdout` opens like a JSON object (`{`,
+/// whitespace, then `"` or `}`) once leading byte order marks and
+/// whitespace are skipped; trailing whitespace removed. Text that opens
+/// with other braces (Go's `{Name:acme}`, `{src,dst}`, a Python dict, a `{`
+/// alone on a line) is plain text, which [`hidden_decision`] reads.
 pub(crate) fn json_start(stdout: &str) -> Option<&str> {
     let text = stdout
         .trim_start_matches(|c: char| c == '\u{FEFF}' || c.is_whitespace())
         .trim_end();
-    text.starts_with('{').then_some(text)
+    let opens_object = text
+        .strip_prefix('{')
+        .is_some_and(|rest| rest.trim_start().starts_with(['"', '}']));
+    opens_object.then_some(text)
 }
 
 /// Parses JSON output, refusing duplicate keys at any depth: with them, one
@@ -110,89 +116,171 @@ pub(crate) fn plain(stdout: &str) -> &str {
 /// Why plain text may hold a decision the runtime would otherwise miss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HiddenDecision {
-    /// A line starts with `{` once hidden characters and terminal escape
-    /// sequences are skipped: most likely JSON printed after progress output.
-    LineStartsWithBrace,
-    /// A `{` followed by `"` (whitespace between allowed) anywhere: a JSON
-    /// object on the same line as other text.
-    ObjectInText,
-    /// A key of the hook protocol, in double quotes.
+    /// A JSON object that holds a deciding protocol key (at any depth),
+    /// found by parsing from a `{` in the text: most likely a decision
+    /// printed after other output.
+    ObjectInText(&'static str),
+    /// A deciding protocol key in double or single quotes (a Python dict)
+    /// followed by `:`: a decision printed as text or as JSON too broken to
+    /// parse.
     ProtocolKey(&'static str),
-    /// The text is a JSON array (the protocol reads one object, and Claude
-    /// Code does not read arrays).
+    /// The text is a JSON array that holds an object (the protocol reads
+    /// one object, and Claude Code does not read arrays).
     JsonArray,
+    /// The text is one JSON string (double-encoded JSON, as `jq tojson`
+    /// prints) that holds a decision.
+    EncodedString,
 }
 
 impl fmt::Display for HiddenDecision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HiddenDecision::LineStartsWithBrace => f.write_str(
-                "a line of its plain-text stdout starts with `{`, like a JSON object printed after other output",
-            ),
-            HiddenDecision::ObjectInText => f.write_str(
-                "its plain-text stdout holds `{\"`, like a JSON object printed after other output",
+            HiddenDecision::ObjectInText(key) => write!(
+                f,
+                "its plain text holds a JSON object with the hook protocol key `{key}`, like a decision printed after other output"
             ),
             HiddenDecision::ProtocolKey(key) => write!(
                 f,
-                "its plain-text stdout holds the hook protocol key `\"{key}\"`, like a decision printed after other output"
+                "its plain text holds the hook protocol key `\"{key}\":`, like a decision printed after other output"
             ),
             HiddenDecision::JsonArray => f.write_str(
-                "its stdout is a JSON array, and the hook protocol reads one JSON object",
+                "its output is a JSON array that holds an object, and the hook protocol reads one JSON object",
+            ),
+            HiddenDecision::EncodedString => f.write_str(
+                "its output is a JSON string that holds a decision (double-encoded JSON)",
             ),
         }
     }
 }
 
-/// Whether plain-text `text` looks like it holds a decision, given the
-/// protocol's `keys`. Hidden characters ([`crate::printable::is_hidden`])
-/// are skipped everywhere. The rules about where something stands (a line
-/// start, the start of the text) look at the text as a terminal draws it,
-/// without escape sequences; the rules that match anywhere look at it with
-/// and without them, so that neither an escape sequence between `{` and `"`
-/// nor a decision inside an unterminated escape string goes unseen.
+/// How many levels of backslash escaping (`\"` for `"`) are undone when
+/// looking for a decision: JSON encoded inside JSON, and again.
+const ESCAPE_LEVELS: usize = 4;
+
+/// Whether plain-text `text` holds a decision, given the protocol `keys`
+/// that decide something. It does when, after skipping hidden characters
+/// ([`crate::printable::is_hidden`]) and — in a second reading — terminal
+/// escape sequences, and after undoing up to [`ESCAPE_LEVELS`] levels of
+/// backslash escaping:
+///
+/// * a key appears in double or single quotes followed by `:` (whitespace
+///   between allowed);
+/// * JSON parsed from any `{` is an object holding a key at any depth (so
+///   `\u` escapes in a key are seen);
+/// * the whole text is a JSON array holding an object, or a JSON string
+///   holding a decision.
+///
+/// Ordinary text is not a decision: braces that do not start a JSON object
+/// (C, Go's `%+v`, shell brace expansion, a `{` alone on a line), JSON
+/// objects without a deciding key, arrays of strings, checkboxes, and
+/// protocol words in quotes without a `:`.
 pub(crate) fn hidden_decision(text: &str, keys: &[&'static str]) -> Option<HiddenDecision> {
-    let drawn = without_escapes(text);
-    if drawn
-        .split('\n')
-        .any(|line| line.trim_start().starts_with('{'))
-    {
-        return Some(HiddenDecision::LineStartsWithBrace);
-    }
-    if is_json_array(drawn.trim()) {
-        return Some(HiddenDecision::JsonArray);
-    }
-    let shown = without_hidden(text);
-    for version in [&drawn, &shown] {
-        if has_object_start(version) {
-            return Some(HiddenDecision::ObjectInText);
-        }
-        if let Some(key) = keys
-            .iter()
-            .find(|key| version.contains(&format!("\"{key}\"")))
-        {
-            return Some(HiddenDecision::ProtocolKey(key));
+    find(text, keys, ESCAPE_LEVELS)
+}
+
+fn find(text: &str, keys: &[&'static str], levels: usize) -> Option<HiddenDecision> {
+    for reading in [without_escapes(text), without_hidden(text)] {
+        let mut version = reading;
+        for level in 0..=levels {
+            if let Some(found) = quoted_key(&version, keys) {
+                return Some(HiddenDecision::ProtocolKey(found));
+            }
+            if let Some(found) = object_with_key(&version, keys) {
+                return Some(HiddenDecision::ObjectInText(found));
+            }
+            match serde_json::from_str::<Value>(version.trim()) {
+                Ok(Value::Array(items)) if items.iter().any(holds_object) => {
+                    return Some(HiddenDecision::JsonArray);
+                }
+                Ok(Value::String(inner))
+                    if level < levels && find(&inner, keys, levels - level - 1).is_some() =>
+                {
+                    return Some(HiddenDecision::EncodedString);
+                }
+                _ => {}
+            }
+            let unescaped = unescape(&version);
+            if unescaped == version {
+                break;
+            }
+            version = unescaped;
         }
     }
     None
 }
 
-/// `{` followed, after whitespace, by `"`.
-fn has_object_start(text: &str) -> bool {
-    text.match_indices('{')
-        .any(|(at, _)| text[at + 1..].trim_start().starts_with('"'))
+/// The first key of `keys` found as `"key"` or `'key'` followed, after
+/// whitespace, by `:`.
+fn quoted_key(text: &str, keys: &[&'static str]) -> Option<&'static str> {
+    keys.iter().copied().find(|key| {
+        ['"', '\''].into_iter().any(|quote| {
+            let quoted = format!("{quote}{key}{quote}");
+            text.match_indices(&quoted)
+                .any(|(at, _)| text[at + quoted.len()..].trim_start().starts_with(':'))
+        })
+    })
 }
 
-/// Starts with `[` and is JSON, or opens like a JSON array of objects,
-/// arrays or strings (`[{`, `[[`, `["`, `[]`). `[1/3] checking` and
-/// `[INFO] done` are plain text.
-fn is_json_array(text: &str) -> bool {
-    let Some(rest) = text.strip_prefix('[') else {
-        return false;
-    };
-    matches!(
-        rest.trim_start().chars().next(),
-        Some('{' | '[' | '"' | ']')
-    ) || serde_json::from_str::<Value>(text).is_ok()
+/// The first key of `keys` held by a JSON object parsed from a `{` of `text`.
+fn object_with_key(text: &str, keys: &[&'static str]) -> Option<&'static str> {
+    let mut from = 0;
+    while let Some(offset) = text[from..].find('{') {
+        let at = from + offset;
+        let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(value)) => {
+                if let Some(key) = key_in(&value, keys) {
+                    return Some(key);
+                }
+                // Objects inside it were searched with it.
+                from = at + values.byte_offset().max(1);
+            }
+            _ => from = at + 1,
+        }
+    }
+    None
+}
+
+/// The first key of `keys` used in an object anywhere in `value`.
+fn key_in(value: &Value, keys: &[&'static str]) -> Option<&'static str> {
+    match value {
+        Value::Object(object) => keys
+            .iter()
+            .copied()
+            .find(|key| object.contains_key(*key))
+            .or_else(|| object.values().find_map(|value| key_in(value, keys))),
+        Value::Array(items) => items.iter().find_map(|value| key_in(value, keys)),
+        _ => None,
+    }
+}
+
+fn holds_object(value: &Value) -> bool {
+    match value {
+        Value::Object(_) => true,
+        Value::Array(items) => items.iter().any(holds_object),
+        _ => false,
+    }
+}
+
+/// One level of backslash escaping undone: `\"` → `"`, `\'` → `'`, `\\` → `\`.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(next @ ('"' | '\'' | '\\')) => out.push(next),
+                Some(next) => {
+                    out.push(c);
+                    out.push(next);
+                }
+                None => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `text` without hidden characters; line breaks become `\n`.
@@ -295,33 +383,39 @@ mod tests {
         assert_eq!(json_start("\u{3000}{}"), Some("{}"));
         assert_eq!(json_start("\u{200B}{}"), None);
         assert_eq!(json_start("ok {}"), None);
+        assert_eq!(json_start("{ \n \"a"), Some("{ \n \"a"));
+        assert_eq!(json_start("{Name:acme}"), None);
+        assert_eq!(json_start("{'decision': 'block'}"), None);
+        assert_eq!(json_start("{"), None);
         assert_eq!(plain("\u{FEFF} ok \n"), "ok");
     }
 
     #[test]
-    fn a_brace_after_any_line_break_or_invisible_prefix_counts() {
-        for text in [
-            "a\n{",
-            "a\r{",
-            "a\u{0B}{",
-            "a\u{0C}{",
-            "a\u{85}{",
-            "a\u{2028}{",
-            "a\u{2029}{",
-            "a\n \t{",
-            "a\n\u{0}{",
-            "a\n\u{1B}[0m{",
-            "a\n\u{1B}]0;title\u{07}{",
-            "a\n\u{1B}]0;title\u{1B}\\{",
-            "a\n\u{200B}{",
-            "a\n\u{202E}{",
-            "a\n\u{FEFF}{",
-            "a\n\u{E0020}{",
-            "{",
+    fn a_decision_after_any_line_break_or_invisible_prefix_counts() {
+        for prefix in [
+            "a\n",
+            "a\r",
+            "a\u{0B}",
+            "a\u{0C}",
+            "a\u{85}",
+            "a\u{2028}",
+            "a\u{2029}",
+            "a\n \t",
+            "a\n\u{0}",
+            "a\n\u{1B}[0m",
+            "a\n\u{1B}]0;title\u{07}",
+            "a\n\u{1B}]0;title\u{1B}\\",
+            "a\n\u{200B}",
+            "a\n\u{202E}",
+            "a\n\u{FEFF}",
+            "a\n\u{E0020}",
+            "",
         ] {
+            // The key spelt with a `\u` escape: only parsing finds it.
+            let text = format!("{prefix}{{\"\\u0064ecision\": \"block\"}}");
             assert_eq!(
-                hidden_decision(text, KEYS),
-                Some(HiddenDecision::LineStartsWithBrace),
+                hidden_decision(&text, KEYS),
+                Some(HiddenDecision::ObjectInText("decision")),
                 "{text:?}"
             );
         }
@@ -356,6 +450,22 @@ mod tests {
             "a decision: continue",
             "say \"hi\" {x}",
             "\u{1B}(B\u{1B}[m done",
+            "[ ] lint skipped",
+            "[]",
+            "[ \"block\" ]",
+            "[\"a.txt\", \"b.txt\"] unchanged",
+            "warning: config lacks \"decision\"; using default",
+            "Press \"continue\" in the UI",
+            "int main()\n{\n    return 0;\n}",
+            "{",
+            "  {",
+            "{Name:acme Limit:500}",
+            "{src,dst}/y done",
+            "input ok: {\"payee\": \"acme\"}",
+            "{\"payee\": {\"x\": [1]}}",
+            "args: {'payee': 'acme'}",
+            "\"{\\\"payee\\\": 1}\"",
+            "{\"payee\": \"say \\\"decision\\\" aloud\"}",
         ] {
             assert_eq!(hidden_decision(text, KEYS), None, "{text:?}");
         }
@@ -365,32 +475,49 @@ mod tests {
     fn json_inside_a_line_escapes_and_arrays_count() {
         use HiddenDecision::*;
         for (text, found) in [
-            ("checking... {\"x\": 1}", ObjectInText),
-            ("ok { \n \"x\": 1}", ObjectInText),
-            ("ok {\u{1B}[0m\"x\": 1}", ObjectInText),
-            ("ok {\u{200B}\"x\": 1}", ObjectInText),
+            ("checking... {\"decision\": 1}", ProtocolKey("decision")),
+            (
+                "ok { \n \"x\": {\"\\u0063ontinue\": false}}",
+                ObjectInText("continue"),
+            ),
+            (
+                "ok {\u{1B}[0m\"\\u0064ecision\": 1}",
+                ObjectInText("decision"),
+            ),
+            (
+                "ok {\u{200B}\"\\u0064ecision\": 1}",
+                ObjectInText("decision"),
+            ),
             // Inside an unterminated OSC string, which a terminal hides.
-            ("ok \u{1B}]0;{\"x\": 1}", ObjectInText),
+            ("ok \u{1B}]0;{\"decision\": 1}", ProtocolKey("decision")),
             ("note: \"decision\": \"block\"", ProtocolKey("decision")),
-            ("note: \"deci\u{200B}sion\"", ProtocolKey("decision")),
-            ("\u{1B}(B{", LineStartsWithBrace),
-            ("\u{1B}(0\u{1B})B{", LineStartsWithBrace),
-            ("\u{1B}Pq#0;2\u{1B}\\{", LineStartsWithBrace),
-            ("\u{1B}_app\u{07}{", LineStartsWithBrace),
-            ("\u{1B}^pm\u{9C}{", LineStartsWithBrace),
-            ("\u{1B}Xsos\u{1B}\\{", LineStartsWithBrace),
-            ("\u{9B}0m{", LineStartsWithBrace),
-            ("\u{9D}0;t\u{07}{", LineStartsWithBrace),
-            ("\u{90}q\u{9C}{", LineStartsWithBrace),
-            ("\u{FFF0}{", LineStartsWithBrace),
-            ("\u{1B}{", LineStartsWithBrace),
+            ("note: \"decision\"\n  : \"block\"", ProtocolKey("decision")),
+            ("note: \"deci\u{200B}sion\": 1", ProtocolKey("decision")),
+            ("result: {'decision': 'block'}", ProtocolKey("decision")),
+            ("\u{1B}(B{\"\\u0064ecision\":1}", ObjectInText("decision")),
+            (
+                "\u{1B}Pq#0;2\u{1B}\\{\"\\u0064ecision\":1}",
+                ObjectInText("decision"),
+            ),
+            ("\u{9B}0m{\"\\u0064ecision\":1}", ObjectInText("decision")),
+            ("\u{FFF0}{\"\\u0064ecision\":1}", ObjectInText("decision")),
             ("[{}]", JsonArray),
-            ("[ \"block\" ]", JsonArray),
-            ("[]", JsonArray),
-            ("[1, 2]", JsonArray),
-            ("\u{1B}[0m[[1]]", JsonArray),
+            ("\u{1B}[0m[[{\"x\": 1}]]", JsonArray),
+            // Double-encoded, once and twice, alone and after text.
+            ("\"{\\\"decision\\\":\\\"block\\\"}\"", EncodedString),
+            ("checking \"{\\\"decision\\\":1}\"", ProtocolKey("decision")),
+            ("\"\\\"{\\\\\\\"decision\\\\\\\":1}\\\"\"", EncodedString),
+            ("\"{\\\"\\\\u0064ecision\\\":1}\"", EncodedString),
         ] {
             assert_eq!(hidden_decision(text, KEYS), Some(found), "{text:?}");
         }
+    }
+
+    #[test]
+    fn many_braces_are_read_quickly() {
+        let text = "{\"a\":[".repeat(1_400);
+        let started = std::time::Instant::now();
+        assert_eq!(hidden_decision(&text, KEYS), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 }
