@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hooks::prelude::*;
-use hooks::std_hooks::channel::{
+use hooks::std_hooks::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
 };
 use hooks::std_hooks::gate::{

@@ -22,17 +22,23 @@ impl ConfigError {
     }
 }
 
-/// Deserializes a hook's config; `null` means "all defaults". Unknown keys are
-/// errors because every config struct denies them.
+/// Deserializes a hook's config with the runtime's one
+/// [`parse_factory_config`](hooks_runtime::parse_factory_config) (`null`
+/// means "all defaults"; unknown keys are errors because every config struct
+/// denies them), as a typed [`ConfigError`].
 pub(crate) fn parse_config<T: DeserializeOwned + Default>(
     hook: &str,
     config: &serde_json::Value,
 ) -> Result<T, ConfigError> {
-    if config.is_null() {
-        return Ok(T::default());
-    }
-    serde_json::from_value(config.clone())
-        .map_err(|error| ConfigError::new(hook, error.to_string()))
+    hooks_runtime::parse_factory_config(hook, config).map_err(|message| {
+        // The runtime's message already names the hook; keep what is wrong.
+        let prefix = format!("invalid config for hook \"{hook}\": ");
+        let message = match message.strip_prefix(&prefix) {
+            Some(what) => what.to_owned(),
+            None => message,
+        };
+        ConfigError::new(hook, message)
+    })
 }
 
 /// Serde support for durations written as `"500ms"`, `"2s"`, `"2m"`.

@@ -1,15 +1,18 @@
 //! Building the standard hooks by name, from their config-file form.
+//!
+//! One mechanism, the runtime's: every standard hook is a registered
+//! [`HookFactory`](hooks_runtime::HookFactory) that builds a [`Built`] from
+//! its config and the shared [`Resources`]. [`build_std_hook`] is the same
+//! builder with a typed error, for code that builds standard hooks directly.
 
 use std::sync::Arc;
 
-use hooks_runtime::{
-    Built, CallObserver, HookRegistryBuilder, RegisteredHook, Resources, did_you_mean,
-};
+use hooks_runtime::{Built, CallObserver, RegisteredHook, Resources, did_you_mean};
 use serde_json::Value;
 
 use crate::audit::AuditLogHook;
-use crate::channel::OfflineChannel;
 use crate::config::ConfigError;
+use crate::gate::channel::OfflineChannel;
 use crate::gate::{ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
 use crate::rate_limit::ConnectorRateLimitHook;
 use crate::readonly::{DatabaseOrgModes, OrgModeSource, ReadOnlyGuard, StaticOrgModes};
@@ -26,47 +29,6 @@ pub const STD_HOOK_NAMES: [&str; 6] = [
     ReadOnlyGuard::NAME,
     ResultTruncateHook::NAME,
 ];
-
-/// What the standard hooks may need besides their config.
-#[derive(Clone, Default)]
-pub struct StdResources {
-    /// The hooks' database: the audit log needs it, the rate limit's
-    /// `database` backend needs it, and the read-only guard reads org modes
-    /// from it when no `org_modes` source is given.
-    pub database: Option<Database>,
-    /// Where the read-only guard reads org modes; overrides `database`.
-    pub org_modes: Option<Arc<dyn OrgModeSource>>,
-    /// The approval machinery (store, channel, directory) the approval gate uses.
-    pub approvals: Option<Approvals>,
-}
-
-/// A standard hook built from config, ready to add to a registry.
-#[derive(Clone)]
-pub enum StdHook {
-    /// A pre or post hook.
-    Hook(RegisteredHook),
-    /// A call observer (the audit log).
-    Observer(Arc<dyn CallObserver>),
-}
-
-impl std::fmt::Debug for StdHook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StdHook::Hook(hook) => f.debug_tuple("Hook").field(hook).finish(),
-            StdHook::Observer(_) => f.write_str("Observer(..)"),
-        }
-    }
-}
-
-impl StdHook {
-    /// Adds the hook to `builder`.
-    pub fn add_to(self, builder: HookRegistryBuilder) -> HookRegistryBuilder {
-        match self {
-            StdHook::Hook(hook) => builder.hook(hook),
-            StdHook::Observer(observer) => builder.observer(observer),
-        }
-    }
-}
 
 /// A standard hook could not be built from config.
 #[derive(Debug, thiserror::Error)]
@@ -86,8 +48,8 @@ pub enum FactoryError {
     /// The hook's config is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The hook needs something [`StdResources`] does not provide.
-    #[error("hook \"{hook}\" needs {what}; add it to the StdResources given to the factory")]
+    /// The hook needs something the [`Resources`] do not provide.
+    #[error("hook \"{hook}\" needs {what}; add it to the Resources the hook is built with")]
     MissingResource {
         /// The hook.
         hook: &'static str,
@@ -96,49 +58,58 @@ pub enum FactoryError {
     },
 }
 
-/// Builds the standard hook `name` from `config` (`null` for its defaults).
+/// Builds the standard hook `name` from `config` (`null` for its defaults)
+/// and the [`Resources`] it needs: a [`Database`] (the audit log; the rate
+/// limit's `database` backend; the read-only guard's org modes when no
+/// `Arc<dyn OrgModeSource>` is given) and [`Approvals`] (the approval gate).
+/// The approval gate comes with its "ask" handler, as its factory builds it.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use hooks_runtime::HookRegistry;
-/// use hooks_std::{build_std_hook, Database, StdResources};
+/// use hooks_runtime::{BuiltItem, Resources};
+/// use hooks_std::{build_std_hook, Database};
 /// use serde_json::json;
 ///
-/// let resources = StdResources { database: Some(Database::in_memory().await.unwrap()), ..Default::default() };
-/// let mut builder = HookRegistry::builder();
+/// let resources = Resources::new().with(Database::in_memory().await.unwrap());
 /// for (name, config) in [("readonly_guard", json!(null)), ("result_truncate", json!({"max_chars": 2000}))] {
-///     builder = build_std_hook(name, &config, &resources).unwrap().add_to(builder);
+///     let built = build_std_hook(name, &config, &resources).unwrap();
+///     assert!(matches!(built.item, BuiltItem::Hook(_)));
 /// }
-/// let registry = builder.build().unwrap();
-/// assert!(build_std_hook("readonly_gaurd", &json!(null), &resources)
-///     .unwrap_err().to_string().contains("did you mean \"readonly_guard\""));
+/// let Err(unknown) = build_std_hook("readonly_gaurd", &json!(null), &resources) else {
+///     panic!("no such hook");
+/// };
+/// assert!(unknown.to_string().contains("did you mean \"readonly_guard\""));
 /// # });
 /// ```
 pub fn build_std_hook(
     name: &str,
     config: &Value,
-    resources: &StdResources,
-) -> Result<StdHook, FactoryError> {
+    resources: &Resources,
+) -> Result<Built, FactoryError> {
+    let database = resources.get::<Database>();
     Ok(match name {
-        ApprovalGate::NAME => StdHook::Hook(RegisteredHook::Pre(approval_gate(config, resources)?)),
-        ArgsSchemaHook::NAME => {
-            StdHook::Hook(RegisteredHook::pre(ArgsSchemaHook::from_config(config)?))
+        ApprovalGate::NAME => {
+            let gate = approval_gate(config, resources)?;
+            Built::from(RegisteredHook::Pre(gate.clone())).with_ask_handler(gate)
         }
+        ArgsSchemaHook::NAME => RegisteredHook::pre(ArgsSchemaHook::from_config(config)?).into(),
         AuditLogHook::NAME => {
-            let database = resources
-                .database
-                .clone()
-                .ok_or(FactoryError::MissingResource {
-                    hook: AuditLogHook::NAME,
-                    what: "a database",
-                })?;
-            StdHook::Observer(Arc::new(AuditLogHook::from_config(database, config)?))
+            let database = database.cloned().ok_or(FactoryError::MissingResource {
+                hook: AuditLogHook::NAME,
+                what: "a database",
+            })?;
+            let observer: Arc<dyn CallObserver> =
+                Arc::new(AuditLogHook::from_config(database, config)?);
+            observer.into()
         }
-        ConnectorRateLimitHook::NAME => StdHook::Hook(RegisteredHook::pre(
-            ConnectorRateLimitHook::from_config(config, resources.database.clone())?,
-        )),
+        ConnectorRateLimitHook::NAME => RegisteredHook::pre(ConnectorRateLimitHook::from_config(
+            config,
+            database.cloned(),
+        )?)
+        .into(),
         ReadOnlyGuard::NAME => {
-            let modes: Arc<dyn OrgModeSource> = match (&resources.org_modes, &resources.database) {
+            let modes = resources.get::<Arc<dyn OrgModeSource>>();
+            let modes: Arc<dyn OrgModeSource> = match (modes, database) {
                 (Some(modes), _) => modes.clone(),
                 (None, Some(database)) => Arc::new(DatabaseOrgModes::new(database.clone())),
                 (None, None) => {
@@ -148,13 +119,11 @@ pub fn build_std_hook(
                     });
                 }
             };
-            StdHook::Hook(RegisteredHook::pre(ReadOnlyGuard::from_config(
-                modes, config,
-            )?))
+            RegisteredHook::pre(ReadOnlyGuard::from_config(modes, config)?).into()
         }
-        ResultTruncateHook::NAME => StdHook::Hook(RegisteredHook::post(
-            ResultTruncateHook::from_config(config)?,
-        )),
+        ResultTruncateHook::NAME => {
+            RegisteredHook::post(ResultTruncateHook::from_config(config)?).into()
+        }
         unknown => {
             return Err(FactoryError::UnknownHook {
                 name: unknown.to_owned(),
@@ -162,19 +131,6 @@ pub fn build_std_hook(
             });
         }
     })
-}
-
-impl StdResources {
-    /// Picks the standard hooks' resources out of a registry-wide
-    /// [`Resources`] map: a [`Database`], an `Arc<dyn OrgModeSource>` and
-    /// [`Approvals`], each if present.
-    pub fn from_resources(resources: &Resources) -> Self {
-        StdResources {
-            database: resources.get::<Database>().cloned(),
-            org_modes: resources.get::<Arc<dyn OrgModeSource>>().cloned(),
-            approvals: resources.get::<Approvals>().cloned(),
-        }
-    }
 }
 
 /// Resources for config checks, dry runs and tests: a private in-memory
@@ -197,30 +153,11 @@ where
     Ok(Resources::new().with(database).with(approvals).with(modes))
 }
 
-impl From<StdHook> for Built {
-    fn from(hook: StdHook) -> Self {
-        match hook {
-            StdHook::Hook(hook) => hook.into(),
-            StdHook::Observer(observer) => observer.into(),
-        }
-    }
-}
-
-/// The factory behind every standard hook but the gate.
-fn build_by_name(name: &str, config: &Value, resources: &Resources) -> Result<Built, String> {
-    build_std_hook(name, config, &StdResources::from_resources(resources))
-        .map(Built::from)
-        .map_err(|error| error.to_string())
-}
-
-/// The approval gate from its config and the approval machinery.
-fn approval_gate(
-    config: &Value,
-    resources: &StdResources,
-) -> Result<Arc<ApprovalGate>, FactoryError> {
+/// The gate from its config and the approval machinery.
+fn approval_gate(config: &Value, resources: &Resources) -> Result<Arc<ApprovalGate>, FactoryError> {
     let approvals = resources
-        .approvals
-        .clone()
+        .get::<Approvals>()
+        .cloned()
         .ok_or(FactoryError::MissingResource {
             hook: ApprovalGate::NAME,
             what: "the approval machinery (an `Approvals` with a store, a channel and an approver directory)",
@@ -228,30 +165,18 @@ fn approval_gate(
     Ok(Arc::new(ApprovalGate::from_config(approvals, config)?))
 }
 
-/// The gate's factory: the hook, which also takes "ask" decisions from
-/// command hooks.
-fn build_approval_gate(config: &Value, resources: &Resources) -> Result<Built, String> {
-    let gate = approval_gate(config, &StdResources::from_resources(resources))
-        .map_err(|error| error.to_string())?;
-    Ok(Built::from(RegisteredHook::Pre(gate.clone())).with_ask_handler(gate))
-}
-
-hooks_runtime::hook_factory!(
-    ApprovalGate::NAME,
-    "pauses a call until a person approves it (durable, Feishu/Lark)",
-    build_approval_gate
-);
-
-/// Registers the factories of standard hooks that `build_by_name` builds.
-macro_rules! by_name_factories {
+/// Registers a runtime factory for each standard hook, all built by
+/// [`build_std_hook`].
+macro_rules! std_factories {
     ($($hook:ident: $description:literal),* $(,)?) => {$(
         hooks_runtime::hook_factory!($hook::NAME, $description, |config, resources| {
-            build_by_name($hook::NAME, config, resources)
+            build_std_hook($hook::NAME, config, resources).map_err(|error| error.to_string())
         });
     )*};
 }
 
-by_name_factories! {
+std_factories! {
+    ApprovalGate: "pauses a call until a person approves it (durable, Feishu/Lark)",
     ArgsSchemaHook: "blocks calls whose args do not match the tool's JSON Schema",
     AuditLogHook: "one durable audit row per attempted call",
     ConnectorRateLimitHook: "call quotas per (connector, user)",

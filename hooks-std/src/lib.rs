@@ -1,7 +1,7 @@
 //! Standard hooks for `hooks`.
 //!
 //! * [`gate::ApprovalGate`] — the durable human-approval gate, with its
-//!   [`gate::ConfirmationStore`], [`channel::Channel`]s (Feishu/Lark first)
+//!   [`gate::ConfirmationStore`], [`gate::channel::Channel`]s (Feishu/Lark first)
 //!   and a verified callback router.
 //! * [`AuditLogHook`] — one durable row per attempted call (group commit).
 //! * [`ReadOnlyGuard`] — no writes while an org is read-only (SQL parsed by
@@ -32,7 +32,6 @@
 //! ```
 
 pub mod audit;
-pub mod channel;
 mod config;
 pub mod factory;
 pub mod gate;
@@ -45,9 +44,7 @@ pub mod truncate;
 
 pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
 pub use config::ConfigError;
-pub use factory::{
-    FactoryError, STD_HOOK_NAMES, StdHook, StdResources, build_std_hook, offline_resources,
-};
+pub use factory::{FactoryError, STD_HOOK_NAMES, build_std_hook, offline_resources};
 pub use rate_limit::{
     ConnectorRateLimitHook, DatabaseLimiter, LimiterBackend, MemoryLimiter, Quota, RateLimitConfig,
 };

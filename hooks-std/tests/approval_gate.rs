@@ -14,8 +14,8 @@ use std::time::Duration;
 use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
-use hooks_std::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
-use hooks_std::channel::{
+use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks_std::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
 };
 use hooks_std::gate::{
@@ -633,15 +633,15 @@ async fn a_decision_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
 async fn the_gate_builds_by_name_from_config() {
     let fake = fake().await;
     let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
-    let resources = hooks_std::StdResources {
-        approvals: Some(replica.approvals.clone()),
-        ..Default::default()
-    };
+    let resources = hooks_runtime::Resources::new().with(replica.approvals.clone());
     let config =
         json!({"when": "args.amount > 50000", "timeout": "200ms", "approver_scope": "org_members"});
-    let registry = hooks_std::build_std_hook("approval_gate", &config, &resources)
-        .expect("gate")
-        .add_to(HookRegistry::builder())
+    let built = hooks_std::build_std_hook("approval_gate", &config, &resources).expect("gate");
+    assert!(
+        built.ask_handler.is_some(),
+        "the gate takes \"ask\" decisions"
+    );
+    let registry = support::add(HookRegistry::builder(), built)
         .build()
         .expect("registry");
     let small = HookContext::tool_call("oa__purchase_pay", json!({"amount": 10}));
@@ -668,7 +668,9 @@ async fn the_gate_builds_by_name_from_config() {
         json!({"approver_scope": "everyone"}),
         json!({"aprovers": []}),
     ] {
-        let error = hooks_std::build_std_hook("approval_gate", &bad, &resources).unwrap_err();
+        let error = hooks_std::build_std_hook("approval_gate", &bad, &resources)
+            .err()
+            .expect("an error");
         assert!(error.to_string().contains("approval_gate"), "{error}");
     }
 }

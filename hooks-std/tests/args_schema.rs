@@ -2,16 +2,15 @@
 //! arguments (mistyped, extra, huge, deeply nested, hidden characters) are
 //! blocked before any other hook or the tool sees them.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 
 use hooks_runtime::{
-    AgentConfig, ConfigFormat, Hook, HookContext, HookRegistry, HookResult, Observation,
-    PreToolUseHook, RegisteredHook, ToolCallReport,
+    AgentConfig, BuiltItem, ConfigFormat, Hook, HookContext, HookRegistry, HookResult, Observation,
+    PreToolUseHook, RegisteredHook, Resources, ToolCallReport,
 };
-use hooks_std::{
-    ArgsSchemaConfig, ArgsSchemaHook, SchemaError, StdHook, StdResources, build_std_hook,
-    offline_resources,
-};
+use hooks_std::{ArgsSchemaConfig, ArgsSchemaHook, SchemaError, build_std_hook, offline_resources};
 use serde_json::{Value, json};
 
 fn pay_schema() -> Value {
@@ -320,10 +319,9 @@ async fn builds_by_name_from_config_and_bad_config_names_the_tool() {
         "require_schema": true,
         "schemas": {"pay": pay_schema(), "search": {"type": "object"}}
     });
-    let built = build_std_hook("args_schema", &config, &StdResources::default())
+    let built = build_std_hook("args_schema", &config, &Resources::new())
         .expect("args_schema builds without resources");
-    let registry = built
-        .add_to(HookRegistry::builder())
+    let registry = support::add(HookRegistry::builder(), built)
         .build()
         .expect("registry");
     assert!(call(&registry, "search", json!({"q": "x"})).await.tool_ran);
@@ -333,9 +331,10 @@ async fn builds_by_name_from_config_and_bad_config_names_the_tool() {
     let bad = build_std_hook(
         "args_schema",
         &json!({"schemas": {"pay": {"type": "numbr"}}}),
-        &StdResources::default(),
+        &Resources::new(),
     )
-    .expect_err("invalid schema");
+    .err()
+    .expect("invalid schema");
     let message = bad.to_string();
     assert!(
         message.starts_with(
@@ -343,20 +342,17 @@ async fn builds_by_name_from_config_and_bad_config_names_the_tool() {
         ),
         "{message}"
     );
-    let typo = build_std_hook(
-        "args_schema",
-        &json!({"schema": {}}),
-        &StdResources::default(),
-    )
-    .expect_err("unknown key");
+    let typo = build_std_hook("args_schema", &json!({"schema": {}}), &Resources::new())
+        .err()
+        .expect("unknown key");
     assert!(
         typo.to_string().contains("unknown field `schema`"),
         "{typo}"
     );
 
     let defaults =
-        build_std_hook("args_schema", &json!(null), &StdResources::default()).expect("null config");
-    let StdHook::Hook(RegisteredHook::Pre(hook)) = defaults else {
+        build_std_hook("args_schema", &json!(null), &Resources::new()).expect("null config");
+    let BuiltItem::Hook(RegisteredHook::Pre(hook)) = defaults.item else {
         panic!("a pre hook")
     };
     assert_eq!(hook.name(), "args_schema");

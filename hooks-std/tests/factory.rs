@@ -1,17 +1,18 @@
 //! Building the standard hooks by name from their config-file form.
 
+mod support;
+
 use std::sync::Arc;
 
-use hooks_runtime::{HookContext, HookRegistry, Observation};
-use hooks_std::{Database, FactoryError, StaticOrgModes, StdResources, build_std_hook};
+use hooks_runtime::{HookContext, HookRegistry, Observation, Resources};
+use hooks_std::{Database, FactoryError, OrgModeSource, StaticOrgModes, build_std_hook};
 use serde_json::{Value, json};
 
-async fn resources() -> StdResources {
-    StdResources {
-        database: Some(Database::in_memory().await.expect("db")),
-        org_modes: Some(Arc::new(StaticOrgModes::with_read_only(["frozen"]))),
-        approvals: None,
-    }
+async fn resources() -> Resources {
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(["frozen"]));
+    Resources::new()
+        .with(Database::in_memory().await.expect("db"))
+        .with(modes)
 }
 
 #[tokio::test]
@@ -27,9 +28,9 @@ async fn every_std_hook_builds_from_config_and_runs() {
             json!({"default": {"calls": 1, "period": "1m"}}),
         ),
     ] {
-        builder = build_std_hook(name, &config, &resources)
-            .unwrap_or_else(|error| panic!("{name}: {error}"))
-            .add_to(builder);
+        let built = build_std_hook(name, &config, &resources)
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        builder = support::add(builder, built);
     }
     let registry = builder.build().expect("registry");
     let run = async |tool: &str, org: &str| {
@@ -53,8 +54,7 @@ async fn every_std_hook_builds_from_config_and_runs() {
     assert!(text.starts_with("01234") && text.len() < 80, "{text}");
     assert!(run("crm__get", "acme").await.is_blocked(), "quota of 1");
     let rows = resources
-        .database
-        .as_ref()
+        .get::<Database>()
         .expect("db")
         .audit_entries("factory")
         .await
@@ -66,7 +66,9 @@ async fn every_std_hook_builds_from_config_and_runs() {
 #[tokio::test]
 async fn bad_names_configs_and_missing_resources_are_errors() {
     let resources = resources().await;
-    let unknown = build_std_hook("readonly_gaurd", &json!(null), &resources).unwrap_err();
+    let unknown = build_std_hook("readonly_gaurd", &json!(null), &resources)
+        .err()
+        .expect("an error");
     assert!(matches!(unknown, FactoryError::UnknownHook { .. }));
     assert!(
         unknown
@@ -75,15 +77,19 @@ async fn bad_names_configs_and_missing_resources_are_errors() {
         "{unknown}"
     );
 
-    let bad = build_std_hook("result_truncate", &json!({"max_char": 5}), &resources).unwrap_err();
+    let bad = build_std_hook("result_truncate", &json!({"max_char": 5}), &resources)
+        .err()
+        .expect("an error");
     assert!(
         bad.to_string().contains("unknown field `max_char`"),
         "{bad}"
     );
 
-    let none = StdResources::default();
+    let none = Resources::new();
     for name in ["audit_log", "readonly_guard", "approval_gate"] {
-        let missing = build_std_hook(name, &json!(null), &none).unwrap_err();
+        let missing = build_std_hook(name, &json!(null), &none)
+            .err()
+            .expect("an error");
         assert!(
             matches!(missing, FactoryError::MissingResource { .. }),
             "{name}"

@@ -10,11 +10,11 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use hooks_std::channel::feishu::{
+use hooks_std::gate::channel::feishu::{
     CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, FeishuConfig, NONCE_HEADER,
     SIGNATURE_HEADER, SignedCallback, TIMESTAMP_HEADER, encrypt, signature,
 };
-use hooks_std::channel::{
+use hooks_std::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, DecisionCallback, RawCallback, ToastKind,
 };
 use hooks_std::gate::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};

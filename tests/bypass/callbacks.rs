@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use hooks::std_hooks::Database;
-use hooks::std_hooks::channel::feishu::{
+use hooks::std_hooks::gate::channel::feishu::{
     CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, SignedCallback, signature,
 };
 use hooks::std_hooks::gate::{

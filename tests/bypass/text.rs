@@ -5,7 +5,7 @@
 
 use hooks_runtime::HookContext;
 use hooks_std::Redactor;
-use hooks_std::channel::feishu::approval_card;
+use hooks_std::gate::channel::feishu::approval_card;
 use hooks_std::gate::{ApproverScope, ConfirmationRequest, ConfirmationStatus};
 use hooks_std::rate_limit::{connector_key, user_key};
 use hooks_std::text::{escape_hidden, escape_hidden_in_json, is_hidden};

@@ -13,8 +13,8 @@ use super::reply_window::ReplyWindow;
 use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
 use super::store::{ConfirmationStore, DecideOutcome, EventDecision};
 use super::wakeup::{Subscription, Waiters, listen_for_decisions, poll_decisions};
-use crate::channel::{Channel, DecisionCallback, ToastKind};
 use crate::config::duration_text;
+use crate::gate::channel::{Channel, DecisionCallback, ToastKind};
 use crate::storage::StorageError;
 
 /// Timing of the background work behind [`Approvals`].

@@ -6,11 +6,16 @@
 //!   router: event dedup, channel binding, approver scope, waking waiters
 //!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
 //! * [`ApprovalGate`] — the pre hook that creates or resumes a request,
-//!   sends the card through a [`Channel`](crate::channel::Channel) and waits.
+//!   sends the card through a [`Channel`](channel::Channel) and waits.
+//! * [`channel`] — where the gate talks to people (Feishu/Lark first). It
+//!   lives under the gate because it speaks the gate's types (requests,
+//!   decisions); the gate's state machine never depends on a particular channel.
 
 mod approvals;
 mod approvers;
 mod card_claim;
+pub mod channel;
+mod columns;
 mod digest;
 mod hook;
 mod reply_window;
@@ -22,6 +27,7 @@ mod wakeup;
 pub use approvals::{Approvals, ApprovalsConfig, CallbackOutcome, SweepReport};
 pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirectory, may_decide};
 pub use card_claim::CardClaim;
+pub use columns::UnknownColumnValue;
 pub use digest::args_digest;
 pub use hook::{ApprovalGate, ApprovalGateConfig};
 pub use request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};

@@ -131,8 +131,12 @@ impl ApproverScope {
     }
 }
 
-/// A stored confirmation request (a row of `confirmation_requests`).
-#[derive(Debug, Clone, PartialEq)]
+/// A stored confirmation request (a row of `confirmation_requests`), decoded
+/// from the database as it is: the status and scope columns into their enums
+/// (an unknown value is a decode error, see
+/// [`UnknownColumnValue`](super::UnknownColumnValue)), the JSON
+/// columns into values.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct ConfirmationRequest {
     /// The request's id (a UUID v4), carried in the card's buttons.
     pub id: String,
@@ -141,6 +145,7 @@ pub struct ConfirmationRequest {
     /// The gated tool.
     pub tool_name: String,
     /// The arguments the tool would run with.
+    #[sqlx(json)]
     pub args: Value,
     /// SHA-256 over the tool name and the canonical JSON of the arguments.
     pub args_digest: String,
@@ -153,6 +158,7 @@ pub struct ConfirmationRequest {
     /// Who may decide.
     pub approver_scope: ApproverScope,
     /// Users who may decide whatever the scope.
+    #[sqlx(json)]
     pub approver_allowlist: Vec<String>,
     /// The channel kind, e.g. `feishu`.
     pub channel_kind: String,

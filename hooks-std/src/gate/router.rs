@@ -9,7 +9,7 @@ use axum::routing::post;
 use serde_json::json;
 
 use super::approvals::Approvals;
-use crate::channel::{Callback, CallbackError, CallbackReply, RawCallback};
+use crate::gate::channel::{Callback, CallbackError, CallbackReply, RawCallback};
 
 /// Callback bodies are small; anything larger is refused unread.
 const MAX_BODY: usize = 64 * 1024;

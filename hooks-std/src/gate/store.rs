@@ -10,11 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use sqlx::FromRow;
 use sqlx::types::Json;
 
 use super::card_claim::CardClaim;
-use super::request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
+use super::request::{ApproverScope, ConfirmationRequest, Decision};
 use crate::storage::{Database, StorageError, on_pool};
 
 /// Like `on_pool!`, for statements that write: on SQLite they take the
@@ -95,77 +94,6 @@ pub enum EventDecision {
     /// The caller withdrew before the commit (its reply was already due):
     /// rolled back, nothing changed, the event id stays unused.
     Withdrawn,
-}
-
-/// One row as the database returns it.
-#[derive(FromRow)]
-struct Row {
-    id: String,
-    idempotency_key: String,
-    tool_name: String,
-    #[sqlx(json)]
-    args: Value,
-    args_digest: String,
-    agent_id: String,
-    initiator_user_id: String,
-    org_id: String,
-    approver_scope: String,
-    #[sqlx(json)]
-    approver_allowlist: Vec<String>,
-    channel_kind: String,
-    channel_id: String,
-    mode: String,
-    status: String,
-    created_at_ms: i64,
-    expires_at_ms: i64,
-    decided_at_ms: Option<i64>,
-    decided_by: Option<String>,
-    reason: Option<String>,
-    message_ref: Option<String>,
-    consumed_at_ms: Option<i64>,
-}
-
-impl TryFrom<Row> for ConfirmationRequest {
-    type Error = sqlx::Error;
-
-    fn try_from(row: Row) -> Result<Self, Self::Error> {
-        let corrupt = |column: &str, value: &str| {
-            sqlx::Error::Decode(
-                format!("confirmation_requests.{column} holds an unknown value \"{value}\"").into(),
-            )
-        };
-        Ok(ConfirmationRequest {
-            status: ConfirmationStatus::parse(&row.status)
-                .ok_or_else(|| corrupt("status", &row.status))?,
-            approver_scope: ApproverScope::parse(&row.approver_scope)
-                .ok_or_else(|| corrupt("approver_scope", &row.approver_scope))?,
-            id: row.id,
-            idempotency_key: row.idempotency_key,
-            tool_name: row.tool_name,
-            args: row.args,
-            args_digest: row.args_digest,
-            agent_id: row.agent_id,
-            initiator_user_id: row.initiator_user_id,
-            org_id: row.org_id,
-            approver_allowlist: row.approver_allowlist,
-            channel_kind: row.channel_kind,
-            channel_id: row.channel_id,
-            mode: row.mode,
-            created_at_ms: row.created_at_ms,
-            expires_at_ms: row.expires_at_ms,
-            decided_at_ms: row.decided_at_ms,
-            decided_by: row.decided_by,
-            reason: row.reason,
-            message_ref: row.message_ref,
-            consumed_at_ms: row.consumed_at_ms,
-        })
-    }
-}
-
-fn rows(rows: Vec<Row>) -> Result<Vec<ConfirmationRequest>, sqlx::Error> {
-    rows.into_iter()
-        .map(ConfirmationRequest::try_from)
-        .collect()
 }
 
 /// Confirmation requests in the hooks' database (`confirmation_requests`).
@@ -283,17 +211,11 @@ impl ConfirmationStore {
         what: impl FnOnce() -> String,
     ) -> Result<Option<ConfirmationRequest>, StorageError> {
         let sql = self.sql(template);
-        let row: Option<Row> = on_pool!(&self.database, pool => sqlx::query_as(&sql)
+        on_pool!(&self.database, pool => sqlx::query_as(&sql)
             .bind(param)
             .fetch_optional(pool)
             .await)
-        .map_err(StorageError::query(what()))?;
-        row.map(ConfirmationRequest::try_from)
-            .transpose()
-            .map_err(|source| StorageError::Query {
-                what: "decoding a confirmation request".into(),
-                source,
-            })
+        .map_err(StorageError::query(what()))
     }
 
     /// Records the channel's reference to the card of request `id`, sent
@@ -371,18 +293,19 @@ impl ConfirmationStore {
              decided_by = $2, reason = $3 \
              WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
         );
-        let row: Option<Row> = on_pool_write!(self, pool => sqlx::query_as(&sql)
+        let decided: Option<ConfirmationRequest> =
+            on_pool_write!(self, pool => sqlx::query_as(&sql)
             .bind(decision.status().as_str())
             .bind(decided_by)
             .bind(reason)
             .bind(id)
             .fetch_optional(pool)
             .await)
-        .map_err(StorageError::query(format!(
-            "recording a decision on confirmation request {id}"
-        )))?;
-        if let Some(row) = row {
-            return Ok(DecideOutcome::Decided(self.decode(row)?));
+            .map_err(StorageError::query(format!(
+                "recording a decision on confirmation request {id}"
+            )))?;
+        if let Some(decided) = decided {
+            return Ok(DecideOutcome::Decided(decided));
         }
         match self.get(id).await? {
             None => Ok(DecideOutcome::NotFound),
@@ -446,28 +369,28 @@ impl ConfirmationStore {
                 tx.rollback().await?;
                 return Ok(EventDecision::Replayed);
             }
-            let decided: Option<Row> = sqlx::query_as(&decide)
+            let decided: Option<ConfirmationRequest> = sqlx::query_as(&decide)
                 .bind(decision.status().as_str())
                 .bind(decided_by)
                 .bind(id)
                 .fetch_optional(&mut *tx)
                 .await?;
             let outcome = match decided {
-                Some(row) => DecideOutcome::Decided(row.try_into()?),
+                Some(request) => DecideOutcome::Decided(request),
                 None => {
-                    let found: Option<Row> =
+                    let found: Option<ConfirmationRequest> =
                         sqlx::query_as(&current).bind(id).fetch_optional(&mut *tx).await?;
-                    match found.map(ConfirmationRequest::try_from).transpose()? {
+                    match found {
                         None => DecideOutcome::NotFound,
                         Some(request) if request.status.is_terminal() => {
                             DecideOutcome::AlreadyFinal(request)
                         }
                         // Pending, yet not decidable: past its deadline.
                         Some(request) => {
-                            let expired: Option<Row> =
+                            let expired: Option<ConfirmationRequest> =
                                 sqlx::query_as(&expire).bind(id).fetch_optional(&mut *tx).await?;
                             match expired {
-                                Some(row) => DecideOutcome::PastDeadline(row.try_into()?),
+                                Some(expired) => DecideOutcome::PastDeadline(expired),
                                 None => DecideOutcome::AlreadyFinal(request),
                             }
                         }
@@ -509,14 +432,13 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
              decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
         );
-        let row: Option<Row> = on_pool_write!(self, pool => sqlx::query_as(&sql)
+        on_pool_write!(self, pool => sqlx::query_as(&sql)
             .bind(id)
             .fetch_optional(pool)
             .await)
         .map_err(StorageError::query(format!(
             "expiring confirmation request {id}"
-        )))?;
-        row.map(|row| self.decode(row)).transpose()
+        )))
     }
 
     /// Cancels request `id` if it is still pending and its card was never
@@ -531,15 +453,14 @@ impl ConfirmationStore {
              decided_by = 'system', reason = $1 WHERE id = $2 AND status = 'pending' \
              AND message_ref IS NULL RETURNING {columns}",
         );
-        let row: Option<Row> = on_pool_write!(self, pool => sqlx::query_as(&sql)
+        on_pool_write!(self, pool => sqlx::query_as(&sql)
             .bind(reason)
             .bind(id)
             .fetch_optional(pool)
             .await)
         .map_err(StorageError::query(format!(
             "cancelling confirmation request {id}"
-        )))?;
-        row.map(|row| self.decode(row)).transpose()
+        )))
     }
 
     /// Expires every pending request of channel `channel_kind`/`channel_id`
@@ -668,24 +589,13 @@ impl ConfirmationStore {
         (kind, channel, param): (&str, &str, Option<i64>),
         what: &str,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        let found: Vec<Row> = on_pool_write!(self, pool => {
+        on_pool_write!(self, pool => {
             let mut query = sqlx::query_as(sql).bind(kind).bind(channel);
             if let Some(param) = param {
                 query = query.bind(param);
             }
             query.fetch_all(pool).await
         })
-        .map_err(StorageError::query(what))?;
-        rows(found).map_err(|source| StorageError::Query {
-            what: what.to_owned(),
-            source,
-        })
-    }
-
-    fn decode(&self, row: Row) -> Result<ConfirmationRequest, StorageError> {
-        ConfirmationRequest::try_from(row).map_err(|source| StorageError::Query {
-            what: "decoding a confirmation request".into(),
-            source,
-        })
+        .map_err(StorageError::query(what))
     }
 }

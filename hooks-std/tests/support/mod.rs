@@ -6,7 +6,16 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use hooks_runtime::{Built, BuiltItem, HookRegistryBuilder};
 use hooks_std::Database;
+
+/// Adds what a factory built (a hook or an observer) to `builder`.
+pub fn add(builder: HookRegistryBuilder, built: Built) -> HookRegistryBuilder {
+    match built.item {
+        BuiltItem::Hook(hook) => builder.hook(hook),
+        BuiltItem::Observer(observer) => builder.observer(observer),
+    }
+}
 
 /// A SQLite file database in a fresh temporary directory (WAL mode), and the
 /// directory guard that deletes it.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::channel::ChannelError;
+use crate::gate::channel::ChannelError;
 
 /// The Open API host of Feishu (mainland China).
 pub const FEISHU_BASE_URL: &str = "https://open.feishu.cn";
@@ -23,12 +23,12 @@ pub const LARK_BASE_URL: &str = "https://open.larksuite.com";
 /// can reach the callback URL could press the buttons.
 ///
 /// ```
-/// use hooks_std::channel::feishu::FeishuConfig;
+/// use hooks_std::gate::channel::feishu::FeishuConfig;
 /// let config: FeishuConfig = serde_json::from_value(serde_json::json!({
 ///     "app_id": "cli_a1b2", "app_secret": "s3cr3t", "chat_id": "oc_123",
 ///     "verification_token": "vt", "encrypt_key": "ek", "timestamp_window": "2m",
 /// })).unwrap();
-/// assert_eq!(config.base_url, hooks_std::channel::feishu::FEISHU_BASE_URL);
+/// assert_eq!(config.base_url, hooks_std::gate::channel::feishu::FEISHU_BASE_URL);
 /// assert_eq!(config.timestamp_window.as_secs(), 120);
 /// config.validate().unwrap();
 /// ```

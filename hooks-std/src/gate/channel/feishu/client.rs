@@ -12,11 +12,11 @@ use tokio::time::Instant;
 use super::callback::verify_at;
 use super::card::{approval_card, outcome_card};
 use super::config::FeishuConfig;
-use crate::channel::{
+use crate::gate::ConfirmationRequest;
+use crate::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelError, ChannelFuture, RawCallback,
     ToastKind,
 };
-use crate::gate::ConfirmationRequest;
 
 /// A cached tenant_access_token is replaced when less than this much of its
 /// lifetime remains.

@@ -9,12 +9,15 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+#[cfg(any(test, feature = "test-util"))]
+use cbc::cipher::BlockEncryptMut;
 use cbc::cipher::block_padding::Pkcs7;
-use cbc::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit};
+use cbc::cipher::{BlockDecryptMut, KeyIvInit};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 type Aes256CbcDec = cbc::Decryptor<aes::Aes256>;
+#[cfg(any(test, feature = "test-util"))]
 type Aes256CbcEnc = cbc::Encryptor<aes::Aes256>;
 
 /// AES block size, which is also the IV length.
@@ -60,7 +63,7 @@ fn derive_key(encrypt_key: &str) -> [u8; 32] {
 /// unpadding, UTF-8 text.
 ///
 /// ```
-/// use hooks_std::channel::feishu::decrypt;
+/// use hooks_std::gate::channel::feishu::decrypt;
 /// let text = decrypt("test key", "P37w+VZImNgPEO1RBhJ6RtKl7n6zymIbEG1pReEzghk=").unwrap();
 /// assert_eq!(text, "hello world");
 /// ```
@@ -90,6 +93,11 @@ pub fn decrypt(encrypt_key: &str, encrypted_b64: &str) -> Result<String, Decrypt
 /// Encrypts `plaintext` the way Feishu does (the inverse of [`decrypt`]) with
 /// the given IV, returning the base64 text for an `{"encrypt": ...}` body.
 /// Used by [`FakeFeishu`](super::FakeFeishu); pass a random IV.
+///
+/// Test support, behind the `test-util` feature: a production agent only
+/// ever decrypts, so a default build does not ship the means to forge a
+/// callback body.
+#[cfg(any(test, feature = "test-util"))]
 pub fn encrypt(encrypt_key: &str, plaintext: &str, iv: [u8; 16]) -> String {
     let key = derive_key(encrypt_key);
     let message = plaintext.as_bytes();

@@ -16,8 +16,8 @@ use subtle::ConstantTimeEq;
 
 use super::config::FeishuConfig;
 use super::crypto::{decrypt, verify_signature};
-use crate::channel::{Callback, CallbackError, DecisionCallback, RawCallback};
 use crate::gate::Decision;
+use crate::gate::channel::{Callback, CallbackError, DecisionCallback, RawCallback};
 
 /// The header carrying the request's Unix time in seconds.
 pub const TIMESTAMP_HEADER: &str = "x-lark-request-timestamp";
@@ -283,7 +283,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Header<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::channel::feishu::crypto::{encrypt, signature};
+    use crate::gate::channel::feishu::crypto::{encrypt, signature};
     use axum::http::HeaderValue;
     use serde_json::json;
 

@@ -9,8 +9,8 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use hooks_std::channel::Channel;
-//! use hooks_std::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
+//! use hooks_std::gate::channel::Channel;
+//! use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
 //!
 //! let fake = FakeFeishu::start(FakeFeishuConfig::default()).await.unwrap();
 //! let channel = FeishuChannel::new(fake.feishu_config("oc_approvals")).unwrap();
@@ -148,7 +148,7 @@ pub struct SignedCallback {
 
 impl SignedCallback {
     /// The three `X-Lark-*` headers plus `Content-Type`, for calling
-    /// [`Channel::verify_callback`](crate::channel::Channel::verify_callback)
+    /// [`Channel::verify_callback`](crate::gate::channel::Channel::verify_callback)
     /// directly.
     pub fn headers(&self) -> HeaderMap {
         let mut headers = HeaderMap::new();

@@ -9,21 +9,24 @@
 //! schema 2.0), encrypted and signed with the app's Encrypt Key, which is
 //! therefore mandatory in [`FeishuConfig`]. The **legacy card callback**
 //! (`card.action.trigger_v1`, "消息卡片回传交互（旧）") is refused with
-//! [`CallbackError::Unsupported`](crate::channel::CallbackError::Unsupported):
+//! [`CallbackError::Unsupported`](crate::gate::channel::CallbackError::Unsupported):
 //! Feishu neither encrypts it nor signs it with the Encrypt Key (its only
 //! signature is a SHA-1 over the Verification Token, which travels in every
 //! event), so it cannot be authenticated as strongly, and it cannot answer
 //! with a Card JSON 2.0 card. Switch the app to the new callback in the
 //! developer console (Events & Callbacks → Callback Configuration).
 //!
-//! [`FakeFeishu`] is test support: a local fake of the Open API that also
-//! plays the user's side by delivering encrypted, signed button presses.
+//! `FakeFeishu` is test support: a local fake of the Open API that also
+//! plays the user's side by delivering encrypted, signed button presses. It
+//! and `encrypt` exist only with the `test-util` feature, never in a default
+//! build.
 
 mod callback;
 mod card;
 mod client;
 mod config;
 mod crypto;
+#[cfg(feature = "test-util")]
 mod fake;
 
 pub use callback::{CARD_ACTION_EVENT_TYPE, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER};
@@ -33,5 +36,8 @@ pub use client::{
     TOKEN_ERROR_CODES, TOKEN_REFRESH_MARGIN,
 };
 pub use config::{FEISHU_BASE_URL, FeishuConfig, LARK_BASE_URL};
-pub use crypto::{DecryptError, decrypt, encrypt, signature, verify_signature};
+#[cfg(feature = "test-util")]
+pub use crypto::encrypt;
+pub use crypto::{DecryptError, decrypt, signature, verify_signature};
+#[cfg(feature = "test-util")]
 pub use fake::{CardClick, FakeFeishu, FakeFeishuConfig, SentCard, SignedCallback};
