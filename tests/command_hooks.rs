@@ -1043,6 +1043,42 @@ async fn a_grandchild_holding_stdout_neither_delays_the_decision_nor_survives() 
     );
 }
 
+/// Review D 5: a catchable signal to the supervisor (the script's own
+/// `kill -HUP $PPID`, or an operator's `pkill -HUP <agent>`, which matches
+/// supervisors by name) neither ends it early — letting a fail_open hook's
+/// call through — nor lets the tree escape. TERM, the runtime's own stop
+/// signal, counts only when the runtime sends it.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_signal_to_the_supervisor_neither_lets_the_call_through_nor_the_tree_escape() {
+    for (test, signal) in [
+        (6, "HUP"),
+        (7, "INT"),
+        (8, "QUIT"),
+        (9, "USR1"),
+        (10, "ALRM"),
+        (11, "TERM"),
+    ] {
+        let marker = Lingering::new(test);
+        let spec = spec(
+            CommandEvent::PreToolUse,
+            &["linger.sh", "signal-parent", &marker.0, signal],
+        );
+        let report = call(&fail_open(spec), sql_call()).await;
+        assert!(!report.tool_ran, "SIG{signal}: {}", report.observation);
+        assert_eq!(
+            blocked_reason(&report),
+            format!("blocked after SIG{signal}"),
+            "SIG{signal}"
+        );
+        assert_eq!(
+            marker.survivors(),
+            Vec::<u32>::new(),
+            "SIG{signal}: a process outlived the hook"
+        );
+    }
+}
+
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn an_abandoned_hook_leaves_no_process_behind() {

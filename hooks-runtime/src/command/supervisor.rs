@@ -35,6 +35,14 @@
 //! supervisor itself is killed with `SIGKILL`, the tree is reparented upwards
 //! and survives.
 //!
+//! **Signals.** The supervisor blocks every signal that can be blocked, so a
+//! catchable signal sent to it (by the command, or by an operator's `pkill`,
+//! which matches it by the agent's name) is never delivered; [`STOP`] ends
+//! it early only when the runtime's process sent it. `SIGKILL` and
+//! `SIGSTOP` cannot be blocked: `SIGKILL` lets the tree escape as above, and
+//! a stopped supervisor waits until the hook's timeout, when the runtime
+//! kills it (`SIGKILL`) and the tree escapes the same way.
+//!
 //! **Constraints.** Everything here runs in a child forked from a
 //! multi-threaded process: only async-signal-safe calls are allowed — raw
 //! `libc` calls on stack memory; no allocation, no locks, no panics.
@@ -138,6 +146,16 @@ unsafe fn supervise(command: libc::pid_t, runtime: libc::pid_t, waited: &libc::s
     // SAFETY: async-signal-safe calls on stack memory only.
     unsafe {
         reset_signal_handlers();
+        // Every signal that can be blocked stays pending and does nothing:
+        // a catchable signal (the command's `kill -HUP $PPID`, an operator's
+        // `pkill -HUP <agent>`, which matches supervisors by name) must not
+        // end the supervisor before the command, or the runtime would read
+        // the signal as the command's failure and the tree would escape.
+        // `SIGCHLD` and `STOP` are taken with `sigtimedwait` below; `SIGKILL`
+        // and `SIGSTOP` cannot be blocked.
+        let mut all = empty_set();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
         // A re-raised crash signal must not dump this copy of the runtime.
         let no_core = libc::rlimit {
             rlim_cur: 0,
@@ -169,8 +187,12 @@ unsafe fn supervise(command: libc::pid_t, runtime: libc::pid_t, waited: &libc::s
             if status.is_some() {
                 break;
             }
-            let signal = libc::sigtimedwait(waited, std::ptr::null_mut(), &tick);
-            if signal == STOP || libc::getppid() != runtime {
+            let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();
+            let signal = libc::sigtimedwait(waited, info.as_mut_ptr(), &tick);
+            // `STOP` counts only from the runtime: from anyone else (the
+            // command itself, a stray `pkill`) it is consumed and ignored.
+            let from_runtime = signal == STOP && info.assume_init_ref().si_pid() == runtime;
+            if from_runtime || libc::getppid() != runtime {
                 break;
             }
         }
