@@ -41,25 +41,30 @@ const KILL_MARGIN: Duration = Duration::from_secs(4);
 ///   `org_id`, `surface`, `agent_path`, `metadata`). The tool arguments reach
 ///   the command only there: never on its command line, never in its
 ///   environment.
-/// - **Exit 0**: stdout that starts with `{` (after byte order marks and
-///   whitespace) is the Claude Code JSON output
+/// - **Exit 0**: stdout that opens like a JSON object (`{"` or `{}`, after
+///   byte order marks and whitespace) is the Claude Code JSON output
 ///   (`continue`/`stopReason`, `decision: "block"`/`reason`,
 ///   `hookSpecificOutput.permissionDecision` `allow`/`deny`/`ask`,
 ///   `updatedInput`, `updatedToolOutput`, `additionalContext`); invalid JSON
 ///   is a failure. Other stdout is the session's context at session start,
-///   and a side effect in the trace otherwise — unless it looks like it holds
-///   a decision (a `{"` or a quoted protocol key anywhere, a line starting
-///   with `{`, a JSON array), which is a failure.
+///   and a side effect in the trace otherwise — unless it, or stderr, holds
+///   a decision (a deciding key in quotes followed by `:`, a JSON object
+///   holding one, an array of objects, double-encoded JSON), which is a
+///   failure.
 /// - **Output that cannot be read in full** after exit 0 — over the cap, not
 ///   UTF-8, invalid or protocol-breaking JSON, a decision hidden in plain
-///   text — blocks **even under `on_error: fail_open`**: the command decided
-///   something, and the model can often make it unreadable (a long argument
-///   quoted in the reason), which would otherwise turn a deny into an allow.
+///   text or on stderr — blocks **even under `on_error: fail_open`**: the
+///   command decided something, and the model can often make it unreadable
+///   (a long argument quoted in the reason), which would otherwise turn a
+///   deny into an allow. At session start the hook's own policy applies (the
+///   model has written nothing yet).
 /// - **Exit 2**: blocks (withholds the result, for post hooks) with stderr as
 ///   the reason; at session start it is a failure, which stops the session.
 /// - **Anything else** — another exit code, a signal, a command that cannot
 ///   start, a timeout — is a hook failure, which blocks unless the spec says
-///   `on_error: fail_open`. This is stricter than Claude Code, on purpose.
+///   `on_error: fail_open`; but a command that printed a decision other than
+///   a plain allow (or unreadable stdout) before it failed blocks even then.
+///   This is stricter than Claude Code, on purpose.
 /// - **`ask`** goes to the [`AskHandler`] (the approval gate) if there is
 ///   one, and blocks otherwise.
 ///
