@@ -19,8 +19,8 @@ use hooks_std::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
 };
 use hooks_std::gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationRequest, ConfirmationStatus,
-    ConfirmationStore, Decision, StaticDirectory,
+    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationMode, ConfirmationRequest,
+    ConfirmationStatus, ConfirmationStore, Decision, StaticDirectory,
 };
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -757,7 +757,7 @@ async fn the_sweeper_only_touches_its_own_channel() {
             approver_allowlist: vec![],
             channel_kind: "feishu".into(),
             channel_id: "oc_other".into(),
-            mode: "metadata".into(),
+            mode: ConfirmationMode::Metadata,
             timeout: Duration::from_millis(10),
         })
         .await

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use hooks_std::Database;
 use hooks_std::gate::{
-    ApproverScope, ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision, EventDecision,
-    NewConfirmation, args_digest,
+    ApproverScope, ConfirmationMode, ConfirmationStatus, ConfirmationStore, DecideOutcome,
+    Decision, EventDecision, NewConfirmation, args_digest,
 };
 use serde_json::json;
 
@@ -27,7 +27,7 @@ fn new_request(key: &str, timeout: Duration) -> NewConfirmation {
         approver_allowlist: vec!["cfo".into()],
         channel_kind: "feishu".into(),
         channel_id: "oc_finance".into(),
-        mode: "metadata".into(),
+        mode: ConfirmationMode::Metadata,
         timeout,
     }
 }
@@ -538,7 +538,7 @@ async fn corrupt(database: &Database, id: &str, column: &str, value: &str) {
     assert_eq!(updated, 1);
 }
 
-/// A row whose status or scope this crate does not know is a clear error
+/// A row whose status, scope or mode this crate does not know is a clear error
 /// everywhere it is read, never a guess: read as `pending` it could be
 /// approved, read under another scope the wrong person could decide it.
 async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)]) {
@@ -571,26 +571,31 @@ async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)])
 }
 
 #[tokio::test]
-async fn unknown_status_or_scope_in_the_database_is_an_error_on_sqlite() {
+async fn unknown_status_scope_or_mode_in_the_database_is_an_error_on_sqlite() {
     let (database, _url, _dir) = support::sqlite_file().await;
     unknown_values_are_errors(
         database,
         &[
             ("status", "approved_by_root"),
             ("approver_scope", "everyone"),
+            ("mode", "by_magic"),
         ],
     )
     .await;
 }
 
 #[tokio::test]
-async fn unknown_scope_in_the_database_is_an_error_on_postgres() {
+async fn unknown_scope_or_mode_in_the_database_is_an_error_on_postgres() {
     let Some(database) = support::postgres("unknown_scope_on_postgres").await else {
         return;
     };
     // PostgreSQL enforces the status CHECK constraint (no way around it
-    // short of dropping it); the scope column has none.
-    unknown_values_are_errors(database, &[("approver_scope", "everyone")]).await;
+    // short of dropping it); the scope and mode columns have none.
+    unknown_values_are_errors(
+        database,
+        &[("approver_scope", "everyone"), ("mode", "by_magic")],
+    )
+    .await;
 }
 
 #[tokio::test]

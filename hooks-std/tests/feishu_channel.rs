@@ -17,7 +17,9 @@ use hooks_std::gate::channel::feishu::{
 use hooks_std::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, DecisionCallback, RawCallback, ToastKind,
 };
-use hooks_std::gate::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
+use hooks_std::gate::{
+    ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
+};
 use serde_json::{Value, json};
 
 const CHAT: &str = "oc_approvals";
@@ -36,7 +38,7 @@ fn request(id: &str) -> ConfirmationRequest {
         approver_allowlist: vec!["ou_cfo".to_owned()],
         channel_kind: "feishu".to_owned(),
         channel_id: CHAT.to_owned(),
-        mode: "metadata".to_owned(),
+        mode: ConfirmationMode::Metadata,
         status: ConfirmationStatus::Pending,
         created_at_ms: 1_700_000_000_000,
         expires_at_ms: 1_700_000_600_000,

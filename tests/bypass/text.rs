@@ -6,7 +6,7 @@
 use hooks_runtime::HookContext;
 use hooks_std::Redactor;
 use hooks_std::gate::channel::feishu::approval_card;
-use hooks_std::gate::{ApproverScope, ConfirmationRequest, ConfirmationStatus};
+use hooks_std::gate::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use hooks_std::rate_limit::{connector_key, user_key};
 use hooks_std::text::{escape_hidden, escape_hidden_in_json, is_hidden};
 use proptest::prelude::*;
@@ -127,7 +127,7 @@ fn request(tool: &str, args: Value) -> ConfirmationRequest {
         approver_allowlist: Vec::new(),
         channel_kind: "feishu".into(),
         channel_id: "oc_1".into(),
-        mode: "metadata".into(),
+        mode: ConfirmationMode::Metadata,
         status: ConfirmationStatus::Pending,
         created_at_ms: 0,
         expires_at_ms: 1_700_000_000_000,

@@ -1,6 +1,6 @@
 //! The enum columns of `confirmation_requests`, decoded by sqlx.
 //!
-//! `status` and `approver_scope` are stored as text (readable in any SQL
+//! `status`, `approver_scope` and `mode` are stored as text (readable in any SQL
 //! client, checkable by a constraint) and read straight into their enums,
 //! on SQLite and PostgreSQL alike. A value this crate does not know is a
 //! decode error naming the column and the value, never a guess: a row read
@@ -9,7 +9,7 @@
 
 use sqlx::error::BoxDynError;
 
-use super::request::{ApproverScope, ConfirmationStatus};
+use super::request::{ApproverScope, ConfirmationMode, ConfirmationStatus};
 
 /// A `confirmation_requests` row holds a value this crate does not know: the
 /// row was written by another program or a newer version. The row is not
@@ -53,6 +53,18 @@ impl TryFrom<String> for ApproverScope {
     }
 }
 
+impl TryFrom<String> for ConfirmationMode {
+    type Error = UnknownColumnValue;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        Self::parse(&text).ok_or(UnknownColumnValue {
+            column: "mode",
+            value: text,
+            expected: "metadata, require_all, when, ask",
+        })
+    }
+}
+
 /// Makes a text-backed enum a sqlx column type on every database whose text
 /// type `String` is, decoding through its `TryFrom<String>`.
 macro_rules! text_column {
@@ -82,4 +94,4 @@ macro_rules! text_column {
     )*};
 }
 
-text_column!(ConfirmationStatus, ApproverScope);
+text_column!(ConfirmationStatus, ApproverScope, ConfirmationMode);

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::approvals::Approvals;
 use super::card_claim::CardClaim;
 use super::digest::args_digest;
-use super::request::{ApproverScope, ConfirmationRequest, ConfirmationStatus};
+use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
 use crate::config::{ConfigError, duration_text, parse_config};
 
@@ -118,20 +118,24 @@ impl ApprovalGate {
         Self::with_config(approvals, parse_config(Self::NAME, config)?)
     }
 
-    /// Why `ctx` needs confirmation (`metadata`, `require_all`, `when`), or `None`.
-    pub fn trigger(&self, ctx: &HookContext) -> Option<&'static str> {
+    /// Why `ctx` needs confirmation, or `None`.
+    pub fn trigger(&self, ctx: &HookContext) -> Option<ConfirmationMode> {
         if requires_confirmation(ctx.metadata.get("requires_confirmation")) {
-            Some("metadata")
+            Some(ConfirmationMode::Metadata)
         } else if self.config.require_confirmation_for_all {
-            Some("require_all")
+            Some(ConfirmationMode::RequireAll)
         } else if self.when.as_ref().is_some_and(|when| when.matches(ctx)) {
-            Some("when")
+            Some(ConfirmationMode::When)
         } else {
             None
         }
     }
 
-    async fn gate(&self, ctx: &HookContext, mode: &str) -> Result<HookResult, HookError> {
+    async fn gate(
+        &self,
+        ctx: &HookContext,
+        mode: ConfirmationMode,
+    ) -> Result<HookResult, HookError> {
         let store = self.approvals.store();
         let channel = self.approvals.channel();
         let digest = args_digest(&ctx.tool_name, &ctx.tool_args);
@@ -147,7 +151,7 @@ impl ApprovalGate {
             approver_allowlist: self.config.approvers.clone(),
             channel_kind: channel.kind().to_owned(),
             channel_id: channel.channel_id().to_owned(),
-            mode: mode.to_owned(),
+            mode,
             timeout: self.config.timeout,
         };
         let (request, _created) = store
@@ -331,7 +335,7 @@ impl Hook for ApprovalGate {
     }
 
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(self.gate(ctx, self.trigger(ctx).unwrap_or("metadata")))
+        Box::pin(self.gate(ctx, self.trigger(ctx).unwrap_or(ConfirmationMode::Metadata)))
     }
 
     fn timeout(&self) -> Duration {
@@ -358,7 +362,7 @@ impl PreToolUseHook for ApprovalGate {}
 impl AskHandler for ApprovalGate {
     fn ask<'a>(&'a self, ctx: &'a HookContext, reason: &'a str) -> HookFuture<'a> {
         tracing::info!(tool = %ctx.tool_name, %reason, "a hook asked for approval");
-        Box::pin(self.gate(ctx, "ask"))
+        Box::pin(self.gate(ctx, ConfirmationMode::Ask))
     }
 
     fn max_wait(&self) -> Duration {
@@ -385,11 +389,15 @@ fn requires_confirmation(value: Option<&Value>) -> bool {
 /// Without both ids a call cannot be recognised again, so it gets a fresh key.
 /// An "ask" from a command hook gets its own request, apart from one the
 /// gate's own trigger may have opened for the same call.
-fn idempotency_key(ctx: &HookContext, mode: &str) -> String {
+fn idempotency_key(ctx: &HookContext, mode: ConfirmationMode) -> String {
     if ctx.conversation_id.is_empty() || ctx.tool_call_id.is_empty() {
         format!("unkeyed:{}", uuid::Uuid::new_v4())
     } else {
-        let suffix = if mode == "ask" { ":ask" } else { "" };
+        let suffix = if mode == ConfirmationMode::Ask {
+            ":ask"
+        } else {
+            ""
+        };
         format!(
             "{}:{}:{}{suffix}",
             ctx.conversation_id.len(),

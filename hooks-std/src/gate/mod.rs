@@ -30,5 +30,7 @@ pub use card_claim::CardClaim;
 pub use columns::UnknownColumnValue;
 pub use digest::args_digest;
 pub use hook::{ApprovalGate, ApprovalGateConfig};
-pub use request::{ApproverScope, ConfirmationRequest, ConfirmationStatus, Decision};
+pub use request::{
+    ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
+};
 pub use store::{ConfirmationStore, DecideOutcome, EventDecision, NewConfirmation};

@@ -92,6 +92,48 @@ impl Decision {
     }
 }
 
+/// Why a call needed confirmation, stored with its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConfirmationMode {
+    /// The call's `metadata.requires_confirmation` asked for it.
+    Metadata,
+    /// The agent's `require_confirmation_for_all` is set.
+    RequireAll,
+    /// The gate's `when` expression matched.
+    When,
+    /// A command hook answered "ask".
+    Ask,
+}
+
+impl ConfirmationMode {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfirmationMode::Metadata => "metadata",
+            ConfirmationMode::RequireAll => "require_all",
+            ConfirmationMode::When => "when",
+            ConfirmationMode::Ask => "ask",
+        }
+    }
+
+    /// Parses a column value.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "metadata" => ConfirmationMode::Metadata,
+            "require_all" => ConfirmationMode::RequireAll,
+            "when" => ConfirmationMode::When,
+            "ask" => ConfirmationMode::Ask,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for ConfirmationMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Who may decide a request. The request's explicit allowlist is always
 /// honoured in addition to the scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize)]
@@ -164,8 +206,8 @@ pub struct ConfirmationRequest {
     pub channel_kind: String,
     /// The channel instance (e.g. the Feishu chat id); callbacks must come from it.
     pub channel_id: String,
-    /// Why confirmation was required: `metadata`, `require_all`, `when` or `ask`.
-    pub mode: String,
+    /// Why confirmation was required.
+    pub mode: ConfirmationMode,
     /// Where the request is in its life.
     pub status: ConfirmationStatus,
     /// Creation time, ms since the Unix epoch.

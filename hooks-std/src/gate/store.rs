@@ -13,7 +13,7 @@ use serde_json::Value;
 use sqlx::types::Json;
 
 use super::card_claim::CardClaim;
-use super::request::{ApproverScope, ConfirmationRequest, Decision};
+use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, Decision};
 use crate::storage::{Database, StorageError, on_pool};
 
 /// Like `on_pool!`, for statements that write: on SQLite they take the
@@ -63,7 +63,7 @@ pub struct NewConfirmation {
     /// The channel instance.
     pub channel_id: String,
     /// Why confirmation is required.
-    pub mode: String,
+    pub mode: ConfirmationMode,
     /// How long from now the request may be decided.
     pub timeout: Duration,
 }
@@ -168,7 +168,7 @@ impl ConfirmationStore {
             .bind(Json(&new.approver_allowlist))
             .bind(&new.channel_kind)
             .bind(&new.channel_id)
-            .bind(&new.mode)
+            .bind(new.mode.as_str())
             .bind(timeout_ms)
             .execute(pool)
             .await

@@ -242,7 +242,7 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::ApproverScope;
+    use crate::gate::{ApproverScope, ConfirmationMode};
 
     fn request() -> ConfirmationRequest {
         ConfirmationRequest {
@@ -258,7 +258,7 @@ mod tests {
             approver_allowlist: vec!["ou_*boss".into()],
             channel_kind: "feishu".into(),
             channel_id: "oc_1".into(),
-            mode: "metadata".into(),
+            mode: ConfirmationMode::Metadata,
             status: ConfirmationStatus::Pending,
             created_at_ms: 0,
             expires_at_ms: 1_700_000_000_123,
