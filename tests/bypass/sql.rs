@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use hooks_runtime::HookContext;
-use hooks_std::{ReadOnlyGuard, StaticOrgModes};
+use hooks_std::{FunctionAllowlist, ReadOnlyGuard, SqlClassifier, SqlDialect, StaticOrgModes};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -457,6 +457,130 @@ fn long_operator_chains_are_writes_without_overflow() {
     assert!(reason.is_some_and(|r| r.contains("too complex to classify safely")));
 }
 
+/// Asserts `sql` is a write found by measuring alone, before any parse:
+/// checked first with [`SqlClassifier::too_complex`], which parses nothing,
+/// so a missing bound fails this test instead of aborting the process on a
+/// parser stack overflow; only then through the guard.
+fn assert_too_complex_unparsed(config: Value, what: &str, sql: &str) {
+    let classifier = match config.get("dialect").and_then(Value::as_str) {
+        Some(name) => SqlClassifier::new(
+            vec![SqlDialect::from_name(name).expect("a dialect")],
+            FunctionAllowlist::default(),
+        ),
+        None => SqlClassifier::default(),
+    };
+    let measured = classifier.too_complex(sql);
+    assert!(
+        measured
+            .as_deref()
+            .is_some_and(|r| r.contains("to classify safely") && !r.contains("tokens")),
+        "{what}: measuring must refuse it below the token cap: {measured:?}"
+    );
+    let started = std::time::Instant::now();
+    let reason = sql_reason(&guard(config), sql);
+    assert_eq!(reason, measured, "{what}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{what}"
+    );
+}
+
+/// Constructs `sqlparser` recurses on once per word, with no bracket and no
+/// operator symbol: each repeated to just under [`MAX_TOKENS`] (the Snowflake
+/// JOIN chain and the INTERVAL chain overflowed even a 32 MiB stack and
+/// aborted the process at 1,500 and 3,000 levels).
+#[test]
+fn bracketless_recursion_is_a_write_unparsed() {
+    let cap = hooks_std::readonly::MAX_TOKENS;
+    // (what, head, repeated part, its tokens, tail)
+    let constructs: &[(&str, &str, &str, usize, &str)] = &[
+        ("JOIN", "SELECT * FROM a", " JOIN a", 2, ""),
+        ("INNER JOIN", "SELECT * FROM a", " INNER JOIN a", 3, ""),
+        ("LEFT JOIN", "SELECT * FROM a", " LEFT JOIN a", 3, ""),
+        ("RIGHT JOIN", "SELECT * FROM a", " RIGHT JOIN a", 3, ""),
+        (
+            "FULL OUTER JOIN",
+            "SELECT * FROM a",
+            " FULL OUTER JOIN a",
+            4,
+            "",
+        ),
+        ("CROSS JOIN", "SELECT * FROM a", " CROSS JOIN a", 3, ""),
+        ("NATURAL JOIN", "SELECT * FROM a", " NATURAL JOIN a", 3, ""),
+        ("CROSS APPLY", "SELECT * FROM a", " CROSS APPLY a", 3, ""),
+        ("INTERVAL", "SELECT ", "INTERVAL ", 1, "'1'"),
+        ("NOT", "SELECT ", "NOT ", 1, "1"),
+        ("unary minus", "SELECT ", "- ", 1, "1"),
+        ("unary plus", "SELECT ", "+ ", 1, "1"),
+        ("bitwise not", "SELECT ", "~ ", 1, "1"),
+        ("PRIOR", "SELECT ", "PRIOR ", 1, "a"),
+        ("EXISTS", "SELECT ", "EXISTS ", 1, "(SELECT 1)"),
+        ("ARRAY", "SELECT ", "ARRAY ", 1, "[1]"),
+        ("DATE", "SELECT ", "DATE ", 1, "'2026-01-01'"),
+        ("TIMESTAMP", "SELECT ", "TIMESTAMP ", 1, "'2026-01-01'"),
+        ("CASE", "SELECT ", "CASE WHEN a THEN ", 4, "1"),
+        ("AT TIME ZONE", "SELECT a", " AT TIME ZONE 'UTC'", 4, ""),
+        ("COLLATE", "SELECT a", " COLLATE c", 2, ""),
+        ("IS NOT", "SELECT a", " IS NOT NULL", 3, ""),
+    ];
+    for &(what, head, part, tokens, tail) in constructs {
+        let repeats = (cap - 8) / tokens;
+        let sql = format!("{head}{}{tail}", part.repeat(repeats));
+        assert_too_complex_unparsed(Value::Null, what, &sql);
+    }
+    // The reported attacks as sent, and narrowed to the dialect that crashed.
+    let joins = format!("SELECT * FROM a{}", " JOIN a".repeat(2_000));
+    assert_too_complex_unparsed(Value::Null, "2,000 joins", &joins);
+    assert_too_complex_unparsed(json!({"dialect": "snowflake"}), "snowflake joins", &joins);
+    let intervals = format!("SELECT {}'1'", "INTERVAL ".repeat(3_000));
+    assert_too_complex_unparsed(Value::Null, "3,000 intervals", &intervals);
+    // Everyday joins and a CASE stay reads.
+    let guard = guard(Value::Null);
+    let joined = format!(
+        "SELECT * FROM a{}",
+        (0..40)
+            .map(|i| format!(" LEFT JOIN b{i} ON b{i}.id = a.id"))
+            .collect::<String>()
+    );
+    assert_eq!(sql_reason(&guard, &joined), None);
+}
+
+/// A CASE's WHENs are siblings, not a chain: a long flat CASE stays a read,
+/// while CASEs nested in one another still count along the path.
+#[test]
+fn a_long_flat_case_is_a_read_but_deep_nesting_is_not() {
+    let guard = guard(Value::Null);
+    let whens: String = (0..400)
+        .map(|i| format!(" WHEN a = {i} THEN {i} + 1"))
+        .collect();
+    let sql = format!("SELECT CASE{whens} ELSE 0 END FROM t");
+    assert_eq!(sql_reason(&guard, &sql), None);
+    let nested = format!(
+        "SELECT {}1{} FROM t",
+        "CASE WHEN a = 1 THEN ".repeat(300),
+        " END".repeat(300)
+    );
+    assert_too_complex_unparsed(Value::Null, "nested CASE", &nested);
+}
+
+/// `OPTION (TABLE HINT(t, XLOCK))` takes the same locks as `WITH (XLOCK)`.
+#[test]
+fn query_hints_that_lock_are_writes() {
+    let guard = guard(Value::Null);
+    let mssql = self::guard(json!({"dialect": "mssql"}));
+    for sql in [
+        "SELECT a FROM t OPTION (TABLE HINT(t, XLOCK))",
+        "SELECT a FROM t OPTION (TABLE HINT (t, UPDLOCK))",
+        "SELECT a FROM t OPTION (MAXDOP 1, TABLE HINT(t, NOLOCK, HOLDLOCK))",
+        "select a from t option (table hint(t, tablockx))",
+    ] {
+        for guard in [&guard, &mssql] {
+            let reason = sql_reason(guard, sql);
+            assert!(reason.is_some(), "{sql}");
+        }
+    }
+}
+
 #[test]
 fn a_long_dotted_name_is_a_write_without_overflow() {
     let sql = format!("SELECT x{}", ".y".repeat(100_000));
@@ -568,6 +692,72 @@ fn every_string_argument_can_be_classified() {
     for args in reads {
         assert_eq!(reason(&all, args.clone()), None, "{args}");
     }
+}
+
+/// Writes whose first word is on no list of statement words: any string
+/// starting with a SQL keyword is classified.
+#[test]
+fn every_string_argument_starting_with_a_keyword_is_classified() {
+    let all = guard(json!({ "check_all_string_args": true }));
+    for command in [
+        "REASSIGN OWNED BY alice TO bob",
+        "PURGE BINARY LOGS BEFORE '2026-01-01'",
+        "ENABLE TRIGGER audit ON invoices",
+        "DISABLE TRIGGER ALL ON invoices",
+        "STOP REPLICA",
+        "CHANGE REPLICATION SOURCE TO SOURCE_HOST = 'evil'",
+        "RESTART",
+        "CLONE INSTANCE FROM 'root'@'evil':3306 IDENTIFIED BY 'x'",
+        "  restart",
+    ] {
+        let args = json!({"q": "SELECT 1", "command": command});
+        assert!(reason(&all, args).is_some(), "{command}");
+    }
+}
+
+/// Hostile argument shapes cost bounded memory and time: a long key over
+/// many items is refused by count, not expanded into a path per item.
+#[test]
+fn huge_argument_trees_are_a_write_without_expanding_them() {
+    let all = guard(json!({ "check_all_string_args": true }));
+    let args = json!({"sql": "SELECT 1", "k".repeat(2_000): vec![0; 20_000]});
+    let reason = reason(&all, args);
+    assert!(
+        reason
+            .as_deref()
+            .is_some_and(|r| r.contains("too many arguments to classify")),
+        "{reason:?}"
+    );
+    // A modest nested tree is still read through.
+    let args = json!({"sql": "SELECT 1", "rows": vec![json!({"id": 1, "tag": "x"}); 1_000]});
+    assert_eq!(self::reason(&all, args), None);
+}
+
+/// Every text is lexed and parsed under 13 dialects (twice with a `\r`):
+/// the tokens of one call are budgeted, so many keys each holding a big
+/// read cannot pin the worker for seconds.
+#[test]
+fn the_sql_of_one_call_has_a_token_budget() {
+    let guard = guard(Value::Null);
+    let columns = vec!["a"; 1_900].join(",");
+    let text = format!("SELECT {columns} FROM t\r");
+    let mut args = serde_json::Map::new();
+    for key in [
+        "sql", "SQL", "Sql", "sQl", "query", "QUERY", "Query", "q", "Q",
+    ] {
+        args.insert(key.to_owned(), Value::String(text.clone()));
+    }
+    let started = std::time::Instant::now();
+    let reason = reason(&guard, Value::Object(args));
+    assert!(
+        reason
+            .as_deref()
+            .is_some_and(|r| r.contains("too much SQL to classify safely")),
+        "{reason:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // One such text alone is a read.
+    assert_eq!(sql_reason(&guard, &text), None);
 }
 
 // ---- property tests: variants of known writes stay writes ----

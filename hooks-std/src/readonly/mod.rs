@@ -17,10 +17,10 @@ use crate::config::{ConfigError, parse_config};
 pub use database_modes::DatabaseOrgModes;
 pub use org_mode::{ModeFuture, OrgModeError, OrgModeSource, StaticOrgModes};
 pub use sql::{
-    FunctionAllowlist, MAX_CHAIN_LINKS, MAX_NESTING, MAX_SQL_BYTES, MAX_TOKENS, SqlClassifier,
-    SqlDialect, SqlVerdict, UnknownDialect, classify_sql,
+    FunctionAllowlist, MAX_CHAIN_LINKS, MAX_NESTING, MAX_SQL_BYTES, MAX_TOKENS,
+    MAX_TOKENS_PER_CALL, SqlClassifier, SqlDialect, SqlVerdict, UnknownDialect, classify_sql,
 };
-pub use sql_arguments::{MAX_SQL_BYTES_PER_CALL, MAX_SQL_TEXTS_PER_CALL};
+pub use sql_arguments::{MAX_ARGUMENT_VALUES, MAX_SQL_BYTES_PER_CALL, MAX_SQL_TEXTS_PER_CALL};
 
 /// The block reason the LLM sees.
 pub const READ_ONLY_REASON: &str = "Org is in read-only mode — write blocked.";
@@ -172,15 +172,16 @@ impl ReadOnlyGuard {
                 Err(reason) => return Some(reason),
             };
             let several = texts.len() > 1;
-            return texts
-                .into_iter()
-                .find_map(|(key, sql)| match self.classifier.classify(sql) {
+            let mut budget = MAX_TOKENS_PER_CALL;
+            return texts.into_iter().find_map(|(key, sql)| {
+                match self.classifier.classify_within(sql, &mut budget) {
                     SqlVerdict::Read => None,
                     SqlVerdict::Write(reason) | SqlVerdict::Unparsable(reason) if several => {
                         Some(format!("argument `{key}`: {reason}"))
                     }
                     SqlVerdict::Write(reason) | SqlVerdict::Unparsable(reason) => Some(reason),
-                });
+                }
+            });
         }
         if ctx.flag("side_effects") || ctx.flag("side_effect") {
             return Some("the tool has side effects".to_owned());

@@ -23,10 +23,40 @@ pub const MAX_CHAIN_LINKS: usize = 256;
 /// More tokens (not counting whitespace and comments) than this is a write.
 pub const MAX_TOKENS: usize = 10_000;
 
+/// The tokens that cost parsing time: all but whitespace and comments.
+pub(crate) fn token_count(tokens: &[TokenWithSpan]) -> usize {
+    tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+        .count()
+}
+
+/// What opened a level of the path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opener {
+    /// The top of the text.
+    Top,
+    /// `(`, `[` or `{`: counts toward [`MAX_NESTING`].
+    Bracket,
+    /// `CASE`, closed by `END`: its `WHEN`, `THEN` and `ELSE` parts are
+    /// siblings in the tree (a loop in the parser), so each starts a new
+    /// chain, as a `,` does.
+    Case,
+}
+
+/// One open level: what opened it and the links chained in it so far.
+struct Level {
+    opener: Opener,
+    links: usize,
+}
+
 /// Why `tokens` are too complex to classify safely, or `None`.
 pub(crate) fn too_complex(tokens: &[TokenWithSpan]) -> Option<String> {
-    // The chain length of each open bracket level, outermost first.
-    let mut chains: Vec<usize> = vec![0];
+    let mut levels = vec![Level {
+        opener: Opener::Top,
+        links: 0,
+    }];
+    let mut brackets = 0usize;
     let mut path_links = 0usize;
     let mut count = 0usize;
     for token in tokens.iter().map(|t| &t.token) {
@@ -39,64 +69,125 @@ pub(crate) fn too_complex(tokens: &[TokenWithSpan]) -> Option<String> {
                 "it has more than {MAX_TOKENS} tokens, too complex to classify safely"
             ));
         }
+        let keyword = match token {
+            Token::Word(word) if word.quote_style.is_none() => word.keyword,
+            _ => Keyword::NoKeyword,
+        };
         match token {
             Token::LParen | Token::LBracket | Token::LBrace => {
                 // `x[1][1]…` is a chain at the outer level as well.
                 if matches!(token, Token::LBracket) {
-                    path_links += 1;
-                    if let Some(chain) = chains.last_mut() {
-                        *chain += 1;
-                    }
+                    add_link(&mut levels, &mut path_links);
                 }
-                chains.push(0);
-                if chains.len() - 1 > MAX_NESTING {
+                levels.push(Level {
+                    opener: Opener::Bracket,
+                    links: 0,
+                });
+                brackets += 1;
+                if brackets > MAX_NESTING {
                     return Some(format!(
                         "it has more than {MAX_NESTING} brackets open at once, \
                          nested too deeply to classify safely"
                     ));
                 }
             }
-            Token::RParen | Token::RBracket | Token::RBrace => {
-                // An unbalanced closer fails to parse later; keep one level.
-                if chains.len() > 1
-                    && let Some(closed) = chains.pop()
-                {
-                    path_links -= closed;
+            // An unbalanced closer fails to parse later; keep the top. A
+            // CASE left open inside the brackets closes with them.
+            Token::RParen | Token::RBracket | Token::RBrace if brackets > 0 => {
+                while let Some(level) = levels.pop() {
+                    path_links -= level.links;
+                    if level.opener == Opener::Bracket {
+                        break;
+                    }
+                }
+                brackets -= 1;
+            }
+            Token::Comma | Token::SemiColon => restart_chain(&mut levels, &mut path_links),
+            _ if keyword == Keyword::CASE => {
+                add_link(&mut levels, &mut path_links);
+                levels.push(Level {
+                    opener: Opener::Case,
+                    links: 0,
+                });
+            }
+            _ if matches!(keyword, Keyword::WHEN | Keyword::THEN | Keyword::ELSE)
+                && levels.last().is_some_and(|l| l.opener == Opener::Case) =>
+            {
+                restart_chain(&mut levels, &mut path_links);
+            }
+            _ if keyword == Keyword::END
+                && levels.last().is_some_and(|l| l.opener == Opener::Case) =>
+            {
+                if let Some(level) = levels.pop() {
+                    path_links -= level.links;
                 }
             }
-            Token::Comma | Token::SemiColon => {
-                if let Some(chain) = chains.last_mut() {
-                    path_links -= *chain;
-                    *chain = 0;
-                }
-            }
-            token if is_link(token) => {
-                path_links += 1;
-                if let Some(chain) = chains.last_mut() {
-                    *chain += 1;
-                }
-            }
+            token if is_link(token) => add_link(&mut levels, &mut path_links),
             _ => {}
         }
         if path_links > MAX_CHAIN_LINKS {
             return Some(format!(
-                "it chains more than {MAX_CHAIN_LINKS} operators in one expression, \
-                 too complex to classify safely"
+                "it chains or nests more than {MAX_CHAIN_LINKS} operators, joins or \
+                 prefixes in one expression, too complex to classify safely"
             ));
         }
     }
     None
 }
 
+/// One more link in the innermost level's chain, and on the path.
+fn add_link(levels: &mut [Level], path_links: &mut usize) {
+    *path_links += 1;
+    if let Some(level) = levels.last_mut() {
+        level.links += 1;
+    }
+}
+
+/// The innermost level's chain ends (a `,`, `;`, or a new part of a CASE).
+fn restart_chain(levels: &mut [Level], path_links: &mut usize) {
+    if let Some(level) = levels.last_mut() {
+        *path_links -= level.links;
+        level.links = 0;
+    }
+}
+
 /// Whether `token` may join two expressions (or follow one) in a chain the
-/// parser builds in a loop: every operator symbol and the keyword operators.
+/// parser builds in a loop, or start a construct it recurses on once per
+/// word without any bracket: every operator symbol (prefix `-`, `+`, `~`
+/// included), the keyword operators, the join words (Snowflake's parser
+/// nests each following JOIN inside the previous one) and the prefixes
+/// `sqlparser` reads by calling itself again below its recursion counter
+/// (`INTERVAL`, `EXISTS`, `PRIOR`, `ARRAY`, typed literals like `DATE`).
 /// Names, literals, placeholders, `.` (a flat list in the tree) and
 /// separators are not links.
 fn is_link(token: &Token) -> bool {
     match token {
+        Token::Word(word) if word.quote_style.is_some() => false,
         Token::Word(word) => matches!(
             word.keyword,
-            Keyword::AND
+            Keyword::JOIN
+                | Keyword::INNER
+                | Keyword::LEFT
+                | Keyword::RIGHT
+                | Keyword::FULL
+                | Keyword::OUTER
+                | Keyword::CROSS
+                | Keyword::NATURAL
+                | Keyword::APPLY
+                | Keyword::SEMI
+                | Keyword::ANTI
+                | Keyword::ASOF
+                | Keyword::STRAIGHT_JOIN
+                | Keyword::LATERAL
+                | Keyword::INTERVAL
+                | Keyword::EXISTS
+                | Keyword::PRIOR
+                | Keyword::ARRAY
+                | Keyword::DATE
+                | Keyword::TIME
+                | Keyword::TIMESTAMP
+                | Keyword::DATETIME
+                | Keyword::AND
                 | Keyword::OR
                 | Keyword::XOR
                 | Keyword::IS

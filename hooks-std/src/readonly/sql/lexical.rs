@@ -113,3 +113,62 @@ pub(crate) fn writing_statement_word(tokens: &[TokenWithSpan]) -> Option<String>
     }
     None
 }
+
+/// SQL Server table hints that lock (or hold locks longer than a plain
+/// read) as a word; see `writes` for the same hints after a table.
+pub(crate) const LOCKING_HINTS: &[&str] = &[
+    "HOLDLOCK",
+    "PAGLOCK",
+    "REPEATABLEREAD",
+    "ROWLOCK",
+    "SERIALIZABLE",
+    "TABLOCK",
+    "TABLOCKX",
+    "UPDLOCK",
+    "XLOCK",
+];
+
+/// Why `tokens` hold a SQL Server query hint that takes locks, or `None`:
+/// `OPTION (TABLE HINT(t, XLOCK))` locks like `WITH (XLOCK)` on the table,
+/// and parsers read `OPTION (…)` as an alias with column definitions. Any
+/// `TABLE HINT` inside `OPTION (…)`, or a locking hint word there, is a
+/// write.
+pub(crate) fn locking_query_hint(tokens: &[TokenWithSpan]) -> Option<String> {
+    let words: Vec<&Token> = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|token| !matches!(token, Token::Whitespace(_)))
+        .collect();
+    let bare = |token: &Token, name: &str| {
+        matches!(token, Token::Word(word)
+            if word.quote_style.is_none() && word.value.eq_ignore_ascii_case(name))
+    };
+    let mut at = 0;
+    while at + 1 < words.len() {
+        if !(bare(words[at], "OPTION") && matches!(words[at + 1], Token::LParen)) {
+            at += 1;
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut previous: Option<&Token> = None;
+        for &token in &words[at + 1..] {
+            match token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if bare(token, "HINT") && previous.is_some_and(|p| bare(p, "TABLE")) {
+                return Some("its OPTION (TABLE HINT …) query hint takes table locks".to_owned());
+            }
+            if let Some(hint) = LOCKING_HINTS.iter().find(|hint| bare(token, hint)) {
+                return Some(format!("its OPTION (…) query hint {hint} takes locks"));
+            }
+            if depth == 0 {
+                break;
+            }
+            previous = Some(token);
+        }
+        at += 1;
+    }
+    None
+}

@@ -22,6 +22,13 @@ use readings::Reading;
 /// no read a tool needs in read-only mode is this long.
 pub const MAX_SQL_BYTES: usize = 64 * 1024;
 
+/// All the tokens one call may have parsed, summed over its SQL texts and
+/// over the re-reading of a text with other line breaks as `\n` (counted
+/// once per reading, though each is parsed under every configured dialect);
+/// past it the call is a write. With [`MAX_TOKENS`] per text this bounds a
+/// call's parsing work, however many argument keys it spells.
+pub const MAX_TOKENS_PER_CALL: usize = 20_000;
+
 /// The stack the parse runs on. The complexity bounds keep the tree
 /// shallow; this leaves a wide margin for `sqlparser`'s recursive walk,
 /// printing and drop of it, even in a debug build, whatever stack the
@@ -127,18 +134,22 @@ impl SqlClassifier {
     /// Runs on a thread of its own with a large stack; a panic inside the
     /// parser, or a thread that cannot be started, is a write (fail closed).
     pub fn classify(&self, sql: &str) -> SqlVerdict {
+        let mut budget = MAX_TOKENS_PER_CALL;
+        self.classify_within(sql, &mut budget)
+    }
+
+    /// [`classify`](Self::classify), spending the parsed tokens from
+    /// `budget` (tokens left for the call); text that would overspend it is
+    /// a write, unparsed.
+    pub(crate) fn classify_within(&self, sql: &str, budget: &mut usize) -> SqlVerdict {
         if sql.len() > MAX_SQL_BYTES {
-            return SqlVerdict::Write(format!(
-                "the SQL is {} bytes, over the {MAX_SQL_BYTES}-byte limit, too long to classify \
-                 safely, so it is treated as a write",
-                sql.len()
-            ));
+            return SqlVerdict::Write(too_long(sql));
         }
         std::thread::scope(|scope| {
             let worker = std::thread::Builder::new()
                 .name("sql-classifier".to_owned())
                 .stack_size(CLASSIFY_STACK_BYTES)
-                .spawn_scoped(scope, || self.classify_here(sql));
+                .spawn_scoped(scope, || self.classify_here(sql, budget));
             match worker.map(|handle| handle.join()) {
                 Ok(Ok(verdict)) => verdict,
                 Ok(Err(_panic)) => SqlVerdict::Write(format!(
@@ -153,7 +164,28 @@ impl SqlClassifier {
         })
     }
 
-    fn classify_here(&self, sql: &str) -> SqlVerdict {
+    /// Why `sql` is too long or too complex to parse safely, found by
+    /// lexing and measuring it under every dialect without parsing it; or
+    /// `None`. [`classify`](Self::classify) calls such text a write with
+    /// this reason. A lexer error is not an answer here (the text then
+    /// counts as unparsable when classified).
+    pub fn too_complex(&self, sql: &str) -> Option<String> {
+        if sql.len() > MAX_SQL_BYTES {
+            return Some(too_long(sql));
+        }
+        let plain = lexical::with_plain_line_breaks(sql);
+        std::iter::once(sql)
+            .chain(plain.as_deref())
+            .find_map(|text| {
+                let readings = readings::readings(text, &self.dialects).ok()?;
+                readings
+                    .iter()
+                    .find_map(|reading| complexity::too_complex(&reading.tokens))
+                    .map(|why| format!("{} is a write: {why}", reason::quoted(text)))
+            })
+    }
+
+    fn classify_here(&self, sql: &str, budget: &mut usize) -> SqlVerdict {
         if let Some(why) = lexical::executable_comment(sql) {
             return SqlVerdict::Write(format!("{} is a write: {why}", reason::quoted(sql)));
         }
@@ -179,6 +211,19 @@ impl SqlClassifier {
             {
                 return SqlVerdict::Write(format!("{} is a write: {why}", reason::quoted(text)));
             }
+            let cost = readings
+                .iter()
+                .map(|reading| complexity::token_count(&reading.tokens))
+                .max()
+                .unwrap_or(0);
+            if cost > *budget {
+                return SqlVerdict::Write(format!(
+                    "the call's SQL has more than {MAX_TOKENS_PER_CALL} tokens in all (each \
+                     text counted once more if it has line breaks other than \\n), \
+                     too much SQL to classify safely, so it is treated as a write"
+                ));
+            }
+            *budget -= cost;
             for reading in &readings {
                 for &dialect in &reading.parsers {
                     match self.classify_reading(text, reading, dialect) {
@@ -228,7 +273,9 @@ impl SqlClassifier {
                 ));
             }
         }
-        match lexical::writing_statement_word(&reading.tokens) {
+        match lexical::writing_statement_word(&reading.tokens)
+            .or_else(|| lexical::locking_query_hint(&reading.tokens))
+        {
             Some(why) => SqlVerdict::Write(format!(
                 "{} is a write under {under}: {why}",
                 reason::quoted(sql)
@@ -236,4 +283,12 @@ impl SqlClassifier {
             None => SqlVerdict::Read,
         }
     }
+}
+
+fn too_long(sql: &str) -> String {
+    format!(
+        "the SQL is {} bytes, over the {MAX_SQL_BYTES}-byte limit, too long to classify \
+         safely, so it is treated as a write",
+        sql.len()
+    )
 }

@@ -11,6 +11,7 @@ use sqlparser::ast::{
 };
 
 use super::functions::FunctionAllowlist;
+use super::lexical::LOCKING_HINTS;
 
 /// Why `statement` (and everything inside it) may write, or `None` if it
 /// only reads.
@@ -129,20 +130,6 @@ fn sequence_pseudo_column(parts: &[Ident]) -> Option<String> {
         format!("{name} advances a sequence")
     })
 }
-
-/// SQL Server table hints that lock like `FOR UPDATE` or hold locks longer
-/// than a plain read, as a word that may stand alone after an alias.
-const LOCKING_HINTS: &[&str] = &[
-    "HOLDLOCK",
-    "PAGLOCK",
-    "REPEATABLEREAD",
-    "ROWLOCK",
-    "SERIALIZABLE",
-    "TABLOCK",
-    "TABLOCKX",
-    "UPDLOCK",
-    "XLOCK",
-];
 
 fn is_locking_hint(name: &Ident) -> bool {
     LOCKING_HINTS
