@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::config::{ConfigError, duration_text, parse_config};
 use crate::storage::Database;
 pub use query::AuditEntry;
-pub use redact::{DEFAULT_REDACT_KEYS, REDACTED, Redactor};
+pub use redact::{DEFAULT_REDACT_KEYS, MAX_DEPTH, NESTED_TOO_DEEPLY, REDACTED, Redactor};
 pub use row::{AuditOutcome, AuditRow};
 use writer::AuditWriter;
 

@@ -14,6 +14,12 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::text::{is_hidden, skeleton, skeleton_of_capitals};
 
+/// How many characters of a key are analysed. Real keys are far shorter;
+/// the cap bounds the work per key (splitting, folding and matching are
+/// linear in what is analysed), and a longer key is redacted whole by the
+/// [`Redactor`](super::Redactor) rather than read further (fail safe).
+pub(super) const MAX_KEY_CHARS: usize = 256;
+
 /// Names this short match only whole words (`auth` matches `auth` and
 /// `basic_auth`, not `author`); longer names match anywhere in the key's
 /// joined words (`password` matches `dbpassword` and `user_password`).
@@ -55,14 +61,22 @@ pub(super) struct KeyWords {
     /// The same words read as capitals (Greek `ΤΟΚΕΝ` is `token`), when
     /// that reading differs.
     capitals: Option<(Vec<String>, String)>,
+    /// Whether the key had more than [`MAX_KEY_CHARS`] characters (only
+    /// those were analysed).
+    over_long: bool,
 }
 
 impl KeyWords {
     /// Splits and folds `key`.
     pub(super) fn new(key: &str) -> Self {
+        let (key, over_long) = match key.char_indices().nth(MAX_KEY_CHARS) {
+            Some((at, _)) => (&key[..at], true),
+            None => (key, false),
+        };
+        let key = symbols_as_letters(key);
         // Printable ASCII, the usual key, needs neither filtering nor NFKC.
         let compatible: Cow<'_, str> = if key.bytes().all(|b| (b' '..=b'~').contains(&b)) {
-            Cow::Borrowed(key)
+            Cow::Borrowed(&*key)
         } else {
             let visible: String = key.chars().filter(|c| !is_hidden(*c)).collect();
             Cow::Owned(visible.nfkc().collect())
@@ -90,7 +104,20 @@ impl KeyWords {
             joined: words.concat(),
             words,
             capitals,
+            over_long,
         }
+    }
+
+    /// Whether the key was longer than [`MAX_KEY_CHARS`].
+    pub(super) fn is_over_long(&self) -> bool {
+        self.over_long
+    }
+
+    /// How many characters of the key were analysed (at most
+    /// [`MAX_KEY_CHARS`]).
+    #[cfg(test)]
+    pub(super) fn analysed_chars(&self) -> usize {
+        self.joined.chars().count()
     }
 
     /// Whether the key has no letters or digits at all.
@@ -124,13 +151,54 @@ fn contains(words: &[String], joined: &str, name: &str) -> bool {
     }
     // A run of whole words spelling the name: `auth`, `x_auth`, and `pWd`
     // (split as `p`, `wd`) all hold `pwd`.
+    // Each start reads its run of words only as far as the name goes, with
+    // no allocation: linear in the key for a fixed name.
     (0..words.len()).any(|start| {
-        let mut run = String::new();
-        words[start..].iter().any(|word| {
-            run.push_str(word);
-            run == name
-        })
+        let mut rest = name;
+        for word in &words[start..] {
+            match rest.strip_prefix(word.as_str()) {
+                Some("") => return true,
+                Some(shorter) => rest = shorter,
+                None => return false,
+            }
+        }
+        false
     })
+}
+
+/// `key` with a run of `$` or `@` between letters read as the letters they
+/// stand for (`pa$$word`, `p@ssword`), so the symbol does not split the word.
+fn symbols_as_letters(key: &str) -> Cow<'_, str> {
+    if !key.contains(['$', '@']) {
+        return Cow::Borrowed(key);
+    }
+    let chars: Vec<char> = key.chars().collect();
+    let mut out = String::with_capacity(key.len());
+    let mut at = 0;
+    while at < chars.len() {
+        let c = chars[at];
+        if !matches!(c, '$' | '@') {
+            out.push(c);
+            at += 1;
+            continue;
+        }
+        let run_end = chars[at..]
+            .iter()
+            .position(|c| !matches!(c, '$' | '@'))
+            .map_or(chars.len(), |length| at + length);
+        let between_letters = at > 0
+            && chars[at - 1].is_alphabetic()
+            && chars.get(run_end).is_some_and(|c| c.is_alphabetic());
+        for &symbol in &chars[at..run_end] {
+            out.push(match (between_letters, symbol) {
+                (true, '$') => 's',
+                (true, _) => 'a',
+                (false, symbol) => symbol,
+            });
+        }
+        at = run_end;
+    }
+    Cow::Owned(out)
 }
 
 /// Splits at non-alphanumeric characters and camelCase boundaries: a lower
@@ -211,5 +279,23 @@ mod tests {
             assert!(KeyWords::new(key).contains(&password), "{key}");
         }
         assert!(!KeyWords::new("passport").contains(&password));
+        assert!(KeyWords::new("pa$$word").contains(&password));
+        assert!(KeyWords::new("p@ssword").contains(&password));
+        assert!(!KeyWords::new("user@password_host").is_empty());
+    }
+
+    /// A key of many short words is analysed only up to the cap, and the
+    /// whole-word search reads each start's run only as far as the name.
+    #[test]
+    fn long_keys_are_cut_at_the_cap() {
+        let key = KeyWords::new(&"a_".repeat(16_000));
+        assert!(key.is_over_long());
+        assert!(key.analysed_chars() <= MAX_KEY_CHARS);
+        assert!(!key.contains(&KeyWords::new("auth")));
+        let exact = KeyWords::new(&"a".repeat(MAX_KEY_CHARS));
+        assert!(!exact.is_over_long());
+        assert!(
+            KeyWords::new(&format!("{}_pwd", "x_".repeat(100))).contains(&KeyWords::new("pwd"))
+        );
     }
 }

@@ -33,12 +33,38 @@ pub const DEFAULT_REDACT_KEYS: &[&str] = &[
     "session",
     "jwt",
     "otp",
+    "totp",
+    "mfa",
+    "pass",
+    "pw",
+    "pin",
+    "pkey",
+    "privkey",
+    "ssh_key",
+    "passwort",
+    "contraseña",
+    "mot_de_passe",
+    "пароль",
+    "密码",
 ];
+
+/// The text that replaces a subtree nested deeper than [`MAX_DEPTH`].
+pub const NESTED_TOO_DEEPLY: &str = "[redacted: nested too deeply]";
+
+/// How deep [`Redactor::redact`] follows arrays and objects. Deeper
+/// subtrees are replaced whole: the walk is recursive, and a value built in
+/// code (not parsed with serde_json's own limit of 128) could otherwise
+/// overflow the stack of the thread that logs it.
+pub const MAX_DEPTH: usize = 64;
+
+/// Object keys that hold the *name* of a sibling `value` (Kubernetes `env`,
+/// HAR and Postman header lists: `{"name": "X-Api-Key", "value": "…"}`).
+const NAME_KEYS: [&str; 3] = ["name", "key", "header"];
 
 /// Names that mark a secret only as the name of a `name=value` pair inside
 /// text (`?key=…`, `sig=…`, `pass=…`): as object keys they are too common
 /// (`{"key": "invoice-7"}`) to redact.
-const PAIR_ONLY_NAMES: [&str; 4] = ["key", "sig", "signature", "pass"];
+const PAIR_ONLY_NAMES: [&str; 3] = ["key", "sig", "signature"];
 
 /// Decides which object keys hold secrets, and masks credentials in text.
 ///
@@ -58,13 +84,25 @@ const PAIR_ONLY_NAMES: [&str; 4] = ["key", "sig", "signature", "pass"];
 /// towards redacting too much is deliberate: an audit log must not become a
 /// secret store.
 ///
+/// Only the first 256 characters of a key are analysed (bounded work per
+/// key); the value under a longer key is redacted whole.
+///
+/// **Names beside values.** An object of exactly two keys, `name`, `key` or
+/// `header` and `value` (`{"name": "DB_PASSWORD", "value": "…"}`, Kubernetes
+/// env, HAR and Postman headers), and a two-string array
+/// (`["password", "…"]`) have the value redacted when the name is a secret
+/// name (`key`, `sig`, `signature` count here too).
+///
 /// **Values.** Every string, at any depth, and every message the audit log
 /// stores (block reasons, tool errors) has the credentials it holds masked in
 /// place: `Bearer`/`Basic` credentials, URL passwords, PEM private keys,
 /// well-known token formats, and the value of `name=value` / `name: value`
-/// pairs whose name is a secret name (plus `key`, `sig`, `signature`, `pass`
+/// pairs whose name is a secret name (plus `key`, `sig`, `signature`
 /// there). See the `credentials` module docs for the exact shapes; a secret
 /// in none of these shapes, in prose, is not found.
+///
+/// **Depth.** Arrays and objects are followed [`MAX_DEPTH`] levels down; a
+/// deeper one is replaced whole by [`NESTED_TOO_DEEPLY`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redactor {
     names: Vec<KeyWords>,
@@ -96,13 +134,16 @@ impl Redactor {
     /// Whether values under `key` are redacted (whatever the value).
     pub fn is_secret(&self, key: &str) -> bool {
         let key = KeyWords::new(key);
-        self.names.iter().any(|name| key.contains(name))
+        key.is_over_long() || self.names.iter().any(|name| key.contains(name))
     }
 
     /// Whether `value` under `key` is redacted: [`is_secret`](Self::is_secret),
     /// unless the value is a number or boolean describing the secret.
     fn redacts(&self, key: &str, value: &Value) -> bool {
         let key = KeyWords::new(key);
+        if key.is_over_long() {
+            return true;
+        }
         if !self.names.iter().any(|name| key.contains(name)) {
             return false;
         }
@@ -114,25 +155,73 @@ impl Redactor {
     /// characters (which PostgreSQL text cannot hold) replaced by U+FFFD so
     /// hostile input cannot make the write fail.
     pub fn redact(&self, value: &Value) -> Value {
+        self.redact_at(value, 0)
+    }
+
+    /// [`redact`](Self::redact) of a value `depth` levels down.
+    fn redact_at(&self, value: &Value, depth: usize) -> Value {
+        if depth >= MAX_DEPTH && matches!(value, Value::Object(_) | Value::Array(_)) {
+            return Value::String(NESTED_TOO_DEEPLY.to_owned());
+        }
         match value {
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(key, value)| {
-                        let value = if self.redacts(key, value) {
-                            Value::String(REDACTED.to_owned())
-                        } else {
-                            self.redact(value)
-                        };
-                        (clean_text(key), value)
-                    })
-                    .collect(),
-            ),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|item| self.redact(item)).collect())
+            Value::Object(map) => {
+                let named_secret = self.names_a_secret_value(map);
+                Value::Object(
+                    map.iter()
+                        .map(|(key, value)| {
+                            let value =
+                                if self.redacts(key, value) || (named_secret && key == "value") {
+                                    Value::String(REDACTED.to_owned())
+                                } else {
+                                    self.redact_at(value, depth + 1)
+                                };
+                            (clean_text(key), value)
+                        })
+                        .collect(),
+                )
             }
+            Value::Array(items) => match items.as_slice() {
+                [Value::String(name), Value::String(_)] if self.names_a_secret(name) => {
+                    Value::Array(vec![
+                        Value::String(self.redact_text(name)),
+                        Value::String(REDACTED.to_owned()),
+                    ])
+                }
+                _ => Value::Array(
+                    items
+                        .iter()
+                        .map(|item| self.redact_at(item, depth + 1))
+                        .collect(),
+                ),
+            },
             Value::String(text) => Value::String(self.redact_text(text)),
             other => other.clone(),
         }
+    }
+
+    /// Whether `map` is a name/value pair split over two keys (`name`,
+    /// `key` or `header` beside `value`, nothing else) whose name is a
+    /// secret name.
+    fn names_a_secret_value(&self, map: &serde_json::Map<String, Value>) -> bool {
+        map.len() == 2
+            && map.contains_key("value")
+            && NAME_KEYS.iter().any(|name_key| {
+                map.get(*name_key)
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| self.names_a_secret(name))
+            })
+    }
+
+    /// Whether the text `name`, used as the name of a sibling value, is a
+    /// secret name (object key names and text pair names both count).
+    fn names_a_secret(&self, name: &str) -> bool {
+        let key = KeyWords::new(name);
+        key.is_over_long()
+            || self
+                .names
+                .iter()
+                .chain(&self.pair_names)
+                .any(|secret| key.contains(secret))
     }
 
     /// `text` (a message, a tool error, a string value) with the credentials
@@ -145,16 +234,13 @@ impl Redactor {
 
 impl SecretPairs for Redactor {
     fn is_secret_pair(&self, name: &str, value: &str) -> bool {
-        let key = KeyWords::new(name);
-        let named = self
-            .names
-            .iter()
-            .chain(&self.pair_names)
-            .any(|secret| key.contains(secret));
-        let describes = key.has_descriptor()
+        if !self.names_a_secret(name) {
+            return false;
+        }
+        let describes = KeyWords::new(name).has_descriptor()
             && serde_json::from_str::<Value>(value.trim_matches(['"', '\'']))
                 .is_ok_and(|value| value.is_number() || value.is_boolean());
-        named && !describes
+        !describes
     }
 }
 
@@ -251,6 +337,38 @@ mod tests {
             ),
             ("-----BEGIN PRIVATE KEY-----\nMIIE cut", "[redacted]"),
             ("p\u{430}ssword=hunter2", "p\u{430}ssword=[redacted]"),
+            (
+                "\"{\\\"password\\\":\\\"hunter2\\\",\\\"u\\\":1}\"",
+                "\"{\\\"password\\\":\\\"[redacted]\\\",\\\"u\\\":1}\"",
+            ),
+            (
+                "https://admin:hun@ter2@host/x@y",
+                "https://admin:[redacted]@host/x@y",
+            ),
+            (
+                "root:pw1@tcp(db:3306)/app",
+                "root:[redacted]@tcp(db:3306)/app",
+            ),
+            (
+                "mysql -uroot -phunter2 app",
+                "mysql -uroot -p[redacted] app",
+            ),
+            ("gcc -pthread -pedantic x.c", "gcc -pthread -pedantic x.c"),
+            (
+                "run --password 'a b' --v",
+                "run --password '[redacted]' --v",
+            ),
+            ("curl -u ann:pw1 x", "curl -u ann:[redacted] x"),
+            (
+                "ALTER USER b PASSWORD 'it''s' VALID",
+                "ALTER USER b PASSWORD '[redacted]' VALID",
+            ),
+            (
+                "Digest username=\"a\", response=\"ab12\"",
+                "Digest username=\"a\", response=\"[redacted]\"",
+            ),
+            ("http response=200", "http response=200"),
+            ("pin=1234 pinned=1", "pin=[redacted] pinned=1"),
         ] {
             assert_eq!(redactor.redact_text(text), expected, "{text}");
         }
@@ -271,6 +389,91 @@ mod tests {
         ] {
             assert_eq!(redactor.redact_text(text), text);
         }
+    }
+
+    /// Review finding 3: a key is analysed only up to its first
+    /// `MAX_KEY_CHARS` characters, so a 32 KB key costs no more than a
+    /// 256-character one; a longer key is redacted whole (fail safe).
+    #[test]
+    fn long_keys_are_analysed_only_up_to_the_cap() {
+        let redactor = Redactor::default();
+        let long = "a_".repeat(16_000);
+        assert_eq!(
+            redactor.redact(&json!({ long.clone(): "x" }))[&long],
+            REDACTED
+        );
+        let hidden_late = format!("{}password", "note_".repeat(60));
+        assert_eq!(
+            redactor.redact(&json!({ hidden_late.clone(): "x" }))[&hidden_late],
+            REDACTED
+        );
+        let within = format!("{}password", "n_".repeat(100));
+        assert_eq!(
+            redactor.redact(&json!({ within.clone(): "x" }))[&within],
+            REDACTED
+        );
+        let plain = "note_".repeat(40);
+        assert_eq!(redactor.redact(&json!({ plain.clone(): "x" }))[&plain], "x");
+        assert!(key_name::KeyWords::new(&long).analysed_chars() <= key_name::MAX_KEY_CHARS);
+    }
+
+    /// Review finding 7: nesting deeper than the cap is replaced whole, so
+    /// a value built in code cannot overflow the stack.
+    #[test]
+    fn deep_nesting_is_cut_not_followed() {
+        let mut value = json!({"password": "hunter2"});
+        for _ in 0..5_000 {
+            value = Value::Array(vec![value]);
+        }
+        // On a 1 MiB stack the old recursive walk overflowed at 5,000 levels.
+        let (value, redacted) = std::thread::Builder::new()
+            .stack_size(1024 * 1024)
+            .spawn(move || {
+                let redacted = Redactor::default().redact(&value).to_string();
+                (value, redacted)
+            })
+            .expect("thread")
+            .join()
+            .expect("no stack overflow");
+        // serde_json drops a value recursively: take it apart level by level.
+        let mut value = value;
+        while let Value::Array(mut items) = value {
+            value = items.pop().unwrap_or(Value::Null);
+        }
+        assert!(redacted.contains(NESTED_TOO_DEEPLY), "{}", &redacted[..200]);
+        assert!(!redacted.contains("hunter2"));
+        let mut shallow = json!({"password": "hunter2", "keep": 1});
+        for _ in 0..MAX_DEPTH - 2 {
+            shallow = Value::Array(vec![shallow]);
+        }
+        assert!(
+            !Redactor::default()
+                .redact(&shallow)
+                .to_string()
+                .contains(NESTED_TOO_DEEPLY)
+        );
+    }
+
+    /// Review finding 6: a secret whose name sits in a sibling string.
+    #[test]
+    fn names_in_sibling_strings_redact_their_values() {
+        let redactor = Redactor::default();
+        let args = json!({
+            "pairs": [["password", "hunter2"], ["user", "ann"]],
+            "env": [{"name": "DB_PASSWORD", "value": "hunter3"}, {"name": "HOME", "value": "/root"}],
+            "headers": [{"name": "X-Api-Key", "value": "abc123xyz"}, {"key": "Authorization", "value": "tok9"}],
+        });
+        let redacted = redactor.redact(&args);
+        let text = redacted.to_string();
+        for secret in ["hunter2", "hunter3", "abc123xyz", "tok9"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert_eq!(redacted["pairs"][1], json!(["user", "ann"]));
+        assert_eq!(
+            redacted["env"][1],
+            json!({"name": "HOME", "value": "/root"})
+        );
+        assert_eq!(redacted["env"][0]["name"], "DB_PASSWORD");
     }
 
     /// Hostile text costs time in proportion to its length: four times the
@@ -298,6 +501,16 @@ mod tests {
             "password=",
             "https://",
             "p\u{430}ss=\u{430}",
+            "a_b=1 ",
+            "a:b@",
+            " -u a:",
+            " -p",
+            "mysql -px",
+            " --password ",
+            "PASSWORD '",
+            "password=\\\"",
+            "Digest response=",
+            "x\u{200B}",
         ] {
             let small = cost(&unit.repeat(1_500));
             let large = cost(&unit.repeat(6_000));
