@@ -169,19 +169,24 @@ fn check(config: &AgentConfig, registry: &HookRegistry, json: bool) -> ExitCode 
         let hooks: Vec<Value> = registry
             .pre_tool_use()
             .iter()
-            .map(|h| ("pre_tool_use", h.as_ref() as &dyn hooks::Hook))
-            .chain(
-                registry
-                    .post_tool_use()
-                    .iter()
-                    .map(|h| ("post_tool_use", h.as_ref() as &dyn hooks::Hook)),
-            )
-            .chain(
-                registry
-                    .session_start_hooks()
-                    .iter()
-                    .map(|h| ("session_start", h.as_ref() as &dyn hooks::Hook)),
-            )
+            .map(|h| {
+                (
+                    hooks::HookPoint::PreToolUse.as_str(),
+                    h.as_ref() as &dyn hooks::Hook,
+                )
+            })
+            .chain(registry.post_tool_use().iter().map(|h| {
+                (
+                    hooks::HookPoint::PostToolUse.as_str(),
+                    h.as_ref() as &dyn hooks::Hook,
+                )
+            }))
+            .chain(registry.session_start_hooks().iter().map(|h| {
+                (
+                    hooks::HookPoint::SessionStart.as_str(),
+                    h.as_ref() as &dyn hooks::Hook,
+                )
+            }))
             .map(|(point, hook)| {
                 json!({
                     "point": point,

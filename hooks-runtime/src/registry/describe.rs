@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::HookRegistry;
+use crate::context::HookPoint;
 use crate::hook::Hook;
 use crate::printable::{MAX_CELL_CHARS, push_padded, shown};
 
@@ -30,13 +31,13 @@ impl HookRegistry {
             ]);
         };
         for hook in &self.hooks.session_start {
-            push("session_start", hook.as_ref());
+            push(HookPoint::SessionStart.as_str(), hook.as_ref());
         }
         for hook in &self.hooks.pre {
-            push("pre_tool_use", hook.as_ref());
+            push(HookPoint::PreToolUse.as_str(), hook.as_ref());
         }
         for hook in &self.hooks.post {
-            push("post_tool_use", hook.as_ref());
+            push(HookPoint::PostToolUse.as_str(), hook.as_ref());
         }
         let header = [
             "#", "point", "name", "priority", "when", "timeout", "on_error",
