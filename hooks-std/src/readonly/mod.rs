@@ -172,7 +172,7 @@ impl ReadOnlyGuard {
                 Err(reason) => return Some(reason),
             };
             let several = texts.len() > 1;
-            let mut budget = MAX_TOKENS_PER_CALL;
+            let mut budget = sql::TOKEN_PARSES_PER_CALL;
             return texts.into_iter().find_map(|(key, sql)| {
                 match self.classifier.classify_within(sql, &mut budget) {
                     SqlVerdict::Read => None,

@@ -23,11 +23,15 @@ use readings::Reading;
 pub const MAX_SQL_BYTES: usize = 64 * 1024;
 
 /// All the tokens one call may have parsed, summed over its SQL texts and
-/// over the re-reading of a text with other line breaks as `\n` (counted
-/// once per reading, though each is parsed under every configured dialect);
-/// past it the call is a write. With [`MAX_TOKENS`] per text this bounds a
-/// call's parsing work, however many argument keys it spells.
+/// over the re-reading of a text with other line breaks as `\n`, as if
+/// each were parsed under all 13 dialects (a token parsed under fewer
+/// counts for less, one parsed several times for more); past it the call
+/// is a write, unparsed. With [`MAX_TOKENS`] per text this bounds a call's
+/// parsing work, however many argument keys it spells.
 pub const MAX_TOKENS_PER_CALL: usize = 20_000;
+
+/// [`MAX_TOKENS_PER_CALL`] in the unit spent: one token parsed once.
+pub(crate) const TOKEN_PARSES_PER_CALL: usize = MAX_TOKENS_PER_CALL * SqlDialect::ALL.len();
 
 /// The stack the parse runs on. The complexity bounds keep the tree
 /// shallow; this leaves a wide margin for `sqlparser`'s recursive walk,
@@ -134,13 +138,13 @@ impl SqlClassifier {
     /// Runs on a thread of its own with a large stack; a panic inside the
     /// parser, or a thread that cannot be started, is a write (fail closed).
     pub fn classify(&self, sql: &str) -> SqlVerdict {
-        let mut budget = MAX_TOKENS_PER_CALL;
+        let mut budget = TOKEN_PARSES_PER_CALL;
         self.classify_within(sql, &mut budget)
     }
 
-    /// [`classify`](Self::classify), spending the parsed tokens from
-    /// `budget` (tokens left for the call); text that would overspend it is
-    /// a write, unparsed.
+    /// [`classify`](Self::classify), spending from `budget` (what is left
+    /// of the call's [`TOKEN_PARSES_PER_CALL`]) one unit per token per
+    /// parse; text that would overspend it is a write, unparsed.
     pub(crate) fn classify_within(&self, sql: &str, budget: &mut usize) -> SqlVerdict {
         if sql.len() > MAX_SQL_BYTES {
             return SqlVerdict::Write(too_long(sql));
@@ -211,11 +215,10 @@ impl SqlClassifier {
             {
                 return SqlVerdict::Write(format!("{} is a write: {why}", reason::quoted(text)));
             }
-            let cost = readings
+            let cost: usize = readings
                 .iter()
-                .map(|reading| complexity::token_count(&reading.tokens))
-                .max()
-                .unwrap_or(0);
+                .map(|reading| complexity::token_count(&reading.tokens) * reading.parsers.len())
+                .sum();
             if cost > *budget {
                 return SqlVerdict::Write(format!(
                     "the call's SQL has more than {MAX_TOKENS_PER_CALL} tokens in all (each \
