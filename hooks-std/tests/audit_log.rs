@@ -327,12 +327,48 @@ async fn secret_keys_in_every_spelling_are_redacted() {
 async fn ordinary_arguments_are_kept() {
     let args = json!({
         "author": "ann", "session_count": 3, "max_tokens": 100, "keyboard": "qwerty",
+        "pinned": true, "passage": "p. 3", "compass": "N", "spinner": "dots",
         "passport_country": "FR", "oauth_provider": "github", "token_expires_in": 3600,
         "note": "Basic authentication is disabled; see https://example.com/docs?page=2",
     });
     let ctx = HookContext::tool_call("crm__lookup", args.clone()).with_conversation("plain");
     let row = audited_row(ctx, None, Ok(json!("ok"))).await;
     assert_eq!(row.args, args);
+}
+
+/// Review C findings 3, 6, 7: secrets split from their names, a hostile
+/// 32 KB key and nesting past the cap all reach the row redacted.
+#[tokio::test]
+async fn split_pairs_long_keys_and_deep_nesting_are_redacted() {
+    let long_key = "a_".repeat(16_000);
+    let mut deep = json!({"password": "s5"});
+    for _ in 0..100 {
+        deep = Value::Array(vec![deep]);
+    }
+    let args = json!({
+        "env": [{"name": "DB_PASSWORD", "value": "s1"}, {"name": "HOME", "value": "/root"}],
+        "headers": [{"name": "X-Api-Key", "value": "s2"}],
+        "pairs": [["password", "s3"]],
+        long_key.clone(): "s4",
+        "deep": deep,
+        "body": "{\"password\":\"s6\"}",
+        "pin": "s7",
+    });
+    let ctx = HookContext::tool_call("crm__login", args).with_conversation("split");
+    let row = audited_row(ctx, None, Ok(json!("ok"))).await;
+    let stored = row.args.to_string();
+    for n in 1..=7 {
+        assert!(
+            !stored.contains(&format!("s{n}")),
+            "secret s{n} reached the audit log: {stored:.300}"
+        );
+    }
+    assert_eq!(
+        row.args["env"][1],
+        json!({"name": "HOME", "value": "/root"})
+    );
+    assert_eq!(row.args[&long_key], "[redacted]");
+    assert!(stored.contains("[redacted: nested too deeply]"));
 }
 
 #[tokio::test]

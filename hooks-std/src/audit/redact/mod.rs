@@ -213,8 +213,22 @@ impl Redactor {
     }
 
     /// Whether the text `name`, used as the name of a sibling value, is a
-    /// secret name (object key names and text pair names both count).
+    /// secret name (object key names and text pair names both count). Only
+    /// a string shaped like a name counts: one word, no `:`, `=` or `/`, at
+    /// most [`key_name::MAX_KEY_CHARS`] characters — so a list of header
+    /// lines (`["Authorization: Bearer …", "Accept: json"]`) keeps its
+    /// second line (the first has its credential masked as text).
     fn names_a_secret(&self, name: &str) -> bool {
+        let name_shaped = !name.is_empty()
+            && name.chars().nth(key_name::MAX_KEY_CHARS).is_none()
+            && !name
+                .chars()
+                .any(|c| c.is_whitespace() || matches!(c, ':' | '=' | '/'));
+        name_shaped && self.names_a_secret_word(name)
+    }
+
+    /// Whether `name` contains a secret name, or is too long to analyse.
+    fn names_a_secret_word(&self, name: &str) -> bool {
         let key = KeyWords::new(name);
         key.is_over_long()
             || self
@@ -234,7 +248,7 @@ impl Redactor {
 
 impl SecretPairs for Redactor {
     fn is_secret_pair(&self, name: &str, value: &str) -> bool {
-        if !self.names_a_secret(name) {
+        if !self.names_a_secret_word(name) {
             return false;
         }
         let describes = KeyWords::new(name).has_descriptor()
@@ -465,6 +479,11 @@ mod tests {
         });
         let redacted = redactor.redact(&args);
         let text = redacted.to_string();
+        let lines = json!(["Authorization: Bearer abc.def-123456", "Accept: json"]);
+        assert_eq!(
+            redactor.redact(&lines),
+            json!(["Authorization: [redacted]", "Accept: json"])
+        );
         for secret in ["hunter2", "hunter3", "abc123xyz", "tok9"] {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
