@@ -261,6 +261,21 @@ const SECRET_KEYS: &[&str] = &[
     "t\u{3bf}ken",
     "ΤΟΚΕΝ",
     "ΡΑSSWΟRD",
+    "pass",
+    "pw",
+    "pin",
+    "totp",
+    "mfa_code",
+    "ssh_key",
+    "privkey",
+    "pkey",
+    "pa$$word",
+    "p@ssword",
+    "Passwort",
+    "пароль",
+    "contraseña",
+    "mot_de_passe",
+    "密码",
 ];
 
 /// Keys whose value is kept.
@@ -278,6 +293,10 @@ const PLAIN_KEYS: &[&str] = &[
     "description",
     "name",
     "id",
+    "pinned",
+    "passage",
+    "compass",
+    "spinner",
 ];
 
 #[test]
@@ -365,6 +384,34 @@ const SECRET_TEXTS: &[(&str, &str)] = &[
         "eyJhbGciOiJIUzI1NiJ9",
     ),
     ("{\"api_key\": \"k-123\"}", "k-123"),
+    ("\"{\\\"password\\\":\\\"hunter2\\\"}\"", "hunter2"),
+    ("pass\u{200B}word=hunter2", "hunter2"),
+    ("password\u{FF1A}hunter2", "hunter2"),
+    ("password\u{FF1D}hunter2", "hunter2"),
+    ("password\u{A0}=\u{A0}hunter2", "hunter2"),
+    (
+        "PASSWORD_FOR_THE_REPLICATION_USER_OF_THE_PRIMARY_CLUSTER_IN_REGION_X=hunter2",
+        "hunter2",
+    ),
+    (
+        "Authorization: Bearer\nabcdef0123456789xyz",
+        "abcdef0123456789xyz",
+    ),
+    ("https://admin:hun@ter2@host/db", "ter2"),
+    (
+        "Authorization: Digest username=\"a\", realm=\"r\", response=\"6629fae49393a05397450978507c4ef1\"",
+        "6629fae49393a05397450978507c4ef1",
+    ),
+    ("admin:hunter2@db.internal", "hunter2"),
+    ("root:hunter2@tcp(db:3306)/app", "hunter2"),
+    ("//admin:hunter2@host/share", "hunter2"),
+    ("mysql -u root -phunter2 app", "hunter2"),
+    ("mysqldump --password hunter2 app", "hunter2"),
+    ("psql --password=hunter2", "hunter2"),
+    ("curl -u admin:hunter2 https://x.io", "hunter2"),
+    ("curl --user admin:hunter2 https://x.io", "hunter2"),
+    ("ALTER USER bob WITH PASSWORD 'hunter2'", "hunter2"),
+    ("CREATE USER bob IDENTIFIED BY 'hunter2'", "hunter2"),
 ];
 
 /// Text that must be stored as it is.
@@ -378,6 +425,10 @@ const PLAIN_TEXTS: &[&str] = &[
     "askdfj-0123456789abcdefghijklm",
     "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
     "SELECT * FROM users WHERE id = 7",
+    "mkdir -p build && sort -u names.txt",
+    "mailto:ann@example.com",
+    "the spinner is pinned to the compass passage",
+    "git push -u origin main",
 ];
 
 #[test]
