@@ -67,11 +67,11 @@ static CREDENTIALS: LazyLock<Regex> = LazyLock::new(|| {
         r"|glpat-[A-Za-z0-9_\-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}",
         r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*))",
         // `curl -u user:password`, `--user user:password`.
-        r#"|(?P<user_option>(?:^|[ \t])(?:-u|--user)[ \t]*["']?[^\s:"']*:)(?P<user_password>[^\s"']+)"#,
+        r#"|(?P<user_option>(?:^|\s)(?:-u|--user)[ \t]*["']?[^\s:"']*:)(?P<user_password>[^\s"']+)"#,
         // `mysql -ppassword` (checked for a MySQL command on the line).
         r#"|(?P<short_p>[ \t]-p)(?P<short_p_value>[^\s"'\-][^\s"']*)"#,
         // `--password secret`: an option whose name is a secret name.
-        r#"|(?P<option>(?:^|[ \t])--?(?P<option_name>[\w\-]+)[ \t]+)(?P<option_value>["']|[^\s"'\-][^\s"']*)"#,
+        r#"|(?P<option>(?:^|\s)--?(?P<option_name>[\w\-]+)[ \t]+)(?P<option_value>["']|[^\s"'\-][^\s"']*)"#,
         // SQL: `WITH PASSWORD 'secret'`, `IDENTIFIED BY 'secret'`.
         r#"|(?P<sql>(?-u:\b)(?i:password|identified[ \t\r\n]+by)[ \t\r\n]+)(?P<sql_value>["'])"#,
         r#"|(?P<name>[\w.\-\p{Cf}]+)(?:\\?["'])?(?P<separator>[\t\p{Zs}]*[:=：＝][\t\p{Zs}]*)"#,

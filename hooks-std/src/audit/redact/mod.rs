@@ -374,6 +374,10 @@ mod tests {
             ),
             ("curl -u ann:pw1 x", "curl -u ann:[redacted] x"),
             (
+                "run \\\n--password pw1\n-u a:pw2",
+                "run \\\n--password [redacted]\n-u a:[redacted]",
+            ),
+            (
                 "ALTER USER b PASSWORD 'it''s' VALID",
                 "ALTER USER b PASSWORD '[redacted]' VALID",
             ),
