@@ -289,3 +289,26 @@ fn the_reads_the_readme_names_are_reads() {
         SqlVerdict::Read
     );
 }
+
+#[test]
+fn too_complex_measures_without_parsing_and_agrees_with_classify() {
+    let classifier = SqlClassifier::default();
+    let everyday = "SELECT i.id FROM invoices i JOIN customers c ON c.id = i.customer_id";
+    assert_eq!(classifier.too_complex(everyday), None);
+    assert_eq!(classifier.classify(everyday), SqlVerdict::Read);
+    // 2,000 Snowflake joins aborted the process when parsed; measured, they
+    // are refused before any parser sees them.
+    let joins = format!("SELECT x FROM a{}", " JOIN a".repeat(2_000));
+    let reason = classifier.too_complex(&joins).expect("too complex");
+    assert!(
+        reason.contains("too complex to classify safely"),
+        "{reason}"
+    );
+    assert_eq!(classifier.classify(&joins), SqlVerdict::Write(reason));
+    let long = format!("SELECT 1{}", " ".repeat(hooks_std::readonly::MAX_SQL_BYTES));
+    assert!(
+        classifier
+            .too_complex(&long)
+            .is_some_and(|r| r.contains("too long"))
+    );
+}

@@ -184,18 +184,32 @@ fn strings_like_sql<'a>(
             step: Step::Key(""),
         }),
     }
+    let too_many = || {
+        format!(
+            "SQL tool `{tool_name}` has more than {MAX_ARGUMENT_VALUES} argument values, \
+             too many arguments to classify safely for SQL, so it is treated as a write"
+        )
+    };
+    // Counted before a container's children are queued, so a huge list
+    // costs nothing beyond its length.
     let mut seen = pending.len();
+    if seen > MAX_ARGUMENT_VALUES {
+        return Err(too_many());
+    }
     while let Some(Pending {
         value,
         parent,
         step,
     }) = pending.pop()
     {
+        let children = match value {
+            Value::Object(fields) => fields.len(),
+            Value::Array(items) => items.len(),
+            _ => 0,
+        };
+        seen += children;
         if seen > MAX_ARGUMENT_VALUES {
-            return Err(format!(
-                "SQL tool `{tool_name}` has more than {MAX_ARGUMENT_VALUES} argument values, \
-                 too many arguments to classify safely for SQL, so it is treated as a write"
-            ));
+            return Err(too_many());
         }
         match value {
             Value::String(text) if looks_like_sql(text) => {
@@ -205,7 +219,6 @@ fn strings_like_sql<'a>(
                 }
             }
             Value::Object(fields) => {
-                seen += fields.len();
                 entered.push((parent, step));
                 let here = Some(entered.len() - 1);
                 pending.extend(fields.iter().map(|(name, value)| Pending {
@@ -215,7 +228,6 @@ fn strings_like_sql<'a>(
                 }));
             }
             Value::Array(items) => {
-                seen += items.len();
                 entered.push((parent, step));
                 let here = Some(entered.len() - 1);
                 pending.extend(items.iter().enumerate().map(|(index, value)| Pending {

@@ -274,6 +274,47 @@ mod tests {
     }
 
     #[test]
+    fn joins_and_prefixes_count_and_case_parts_restart_the_chain() {
+        let joins = |n: usize| format!("SELECT x FROM a{}", " JOIN a".repeat(n));
+        assert_eq!(check(&joins(MAX_CHAIN_LINKS)), None);
+        assert!(check(&joins(MAX_CHAIN_LINKS + 1)).is_some());
+        let intervals = |n: usize| format!("SELECT {}'1'", "INTERVAL ".repeat(n));
+        assert_eq!(check(&intervals(MAX_CHAIN_LINKS)), None);
+        assert!(check(&intervals(MAX_CHAIN_LINKS + 1)).is_some());
+        // A quoted "JOIN" is a name, not a link.
+        assert_eq!(
+            check(&format!("SELECT {}", "\"join\" ".repeat(1_000))),
+            None
+        );
+        // Each WHEN/THEN/ELSE part is a chain of its own …
+        let part = vec!["a"; MAX_CHAIN_LINKS / 2].join(" + ");
+        let whens = format!("WHEN {part} THEN {part} ").repeat(8);
+        assert_eq!(check(&format!("SELECT CASE {whens}ELSE {part} END")), None);
+        // … on top of the chain the CASE sits in, which END returns to.
+        let outer = vec!["b"; MAX_CHAIN_LINKS / 2].join(" + ");
+        let long = vec!["a"; MAX_CHAIN_LINKS / 2 + 2].join(" + ");
+        let sql = format!("SELECT {outer} + CASE WHEN {long} THEN 1 END");
+        assert!(check(&sql).is_some());
+        let sql = format!("SELECT {outer} + CASE WHEN x THEN 1 END + {long}");
+        assert!(check(&sql).is_some());
+        // END of a block, not of a CASE, closes nothing.
+        assert_eq!(check("BEGIN SELECT 1; END; SELECT (1)"), None);
+        // Nested CASEs add up.
+        let nested = |n: usize| {
+            format!(
+                "SELECT {}1{}",
+                "CASE WHEN x THEN ".repeat(n),
+                " END".repeat(n)
+            )
+        };
+        assert_eq!(check(&nested(MAX_CHAIN_LINKS)), None);
+        assert!(check(&nested(MAX_CHAIN_LINKS + 1)).is_some());
+        // A CASE left open inside brackets closes with them.
+        let sql = format!("SELECT ({}1) + 1", "CASE WHEN x THEN ".repeat(200));
+        assert_eq!(check(&sql), None);
+    }
+
+    #[test]
     fn nesting_and_size_are_bounded() {
         let nested = |n: usize| format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n));
         assert_eq!(check(&nested(MAX_NESTING)), None);
