@@ -38,9 +38,11 @@ pub struct ReadOnlyConfig {
     pub sql_arg_keys: Vec<String>,
     /// Also classify every other string argument of a SQL tool, nested ones
     /// included, that looks like SQL (holds a `;` or a word that starts a
-    /// statement, e.g. `select`, `delete`, `set`, `use`). For tools that take
-    /// SQL under keys not known in advance; prose in an argument that
-    /// contains such a word then counts as a write. Default false.
+    /// statement, e.g. `select`, `delete`, `set`, `use`, or starts with any
+    /// SQL keyword followed by more text). For tools that take SQL under
+    /// keys not known in advance; prose in an argument that contains such a
+    /// word then counts as a write, and so do args with more than
+    /// [`MAX_ARGUMENT_VALUES`] values. Default false.
     pub check_all_string_args: bool,
     /// The dialect (`postgresql`) or dialects (`[postgresql, sqlite]`) the
     /// SQL tools run against. Absent: every dialect the guard knows, which is

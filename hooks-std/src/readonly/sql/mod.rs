@@ -88,9 +88,12 @@ pub fn classify_sql(sql: &str) -> SqlVerdict {
 /// text a write, and so does a bare word inside a statement that starts a
 /// writing statement (`SELECT 1 DELETE FROM t` is two statements to SQL
 /// Server) or a locking SQL Server table hint (`WITH (UPDLOCK)`, `t a
-/// (UPDLOCK)`). Text over [`MAX_SQL_BYTES`], with more than [`MAX_TOKENS`]
-/// tokens, [`MAX_NESTING`] brackets open at once or [`MAX_CHAIN_LINKS`]
-/// operators chained on one path is a write, unparsed.
+/// (UPDLOCK)`, `OPTION (TABLE HINT(t, XLOCK))`). Text over
+/// [`MAX_SQL_BYTES`], with more than [`MAX_TOKENS`] tokens, [`MAX_NESTING`]
+/// brackets open at once or [`MAX_CHAIN_LINKS`] links on one path
+/// (operators, join words, and prefixes the parser recurses on such as
+/// `INTERVAL`; see [`too_complex`](Self::too_complex)) is a write, unparsed,
+/// and so is a call's text past [`MAX_TOKENS_PER_CALL`].
 ///
 /// Not seen: what a called view, rule, trigger or allowed function does
 /// inside the database; PostgreSQL attribute notation (`t.f` calls `f(t)`
