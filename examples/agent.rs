@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use axum::Router;
 use hooks::std_hooks::Database;
-use hooks::std_hooks::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks::std_hooks::gate::channel::feishu::{
+    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
+};
 use hooks::std_hooks::gate::{
     Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
 };
