@@ -703,8 +703,8 @@ impl Hook for TrippingTrigger {
         }
         false
     }
-    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookFuture<'a> {
-        Box::pin(async { Ok(HookResult::allow()) })
+    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookOutcome<'a> {
+        HookResult::allow().into()
     }
     fn on_error(&self) -> ErrorPolicy {
         self.policy
@@ -723,10 +723,10 @@ impl Hook for MarkArgs {
     fn priority(&self) -> i32 {
         60
     }
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> hooks::HookFuture<'a> {
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> hooks::HookOutcome<'a> {
         let mut args = ctx.tool_args.clone();
         args[self.0] = json!(true);
-        Box::pin(async move { Ok(HookResult::allow().with_args(args)) })
+        HookResult::allow().with_args(args).into()
     }
 }
 
@@ -803,74 +803,45 @@ async fn after_a_fail_open_trigger_panic_the_chain_goes_on() {
     );
 }
 
-/// Works (synchronously) before it returns its future.
-struct SlowToStart;
+/// Waits 20 ms before it decides.
+struct SlowToDecide;
 
-impl Hook for SlowToStart {
+impl Hook for SlowToDecide {
     fn name(&self) -> &str {
-        "slow_to_start"
+        "slow_to_decide"
     }
-    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookFuture<'a> {
-        std::thread::sleep(Duration::from_millis(20));
-        Box::pin(async {
-            tokio::task::yield_now().await;
+    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookOutcome<'a> {
+        hooks::HookOutcome::pending(async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
             Ok(HookResult::allow())
         })
     }
 }
 
-impl PreToolUseHook for SlowToStart {}
+impl PreToolUseHook for SlowToDecide {}
 
 #[tokio::test]
-async fn a_hooks_duration_includes_the_work_it_does_before_returning_its_future() {
+async fn a_hook_that_waits_is_timed_and_one_that_decides_at_once_is_not() {
     let registry = HookRegistry::builder()
-        .pre(SlowToStart)
+        .pre(SlowToDecide)
+        .pre(MarkArgs("at_once"))
         .build()
         .expect("registry builds");
     let (report, runs) = run_counting(&registry, "anything").await;
     assert_eq!(runs, 1);
-    let run = &report.trace.runs()[0];
-    assert_eq!(run.decision, Decision::Allowed { rewrote: false });
+    let waited = &report.trace.runs()[0];
+    assert_eq!(report.trace.name_of(waited), "slow_to_decide");
+    assert_eq!(waited.decision, Decision::Allowed { rewrote: false });
     assert!(
-        run.duration
+        waited
+            .duration
             .is_some_and(|waited| waited >= Duration::from_millis(20)),
         "traced {:?}",
-        run.duration
+        waited.duration
     );
-}
-
-/// A local macro with a standard logging name that awaits: the attribute
-/// cannot see the `.await`, so it runs the hook at once, and the hook must
-/// then fail (closed) rather than be run a second time.
-macro_rules! info {
-    () => {
-        tokio::task::yield_now().await
-    };
-}
-
-static HIDDEN_WAIT_RUNS: AtomicUsize = AtomicUsize::new(0);
-
-#[pre_tool_use(when = tool_name == "hidden_wait")]
-async fn hides_an_await(_ctx: &HookContext) -> HookResult {
-    HIDDEN_WAIT_RUNS.fetch_add(1, Ordering::SeqCst);
-    info!();
-    HookResult::allow()
-}
-
-#[tokio::test]
-async fn a_hook_that_waits_behind_a_macro_the_check_trusts_fails_closed() {
-    let (report, runs) = run_counting(&registry(&["hides_an_await"]), "hidden_wait").await;
-    assert_blocked(
-        &report,
-        runs,
-        "hides_an_await",
-        "has no `.await` in its body, so it was run at once, but it waited",
-    );
-    assert_eq!(
-        HIDDEN_WAIT_RUNS.load(Ordering::SeqCst),
-        1,
-        "the hook's body must not be run a second time"
-    );
+    let at_once = &report.trace.runs()[1];
+    assert_eq!(report.trace.name_of(at_once), "at_once");
+    assert_eq!(at_once.duration, None);
 }
 
 #[pre_tool_use(timeout = "50ms", when = tool_name == "budget_spender")]
@@ -941,8 +912,8 @@ impl Hook for OddlyNamed {
     fn when_source(&self) -> Option<&str> {
         Some(&self.when)
     }
-    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookFuture<'a> {
-        Box::pin(async { Ok(HookResult::allow().with_side_effect("looked")) })
+    fn execute<'a>(&'a self, _ctx: &'a HookContext) -> hooks::HookOutcome<'a> {
+        HookResult::allow().with_side_effect("looked").into()
     }
 }
 

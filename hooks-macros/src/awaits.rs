@@ -1,13 +1,13 @@
 //! Whether a hook fn's body can wait.
 //!
-//! A body without `.await` finishes at its first poll, so the attribute lets
-//! the dispatcher run it at once, on the stack, without a boxed future. The
+//! A body without `.await` cannot wait, so the attribute moves it into a
+//! plain fn that `Hook::execute` calls at once (`HookOutcome::Ready`), on
+//! the stack, without a boxed future. The
 //! check is conservative: any `.await` anywhere in the body (closures and
 //! async blocks included) counts, and so does any macro not known to expand
 //! without one (`tokio::select!` awaits without showing it). Macros are known
 //! by name only: a local macro that reuses one of these names and awaits
-//! makes the hook fail at run time (see `__private::decide_at_once`), never
-//! run twice.
+//! puts an `.await` in a plain fn, which does not compile.
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use hooks_when::HookPoint;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType};
 
@@ -83,19 +83,48 @@ pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> 
     };
     let outcome = Ident::new("outcome", output_span);
     let convert = quote_spanned!(output_span=> #krate::into_outcome(#outcome));
-    // A body that cannot wait is run at once, without a boxed future.
-    let decide_now = if never_waits(&function.block) {
-        quote! {
-            #[inline]
-            fn decide_now(
-                &self,
-                #ctx: &#krate::HookContext,
-            ) -> #krate::Option<#krate::Result<#krate::HookResult, #krate::HookError>> {
-                #krate::Option::Some(#krate::decide_at_once(#name, HookImpl::decide(#ctx)))
-            }
+    // A body that cannot wait becomes a plain fn the hook calls at once
+    // (`HookOutcome::Ready`): no future, no poll. The user's `async fn` stays
+    // callable and calls the same plain fn. An `.await` the check could not
+    // see (a macro that expands to one) is then a compile error, never a
+    // hook that waits where it was meant to decide at once.
+    let (function, execute) = if never_waits(&function.block) {
+        let at_once = format_ident!("__{}_at_once", fn_name);
+        let mut plain = function.clone();
+        plain.sig.asyncness = None;
+        plain.sig.ident = at_once.clone();
+        plain.vis = syn::Visibility::Inherited;
+        plain.attrs.retain(|attr| {
+            ["allow", "warn", "deny", "expect", "forbid", "cfg"]
+                .iter()
+                .any(|lint| attr.path().is_ident(lint))
+        });
+        let mut outer = function.clone();
+        if let Some(syn::FnArg::Typed(param)) = outer.sig.inputs.first_mut() {
+            *param.pat = syn::parse_quote!(#ctx);
         }
+        outer.block = Box::new(syn::parse_quote!({ #at_once(#ctx) }));
+        let function = quote! {
+            #outer
+            #[doc(hidden)]
+            #[inline]
+            #plain
+        };
+        let execute = quote! {
+            #[inline]
+            fn execute<'a>(&'a self, #ctx: &'a #krate::HookContext) -> #krate::HookOutcome<'a> {
+                let #outcome = #at_once(#ctx);
+                #krate::HookOutcome::Ready(#convert)
+            }
+        };
+        (function, execute)
     } else {
-        quote!()
+        let execute = quote! {
+            fn execute<'a>(&'a self, #ctx: &'a #krate::HookContext) -> #krate::HookOutcome<'a> {
+                #krate::HookOutcome::Pending(#krate::Box::pin(HookImpl::decide(#ctx)))
+            }
+        };
+        (quote!(#function), execute)
     };
 
     quote! {
@@ -105,6 +134,7 @@ pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> 
             #[doc(hidden)]
             struct HookImpl;
 
+            #[allow(dead_code)]
             impl HookImpl {
                 async fn decide(
                     #ctx: &#krate::HookContext,
@@ -126,10 +156,7 @@ pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> 
                     let _ = &#ctx;
                     #should_trigger
                 }
-                fn execute<'a>(&'a self, #ctx: &'a #krate::HookContext) -> #krate::HookFuture<'a> {
-                    #krate::Box::pin(HookImpl::decide(#ctx))
-                }
-                #decide_now
+                #execute
                 fn timeout(&self) -> #krate::Duration {
                     #krate::Duration::from_millis(#timeout_ms)
                 }

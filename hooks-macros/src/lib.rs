@@ -16,9 +16,11 @@
 //! implements `Hook` and the point's marker trait, and registers it through
 //! `inventory` (re-exported by the runtime, so users never depend on it).
 //! Every mistake in the attribute is a compile error at the mistake. When the
-//! fn's body has no `.await` (and no macro that might hide one), the hook also
-//! implements `Hook::decide_now`, so the dispatcher runs it at once, without
-//! a boxed future.
+//! fn's body has no `.await` (and no macro that might hide one), the body
+//! moves into a plain fn that the `async fn` calls, and the hook's `execute`
+//! returns `HookOutcome::Ready` from it: the dispatcher runs it at once,
+//! without a boxed future. Otherwise `execute` returns `HookOutcome::Pending`
+//! with the fn's future.
 //!
 //! Arguments: `name = "…"` (default: the fn's name), `priority = N` (default
 //! 50; lower runs earlier), `when = EXPR` (the `when` language, checked here),

@@ -14,8 +14,67 @@ pub const DEFAULT_PRIORITY: i32 = 50;
 /// How long a hook may run before it counts as failed.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The future a hook's [`execute`](Hook::execute) returns.
+/// The future of a hook that waits (and of a call observer, or an approval handler).
 pub type HookFuture<'a> = Pin<Box<dyn Future<Output = Result<HookResult, HookError>> + Send + 'a>>;
+
+/// What [`Hook::execute`] returns: the decision, when the hook can decide at
+/// once, or the future that will decide.
+///
+/// One way to decide, two speeds (tower's `Either<Ready, Future>` idea): a
+/// hook that decides from the call alone returns [`Ready`](HookOutcome::Ready)
+/// and costs the dispatcher no boxed future, no timer and no clock read; a
+/// hook that waits (I/O, a person) returns [`Pending`](HookOutcome::Pending)
+/// and runs under its [`timeout`](Hook::timeout).
+pub enum HookOutcome<'a> {
+    /// Decided at once.
+    Ready(Result<HookResult, HookError>),
+    /// Decides when this future completes.
+    Pending(HookFuture<'a>),
+}
+
+impl<'a> HookOutcome<'a> {
+    /// Decided at once: `result` (a `HookResult`, or a `Result` whose `Err` is a failure).
+    pub fn ready(result: impl IntoHookOutcome) -> Self {
+        HookOutcome::Ready(result.into_hook_outcome())
+    }
+
+    /// Decides when `future` completes (boxed here).
+    pub fn pending(
+        future: impl Future<Output = Result<HookResult, HookError>> + Send + 'a,
+    ) -> Self {
+        HookOutcome::Pending(Box::pin(future))
+    }
+}
+
+/// Awaiting an outcome gives the decision, whichever way the hook took
+/// (handy when calling a hook directly, as in tests; the dispatcher matches
+/// on the outcome instead, so a ready decision costs it no future).
+impl<'a> std::future::IntoFuture for HookOutcome<'a> {
+    type Output = Result<HookResult, HookError>;
+    type IntoFuture = HookFuture<'a>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        match self {
+            HookOutcome::Ready(result) => Box::pin(std::future::ready(result)),
+            HookOutcome::Pending(future) => future,
+        }
+    }
+}
+
+impl From<HookResult> for HookOutcome<'_> {
+    fn from(result: HookResult) -> Self {
+        HookOutcome::Ready(Ok(result))
+    }
+}
+
+impl fmt::Debug for HookOutcome<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HookOutcome::Ready(result) => f.debug_tuple("Ready").field(result).finish(),
+            HookOutcome::Pending(_) => f.write_str("Pending(..)"),
+        }
+    }
+}
 
 /// What happens when a hook fails (returns an error, panics or times out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -89,21 +148,10 @@ pub trait Hook: Send + Sync {
         true
     }
 
-    /// Decides.
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a>;
-
-    /// Decides at once, if the hook can decide without waiting; `None` (the
-    /// default) means "call [`execute`](Hook::execute)".
-    ///
-    /// The dispatcher asks this first, so a hook that answers here runs
-    /// without a boxed future or a timer. The attributes implement it for
-    /// hook fns whose body never awaits. A hand-written hook may implement it
-    /// too; it must not block, and it must either decide or return `None`
-    /// without side effects, since `execute` runs next (pure checks may be
-    /// repeated there).
-    fn decide_now(&self, _ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
-        None
-    }
+    /// Decides: at once ([`HookOutcome::Ready`]) or through a future
+    /// ([`HookOutcome::Pending`]). Must not block its thread either way; the
+    /// attributes return `Ready` for hook fns whose body never awaits.
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a>;
 
     /// How long [`execute`](Hook::execute) may take before it counts as failed.
     fn timeout(&self) -> Duration {

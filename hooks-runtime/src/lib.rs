@@ -6,7 +6,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use hooks_runtime::{Hook, HookContext, HookFuture, HookRegistry, HookResult, Observation, PreToolUseHook};
+//! use hooks_runtime::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, Observation, PreToolUseHook};
 //! use serde_json::{json, Value};
 //!
 //! /// Blocks SQL writes.
@@ -16,14 +16,13 @@
 //!     fn name(&self) -> &str { "no_writes" }
 //!     fn priority(&self) -> i32 { 5 }
 //!     fn should_trigger(&self, ctx: &HookContext) -> bool { ctx.tool_name.starts_with("sql_") }
-//!     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-//!         Box::pin(async move {
-//!             let query = ctx.tool_args["q"].as_str().unwrap_or("");
-//!             Ok(if query.trim_start().to_ascii_uppercase().starts_with("SELECT") {
-//!                 HookResult::allow()
-//!             } else {
-//!                 HookResult::block("writes are not allowed")
-//!             })
+//!     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+//!         // Decides from the call alone: at once, no future.
+//!         let query = ctx.tool_args["q"].as_str().unwrap_or("");
+//!         HookOutcome::ready(if query.trim_start().to_ascii_uppercase().starts_with("SELECT") {
+//!             HookResult::allow()
+//!         } else {
+//!             HookResult::block("writes are not allowed")
 //!         })
 //!     }
 //! }
@@ -74,7 +73,7 @@ pub use factory::{
 };
 pub use hook::{
     DEFAULT_PRIORITY, DEFAULT_TIMEOUT, DryRun, ErrorPolicy, Hook, HookError, HookFuture,
-    IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
+    HookOutcome, IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
 };
 pub use hooks_when::{WhenError, WhenErrors, did_you_mean, parse_duration};
 pub use observer::{CallObserver, CallRecord, TRACING_TARGET, TracingObserver};
@@ -98,7 +97,7 @@ pub mod __private {
     pub use std::time::Duration;
 
     pub use crate::{
-        ErrorPolicy, Hook, HookContext, HookError, HookFuture, HookPoint, HookRegistration,
+        ErrorPolicy, Hook, HookContext, HookError, HookOutcome, HookPoint, HookRegistration,
         HookResult, IntoHookOutcome, PostToolUseHook, PreToolUseHook, RegisteredHook,
         SessionStartHook,
     };
@@ -107,26 +106,5 @@ pub mod __private {
     #[inline]
     pub fn into_outcome<T: IntoHookOutcome>(value: T) -> Result<HookResult, crate::HookError> {
         value.into_hook_outcome()
-    }
-
-    /// Runs the future of a hook fn whose body has no `.await` (the attribute
-    /// checked) to its end, on the stack: such a future is ready at its first
-    /// poll. Should it wait all the same (a macro in the body that awaits and
-    /// that the check did not know), the hook fails rather than being run twice.
-    #[inline]
-    pub fn decide_at_once<F>(hook: &str, future: F) -> Result<HookResult, crate::HookError>
-    where
-        F: Future<Output = Result<HookResult, crate::HookError>>,
-    {
-        let mut future = std::pin::pin!(future);
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        match future.as_mut().poll(&mut cx) {
-            std::task::Poll::Ready(outcome) => outcome,
-            std::task::Poll::Pending => Err(crate::HookError::new(format!(
-                "hook `{hook}` has no `.await` in its body, so it was run at once, but it \
-                 waited: a macro in its body awaits. Add an explicit `.await` to the fn \
-                 (e.g. `std::future::ready(()).await;`) and report this"
-            ))),
-        }
     }
 }

@@ -240,11 +240,8 @@ async fn tool_names_are_compared_exactly() {
         .require_schema(true)
         .build();
     let ctx = HookContext::tool_call("pa\u{200B}y", json!({}));
-    let decided = strict
-        .decide_now(&ctx)
-        .expect("at once")
-        .expect("no failure");
-    let reason = decided.error.expect("blocked");
+    let decided = at_once(&strict, &ctx);
+    let reason = decided.block_reason().expect("blocked").to_owned();
     assert!(
         reason.contains(r#"Tool "pa\u200By" has no JSON Schema"#),
         "{reason}"
@@ -418,9 +415,9 @@ impl Hook for Recorder {
         1
     }
 
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> hooks_runtime::HookFuture<'a> {
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> hooks_runtime::HookOutcome<'a> {
         let seen = self.seen.clone();
-        Box::pin(async move {
+        hooks_runtime::HookOutcome::pending(async move {
             seen.lock().expect("lock").push(ctx.tool_args.clone());
             Ok(HookResult::allow())
         })
@@ -462,23 +459,22 @@ async fn it_runs_first_so_later_hooks_and_the_tool_never_see_bad_args() {
     assert_eq!(*tool_calls.lock().expect("lock"), 1);
 }
 
+/// The guard's decision, which it must make at once (no future).
+fn at_once(guard: &ArgsSchemaHook, ctx: &HookContext) -> HookResult {
+    match guard.execute(ctx) {
+        hooks_runtime::HookOutcome::Ready(decided) => decided.expect("no failure"),
+        hooks_runtime::HookOutcome::Pending(_) => panic!("the schema guard must decide at once"),
+    }
+}
+
 #[test]
 fn it_decides_at_once_without_a_future() {
     let guard = pay_guard();
     let bad = HookContext::tool_call("pay", json!({"amount": "60000", "payee": "x"}));
-    let decided = guard
-        .decide_now(&bad)
-        .expect("decides at once")
-        .expect("no failure");
+    let decided = at_once(&guard, &bad);
     assert!(decided.is_blocked());
     let good = HookContext::tool_call("pay", json!({"amount": 6, "payee": "x"}));
-    assert!(
-        !guard
-            .decide_now(&good)
-            .expect("at once")
-            .expect("ok")
-            .is_blocked()
-    );
+    assert!(!at_once(&guard, &good).is_blocked());
 }
 
 /// `depth` arrays nested in each other, built without recursion.
@@ -517,11 +513,8 @@ fn deep_nesting_is_blocked_without_overflowing_the_stack() {
         .build();
     for tool in ["tree", "pay"] {
         let ctx = HookContext::tool_call(tool, nested_arrays(100_000));
-        let decided = guard
-            .decide_now(&ctx)
-            .expect("at once")
-            .expect("no failure");
-        let reason = decided.error.clone().expect("blocked");
+        let decided = at_once(&guard, &ctx);
+        let reason = decided.block_reason().expect("blocked").to_owned();
         assert!(
             reason.contains("nest arrays and objects more than 64 levels deep"),
             "{reason}"
@@ -530,34 +523,16 @@ fn deep_nesting_is_blocked_without_overflowing_the_stack() {
     }
     // At the limit it is validated as usual.
     let ctx = HookContext::tool_call("tree", nested_arrays(64));
-    assert!(
-        !guard
-            .decide_now(&ctx)
-            .expect("at once")
-            .expect("ok")
-            .is_blocked()
-    );
+    assert!(!at_once(&guard, &ctx).is_blocked());
     let ctx = HookContext::tool_call("tree", nested_arrays(65));
-    assert!(
-        guard
-            .decide_now(&ctx)
-            .expect("at once")
-            .expect("ok")
-            .is_blocked()
-    );
+    assert!(at_once(&guard, &ctx).is_blocked());
     // Objects count as levels too.
     let mut object = json!(1);
     for _ in 0..65 {
         object = json!({"a": object});
     }
     let ctx = HookContext::tool_call("pay", object);
-    assert!(
-        guard
-            .decide_now(&ctx)
-            .expect("at once")
-            .expect("ok")
-            .is_blocked()
-    );
+    assert!(at_once(&guard, &ctx).is_blocked());
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hooks_runtime::{
-    Hook, HookContext, HookError, HookFuture, HookRegistry, HookResult, Observation,
+    Hook, HookContext, HookError, HookOutcome, HookRegistry, HookResult, Observation,
     PostToolUseHook, PreToolUseHook,
 };
 use hooks_std::{
@@ -42,9 +42,9 @@ impl Hook for Scripted {
     fn should_trigger(&self, ctx: &HookContext) -> bool {
         ctx.tool_name == self.tool
     }
-    fn execute<'a>(&'a self, _: &'a HookContext) -> HookFuture<'a> {
+    fn execute<'a>(&'a self, _: &'a HookContext) -> HookOutcome<'a> {
         let act = self.act;
-        Box::pin(async move {
+        HookOutcome::pending(async move {
             match act {
                 Act::Block => Ok(HookResult::block("scripted block")),
                 Act::BlockWith(reason) => Ok(HookResult::block(reason)),

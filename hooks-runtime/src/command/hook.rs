@@ -14,7 +14,7 @@ use super::spec::{CommandEvent, CommandLine, CommandSpec, CommandSpecError};
 use crate::ask::AskHandler;
 use crate::context::HookContext;
 use crate::hook::{
-    DryRun, ErrorPolicy, Hook, HookError, HookFuture, PostToolUseHook, PreToolUseHook,
+    DryRun, ErrorPolicy, Hook, HookError, HookOutcome, PostToolUseHook, PreToolUseHook,
     SessionStartHook,
 };
 use crate::registry::RegisteredHook;
@@ -270,12 +270,13 @@ impl CommandHook {
                 "command hook {} answered \"ask\" ({reason}), but no approval gate is configured to ask a person; add the approval gate to this agent's hooks, or make the command answer \"allow\" or \"deny\"",
                 self.name
             ));
-            result.side_effects = side_effects;
+            result.prepend_side_effects(side_effects);
             return Ok(result);
         };
         if crate::dispatch::in_dry_run() {
-            let mut result = HookResult::allow().with_side_effect(crate::dispatch::WOULD_ASK);
-            result.side_effects.append(&mut side_effects);
+            let mut result = HookResult::allow();
+            side_effects.insert(0, crate::dispatch::WOULD_ASK.to_owned());
+            result.prepend_side_effects(side_effects);
             return Ok(result);
         }
         let asked = match &updated_input {
@@ -295,16 +296,15 @@ impl CommandHook {
                 self.name
             )),
         };
-        if result.allow
-            && result.modified_args.is_none()
+        if !result.is_blocked()
+            && result.modified_args().is_none()
             && let Some(args) = updated_input
         {
-            result.modified_args = Some(args);
+            result.default_args(args);
             side_effects.push("rewrote the tool input".into());
         }
         side_effects.push(format!("asked for approval: {reason}"));
-        side_effects.append(&mut result.side_effects);
-        result.side_effects = side_effects;
+        result.prepend_side_effects(side_effects);
         Ok(result)
     }
 }
@@ -341,8 +341,8 @@ impl Hook for CommandHook {
             && self.when.as_ref().is_none_or(|when| when.matches(ctx))
     }
 
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(self.run(ctx))
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+        HookOutcome::pending(self.run(ctx))
     }
 
     /// The spec's timeout plus a margin: the command is killed at the spec's

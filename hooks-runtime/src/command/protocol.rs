@@ -337,7 +337,7 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, St
     } else if !stdout.is_empty() {
         side_effects.push(format!("stdout: {}", excerpt(stdout, SIDE_EFFECT_EXCERPT)));
     }
-    result.side_effects = side_effects;
+    result.prepend_side_effects(side_effects);
     Ok(Verdict::Decided(result))
 }
 
@@ -511,13 +511,13 @@ fn decide(
     {
         result = result.with_context(context);
     }
-    result.side_effects = side_effects;
+    result.prepend_side_effects(side_effects);
     Ok(Verdict::Decided(result))
 }
 
 fn blocked(reason: String, side_effects: Vec<String>) -> Verdict {
     let mut result = HookResult::block(reason);
-    result.side_effects = side_effects;
+    result.prepend_side_effects(side_effects);
     Verdict::Decided(result)
 }
 
@@ -607,13 +607,10 @@ mod tests {
 
     #[test]
     fn exit_codes() {
-        assert!(result(run(PRE, 0, "", "")).allow);
+        assert!(!result(run(PRE, 0, "", "")).is_blocked());
+        assert_eq!(result(run(PRE, 2, "", " no \n")).block_reason(), Some("no"));
         assert_eq!(
-            result(run(PRE, 2, "", " no \n")).error.as_deref(),
-            Some("no")
-        );
-        assert_eq!(
-            result(run(POST, 2, "", "")).error.as_deref(),
+            result(run(POST, 2, "", "")).block_reason(),
             Some("blocked by command hook h (exit 2)")
         );
         let error = run(START, 2, "", "stop").unwrap_err().to_string();
@@ -650,13 +647,13 @@ mod tests {
     #[test]
     fn plain_stdout() {
         let pre = result(run(PRE, 0, "checked\n", ""));
-        assert!(pre.allow && pre.additional_context.is_none());
-        assert_eq!(pre.side_effects, ["stdout: checked"]);
+        assert!(!pre.is_blocked() && pre.additional_context().is_none());
+        assert_eq!(pre.side_effects(), ["stdout: checked"]);
         let start = result(run(START, 0, "\n be careful \n", ""));
-        assert_eq!(start.additional_context.as_deref(), Some("be careful"));
+        assert_eq!(start.additional_context(), Some("be careful"));
         let long = result(run(PRE, 0, &"x".repeat(300), ""));
         assert_eq!(
-            long.side_effects[0].chars().count(),
+            long.side_effects()[0].chars().count(),
             "stdout: ".len() + 200 + 1
         );
     }
@@ -665,12 +662,14 @@ mod tests {
     fn json_decisions() {
         let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "nope"}});
         assert_eq!(
-            result(run(PRE, 0, &deny.to_string(), "")).error.as_deref(),
+            result(run(PRE, 0, &deny.to_string(), "")).block_reason(),
             Some("nope")
         );
         let allow = json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"a": 1}}});
         assert_eq!(
-            result(run(PRE, 0, &allow.to_string(), "")).modified_args,
+            result(run(PRE, 0, &allow.to_string(), ""))
+                .modified_args()
+                .cloned(),
             Some(json!({"a": 1}))
         );
         let ask = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "big", "updatedInput": {"a": 2}}});
@@ -684,34 +683,34 @@ mod tests {
         );
         let stop = json!({"continue": false, "stopReason": "halt", "decision": "approve"});
         assert_eq!(
-            result(run(PRE, 0, &stop.to_string(), "")).error.as_deref(),
+            result(run(PRE, 0, &stop.to_string(), "")).block_reason(),
             Some("halt")
         );
         let block = json!({"decision": "block", "reason": "pii"});
         assert_eq!(
-            result(run(POST, 0, &block.to_string(), ""))
-                .error
-                .as_deref(),
+            result(run(POST, 0, &block.to_string(), "")).block_reason(),
             Some("pii")
         );
         let rewrite = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": "redacted"}});
         assert_eq!(
-            result(run(POST, 0, &rewrite.to_string(), "")).modified_result,
+            result(run(POST, 0, &rewrite.to_string(), ""))
+                .modified_result()
+                .cloned(),
             Some(json!("redacted"))
         );
         let context = json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ctx"}});
         assert_eq!(
             result(run(START, 0, &context.to_string(), ""))
-                .additional_context
+                .additional_context()
                 .as_deref(),
             Some("ctx")
         );
         let pre_context =
             json!({"hookSpecificOutput": {"additionalContext": "note"}, "systemMessage": "hi"});
         let pre = result(run(PRE, 0, &pre_context.to_string(), ""));
-        assert!(pre.allow && pre.additional_context.is_none());
+        assert!(!pre.is_blocked() && pre.additional_context().is_none());
         assert_eq!(
-            pre.side_effects,
+            pre.side_effects(),
             ["systemMessage: hi", "additionalContext: note"]
         );
     }
@@ -787,7 +786,7 @@ mod tests {
         assert!(error.contains("additionalContext"), "{error}");
         let deny = r#"{"decision": "block", "reason": "r"}"#;
         let bom = format!("\u{FEFF}\n {deny}\n");
-        assert_eq!(result(run(PRE, 0, &bom, "")).error.as_deref(), Some("r"));
+        assert_eq!(result(run(PRE, 0, &bom, "")).block_reason(), Some("r"));
     }
 
     #[test]

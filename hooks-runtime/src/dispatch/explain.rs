@@ -3,9 +3,11 @@
 
 use serde::Serialize;
 
-use super::run_hook::{run_hook, triggers};
+use super::chain::Chain;
+use super::run_hook::triggers;
 use super::tool_call::RUNTIME;
 use super::tool_name;
+use super::trace::{CallTrace, Decision};
 use crate::context::{HookContext, HookPoint};
 use crate::hook::{DryRun, ErrorPolicy, Hook};
 use crate::registry::HookRegistry;
@@ -84,8 +86,9 @@ pub struct Explanation {
 impl HookRegistry {
     /// Dry-runs `ctx` through the pre hooks in order, without the tool.
     ///
-    /// Ordinary hooks are evaluated (their rewrites chain, the first block
-    /// stops the chain). Hooks that would ask a person (the approval gate)
+    /// Ordinary hooks are evaluated by the same chain engine as a real call
+    /// (their rewrites chain, sealed arguments hold, a failure blocks unless
+    /// the hook is fail-open, the first block stops the chain). Hooks that would ask a person (the approval gate)
     /// are reported as [`ExplainVerdict::WouldAsk`]; hooks that would run an
     /// external command as [`ExplainVerdict::WouldRun`], unless
     /// `run_commands` is set, in which case they are evaluated too.
@@ -97,6 +100,7 @@ impl HookRegistry {
 
     async fn explain_steps(&self, mut ctx: HookContext, run_commands: bool) -> Explanation {
         ctx.point = HookPoint::PreToolUse;
+        ctx.tool_outcome = None;
         let mut steps = Vec::new();
         let mut blocked_by = None;
         // As in a real run, a refused tool name stops the call before any hook.
@@ -109,12 +113,18 @@ impl HookRegistry {
             });
             blocked_by = Some(RUNTIME.to_owned());
         }
-        for hook in self.pre_tool_use() {
+        // The hooks run through the same chain engine as a real call (so
+        // sealed arguments and error policies hold the same way); its trace
+        // is read back into verdicts.
+        let mut trace = CallTrace::tool_call(self);
+        let mut original = None;
+        let mut chain = Chain::new(&mut ctx, &mut trace, &mut original);
+        for (index, hook) in self.hooks.pre.iter().enumerate() {
             let hook: &dyn Hook = hook.as_ref();
             let verdict = if blocked_by.is_some() {
                 ExplainVerdict::NotReached
             } else {
-                evaluate(hook, &mut ctx, run_commands).await
+                evaluate(&mut chain, hook, index, run_commands).await
             };
             let blocks = matches!(
                 verdict,
@@ -138,41 +148,42 @@ impl HookRegistry {
     }
 }
 
-async fn evaluate(hook: &dyn Hook, ctx: &mut HookContext, run_commands: bool) -> ExplainVerdict {
-    match triggers(hook, ctx) {
+async fn evaluate(
+    chain: &mut Chain<'_>,
+    hook: &dyn Hook,
+    index: usize,
+    run_commands: bool,
+) -> ExplainVerdict {
+    let trigger_failure = match triggers(hook, chain.ctx) {
         Ok(false) => return ExplainVerdict::NotMatched,
-        Ok(true) => {}
-        Err(failure) => {
-            return ExplainVerdict::Fail {
-                failure: failure.to_string(),
-                blocks: hook.on_error() == ErrorPolicy::FailClosed,
-            };
+        Ok(true) => None,
+        Err(failure) => Some(failure),
+    };
+    if trigger_failure.is_none() {
+        match hook.dry_run() {
+            DryRun::Ask => return ExplainVerdict::WouldAsk,
+            DryRun::External if !run_commands => return ExplainVerdict::WouldRun,
+            _ => {}
         }
     }
-    match hook.dry_run() {
-        DryRun::Ask => return ExplainVerdict::WouldAsk,
-        DryRun::External if !run_commands => return ExplainVerdict::WouldRun,
-        _ => {}
-    }
-    match run_hook(hook, ctx).await {
-        Ok(result) if result.side_effects.iter().any(|e| e == WOULD_ASK) => {
+    chain.run_hook(hook, index, trigger_failure).await;
+    let Some(run) = chain.trace.runs.last() else {
+        return ExplainVerdict::NotReached;
+    };
+    match &run.decision {
+        Decision::Allowed { .. } if run.side_effects.iter().any(|e| e == WOULD_ASK) => {
             ExplainVerdict::WouldAsk
         }
-        Ok(result) if !result.allow => ExplainVerdict::Block {
-            reason: result
-                .error
-                .unwrap_or_else(|| "blocked without a reason".to_owned()),
+        Decision::Allowed { rewrote: true } => ExplainVerdict::Rewrite {
+            args: chain.ctx.tool_args.clone(),
         },
-        Ok(result) => match result.modified_args {
-            Some(args) => {
-                ctx.tool_args = args.clone();
-                ExplainVerdict::Rewrite { args }
-            }
-            None => ExplainVerdict::Allow,
+        Decision::Allowed { rewrote: false } => ExplainVerdict::Allow,
+        Decision::Blocked(reason) => ExplainVerdict::Block {
+            reason: reason.clone(),
         },
-        Err(failure) => ExplainVerdict::Fail {
+        Decision::Failed { failure, policy } => ExplainVerdict::Fail {
             failure: failure.to_string(),
-            blocks: hook.on_error() == ErrorPolicy::FailClosed,
+            blocks: *policy == ErrorPolicy::FailClosed,
         },
     }
 }

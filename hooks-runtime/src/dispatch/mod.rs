@@ -1,11 +1,12 @@
 //! Dispatch: running the registry's hooks around a tool call or a session start.
 //!
-//! The rules (DESIGN §4): pre hooks in (priority, name) order with chained
+//! The rules, applied in one place (`chain`): pre hooks in (priority, name) order with chained
 //! argument rewrites, the first block stops the chain; post hooks on success
 //! and error with chained result rewrites; every failure — error, panic,
 //! timeout — blocks unless the hook is explicitly fail-open; every call yields
 //! a trace.
 
+mod chain;
 mod detached;
 mod explain;
 mod observation;

@@ -13,7 +13,7 @@ use tokio::task::{Unconstrained, unconstrained};
 use tokio::time::Sleep;
 
 use crate::context::HookContext;
-use crate::hook::{Hook, HookFuture};
+use crate::hook::{Hook, HookFuture, HookOutcome};
 use crate::registry::format_duration;
 use crate::result::HookResult;
 
@@ -89,37 +89,38 @@ pub(crate) fn next_triggered<H: Hook + ?Sized>(
     }
 }
 
-/// Runs the hook under its timeout, catching panics: at once if it can
-/// decide at once ([`Hook::decide_now`]), else through its future.
-pub(crate) async fn run_hook<H: Hook + ?Sized>(
-    hook: &H,
-    ctx: &HookContext,
-) -> Result<HookResult, HookFailure> {
-    match decide_now(hook, ctx) {
-        Some(outcome) => outcome,
-        None => run_guarded(hook.timeout(), || hook.execute(ctx)).await,
-    }
+/// A hook, asked to decide: its decision, or its future under guard.
+pub(crate) enum Started<'a> {
+    /// It decided at once (or failed to start: an error or a panic).
+    Ready(Result<HookResult, HookFailure>),
+    /// It waits; awaiting this turns an error, a panic or an overrun of the
+    /// hook's timeout into a [`HookFailure`].
+    Pending(Guarded<'a>),
 }
 
-/// The hook's decision if it can decide at once (a panic is a failure);
-/// `None` when it needs its future.
+/// Asks the hook to decide, catching a panic in [`Hook::execute`]: a hook
+/// that decides at once is done here, without a boxed future, a timer or a
+/// clock read.
 #[inline]
-pub(crate) fn decide_now<H: Hook + ?Sized>(
-    hook: &H,
-    ctx: &HookContext,
-) -> Option<Result<HookResult, HookFailure>> {
-    match catch_unwind(AssertUnwindSafe(|| hook.decide_now(ctx))) {
-        Ok(None) => None,
-        Ok(Some(Ok(result))) => Some(Ok(result)),
-        Ok(Some(Err(error))) => Some(Err(HookFailure::Error(error.message().to_owned()))),
-        Err(payload) => Some(Err(HookFailure::Panicked(panic_message(payload.as_ref())))),
+pub(crate) fn start<'a, H: Hook + ?Sized>(hook: &'a H, ctx: &'a HookContext) -> Started<'a> {
+    match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx))) {
+        Ok(HookOutcome::Ready(Ok(result))) => Started::Ready(Ok(result)),
+        Ok(HookOutcome::Ready(Err(error))) => {
+            Started::Ready(Err(HookFailure::Error(error.message().to_owned())))
+        }
+        Ok(HookOutcome::Pending(future)) => Started::Pending(Guarded {
+            state: State::Running(future),
+            timeout: hook.timeout(),
+            deadline: None,
+        }),
+        Err(payload) => Started::Ready(Err(HookFailure::Panicked(panic_message(payload.as_ref())))),
     }
 }
 
 /// Starts the future `start` builds and returns it under guard: awaiting the
 /// [`Guarded`] turns an error, a panic (while starting or while running) or
-/// an overrun of `timeout` into a [`HookFailure`]. Hooks and call observers
-/// both run through here.
+/// an overrun of `timeout` into a [`HookFailure`]. Call observers run
+/// through here; hooks through [`start`].
 pub(crate) fn run_guarded<'a>(
     timeout: Duration,
     start: impl FnOnce() -> HookFuture<'a>,

@@ -1,11 +1,8 @@
 //! Session start: context from every session-start hook, in order.
 
-use std::time::Instant;
-
-use super::run_hook::{decide_now, run_guarded, triggers};
-use super::trace::{CallTrace, Decision, HookRun};
+use super::chain::{Chain, Step};
+use super::trace::CallTrace;
 use crate::context::{HookContext, HookPoint, Surface};
-use crate::hook::ErrorPolicy;
 use crate::registry::HookRegistry;
 
 /// A session that may start, with the context its hooks contributed.
@@ -33,7 +30,8 @@ impl HookRegistry {
     /// Runs the session-start hooks before the session's first LLM call.
     ///
     /// Their `additional_context` is concatenated in run order. A hook that
-    /// blocks, or fails under the default fail-closed policy, stops the session.
+    /// blocks, or fails under the default fail-closed policy, stops the
+    /// session. The same chain engine as a tool call's applies the rules.
     pub async fn start_session(
         &self,
         mut ctx: HookContext,
@@ -48,66 +46,15 @@ impl HookRegistry {
         }
         ctx.point = HookPoint::SessionStart;
         let mut context = String::new();
-        for (index, hook) in self.hooks.session_start.iter().enumerate() {
-            trace.considered[0] = index + 1;
-            let (outcome, duration) = match triggers(hook.as_ref(), &ctx) {
-                Ok(false) => continue,
-                Ok(true) => match decide_now(hook.as_ref(), &ctx) {
-                    Some(outcome) => (outcome, None),
-                    None => {
-                        let started = Instant::now();
-                        let outcome = run_guarded(hook.timeout(), || hook.execute(&ctx)).await;
-                        (outcome, Some(started.elapsed()))
-                    }
-                },
-                Err(failure) => (Err(failure), None),
-            };
-            let (decision, side_effects, stop) = match outcome {
-                Ok(result) if !result.allow => {
-                    let reason = result
-                        .error
-                        .unwrap_or_else(|| "blocked without a reason".to_owned());
-                    (
-                        Decision::Blocked(reason.clone()),
-                        result.side_effects,
-                        Some(reason),
-                    )
-                }
-                Ok(result) => {
-                    if let Some(extra) = result.additional_context.filter(|text| !text.is_empty()) {
-                        if !context.is_empty() {
-                            context.push_str("\n\n");
-                        }
-                        context.push_str(&extra);
-                    }
-                    (
-                        Decision::Allowed { rewrote: false },
-                        result.side_effects,
-                        None,
-                    )
-                }
-                Err(failure) => {
-                    let policy = hook.on_error();
-                    let stop = (policy == ErrorPolicy::FailClosed)
-                        .then(|| format!("hook `{}` {failure}; the session does not start because the hook fails closed", hook.name()));
-                    (Decision::Failed { failure, policy }, Vec::new(), stop)
-                }
-            };
-            tracing::debug!(hook = hook.name(), point = "session_start", %decision, ?duration, "hook ran");
-            trace.runs.push(HookRun {
-                point: HookPoint::SessionStart,
-                index,
-                decision,
-                duration,
-                side_effects,
+        let mut original = None;
+        let mut chain = Chain::new(&mut ctx, &mut trace, &mut original);
+        chain.context = Some(&mut context);
+        if let Step::Stop { hook, reason } = chain.run(&self.hooks.session_start, 0).await {
+            return Err(SessionStopped {
+                hook,
+                reason,
+                trace,
             });
-            if let Some(reason) = stop {
-                return Err(SessionStopped {
-                    hook: hook.name().to_owned(),
-                    reason,
-                    trace,
-                });
-            }
         }
         Ok(SessionStart { context, trace })
     }

@@ -2,22 +2,21 @@
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
 
+use super::chain::{Chain, Step};
 use super::detached::ObserverTask;
 use super::observation::Observation;
-use super::run_hook::{HookFailure, decide_now, next_triggered, panic_message, run_guarded};
+use super::run_hook::{HookFailure, panic_message, run_guarded};
 use super::tool_name;
-use super::trace::{CallTrace, Decision, HookRun};
+use super::trace::CallTrace;
 use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
-use crate::hook::{ErrorPolicy, Hook};
+use crate::hook::ErrorPolicy;
 use crate::observer::{CallObserver, CallRecord};
 use crate::registry::HookRegistry;
-use crate::result::HookResult;
 
 /// Everything a tool call produced.
 #[derive(Debug, Clone)]
@@ -63,12 +62,6 @@ impl ToolCallReport {
             _ => None,
         }
     }
-}
-
-/// What one hook's run means for the chain.
-enum Step {
-    Continue,
-    Stop { reason: String },
 }
 
 impl HookRegistry {
@@ -157,8 +150,9 @@ impl HookRegistry {
 
                 ctx.point = HookPoint::PreToolUse;
                 ctx.tool_outcome = None;
-                if let Some((hook, reason)) =
-                    run_phase(&self.hooks.pre, 0, ctx, trace, original).await
+                if let Step::Stop { hook, reason } = Chain::new(ctx, trace, original)
+                    .run(&self.hooks.pre, 0)
+                    .await
                 {
                     break 'chain (Observation::Blocked { hook, reason }, false);
                 }
@@ -168,8 +162,9 @@ impl HookRegistry {
                 ctx.point = HookPoint::PostToolUse;
                 ctx.tool_outcome = Some(outcome);
                 *stage = Stage::Post;
-                if let Some((hook, reason)) =
-                    run_phase(&self.hooks.post, 1, ctx, trace, original).await
+                if let Step::Stop { hook, reason } = Chain::new(ctx, trace, original)
+                    .run(&self.hooks.post, 1)
+                    .await
                 {
                     if original.is_none() {
                         *original = ctx.tool_outcome.take();
@@ -440,67 +435,6 @@ impl Drop for Unfinished<'_> {
     }
 }
 
-/// Runs one point's hooks in order (`slot` indexes the trace's points) and
-/// returns the hook that stopped the chain, with its reason.
-///
-/// Triggers are checked synchronously first, so a hook that does not match
-/// costs one predicate call: no future, no clock, no allocation. A matched
-/// hook that decides at once costs no clock read either; the clock is read
-/// only around a hook that waits.
-#[allow(
-    clippy::manual_async_fn,
-    reason = "an async fn would keep a second copy of its arguments in its future"
-)]
-fn run_phase<'a, H: Hook + ?Sized>(
-    hooks: &'a [Arc<H>],
-    slot: usize,
-    ctx: &'a mut HookContext,
-    trace: &'a mut CallTrace,
-    original: &'a mut Option<ToolOutcome>,
-) -> impl Future<Output = Option<(String, String)>> + 'a {
-    // Not an `async fn`, which would keep a second copy of its arguments.
-    async move {
-        // The pre hook that sealed the arguments, if one did.
-        let mut sealed_by: Option<String> = None;
-        let mut from = 0;
-        while let Some((index, trigger_failure)) = next_triggered(hooks, from, ctx) {
-            from = index + 1;
-            let hook = &*hooks[index];
-            // The trace contract: a hook that decided at once is recorded
-            // without a clock read; only a hook that waited is timed.
-            let (outcome, duration) = match trigger_failure {
-                Some(failure) => (Err(failure), None),
-                None => match decide_now(hook, ctx) {
-                    Some(outcome) => (outcome, None),
-                    None => {
-                        // Read before `execute` is called: a hook may work
-                        // before it returns its future, and that counts too.
-                        let started = Instant::now();
-                        let outcome = run_guarded(hook.timeout(), || hook.execute(ctx)).await;
-                        (outcome, Some(started.elapsed()))
-                    }
-                },
-            };
-            let step = record(
-                hook,
-                index,
-                outcome,
-                duration,
-                ctx,
-                trace,
-                original,
-                &mut sealed_by,
-            );
-            if let Step::Stop { reason } = step {
-                trace.considered[slot] = index + 1;
-                return Some((hook.name().to_owned(), reason));
-            }
-        }
-        trace.considered[slot] = hooks.len();
-        None
-    }
-}
-
 async fn run_observer(
     observer: &dyn CallObserver,
     record: CallRecord<'_>,
@@ -541,125 +475,4 @@ fn observe(outcome: ToolOutcome) -> Observation {
         ToolOutcome::Success(value) => Observation::Output(value),
         ToolOutcome::Error(message) => Observation::ToolError(message),
     }
-}
-
-/// Applies the outcome of one pre or post hook that matched (or whose trigger
-/// check failed) to the call and records it in the trace.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn record<H: Hook + ?Sized>(
-    hook: &H,
-    index: usize,
-    outcome: Result<HookResult, HookFailure>,
-    duration: Option<Duration>,
-    ctx: &mut HookContext,
-    trace: &mut CallTrace,
-    original: &mut Option<ToolOutcome>,
-    sealed_by: &mut Option<String>,
-) -> Step {
-    let point = ctx.point;
-    let (decision, side_effects, step) = match outcome {
-        Ok(result) => apply(result, hook.name(), ctx, original, sealed_by),
-        Err(failure) => fail(hook, failure),
-    };
-    // No log event per hook that ran as it should: asking `tracing` whether
-    // one is wanted costs about 20 ns per hook (measured with no subscriber
-    // installed), and the returned trace holds all of it. Failures are
-    // logged where they are handled, in `fail`.
-    trace.runs.push(HookRun {
-        point,
-        index,
-        decision,
-        duration,
-        side_effects,
-    });
-    step
-}
-
-/// Applies a hook's result to the call. `sealed_by` names the pre hook that
-/// sealed the arguments (an approval covers exactly them): a later rewrite
-/// that changes them stops the call.
-#[inline(always)]
-fn apply(
-    result: HookResult,
-    hook: &str,
-    ctx: &mut HookContext,
-    original: &mut Option<ToolOutcome>,
-    sealed_by: &mut Option<String>,
-) -> (Decision, Vec<String>, Step) {
-    let HookResult {
-        allow,
-        error,
-        modified_args,
-        modified_result,
-        modified_error,
-        side_effects,
-        seal_args,
-        ..
-    } = result;
-    if !allow {
-        let reason = error.unwrap_or_else(|| "blocked without a reason".to_owned());
-        return (
-            Decision::Blocked(reason.clone()),
-            side_effects,
-            Step::Stop { reason },
-        );
-    }
-    if let (Some(sealer), Some(args)) = (sealed_by.as_deref(), &modified_args)
-        && *args != ctx.tool_args
-    {
-        let reason = format!(
-            "hook `{hook}` rewrote the arguments after hook `{sealer}` sealed them; \
-             the call is blocked because what was approved is not what would run"
-        );
-        return (
-            Decision::Blocked(reason.clone()),
-            side_effects,
-            Step::Stop { reason },
-        );
-    }
-    if seal_args && ctx.point == HookPoint::PreToolUse && sealed_by.is_none() {
-        *sealed_by = Some(hook.to_owned());
-    }
-    let rewrote = match ctx.point {
-        HookPoint::PreToolUse => modified_args.map(|args| ctx.tool_args = args).is_some(),
-        _ => {
-            let replacement = match (modified_result, modified_error, &ctx.tool_outcome) {
-                (Some(value), _, _) => Some(ToolOutcome::Success(value)),
-                (None, Some(message), Some(ToolOutcome::Error(_))) => {
-                    Some(ToolOutcome::Error(message))
-                }
-                _ => None,
-            };
-            match replacement {
-                Some(outcome) => {
-                    // Keep the tool's own outcome (once) for audit and traces.
-                    let replaced = ctx.tool_outcome.replace(outcome);
-                    if original.is_none() {
-                        *original = replaced;
-                    }
-                    true
-                }
-                None => false,
-            }
-        }
-    };
-    (Decision::Allowed { rewrote }, side_effects, Step::Continue)
-}
-
-#[cold]
-#[inline(never)]
-fn fail<H: Hook + ?Sized>(hook: &H, failure: HookFailure) -> (Decision, Vec<String>, Step) {
-    let policy = hook.on_error();
-    tracing::warn!(hook = hook.name(), %failure, ?policy, "hook failed");
-    let step = match policy {
-        ErrorPolicy::FailClosed => Step::Stop {
-            reason: format!(
-                "hook `{}` {failure}; blocked because the hook fails closed",
-                hook.name()
-            ),
-        },
-        ErrorPolicy::FailOpen => Step::Continue,
-    };
-    (Decision::Failed { failure, policy }, Vec::new(), step)
 }

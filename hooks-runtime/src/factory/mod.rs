@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use hooks_runtime::{
-//!     Built, Hook, HookContext, HookFuture, HookResult, PreToolUseHook, RegisteredHook, Resources,
+//!     Built, Hook, HookContext, HookOutcome, HookResult, PreToolUseHook, RegisteredHook, Resources,
 //! };
 //! use serde_json::{Value, json};
 //!
@@ -19,8 +19,8 @@
 //! impl Hook for DenyList {
 //!     fn name(&self) -> &str { "deny_list" }
 //!     fn should_trigger(&self, ctx: &HookContext) -> bool { self.0.contains(&ctx.tool_name) }
-//!     fn execute<'a>(&'a self, _: &'a HookContext) -> HookFuture<'a> {
-//!         Box::pin(async { Ok(HookResult::block("this tool is denied")) })
+//!     fn execute<'a>(&'a self, _: &'a HookContext) -> HookOutcome<'a> {
+//!         HookResult::block("this tool is denied").into()
 //!     }
 //! }
 //! impl PreToolUseHook for DenyList {}

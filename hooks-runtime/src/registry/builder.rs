@@ -14,13 +14,13 @@ use crate::observer::CallObserver;
 /// Collects hooks, then checks and orders them into a [`HookRegistry`].
 ///
 /// ```
-/// use hooks_runtime::{Hook, HookContext, HookFuture, HookRegistry, HookResult, PreToolUseHook};
+/// use hooks_runtime::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, PreToolUseHook};
 ///
 /// struct DenyAll;
 /// impl Hook for DenyAll {
 ///     fn name(&self) -> &str { "deny_all" }
-///     fn execute<'a>(&'a self, _: &'a HookContext) -> HookFuture<'a> {
-///         Box::pin(async { Ok(HookResult::block("nothing runs today")) })
+///     fn execute<'a>(&'a self, _: &'a HookContext) -> HookOutcome<'a> {
+///         HookResult::block("nothing runs today").into()
 ///     }
 /// }
 /// impl PreToolUseHook for DenyAll {}

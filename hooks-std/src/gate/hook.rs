@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use hooks_runtime::{
-    AskHandler, DryRun, Hook, HookContext, HookError, HookFuture, HookPoint, HookResult,
-    PreToolUseHook, When,
+    AskHandler, DryRun, Hook, HookContext, HookError, HookFuture, HookOutcome, HookPoint,
+    HookResult, PreToolUseHook, When,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -334,8 +334,8 @@ impl Hook for ApprovalGate {
         self.trigger(ctx).is_some()
     }
 
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(self.gate(ctx, self.trigger(ctx).unwrap_or(ConfirmationMode::Metadata)))
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+        HookOutcome::pending(self.gate(ctx, self.trigger(ctx).unwrap_or(ConfirmationMode::Metadata)))
     }
 
     fn timeout(&self) -> Duration {

@@ -8,7 +8,7 @@ mod memory;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use hooks_runtime::{Hook, HookContext, HookError, HookFuture, HookResult, PreToolUseHook};
+use hooks_runtime::{Hook, HookContext, HookError, HookOutcome, HookResult, PreToolUseHook};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::time::Instant;
@@ -218,24 +218,20 @@ impl Hook for ConnectorRateLimitHook {
         self.config.priority
     }
 
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(async move {
+    /// The in-memory limiter decides at once; the shared one asks its database.
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+        if let Limiter::Memory { limiter, origin } = &self.limiter {
+            let (connector, user) = (connector_key(ctx), user_key(ctx));
+            let quota = self.quota(&connector);
+            let retry_after = memory_check(limiter, *origin, &connector, &user, quota);
+            return HookOutcome::Ready(Ok(verdict(&connector, &user, quota, retry_after)));
+        }
+        HookOutcome::pending(async move {
             let (connector, user) = (connector_key(ctx), user_key(ctx));
             let quota = self.quota(&connector);
             let retry_after = self.check(&connector, &user, quota).await?;
             Ok(verdict(&connector, &user, quota, retry_after))
         })
-    }
-
-    /// The in-memory limiter decides at once; the shared one asks its database.
-    fn decide_now(&self, ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
-        let Limiter::Memory { limiter, origin } = &self.limiter else {
-            return None;
-        };
-        let (connector, user) = (connector_key(ctx), user_key(ctx));
-        let quota = self.quota(&connector);
-        let retry_after = memory_check(limiter, *origin, &connector, &user, quota);
-        Some(Ok(verdict(&connector, &user, quota, retry_after)))
     }
 
     fn description(&self) -> Option<&str> {

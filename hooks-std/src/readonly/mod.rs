@@ -7,9 +7,7 @@ mod sql_arguments;
 
 use std::sync::Arc;
 
-use hooks_runtime::{
-    Hook, HookContext, HookError, HookFuture, HookPoint, HookResult, PreToolUseHook, When,
-};
+use hooks_runtime::{Hook, HookContext, HookOutcome, HookPoint, HookResult, PreToolUseHook, When};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -215,8 +213,13 @@ impl Hook for ReadOnlyGuard {
         !ctx.org_id.is_empty()
     }
 
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(async move {
+    /// Calls that plainly read are let through at once. Writes need the
+    /// org's mode, which may wait on its source; SQL is parsed once, here.
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+        if !self.sql_tools.matches(ctx) && self.write_reason(ctx).is_none() {
+            return HookOutcome::Ready(Ok(HookResult::allow()));
+        }
+        HookOutcome::pending(async move {
             let Some(reason) = self.write_reason(ctx) else {
                 return Ok(HookResult::allow());
             };
@@ -231,15 +234,6 @@ impl Hook for ReadOnlyGuard {
                 ))),
             }
         })
-    }
-
-    /// Calls that plainly read are let through at once. Writes need the
-    /// org's mode, and SQL is parsed once, in `execute`.
-    fn decide_now(&self, ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
-        if self.sql_tools.matches(ctx) || self.write_reason(ctx).is_some() {
-            return None;
-        }
-        Some(Ok(HookResult::allow()))
     }
 
     fn when_source(&self) -> Option<&str> {

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use hooks_runtime::{Hook, HookContext, HookError, HookFuture, HookResult, PreToolUseHook};
+use hooks_runtime::{Hook, HookContext, HookOutcome, HookResult, PreToolUseHook};
 use jsonschema::Validator;
 use serde_json::Value;
 
@@ -133,12 +133,9 @@ impl Hook for ArgsSchemaHook {
         self.require_schema || self.schemas.contains_key(&ctx.tool_name)
     }
 
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(async move { Ok(self.decide(ctx)) })
-    }
-
-    fn decide_now(&self, ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
-        Some(Ok(self.decide(ctx)))
+    /// Pure: decides at once.
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+        HookOutcome::Ready(Ok(self.decide(ctx)))
     }
 
     fn description(&self) -> Option<&str> {

@@ -1,6 +1,6 @@
 //! `ResultTruncateHook`: keeps oversized tool results out of the LLM's context.
 
-use hooks_runtime::{Hook, HookContext, HookError, HookFuture, HookResult, PostToolUseHook};
+use hooks_runtime::{Hook, HookContext, HookOutcome, HookResult, PostToolUseHook};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -108,12 +108,9 @@ impl Hook for ResultTruncateHook {
         ctx.result().is_some() || ctx.tool_error().is_some()
     }
 
-    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookFuture<'a> {
-        Box::pin(async move { Ok(self.decide(ctx)) })
-    }
-
-    fn decide_now(&self, ctx: &HookContext) -> Option<Result<HookResult, HookError>> {
-        Some(Ok(self.decide(ctx)))
+    /// Pure: decides at once.
+    fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+        HookOutcome::Ready(Ok(self.decide(ctx)))
     }
 
     fn description(&self) -> Option<&str> {
