@@ -103,7 +103,7 @@ pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> 
         if let Some(syn::FnArg::Typed(param)) = outer.sig.inputs.first_mut() {
             *param.pat = syn::parse_quote!(#ctx);
         }
-        outer.block = Box::new(syn::parse_quote!({ #at_once(#ctx) }));
+        *outer.block = syn::parse_quote!({ #at_once(#ctx) });
         let function = quote! {
             #outer
             #[doc(hidden)]

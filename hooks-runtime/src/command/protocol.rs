@@ -700,9 +700,7 @@ mod tests {
         );
         let context = json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ctx"}});
         assert_eq!(
-            result(run(START, 0, &context.to_string(), ""))
-                .additional_context()
-                .as_deref(),
+            result(run(START, 0, &context.to_string(), "")).additional_context(),
             Some("ctx")
         );
         let pre_context =
