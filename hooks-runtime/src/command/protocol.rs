@@ -185,16 +185,16 @@ fn decided_then_failed(
     }
     let printed = match read_stdout(subject, finished) {
         Ok(Verdict::Decided(result))
-            if result.allow
-                && result.modified_args.is_none()
-                && result.modified_result.is_none()
-                && result.modified_error.is_none() =>
+            if !result.is_blocked()
+                && result.modified_args().is_none()
+                && result.modified_result().is_none()
+                && result.modified_error().is_none() =>
         {
             return Err(HookError::new(failure));
         }
-        Ok(Verdict::Decided(result)) if !result.allow => format!(
+        Ok(Verdict::Decided(result)) if result.is_blocked() => format!(
             "it printed a block first ({})",
-            excerpt(result.error.as_deref().unwrap_or(""), SIDE_EFFECT_EXCERPT)
+            excerpt(result.block_reason().unwrap_or(""), SIDE_EFFECT_EXCERPT)
         ),
         Ok(Verdict::Decided(_)) => "it printed a rewrite first".to_owned(),
         Ok(Verdict::Ask { .. }) => "it printed \"ask\" first".to_owned(),

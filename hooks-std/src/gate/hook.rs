@@ -335,7 +335,9 @@ impl Hook for ApprovalGate {
     }
 
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
-        HookOutcome::pending(self.gate(ctx, self.trigger(ctx).unwrap_or(ConfirmationMode::Metadata)))
+        HookOutcome::pending(
+            self.gate(ctx, self.trigger(ctx).unwrap_or(ConfirmationMode::Metadata)),
+        )
     }
 
     fn timeout(&self) -> Duration {
