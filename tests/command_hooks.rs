@@ -1,4 +1,4 @@
-//! Command hooks (DESIGN §8): real scripts from `tests/scripts/`, run through a
+//! Command hooks (the Claude Code hook protocol): real scripts from `tests/scripts/`, run through a
 //! registry the way an agent runs them.
 
 use std::path::{Path, PathBuf};

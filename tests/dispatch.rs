@@ -1,4 +1,4 @@
-//! Dispatch semantics (DESIGN §4, rules 1–5), through hooks declared with the attributes.
+//! Dispatch semantics (the chain rules: order, blocks, rewrites, sealing, fail closed), through hooks declared with the attributes.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
