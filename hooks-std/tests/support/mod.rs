@@ -10,7 +10,7 @@ use hooks_runtime::{Built, BuiltItem, HookRegistryBuilder};
 use hooks_std::Database;
 
 /// Adds what a factory built (a hook or an observer) to `builder`.
-pub fn add(builder: HookRegistryBuilder, built: Built) -> HookRegistryBuilder {
+pub(crate) fn add(builder: HookRegistryBuilder, built: Built) -> HookRegistryBuilder {
     match built.item {
         BuiltItem::Hook(hook) => builder.hook(hook),
         BuiltItem::Observer(observer) => builder.observer(observer),
@@ -19,7 +19,7 @@ pub fn add(builder: HookRegistryBuilder, built: Built) -> HookRegistryBuilder {
 
 /// A SQLite file database in a fresh temporary directory (WAL mode), and the
 /// directory guard that deletes it.
-pub async fn sqlite_file() -> (Database, String, tempfile::TempDir) {
+pub(crate) async fn sqlite_file() -> (Database, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let url = format!("sqlite://{}", dir.path().join("hooks.db").display());
     let db = Database::connect(&url).await.expect("sqlite file database");
@@ -27,7 +27,7 @@ pub async fn sqlite_file() -> (Database, String, tempfile::TempDir) {
 }
 
 /// The PostgreSQL URL for tests, or `None` (and a note on stderr) to skip.
-pub fn postgres_url(test: &str) -> Option<String> {
+pub(crate) fn postgres_url(test: &str) -> Option<String> {
     match std::env::var("HOOKS_TEST_POSTGRES_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
@@ -38,7 +38,7 @@ pub fn postgres_url(test: &str) -> Option<String> {
 }
 
 /// A connected, migrated PostgreSQL database, or `None` when not configured.
-pub async fn postgres(test: &str) -> Option<Database> {
+pub(crate) async fn postgres(test: &str) -> Option<Database> {
     let url = postgres_url(test)?;
     Some(
         Database::connect(&url)
@@ -48,7 +48,7 @@ pub async fn postgres(test: &str) -> Option<Database> {
 }
 
 /// An id no other test run has used, for rows in a shared PostgreSQL database.
-pub fn unique(prefix: &str) -> String {
+pub(crate) fn unique(prefix: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)

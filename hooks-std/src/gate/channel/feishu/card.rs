@@ -18,7 +18,7 @@ use crate::gate::{ConfirmationRequest, ConfirmationStatus, Decision};
 use crate::text::{escape_hidden, escape_hidden_in_json};
 
 /// The warning a card carries when any value it shows held hidden characters.
-pub const HIDDEN_CHARACTERS_FLAG: &str = "⚠ contains hidden characters";
+pub(crate) const HIDDEN_CHARACTERS_FLAG: &str = "⚠ contains hidden characters";
 
 /// How many characters of the arguments a card shows.
 pub const ARGS_EXCERPT_CHARS: usize = 800;
