@@ -65,7 +65,8 @@ pub use config::{
 pub use context::{HookContext, HookPoint, Surface, ToolOutcome};
 pub use dispatch::{
     CallTrace, Decision, EntryStatus, ExplainStep, ExplainVerdict, Explanation, HookFailure,
-    HookRun, Observation, SessionStart, SessionStopped, ToolCallReport, TraceEntry,
+    HookRun, Observation, PendingToolCall, PreToolUse, SessionStart, SessionStopped,
+    ToolCallReport, TraceEntry,
 };
 pub use factory::{
     BuildFn, Built, BuiltItem, HookFactory, Resources, factories, find_factory,

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hooks_runtime::{
-    Hook, HookContext, HookError, HookOutcome, HookRegistry, HookResult, Observation,
-    PostToolUseHook, PreToolUseHook,
+    CallTrace, Hook, HookContext, HookError, HookOutcome, HookRegistry, HookResult, Observation,
+    PostToolUseHook, PreToolUse, PreToolUseHook, ToolCallReport, ToolOutcome,
 };
 use hooks_std::{
     AuditEntry, AuditLogHook, ConnectorRateLimitHook, Database, ReadOnlyGuard, ResultTruncateHook,
@@ -243,6 +243,123 @@ async fn every_path_leaves_exactly_one_committed_row_postgres() {
     let database = Database::connect(&url).await.expect("postgres");
     let fresh = Database::connect(&url).await.expect("second pool");
     every_path_leaves_one_row(database, fresh).await;
+}
+
+// ------------------------------------------- the two phases run separately
+
+/// What a report shows, without timings: the observation, whether the tool
+/// ran, the arguments, the raw result, and each hook that ran with its decision.
+fn shown(report: &ToolCallReport) -> (String, bool, Value, Option<Value>, Vec<String>, bool) {
+    (
+        report.observation.to_string(),
+        report.tool_ran,
+        report.args.clone(),
+        report.raw_result().cloned(),
+        decisions(&report.trace),
+        report.trace.bypassed(),
+    )
+}
+
+/// Each hook that ran, its decision and what it reported doing.
+fn decisions(trace: &CallTrace) -> Vec<String> {
+    trace
+        .runs()
+        .iter()
+        .map(|run| {
+            format!(
+                "{}: {} {:?}",
+                trace.name_of(run),
+                run.decision,
+                run.side_effects
+            )
+        })
+        .collect()
+}
+
+/// An audit row without what differs between two runs (id, time, duration).
+fn comparable(mut row: AuditEntry) -> AuditEntry {
+    row.id = 0;
+    row.created_at = String::new();
+    row.duration_ms = 0;
+    row.conversation_id = String::new();
+    row
+}
+
+/// Every path, once through `run_tool_call` and once as a pre phase, the
+/// tool run by the caller, then a post phase: the same observation, trace
+/// and single audit row, paired by the tool call id.
+#[tokio::test]
+async fn pre_and_post_run_separately_match_run_tool_call() {
+    let whole_db = Database::in_memory().await.expect("db");
+    let phased_db = Database::in_memory().await.expect("db");
+    let (whole, phased) = (full_stack(&whole_db), full_stack(&phased_db));
+    for (i, (tool, org, outcome, _, _)) in PATHS.into_iter().enumerate() {
+        let ctx = HookContext::tool_call(tool, json!({"q": "DELETE FROM t", "n": i}))
+            .with_conversation("phases")
+            .with_tool_call_id(format!("call-{i}"))
+            .with_user("alice")
+            .with_org(org);
+        let tool_result = || outcome.map(|text| json!(text)).map_err(str::to_owned);
+        let expected = whole
+            .run_tool_call(ctx.clone(), async |_: &Value| tool_result())
+            .await;
+        let report = match phased.run_pre_tool_use(ctx).await {
+            PreToolUse::Blocked(report) => report,
+            PreToolUse::Proceed(call) => {
+                assert_eq!(call.tool_call_id(), format!("call-{i}"));
+                // The pre phase's trace is the start of the whole call's.
+                let pre = decisions(call.trace());
+                let whole = decisions(&expected.trace);
+                assert_eq!(pre, whole[..pre.len()], "call {i} ({tool})");
+                let outcome = match tool_result() {
+                    Ok(value) => ToolOutcome::Success(value),
+                    Err(message) => ToolOutcome::Error(message),
+                };
+                call.run_post_tool_use(outcome).await
+            }
+        };
+        assert_eq!(shown(&report), shown(&expected), "call {i} ({tool})");
+        let whole_rows = whole_db.audit_entries("phases").await.expect("read");
+        let phased_rows = phased_db.audit_entries("phases").await.expect("read");
+        assert_eq!(phased_rows.len(), i + 1, "call {i} ({tool}) adds one row");
+        let row = phased_rows.last().cloned().expect("row");
+        assert_eq!(row.tool_call_id, format!("call-{i}"));
+        assert_eq!(
+            comparable(row),
+            comparable(whole_rows.last().cloned().expect("row")),
+            "call {i} ({tool})"
+        );
+    }
+}
+
+/// A call whose pre phase passed but whose outcome never came back (the
+/// agent crashed, the post request never arrived) is still audited once,
+/// as withheld by the runtime.
+#[tokio::test]
+async fn a_pending_call_dropped_without_its_post_phase_is_audited_once() {
+    let database = Database::in_memory().await.expect("db");
+    let registry = full_stack(&database);
+    let ctx = HookContext::tool_call("t_ok", json!({"n": 1}))
+        .with_conversation("abandoned")
+        .with_tool_call_id("call-lost");
+    let PreToolUse::Proceed(call) = registry.run_pre_tool_use(ctx).await else {
+        panic!("t_ok passes its pre hooks");
+    };
+    drop(call);
+    registry.flush_observers().await;
+    let rows = database.audit_entries("abandoned").await.expect("read");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].tool_call_id, "call-lost");
+    assert_eq!(rows[0].outcome, "blocked");
+    assert_eq!(rows[0].blocked_by.as_deref(), Some("runtime"));
+    assert!(
+        rows[0]
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("never reached the post hooks"),
+        "{rows:?}"
+    );
 }
 
 #[tokio::test]

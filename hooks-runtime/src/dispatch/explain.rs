@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
+use super::call_state::RUNTIME;
 use super::chain::Chain;
 use super::run_hook::triggers;
-use super::tool_call::RUNTIME;
 use super::tool_name;
 use super::trace::{CallTrace, Decision};
 use crate::context::{HookContext, HookPoint};

@@ -6,10 +6,13 @@
 //! timeout — blocks unless the hook is explicitly fail-open; every call yields
 //! a trace.
 
+mod call_state;
 mod chain;
 mod detached;
 mod explain;
 mod observation;
+mod observers;
+mod phases;
 mod run_hook;
 mod session;
 mod tool_call;
@@ -20,6 +23,7 @@ pub(crate) use detached::ObserverTasks;
 pub use explain::{ExplainStep, ExplainVerdict, Explanation};
 pub(crate) use explain::{WOULD_ASK, in_dry_run};
 pub use observation::Observation;
+pub use phases::{PendingToolCall, PreToolUse};
 pub use run_hook::HookFailure;
 pub use session::{SessionStart, SessionStopped};
 pub use tool_call::ToolCallReport;

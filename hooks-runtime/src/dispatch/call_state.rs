@@ -1,0 +1,145 @@
+//! A tool call in flight, and the guard that still gets it observed when
+//! its caller stops waiting.
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::detached::ObserverTask;
+use super::observation::Observation;
+use super::tool_call::ToolCallReport;
+use super::trace::CallTrace;
+use crate::context::{HookContext, ToolOutcome};
+use crate::registry::HookRegistry;
+
+/// The name a call is stopped under when the runtime itself stops it (a
+/// refused tool name, a caller that stopped waiting) rather than a hook.
+pub(crate) const RUNTIME: &str = "runtime";
+
+/// Where a call in flight has got to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// The pre hooks are running.
+    Pre,
+    /// The pre hooks let it through; the tool runs (or runs elsewhere).
+    Tool,
+    /// The tool ran; the post hooks are running.
+    Post,
+}
+
+/// A call's state while its hooks and tool run.
+pub(super) struct CallState {
+    pub(super) ctx: HookContext,
+    pub(super) trace: CallTrace,
+    /// The tool's own outcome, kept when a post hook replaced or withheld it.
+    pub(super) original: Option<ToolOutcome>,
+    pub(super) stage: Stage,
+}
+
+impl CallState {
+    /// A call of `registry` that has not started its pre hooks.
+    pub(super) fn new(registry: &HookRegistry, ctx: HookContext) -> Self {
+        CallState {
+            trace: CallTrace::tool_call(registry),
+            ctx,
+            original: None,
+            stage: Stage::Pre,
+        }
+    }
+}
+
+/// Guards a call in flight: dropped before [`finish`](Self::finish) — the
+/// caller stopped waiting — it hands what is known of the call to the
+/// observers on a task of their own, so every attempted call is still
+/// observed (audited) once.
+pub(super) struct Unfinished<'r> {
+    pub(super) registry: &'r HookRegistry,
+    /// When the call started; `None` when nobody observes it.
+    pub(super) started: Option<Instant>,
+    pub(super) state: &'r mut CallState,
+}
+
+impl Unfinished<'_> {
+    /// The call reached its end (or the end of a phase): nothing to do on drop.
+    pub(super) fn finish(mut self) {
+        self.started = None;
+    }
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if let Some(started) = self.started.take() {
+            observe_abandoned(self.registry, self.state, started);
+        }
+    }
+}
+
+/// A call that will not reach its end (its caller stopped waiting, or the
+/// post phase was never run): its observers see it, on a task of their own,
+/// as blocked or withheld by the runtime, with the stage it had reached.
+pub(super) fn observe_abandoned(registry: &HookRegistry, state: &mut CallState, started: Instant) {
+    if state.trace.bypassed {
+        return;
+    }
+    let (observation, tool_ran, original) = match state.stage {
+        Stage::Pre => (
+            Observation::Blocked {
+                hook: RUNTIME.to_owned(),
+                reason: "the caller stopped waiting before the pre hooks finished; \
+                         the tool did not run"
+                    .to_owned(),
+            },
+            false,
+            None,
+        ),
+        Stage::Tool => (
+            Observation::Withheld {
+                hook: RUNTIME.to_owned(),
+                reason: "the tool's outcome never reached the post hooks (the caller \
+                         stopped waiting while the tool ran); it is unknown"
+                    .to_owned(),
+            },
+            true,
+            None,
+        ),
+        Stage::Post => (
+            Observation::Withheld {
+                hook: RUNTIME.to_owned(),
+                reason: "the caller stopped waiting after the tool ran, while the \
+                         post hooks ran; the result was not delivered"
+                    .to_owned(),
+            },
+            true,
+            state
+                .original
+                .take()
+                .or_else(|| state.ctx.tool_outcome.take()),
+        ),
+    };
+    let report = ToolCallReport {
+        observation,
+        args: Value::Null,
+        tool_ran,
+        trace: state.trace.clone(),
+        original,
+    };
+    let ctx = state.ctx.clone();
+    let duration = started.elapsed();
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            let task = ObserverTask::start(registry, &ctx.tool_name);
+            runtime.spawn(async move {
+                let mut report = report;
+                task.registry()
+                    .notify_observers(&ctx, &mut report, duration)
+                    .await;
+                task.finish();
+            });
+        }
+        Err(_) => tracing::error!(
+            tool = %ctx.tool_name,
+            "a tool call was dropped outside a Tokio runtime before it finished; \
+             its observers (the audit log) could not be run"
+        ),
+    }
+}

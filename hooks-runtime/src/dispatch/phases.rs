@@ -1,0 +1,235 @@
+//! The two phases of a tool call — pre hooks, then post hooks — run one at a
+//! time, for front ends whose tool runs elsewhere: an agent that asks before
+//! a call and reports its outcome later (Claude Code's hook protocol, an MCP
+//! proxy). [`HookRegistry::run_tool_call`] is the same two phases with the
+//! tool in between.
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::call_state::{CallState, RUNTIME, Stage, Unfinished, observe_abandoned};
+use super::chain::{Chain, Step};
+use super::observation::Observation;
+use super::tool_call::ToolCallReport;
+use super::tool_name;
+use super::trace::CallTrace;
+use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
+use crate::registry::HookRegistry;
+
+/// What the pre phase decided.
+#[derive(Debug)]
+pub enum PreToolUse {
+    /// The pre hooks let the call through: run the tool with
+    /// [`PendingToolCall::args`], then hand its outcome to
+    /// [`PendingToolCall::run_post_tool_use`].
+    Proceed(PendingToolCall),
+    /// A pre hook (or the runtime) stopped the call: the tool must not run.
+    /// The call is over and its observers have seen it.
+    Blocked(ToolCallReport),
+}
+
+/// A tool call that passed its pre hooks and waits for the tool's outcome.
+///
+/// Hold it while the tool runs — keyed by its
+/// [`tool_call_id`](Self::tool_call_id) when the outcome arrives in another
+/// request — and finish it with [`run_post_tool_use`](Self::run_post_tool_use):
+/// the observers (the audit log) then see the whole call once, its pre and
+/// post hooks in one trace, exactly as [`HookRegistry::run_tool_call`] would
+/// have shown it. Dropped without that, the call is still observed once, as
+/// withheld by the runtime with its outcome unknown.
+pub struct PendingToolCall {
+    registry: HookRegistry,
+    /// `Some` until the post phase takes it.
+    state: Option<CallState>,
+    started: Option<Instant>,
+}
+
+impl std::fmt::Debug for PendingToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingToolCall")
+            .field("tool", &self.context().tool_name)
+            .field("tool_call_id", &self.context().tool_call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HookRegistry {
+    /// Runs a tool call's pre hooks only; the tool runs elsewhere.
+    ///
+    /// The same rules as [`run_tool_call`](Self::run_tool_call) apply:
+    /// chained rewrites, the first block stops the chain, failures block
+    /// unless fail-open, a refused tool name never reaches a hook.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use hooks_runtime::{HookContext, HookRegistry, Observation, PreToolUse, ToolOutcome};
+    /// use serde_json::json;
+    ///
+    /// let registry = HookRegistry::builder().build().unwrap();
+    /// let ctx = HookContext::tool_call("echo", json!({"text": "hi"})).with_tool_call_id("call-1");
+    /// let PreToolUse::Proceed(call) = registry.run_pre_tool_use(ctx).await else {
+    ///     panic!("nothing blocks here");
+    /// };
+    /// // … the tool runs elsewhere with `call.args()` …
+    /// let outcome = ToolOutcome::Success(call.args()["text"].clone());
+    /// let report = call.run_post_tool_use(outcome).await;
+    /// assert_eq!(report.observation, Observation::Output(json!("hi")));
+    /// # });
+    /// ```
+    pub async fn run_pre_tool_use(&self, ctx: HookContext) -> PreToolUse {
+        let started = self.observation_clock();
+        let mut state = CallState::new(self, ctx);
+        let call = Unfinished {
+            registry: self,
+            started,
+            state: &mut state,
+        };
+        let blocked = self.pre_phase(call.state).await;
+        call.finish();
+        match blocked {
+            None => PreToolUse::Proceed(PendingToolCall {
+                registry: self.clone(),
+                state: Some(state),
+                started,
+            }),
+            Some(observation) => {
+                PreToolUse::Blocked(match self.conclude(state, observation, false, started) {
+                    Ok(report) => report,
+                    Err(observing) => observing.await,
+                })
+            }
+        }
+    }
+
+    /// The pre phase: `Some(observation)` when the call is stopped.
+    pub(super) async fn pre_phase(&self, state: &mut CallState) -> Option<Observation> {
+        let CallState {
+            ctx,
+            trace,
+            original,
+            stage,
+        } = state;
+        if let Some(reason) = tool_name::problem(&ctx.tool_name) {
+            let hook = RUNTIME.to_owned();
+            return Some(Observation::Blocked { hook, reason });
+        }
+        if ctx.surface == Surface::Evaluation {
+            trace.bypassed = true;
+            tracing::debug!(tool = %ctx.tool_name, "hooks bypassed on the evaluation surface");
+            *stage = Stage::Tool;
+            return None;
+        }
+        ctx.point = HookPoint::PreToolUse;
+        ctx.tool_outcome = None;
+        if let Step::Stop { hook, reason } = Chain::new(ctx, trace, original)
+            .run(&self.hooks.pre, 0)
+            .await
+        {
+            return Some(Observation::Blocked { hook, reason });
+        }
+        *stage = Stage::Tool;
+        None
+    }
+
+    /// The post phase on the tool's outcome: what the LLM will see.
+    pub(super) async fn post_phase(
+        &self,
+        state: &mut CallState,
+        outcome: ToolOutcome,
+    ) -> Observation {
+        let CallState {
+            ctx,
+            trace,
+            original,
+            stage,
+        } = state;
+        if trace.bypassed {
+            return observe(outcome);
+        }
+        ctx.point = HookPoint::PostToolUse;
+        ctx.tool_outcome = Some(outcome);
+        *stage = Stage::Post;
+        if let Step::Stop { hook, reason } = Chain::new(ctx, trace, original)
+            .run(&self.hooks.post, 1)
+            .await
+        {
+            if original.is_none() {
+                *original = ctx.tool_outcome.take();
+            }
+            return Observation::Withheld { hook, reason };
+        }
+        let outcome = ctx
+            .tool_outcome
+            .take()
+            .unwrap_or(ToolOutcome::Error(String::new()));
+        observe(outcome)
+    }
+}
+
+impl PendingToolCall {
+    /// The arguments after every pre hook's rewrites: what the tool must get.
+    pub fn args(&self) -> &Value {
+        &self.context().tool_args
+    }
+
+    /// The call as the pre hooks left it.
+    pub fn context(&self) -> &HookContext {
+        &self.state().ctx
+    }
+
+    /// The id that pairs this call's pre and post phases (and its audit row).
+    pub fn tool_call_id(&self) -> &str {
+        &self.context().tool_call_id
+    }
+
+    /// What each pre hook did.
+    pub fn trace(&self) -> &CallTrace {
+        &self.state().trace
+    }
+
+    /// Runs the post hooks on the tool's outcome, then the observers, and
+    /// returns the whole call's report — the same report
+    /// [`HookRegistry::run_tool_call`] gives for the same hooks and outcome.
+    pub async fn run_post_tool_use(mut self, outcome: ToolOutcome) -> ToolCallReport {
+        let registry = self.registry.clone();
+        let started = self.started.take();
+        let Some(mut state) = self.state.take() else {
+            unreachable!("a pending call's state is taken only here, by value")
+        };
+        let call = Unfinished {
+            registry: &registry,
+            started,
+            state: &mut state,
+        };
+        let observation = registry.post_phase(call.state, outcome).await;
+        call.finish();
+        match registry.conclude(state, observation, true, started) {
+            Ok(report) => report,
+            Err(observing) => observing.await,
+        }
+    }
+
+    fn state(&self) -> &CallState {
+        match &self.state {
+            Some(state) => state,
+            None => unreachable!("a pending call's state is taken only by consuming it"),
+        }
+    }
+}
+
+impl Drop for PendingToolCall {
+    fn drop(&mut self) {
+        if let (Some(mut state), Some(started)) = (self.state.take(), self.started.take()) {
+            observe_abandoned(&self.registry, &mut state, started);
+        }
+    }
+}
+
+/// What the LLM sees of a tool's outcome that no hook replaced.
+pub(super) fn observe(outcome: ToolOutcome) -> Observation {
+    match outcome {
+        ToolOutcome::Success(value) => Observation::Output(value),
+        ToolOutcome::Error(message) => Observation::ToolError(message),
+    }
+}
