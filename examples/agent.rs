@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use hooks::std_hooks::Database;
 use hooks::std_hooks::gate::channel::feishu::{
     CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
 };
@@ -24,6 +23,7 @@ use hooks::std_hooks::gate::{
     Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
 };
 use hooks::std_hooks::readonly::{DatabaseOrgModes, OrgModeSource};
+use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{Agent, AgentConfig, HookContext, Resources};
 use serde_json::{Value, json};
 
@@ -148,9 +148,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/agent.yaml");
     let modes: Arc<dyn OrgModeSource> = org_modes;
     let resources = Resources::new()
-        .with(database.clone())
-        .with(approvals.clone())
-        .with(modes);
+        .with(DATABASE, database.clone())
+        .with(APPROVALS, approvals.clone())
+        .with(ORG_MODES, modes);
     let agent = Agent::build(AgentConfig::load(&config_path)?, &resources)?;
     println!("agent `{}` from {}", agent.id(), config_path.display());
     println!("{}", agent.registry().describe());

@@ -335,7 +335,7 @@ async fn the_gate_cannot_be_weakened_by_config() {
         .expect_err("two gates");
     assert!(
         errors.to_string().contains(
-            "twice.yaml: hooks.class_hooks[1] (approval_gate): the approval gate is listed twice"
+            "twice.yaml: hooks.class_hooks[1] (approval_gate): \"approval_gate\" is listed twice"
         ),
         "{errors}"
     );
@@ -346,7 +346,9 @@ async fn the_gate_cannot_be_weakened_by_config() {
         .build_registry(&resources().await)
         .expect_err("a string is not a flag");
     assert!(
-        errors.to_string().contains("must be true or false"),
+        errors
+            .to_string()
+            .contains("invalid type: string \"true\", expected a boolean"),
         "{errors}"
     );
 

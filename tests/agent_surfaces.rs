@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use axum::Router;
 use hooks::prelude::*;
-use hooks::std_hooks::Database;
 use hooks::std_hooks::gate::channel::feishu::{
     CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
 };
@@ -18,6 +17,7 @@ use hooks::std_hooks::gate::{
     Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
 };
 use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
+use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{Agent, AgentConfig, ConfigFormat, Resources, ToolCallReport};
 use serde_json::{Value, json};
 
@@ -195,7 +195,10 @@ async fn delegated_and_workflow_calls_need_a_real_approval() {
     let app = Router::new().nest("/cb", approvals.router());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new().with(database).with(approvals).with(modes);
+    let resources = Resources::new()
+        .with(DATABASE, database)
+        .with(APPROVALS, approvals)
+        .with(ORG_MODES, modes);
 
     let parent = Agent::build(config("agent: parent\n"), &resources).expect("parent");
     let child = parent

@@ -59,8 +59,8 @@ pub use command::{
     CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT,
 };
 pub use config::{
-    APPROVAL_GATE, AgentConfig, AgentConfigError, AgentConfigErrors, ClassHookEntry, CommandEntry,
-    ConfigFormat, ConfigShape,
+    AgentConfig, AgentConfigError, AgentConfigErrors, ClassHookEntry, CommandEntry, ConfigFormat,
+    ConfigShape,
 };
 pub use context::{HookContext, HookPoint, Surface, ToolOutcome};
 pub use dispatch::{
@@ -69,8 +69,8 @@ pub use dispatch::{
     ToolCallReport, TraceEntry,
 };
 pub use factory::{
-    BuildFn, Built, BuiltItem, HookFactory, Resources, factories, find_factory,
-    parse_factory_config,
+    AgentSettings, Attach, BuildFn, Built, BuiltItem, FactoryInput, HookFactory, ResourceKey,
+    Resources, factories, find_factory, parse_factory_config,
 };
 pub use hook::{
     DEFAULT_PRIORITY, DEFAULT_TIMEOUT, DryRun, ErrorPolicy, Hook, HookError, HookFuture,

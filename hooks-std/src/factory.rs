@@ -2,23 +2,45 @@
 //!
 //! One mechanism, the runtime's: every standard hook is a registered
 //! [`HookFactory`](hooks_runtime::HookFactory) that builds a [`Built`] from
-//! its config and the shared [`Resources`]. [`build_std_hook`] is the same
-//! builder with a typed error, for code that builds standard hooks directly.
+//! its config and the shared [`Resources`]; the approval gate's factory is
+//! registered for every agent, and the agent's `require_confirmation_for_all`
+//! reaches it typed. [`build_std_hook`] is the same builder with a typed
+//! error, for code that builds standard hooks directly. The resources the
+//! standard hooks need are looked up under the keys [`DATABASE`],
+//! [`APPROVALS`] and [`ORG_MODES`].
 
 use std::sync::Arc;
 
-use hooks_runtime::{Built, CallObserver, RegisteredHook, Resources, did_you_mean};
+use hooks_runtime::{
+    Built, CallObserver, FactoryInput, RegisteredHook, ResourceKey, Resources, did_you_mean,
+};
 use serde_json::Value;
 
 use crate::audit::AuditLogHook;
 use crate::config::ConfigError;
+use crate::config::parse_config;
 use crate::gate::channel::OfflineChannel;
-use crate::gate::{ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+use crate::gate::{
+    ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ConfirmationStore,
+    StaticDirectory,
+};
 use crate::rate_limit::ConnectorRateLimitHook;
 use crate::readonly::{DatabaseOrgModes, OrgModeSource, ReadOnlyGuard, StaticOrgModes};
 use crate::schema::ArgsSchemaHook;
 use crate::storage::{Database, StorageError};
 use crate::truncate::ResultTruncateHook;
+
+/// The database: the audit log's, the rate limit's `database` backend's,
+/// and the read-only guard's org modes when [`ORG_MODES`] is not given.
+pub const DATABASE: ResourceKey<Database> = ResourceKey::new("a database");
+
+/// The approval machinery the approval gate parks calls in.
+pub const APPROVALS: ResourceKey<Approvals> = ResourceKey::new(
+    "the approval machinery (an `Approvals` with a store, a channel and an approver directory)",
+);
+
+/// Where the read-only guard learns which orgs are read-only.
+pub const ORG_MODES: ResourceKey<Arc<dyn OrgModeSource>> = ResourceKey::new("an org mode source");
 
 /// The names [`build_std_hook`] knows.
 pub const STD_HOOK_NAMES: [&str; 6] = [
@@ -59,18 +81,20 @@ pub enum FactoryError {
 }
 
 /// Builds the standard hook `name` from `config` (`null` for its defaults)
-/// and the [`Resources`] it needs: a [`Database`] (the audit log; the rate
+/// and the [`Resources`] it needs: a [`DATABASE`] (the audit log; the rate
 /// limit's `database` backend; the read-only guard's org modes when no
-/// `Arc<dyn OrgModeSource>` is given) and [`Approvals`] (the approval gate).
-/// The approval gate comes with its "ask" handler, as its factory builds it.
+/// [`ORG_MODES`] is given) and [`APPROVALS`] (the approval gate). The
+/// approval gate comes with its "ask" handler, as its factory builds it.
+/// Built outside an agent's config, the gate asks for every call only if
+/// its own config says `require_confirmation_for_all: true`.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use hooks_runtime::{BuiltItem, Resources};
-/// use hooks_std::{build_std_hook, Database};
+/// use hooks_std::{build_std_hook, Database, DATABASE};
 /// use serde_json::json;
 ///
-/// let resources = Resources::new().with(Database::in_memory().await.unwrap());
+/// let resources = Resources::new().with(DATABASE, Database::in_memory().await.unwrap());
 /// for (name, config) in [("readonly_guard", json!(null)), ("result_truncate", json!({"max_chars": 2000}))] {
 ///     let built = build_std_hook(name, &config, &resources).unwrap();
 ///     assert!(matches!(built.item, BuiltItem::Hook(_)));
@@ -86,10 +110,21 @@ pub fn build_std_hook(
     config: &Value,
     resources: &Resources,
 ) -> Result<Built, FactoryError> {
-    let database = resources.get::<Database>();
+    build(&FactoryInput::new(name, config, resources))
+}
+
+/// Builds the standard hook the input names, for the input's agent.
+fn build(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+    let FactoryInput {
+        name,
+        config,
+        resources,
+        ..
+    } = *input;
+    let database = resources.get(DATABASE);
     Ok(match name {
         ApprovalGate::NAME => {
-            let gate = approval_gate(config, resources)?;
+            let gate = approval_gate(input)?;
             Built::from(RegisteredHook::Pre(gate.clone())).with_ask_handler(gate)
         }
         ArgsSchemaHook::NAME => RegisteredHook::pre(ArgsSchemaHook::from_config(config)?).into(),
@@ -108,7 +143,7 @@ pub fn build_std_hook(
         )?)
         .into(),
         ReadOnlyGuard::NAME => {
-            let modes = resources.get::<Arc<dyn OrgModeSource>>();
+            let modes = resources.get(ORG_MODES);
             let modes: Arc<dyn OrgModeSource> = match (modes, database) {
                 (Some(modes), _) => modes.clone(),
                 (None, Some(database)) => Arc::new(DatabaseOrgModes::new(database.clone())),
@@ -150,33 +185,48 @@ where
         ApprovalsConfig::default(),
     );
     let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(read_only));
-    Ok(Resources::new().with(database).with(approvals).with(modes))
+    Ok(Resources::new()
+        .with(DATABASE, database)
+        .with(APPROVALS, approvals)
+        .with(ORG_MODES, modes))
 }
 
-/// The gate from its config and the approval machinery.
-fn approval_gate(config: &Value, resources: &Resources) -> Result<Arc<ApprovalGate>, FactoryError> {
-    let approvals = resources
-        .get::<Approvals>()
-        .cloned()
-        .ok_or(FactoryError::MissingResource {
-            hook: ApprovalGate::NAME,
-            what: "the approval machinery (an `Approvals` with a store, a channel and an approver directory)",
-        })?;
-    Ok(Arc::new(ApprovalGate::from_config(approvals, config)?))
+/// The gate from its config, the agent's settings and the approval
+/// machinery: it asks for every call when its own config or the agent's
+/// `require_confirmation_for_all` says so.
+fn approval_gate(input: &FactoryInput<'_>) -> Result<Arc<ApprovalGate>, FactoryError> {
+    let approvals =
+        input
+            .resources
+            .get(APPROVALS)
+            .cloned()
+            .ok_or(FactoryError::MissingResource {
+                hook: ApprovalGate::NAME,
+                what: APPROVALS.name(),
+            })?;
+    let mut config: ApprovalGateConfig = parse_config(ApprovalGate::NAME, input.config)?;
+    config.require_confirmation_for_all |= input.agent.require_confirmation_for_all;
+    Ok(Arc::new(ApprovalGate::with_config(approvals, config)?))
 }
 
 /// Registers a runtime factory for each standard hook, all built by
 /// [`build_std_hook`].
 macro_rules! std_factories {
     ($($hook:ident: $description:literal),* $(,)?) => {$(
-        hooks_runtime::hook_factory!($hook::NAME, $description, |config, resources| {
-            build_std_hook($hook::NAME, config, resources).map_err(|error| error.to_string())
+        hooks_runtime::hook_factory!($hook::NAME, $description, |input| {
+            build(input).map_err(|error| error.to_string())
         });
     )*};
 }
 
+// Every agent gets the gate: a call can always be held for a person.
+hooks_runtime::hook_factory!(
+    every_agent ApprovalGate::NAME,
+    "pauses a call until a person approves it (durable, Feishu/Lark); every agent gets it",
+    |input| build(input).map_err(|error| error.to_string())
+);
+
 std_factories! {
-    ApprovalGate: "pauses a call until a person approves it (durable, Feishu/Lark)",
     ArgsSchemaHook: "blocks calls whose args do not match the tool's JSON Schema",
     AuditLogHook: "one durable audit row per attempted call",
     ConnectorRateLimitHook: "call quotas per (connector, user)",

@@ -44,7 +44,9 @@ pub mod truncate;
 
 pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
 pub use config::ConfigError;
-pub use factory::{FactoryError, STD_HOOK_NAMES, build_std_hook, offline_resources};
+pub use factory::{
+    APPROVALS, DATABASE, FactoryError, ORG_MODES, STD_HOOK_NAMES, build_std_hook, offline_resources,
+};
 pub use rate_limit::{
     ConnectorRateLimitHook, DatabaseLimiter, LimiterBackend, MemoryLimiter, Quota, RateLimitConfig,
 };

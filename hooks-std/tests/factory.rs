@@ -5,14 +5,16 @@ mod support;
 use std::sync::Arc;
 
 use hooks_runtime::{HookContext, HookRegistry, Observation, Resources};
-use hooks_std::{Database, FactoryError, OrgModeSource, StaticOrgModes, build_std_hook};
+use hooks_std::{
+    DATABASE, Database, FactoryError, ORG_MODES, OrgModeSource, StaticOrgModes, build_std_hook,
+};
 use serde_json::{Value, json};
 
 async fn resources() -> Resources {
     let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(["frozen"]));
     Resources::new()
-        .with(Database::in_memory().await.expect("db"))
-        .with(modes)
+        .with(DATABASE, Database::in_memory().await.expect("db"))
+        .with(ORG_MODES, modes)
 }
 
 #[tokio::test]
@@ -54,7 +56,7 @@ async fn every_std_hook_builds_from_config_and_runs() {
     assert!(text.starts_with("01234") && text.len() < 80, "{text}");
     assert!(run("crm__get", "acme").await.is_blocked(), "quota of 1");
     let rows = resources
-        .get::<Database>()
+        .get(DATABASE)
         .expect("db")
         .audit_entries("factory")
         .await
@@ -101,4 +103,25 @@ async fn bad_names_configs_and_missing_resources_are_errors() {
         &none,
     );
     assert!(db_limit.is_err());
+}
+
+/// A resource is stored under its key's type: org modes given as a concrete
+/// `Arc<StaticOrgModes>` are the guard's org modes, not a value it silently
+/// never finds.
+#[tokio::test]
+async fn org_modes_of_a_concrete_type_are_found_under_their_key() {
+    let resources = Resources::new().with(
+        ORG_MODES,
+        Arc::new(StaticOrgModes::with_read_only(["frozen"])),
+    );
+    let built = build_std_hook("readonly_guard", &json!(null), &resources).expect("guard");
+    let registry = support::add(HookRegistry::builder(), built)
+        .build()
+        .expect("registry");
+    let ctx = HookContext::tool_call("sql_exec", json!({"q": "DELETE FROM t"})).with_org("frozen");
+    let report = registry
+        .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("deleted")))
+        .await;
+    assert!(!report.tool_ran, "{}", report.observation);
+    assert_eq!(report.stopped_by(), Some("readonly_guard"));
 }

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use hooks::std_hooks::Database;
 use hooks::std_hooks::gate::channel::feishu::{
     CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, SignedCallback, signature,
 };
@@ -15,6 +14,7 @@ use hooks::std_hooks::gate::{
     Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
 };
 use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
+use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{Agent, AgentConfig, ConfigFormat, Resources};
 use serde_json::{Value, json};
 
@@ -55,7 +55,10 @@ async fn only_a_genuine_click_in_scope_decides() {
     let app = Router::new().nest("/cb", approvals.router());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new().with(database).with(approvals).with(modes);
+    let resources = Resources::new()
+        .with(DATABASE, database)
+        .with(APPROVALS, approvals)
+        .with(ORG_MODES, modes);
     let config = AgentConfig::parse(
         "agent: payer\nrequire_confirmation_for_all: true\n",
         ConfigFormat::Yaml,

@@ -9,68 +9,113 @@ use super::error::{AgentConfigError, AgentConfigErrors};
 use super::program::check_program;
 use crate::ask::AskHandler;
 use crate::command::{CommandHook, CommandSpec};
-use crate::factory::{BuiltItem, Resources, factories, find_factory};
+use crate::factory::{
+    AgentSettings, Attach, Built, BuiltItem, FactoryInput, HookFactory, Resources, factories,
+};
 use crate::registry::{HookRegistry, HookRegistryBuilder, registered_hooks};
 
-/// The name of the approval gate's factory: attached to every agent.
-pub const APPROVAL_GATE: &str = "approval_gate";
+/// A registry under construction, and every problem found so far.
+struct Assembly<'c> {
+    config: &'c AgentConfig,
+    builder: HookRegistryBuilder,
+    /// Where command hooks' "ask" answers go, if a built hook takes them.
+    ask: Option<Arc<dyn AskHandler>>,
+    errors: Vec<AgentConfigError>,
+}
 
 impl AgentConfig {
-    /// Builds this agent's registry: its class hooks (attribute hooks by
-    /// name, factories by name with their config), its command hooks, and —
-    /// always — the approval gate, governed by this agent's own
-    /// `require_confirmation_for_all`. `resources` carries what factories
-    /// need (a database, the approval machinery…).
+    /// Builds this agent's registry: the hooks every agent gets (factories
+    /// registered `every_agent`, such as the approval gate: with their entry's
+    /// config when `class_hooks` names them), its class hooks (attribute hooks
+    /// by name, factories by name with their config) and its command hooks.
+    /// Factories see the agent's settings (`require_confirmation_for_all`)
+    /// typed; `resources` carries what they need (a database, the approval
+    /// machinery…).
     ///
     /// Every problem is reported, each naming the file and the entry; nothing
     /// is built unless there are none.
     pub fn build_registry(&self, resources: &Resources) -> Result<HookRegistry, AgentConfigErrors> {
-        let mut errors = Vec::new();
-        let mut builder = HookRegistry::builder();
-        let ask = self.add_gate(resources, &mut builder, &mut errors);
-        for entry in self.class_hooks.iter().filter(|e| e.name != APPROVAL_GATE) {
-            let error = |message: String| {
-                AgentConfigError::new(&self.source, Some(entry.entry.clone()), message)
-            };
+        let settings = AgentSettings::default()
+            .require_confirmation_for_all(self.require_confirmation_for_all);
+        let mut assembly = Assembly {
+            config: self,
+            builder: HookRegistry::builder(),
+            ask: None,
+            errors: Vec::new(),
+        };
+        let every_agent: Vec<&HookFactory> = factories()
+            .filter(|factory| factory.attach == Attach::EveryAgent)
+            .collect();
+        if self.require_confirmation_for_all && every_agent.is_empty() {
+            assembly.error(
+                None,
+                "`require_confirmation_for_all` is set, but no hook that every agent gets \
+                 (the approval gate) is linked into this program; enable the `std-hooks` \
+                 feature of `hooks`",
+            );
+        }
+        for factory in &every_agent {
+            let mut entries = self.class_hooks.iter().filter(|e| e.name == factory.name);
+            let named = entries.next();
+            for extra in entries {
+                assembly.error(
+                    Some(extra.entry.clone()),
+                    format!(
+                        "\"{}\" is listed twice; every agent gets it once, so merge the entries",
+                        factory.name
+                    ),
+                );
+            }
+            let entry = named.map_or_else(
+                || format!("{} (attached to every agent)", factory.name),
+                |e| e.entry.clone(),
+            );
+            let config = named.map_or(&Value::Null, |e| &e.config);
+            assembly.build(factory, config, entry, settings, resources);
+        }
+        for entry in &self.class_hooks {
+            if every_agent.iter().any(|factory| factory.name == entry.name) {
+                continue;
+            }
             if let Some(registration) = registered_hooks().find(|r| r.name() == entry.name) {
                 if entry.config.is_null() {
-                    builder = builder.hook(registration.instantiate());
+                    assembly.builder =
+                        std::mem::take(&mut assembly.builder).hook(registration.instantiate());
                 } else {
-                    errors.push(error(format!(
-                        "hook \"{}\" is declared with an attribute and takes no config; remove `config`",
-                        entry.name
-                    )));
+                    assembly.error(
+                        Some(entry.entry.clone()),
+                        format!(
+                            "hook \"{}\" is declared with an attribute and takes no config; remove `config`",
+                            entry.name
+                        ),
+                    );
                 }
                 continue;
             }
-            if factories().filter(|f| f.name == entry.name).count() > 1 {
-                errors.push(error(format!(
-                    "two hook factories are registered as \"{}\"; rename one so the config is unambiguous",
-                    entry.name
-                )));
-                continue;
-            }
-            let Some(factory) = find_factory(&entry.name) else {
+            let Some(factory) = factories().find(|f| f.name == entry.name) else {
                 let known = known_names();
                 let hint = crate::did_you_mean(&entry.name, known.iter().map(String::as_str))
                     .map(|s| format!(" (did you mean \"{s}\"?)"))
                     .unwrap_or_default();
-                errors.push(error(format!(
-                    "unknown hook \"{}\"{hint}; known hooks: {}",
-                    entry.name,
-                    known.join(", ")
-                )));
+                assembly.error(
+                    Some(entry.entry.clone()),
+                    format!(
+                        "unknown hook \"{}\"{hint}; known hooks: {}",
+                        entry.name,
+                        known.join(", ")
+                    ),
+                );
                 continue;
             };
-            match (factory.build)(&entry.config, resources) {
-                Ok(built) => builder = add(builder, built.item),
-                Err(message) => errors.push(error(message)),
-            }
+            assembly.build(
+                factory,
+                &entry.config,
+                entry.entry.clone(),
+                settings,
+                resources,
+            );
         }
         for (index, entry) in self.commands.iter().enumerate() {
-            let error = |message: String| {
-                AgentConfigError::new(&self.source, Some(entry.entry.clone()), message)
-            };
             let mut spec = entry.spec.clone();
             if let Some(map) = spec.as_object_mut() {
                 map.entry("name")
@@ -79,20 +124,31 @@ impl AgentConfig {
             let spec: CommandSpec = match serde_json::from_value(spec) {
                 Ok(spec) => spec,
                 Err(problem) => {
-                    errors.push(error(format!("invalid command hook: {problem}")));
+                    assembly.error(
+                        Some(entry.entry.clone()),
+                        format!("invalid command hook: {problem}"),
+                    );
                     continue;
                 }
             };
             let spec = self.resolve_paths(spec);
             if let Err(problem) = check_program(&spec) {
-                errors.push(error(problem));
+                assembly.error(Some(entry.entry.clone()), problem);
                 continue;
             }
-            match CommandHook::new(spec, ask.clone()) {
-                Ok(hook) => builder = builder.hook(hook.into_registered()),
-                Err(problem) => errors.push(error(problem.to_string())),
+            match CommandHook::new(spec, assembly.ask.clone()) {
+                Ok(hook) => {
+                    assembly.builder =
+                        std::mem::take(&mut assembly.builder).hook(hook.into_registered());
+                }
+                Err(problem) => assembly.error(Some(entry.entry.clone()), problem.to_string()),
             }
         }
+        let Assembly {
+            builder,
+            mut errors,
+            ..
+        } = assembly;
         match builder.build() {
             Ok(registry) if errors.is_empty() => Ok(registry),
             Ok(_) => Err(AgentConfigErrors(errors)),
@@ -103,84 +159,6 @@ impl AgentConfig {
                     problem.to_string(),
                 ));
                 Err(AgentConfigErrors(errors))
-            }
-        }
-    }
-
-    /// The approval gate, always: its entry's config if `class_hooks` names
-    /// it, with this agent's `require_confirmation_for_all` on top.
-    fn add_gate(
-        &self,
-        resources: &Resources,
-        builder: &mut HookRegistryBuilder,
-        errors: &mut Vec<AgentConfigError>,
-    ) -> Option<Arc<dyn AskHandler>> {
-        let mut gates = self.class_hooks.iter().filter(|e| e.name == APPROVAL_GATE);
-        let named = gates.next();
-        for extra in gates {
-            errors.push(AgentConfigError::new(
-                &self.source,
-                Some(extra.entry.clone()),
-                "the approval gate is listed twice; merge the entries (one gate per agent)",
-            ));
-        }
-        let entry = named.map_or_else(
-            || format!("{APPROVAL_GATE} (attached to every agent)"),
-            |e| e.entry.clone(),
-        );
-        let mut config = named.map_or(Value::Null, |e| e.config.clone());
-        if config.is_null() {
-            config = json!({});
-        }
-        let Some(map) = config.as_object_mut() else {
-            errors.push(AgentConfigError::new(
-                &self.source,
-                Some(entry),
-                "`config` must be a mapping",
-            ));
-            return None;
-        };
-        let flag = match map.get("require_confirmation_for_all") {
-            None => false,
-            Some(Value::Bool(flag)) => *flag,
-            Some(_) => {
-                errors.push(AgentConfigError::new(
-                    &self.source,
-                    Some(entry),
-                    "`require_confirmation_for_all` must be true or false",
-                ));
-                return None;
-            }
-        };
-        map.insert(
-            "require_confirmation_for_all".into(),
-            json!(flag || self.require_confirmation_for_all),
-        );
-        if factories().filter(|f| f.name == APPROVAL_GATE).count() > 1 {
-            errors.push(AgentConfigError::new(
-                &self.source,
-                Some(entry),
-                "two hook factories are registered as \"approval_gate\"; only one gate may exist",
-            ));
-            return None;
-        }
-        let Some(factory) = find_factory(APPROVAL_GATE) else {
-            errors.push(AgentConfigError::new(
-                &self.source,
-                Some(entry),
-                "every agent gets the approval gate, but none is linked into this program; \
-                 enable the `std-hooks` feature of `hooks`",
-            ));
-            return None;
-        };
-        match (factory.build)(&config, resources) {
-            Ok(built) => {
-                *builder = add(std::mem::take(builder), built.item);
-                built.ask_handler
-            }
-            Err(message) => {
-                errors.push(AgentConfigError::new(&self.source, Some(entry), message));
-                None
             }
         }
     }
@@ -207,10 +185,54 @@ impl AgentConfig {
     }
 }
 
-fn add(builder: HookRegistryBuilder, item: BuiltItem) -> HookRegistryBuilder {
-    match item {
-        BuiltItem::Hook(hook) => builder.hook(hook),
-        BuiltItem::Observer(observer) => builder.observer(observer),
+impl Assembly<'_> {
+    fn error(&mut self, entry: Option<String>, message: impl Into<String>) {
+        self.errors
+            .push(AgentConfigError::new(&self.config.source, entry, message));
+    }
+
+    /// Builds one factory's hook (or observer) into the registry.
+    fn build(
+        &mut self,
+        factory: &HookFactory,
+        config: &Value,
+        entry: String,
+        settings: AgentSettings,
+        resources: &Resources,
+    ) {
+        if factories().filter(|f| f.name == factory.name).count() > 1 {
+            self.error(
+                Some(entry),
+                format!(
+                    "two hook factories are registered as \"{}\"; rename one so the config is unambiguous",
+                    factory.name
+                ),
+            );
+            return;
+        }
+        let input = FactoryInput::new(factory.name, config, resources).for_agent(settings);
+        let Built { item, ask_handler } = match factory.build(&input) {
+            Ok(built) => built,
+            Err(message) => return self.error(Some(entry), message),
+        };
+        if let Some(handler) = ask_handler {
+            if self.ask.is_some() {
+                return self.error(
+                    Some(entry),
+                    format!(
+                        "hook \"{}\" takes command hooks' \"ask\" answers, but another hook \
+                         already does; keep one",
+                        factory.name
+                    ),
+                );
+            }
+            self.ask = Some(handler);
+        }
+        let builder = std::mem::take(&mut self.builder);
+        self.builder = match item {
+            BuiltItem::Hook(hook) => builder.hook(hook),
+            BuiltItem::Observer(observer) => builder.observer(observer),
+        };
     }
 }
 

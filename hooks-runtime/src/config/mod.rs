@@ -17,6 +17,5 @@ mod limits;
 mod program;
 
 pub use agent::{AgentConfig, ClassHookEntry, CommandEntry, ConfigShape};
-pub use build::APPROVAL_GATE;
 pub use error::{AgentConfigError, AgentConfigErrors};
 pub use format::ConfigFormat;

@@ -3,15 +3,18 @@
 //! An agent's config names hooks with their config
 //! (`{name: connector_rate_limit, config: {per_user_per_minute: 5}}`). Hooks
 //! declared with the attributes need no config; hooks that do register a
-//! [`HookFactory`] with [`hook_factory!`](crate::hook_factory), which turns a
-//! name, the entry's config (JSON; `null` when absent) and the shared
-//! [`Resources`] into a hook.
+//! [`HookFactory`] with [`hook_factory!`](crate::hook_factory), which turns
+//! a [`FactoryInput`] — the entry's config (JSON; `null` when absent), the
+//! shared [`Resources`] and the agent's own settings — into a hook. A factory
+//! registered `every_agent` builds a hook for every agent, whether its config
+//! names it or not (the approval gate is one).
 //!
 //! ```
 //! use hooks_runtime::{
-//!     Built, Hook, HookContext, HookOutcome, HookResult, PreToolUseHook, RegisteredHook, Resources,
+//!     Built, FactoryInput, Hook, HookContext, HookOutcome, HookResult, PreToolUseHook,
+//!     RegisteredHook, Resources,
 //! };
-//! use serde_json::{Value, json};
+//! use serde_json::json;
 //!
 //! /// Blocks tools whose name is on a list given in config.
 //! struct DenyList(Vec<String>);
@@ -25,15 +28,16 @@
 //! }
 //! impl PreToolUseHook for DenyList {}
 //!
-//! fn build_deny_list(config: &Value, _: &Resources) -> Result<Built, String> {
-//!     let tools: Vec<String> = hooks_runtime::parse_factory_config("deny_list", config)?;
+//! fn build_deny_list(input: &FactoryInput<'_>) -> Result<Built, String> {
+//!     let tools: Vec<String> = input.parse_config()?;
 //!     Ok(RegisteredHook::pre(DenyList(tools)).into())
 //! }
 //!
 //! hooks_runtime::hook_factory!("deny_list", "blocks the listed tools", build_deny_list);
 //!
 //! let factory = hooks_runtime::find_factory("deny_list").unwrap();
-//! let built = (factory.build)(&json!(["shell_exec"]), &Resources::new()).unwrap();
+//! let config = json!(["shell_exec"]);
+//! let built = factory.build(&FactoryInput::new("deny_list", &config, &Resources::new())).unwrap();
 //! assert!(matches!(built.item, hooks_runtime::BuiltItem::Hook(_)));
 //! ```
 
@@ -47,7 +51,7 @@ use serde_json::Value;
 use crate::ask::AskHandler;
 use crate::observer::CallObserver;
 use crate::registry::RegisteredHook;
-pub use resources::Resources;
+pub use resources::{ResourceKey, Resources};
 
 /// What a factory built: a hook or an observer, and possibly an
 /// [`AskHandler`] (the approval gate is one) for command hooks that answer
@@ -95,29 +99,119 @@ impl Built {
     }
 }
 
-/// Builds a hook from its config and the shared resources; an `Err` says
-/// what is wrong with the config or which resource is missing.
-pub type BuildFn = fn(&Value, &Resources) -> Result<Built, String>;
+/// Builds a hook from its input; an `Err` says what is wrong with the
+/// config or which resource is missing.
+pub type BuildFn = fn(&FactoryInput<'_>) -> Result<Built, String>;
+
+/// Which agents a factory's hook is attached to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attach {
+    /// Only the agents whose config names it.
+    WhenNamed,
+    /// Every agent: built with its entry's config when the agent's config
+    /// names it (at most once), with `null` config otherwise. An agent
+    /// cannot leave it out.
+    EveryAgent,
+}
+
+/// What a factory builds a hook from.
+#[derive(Debug, Clone, Copy)]
+pub struct FactoryInput<'a> {
+    /// The hook's name, as the config file spells it.
+    pub name: &'a str,
+    /// The entry's config; `null` when absent.
+    pub config: &'a serde_json::Value,
+    /// The shared resources (a database, the approval machinery…).
+    pub resources: &'a Resources,
+    /// The settings of the agent the hook is built for.
+    pub agent: AgentSettings,
+}
+
+impl<'a> FactoryInput<'a> {
+    /// The input for building `name` outside any agent's config (default
+    /// agent settings).
+    pub fn new(name: &'a str, config: &'a serde_json::Value, resources: &'a Resources) -> Self {
+        FactoryInput {
+            name,
+            config,
+            resources,
+            agent: AgentSettings::default(),
+        }
+    }
+
+    /// The same input for an agent with these settings.
+    pub fn for_agent(mut self, agent: AgentSettings) -> Self {
+        self.agent = agent;
+        self
+    }
+
+    /// Deserializes the config (`null` means the type's default). Give
+    /// `T` `#[serde(deny_unknown_fields)]` so typos are errors.
+    pub fn parse_config<T: DeserializeOwned + Default>(&self) -> Result<T, String> {
+        parse_factory_config(self.name, self.config)
+    }
+}
+
+/// What an agent's config says that applies to every hook built for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AgentSettings {
+    /// Every tool call of the agent needs a person's approval (the agent's
+    /// `require_confirmation_for_all`, or a calling agent's).
+    pub require_confirmation_for_all: bool,
+}
+
+impl AgentSettings {
+    /// Settings with every call needing approval, or not.
+    pub fn require_confirmation_for_all(mut self, flag: bool) -> Self {
+        self.require_confirmation_for_all = flag;
+        self
+    }
+}
 
 /// A named way to build a hook from config. Register one with
 /// [`hook_factory!`](crate::hook_factory).
+#[derive(Debug)]
 pub struct HookFactory {
     /// The name config files use.
     pub name: &'static str,
     /// One line for tables and `hooks check`.
     pub description: &'static str,
-    /// The builder.
-    pub build: BuildFn,
+    /// Which agents get the hook.
+    pub attach: Attach,
+    build_fn: BuildFn,
 }
 
 impl HookFactory {
-    /// A factory (used by [`hook_factory!`](crate::hook_factory)).
+    /// A factory whose hook an agent gets when its config names it (used
+    /// by [`hook_factory!`](crate::hook_factory)).
     pub const fn new(name: &'static str, description: &'static str, build: BuildFn) -> Self {
         HookFactory {
             name,
             description,
-            build,
+            attach: Attach::WhenNamed,
+            build_fn: build,
         }
+    }
+
+    /// A factory whose hook every agent gets (used by
+    /// `hook_factory!(every_agent …)`).
+    pub const fn every_agent(
+        name: &'static str,
+        description: &'static str,
+        build: BuildFn,
+    ) -> Self {
+        HookFactory {
+            name,
+            description,
+            attach: Attach::EveryAgent,
+            build_fn: build,
+        }
+    }
+
+    /// Builds the hook.
+    pub fn build(&self, input: &FactoryInput<'_>) -> Result<Built, String> {
+        (self.build_fn)(input)
     }
 }
 
@@ -149,10 +243,17 @@ pub fn parse_factory_config<T: DeserializeOwned + Default>(
 /// Registers a hook factory by name, for agent config files.
 ///
 /// `hook_factory!("name", "description", build_fn)` where `build_fn` is a
-/// `fn(&serde_json::Value, &Resources) -> Result<Built, String>`. Needs no
-/// dependency besides this crate (or the `hooks` facade).
+/// `fn(&FactoryInput<'_>) -> Result<Built, String>`: agents get the hook
+/// when their config names it. `hook_factory!(every_agent "name",
+/// "description", build_fn)`: every agent gets it. Needs no dependency
+/// besides this crate (or the `hooks` facade).
 #[macro_export]
 macro_rules! hook_factory {
+    (every_agent $name:expr, $description:expr, $build:expr $(,)?) => {
+        $crate::__private::inventory::submit! {
+            $crate::HookFactory::every_agent($name, $description, $build)
+        }
+    };
     ($name:expr, $description:expr, $build:expr $(,)?) => {
         $crate::__private::inventory::submit! {
             $crate::HookFactory::new($name, $description, $build)
