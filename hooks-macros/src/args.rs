@@ -1,4 +1,5 @@
-//! The attribute's arguments: `name`, `priority`, `when`, `timeout`, `on_error`, `description`.
+//! The attribute's arguments: `name`, `priority`, `when`, `timeout`,
+//! `on_error`, `description`, `crate`.
 
 use std::time::Duration;
 
@@ -9,13 +10,14 @@ use crate::diagnostics::Diagnostics;
 use crate::when_source::WhenSource;
 
 /// The arguments an attribute accepts, in the order the error message lists them.
-const ACCEPTED: [&str; 6] = [
+const ACCEPTED: [&str; 7] = [
     "name",
     "priority",
     "when",
     "timeout",
     "on_error",
     "description",
+    "crate",
 ];
 
 /// Parsed and validated arguments; `None` means "use the default".
@@ -27,6 +29,8 @@ pub(crate) struct HookArgs {
     pub(crate) timeout: Option<Duration>,
     pub(crate) fail_open: bool,
     pub(crate) description: Option<String>,
+    /// The path the hooks API is reached through (default `::hooks`).
+    pub(crate) krate: Option<syn::Path>,
 }
 
 /// Parses `key = value, …`, reporting every mistake.
@@ -42,7 +46,9 @@ pub(crate) fn parse_args(attr: TokenStream, diagnostics: &mut Diagnostics) -> Ho
             diagnostics.error(
                 first.span(),
                 "expected an argument such as `priority = 5`",
-                Some("the arguments are name, priority, when, timeout, on_error and description"),
+                Some(
+                    "the arguments are name, priority, when, timeout, on_error, description and crate",
+                ),
             );
             continue;
         };
@@ -109,6 +115,7 @@ pub(crate) fn parse_args(attr: TokenStream, diagnostics: &mut Diagnostics) -> Ho
             "priority" => args.priority = priority_value(&value, diagnostics),
             "timeout" => args.timeout = timeout_value(&value, diagnostics),
             "on_error" => args.fail_open = on_error_value(&value, diagnostics).unwrap_or(false),
+            "crate" => args.krate = crate_value(&value, diagnostics),
             _ => args.when = Some(WhenSource::from_tokens(value)),
         }
     }
@@ -122,6 +129,10 @@ fn example(key: &str) -> String {
         "when" => "write e.g. `when = tool_name starts_with \"sql_\"`",
         "timeout" => "write e.g. `timeout = \"500ms\"`, `timeout = \"2s\"` or `timeout = \"2m\"`",
         "on_error" => "write `on_error = fail_closed` (the default) or `on_error = fail_open`",
+        "crate" => {
+            "write the path the `hooks` API is reached through, e.g. `crate = hooks_runtime` \
+             or `crate = \"my_reexport::hooks\"` (the default is `::hooks`)"
+        }
         _ => "write e.g. `description = \"blocks writes in read-only orgs\"`",
     }
     .to_owned()
@@ -244,6 +255,27 @@ fn on_error_value(value: &[TokenTree], diagnostics: &mut Diagnostics) -> Option<
                 last,
                 "`on_error` must be `fail_closed` or `fail_open`",
                 Some(&help),
+            );
+            None
+        }
+    }
+}
+
+/// The path of `crate = path` or `crate = "path"` (tokio-macros' convention).
+fn crate_value(value: &[TokenTree], diagnostics: &mut Diagnostics) -> Option<syn::Path> {
+    let parsed = match value {
+        [TokenTree::Literal(_)] => syn::parse2::<syn::LitStr>(value.iter().cloned().collect())
+            .and_then(|text| text.parse::<syn::Path>()),
+        _ => syn::parse2::<syn::Path>(value.iter().cloned().collect()),
+    };
+    match parsed {
+        Ok(path) => Some(path),
+        Err(_) => {
+            diagnostics.error_range(
+                value[0].span(),
+                value[value.len() - 1].span(),
+                "`crate` must be a path",
+                Some(&example("crate")),
             );
             None
         }

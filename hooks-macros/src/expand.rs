@@ -43,7 +43,12 @@ pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> 
         return quote!(#function #error);
     }
 
-    let krate = quote!(::hooks::__private);
+    // `crate = path` names where the API is (a crate that re-exports it, or
+    // `hooks_runtime` itself); what the expansion uses lives in `__private`.
+    let krate = match &args.krate {
+        Some(path) => quote!(#path::__private),
+        None => quote!(::hooks::__private),
+    };
     let fn_name = &function.sig.ident;
     let name = args.name.unwrap_or_else(|| fn_name.to_string());
     let priority = args.priority.unwrap_or(50);
