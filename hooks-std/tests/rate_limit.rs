@@ -315,6 +315,16 @@ async fn per_user_per_minute_is_a_shorthand_for_the_default_quota() {
             "{bad}"
         );
     }
+    let both = json!({"per_user_per_minute": 5, "default": {"calls": 1, "period": "1s"}});
+    let Err(error) = ConnectorRateLimitHook::from_config(&both, None) else {
+        panic!("both forms at once");
+    };
+    assert!(
+        error
+            .to_string()
+            .contains("give either `per_user_per_minute` or `default`, not both"),
+        "{error}"
+    );
 }
 
 /// Rows of `rate_limit_buckets` for `connector`.

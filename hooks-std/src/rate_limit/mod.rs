@@ -21,9 +21,10 @@ pub use database::DatabaseLimiter;
 pub use gcra::{Admission, Quota, admit};
 pub use memory::MemoryLimiter;
 
-/// Config of [`ConnectorRateLimitHook`].
+/// Config of [`ConnectorRateLimitHook`]. In a config file, the shorthand
+/// `per_user_per_minute: N` stands for `default: {calls: N, period: 60s}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "RateLimitFile")]
 pub struct RateLimitConfig {
     /// The quota of connectors not listed in `connectors` (default 10 per 60 s).
     pub default: Quota,
@@ -37,6 +38,43 @@ pub struct RateLimitConfig {
     /// Where the state lives: `memory` (default; one process) or `database`
     /// (shared by every replica using the same database).
     pub backend: LimiterBackend,
+}
+
+/// [`RateLimitConfig`] as a config file writes it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateLimitFile {
+    default: Option<Quota>,
+    per_user_per_minute: Option<std::num::NonZeroU32>,
+    #[serde(default)]
+    connectors: HashMap<String, Quota>,
+    priority: Option<i32>,
+    #[serde(default)]
+    backend: LimiterBackend,
+}
+
+impl TryFrom<RateLimitFile> for RateLimitConfig {
+    type Error = &'static str;
+
+    fn try_from(file: RateLimitFile) -> Result<Self, Self::Error> {
+        let default = match (file.default, file.per_user_per_minute) {
+            (Some(_), Some(_)) => {
+                return Err("give either `per_user_per_minute` or `default`, not both");
+            }
+            (Some(quota), None) => quota,
+            (None, Some(calls)) => Quota {
+                calls: calls.get(),
+                period: Duration::from_secs(60),
+            },
+            (None, None) => Quota::default(),
+        };
+        Ok(RateLimitConfig {
+            default,
+            connectors: file.connectors,
+            priority: file.priority.unwrap_or(20),
+            backend: file.backend,
+        })
+    }
 }
 
 /// Where [`ConnectorRateLimitHook`] keeps its state.
@@ -158,31 +196,7 @@ impl ConnectorRateLimitHook {
     /// `database` serves the `database` backend. The shorthand
     /// `per_user_per_minute: N` stands for `default: {calls: N, period: 1m}`.
     pub fn from_config(config: &Value, database: Option<Database>) -> Result<Self, ConfigError> {
-        let mut config = config.clone();
-        if let Some(map) = config.as_object_mut()
-            && let Some(per_minute) = map.remove("per_user_per_minute")
-        {
-            if map.contains_key("default") {
-                return Err(ConfigError::new(
-                    Self::NAME,
-                    "give either `per_user_per_minute` or `default`, not both",
-                ));
-            }
-            let Some(calls) = per_minute
-                .as_u64()
-                .filter(|n| *n > 0 && *n <= u64::from(u32::MAX))
-            else {
-                return Err(ConfigError::new(
-                    Self::NAME,
-                    "`per_user_per_minute` must be a positive whole number",
-                ));
-            };
-            map.insert(
-                "default".into(),
-                serde_json::json!({"calls": calls, "period": "60s"}),
-            );
-        }
-        Self::build(parse_config(Self::NAME, &config)?, database)
+        Self::build(parse_config(Self::NAME, config)?, database)
     }
 
     /// How long `user` must wait before calling `connector`, or `None` when the
