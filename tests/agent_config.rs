@@ -200,11 +200,26 @@ fn shape_errors_name_the_file_and_entry() {
         "{unsupported:?}"
     );
     assert!(
-        unsupported
-            .iter()
-            .any(|e| e.contains("hooks.PreToolUse[0].hooks[0]: unknown key `prompt`")),
+        unsupported.iter().any(|e| e.contains(
+            "hooks.PreToolUse[0].hooks[0]: unknown variant `prompt`, expected `command`"
+        )),
         "{unsupported:?}"
     );
+    let unknown_field = errors_of(AgentConfig::from_value(
+        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "async": true}]},
+                                         {"matcher": "Bash", "hooks": [], "extra": 1}]}}),
+        "settings.json",
+        None,
+    ));
+    for expected in [
+        "hooks.PreToolUse[0].hooks[0]: unknown field `async`, expected `command` or `timeout`",
+        "hooks.PreToolUse[1]: a {matcher, hooks} group: unknown field `extra`",
+    ] {
+        assert!(
+            unknown_field.iter().any(|e| e.contains(expected)),
+            "{expected} in {unknown_field:?}"
+        );
+    }
 
     let syntax = errors_of(AgentConfig::parse(
         "agent: [",

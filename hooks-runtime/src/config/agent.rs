@@ -2,8 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::entries::{
+    ClaudeGroup, ClaudeHandler, NamedEntry, NativeHooks, SeedHooks, SeedModelConfig,
+};
 use super::error::{AgentConfigError, AgentConfigErrors};
 use super::format::ConfigFormat;
 use super::limits;
@@ -221,28 +225,33 @@ impl AgentConfig {
             ));
             return;
         };
-        for key in hooks.keys() {
-            if key != "class_hooks" && key != "commands" {
+        // Each unknown key is reported, and the known ones are still read.
+        let mut known = Map::new();
+        for (key, value) in hooks {
+            if key == "class_hooks" || key == "commands" {
+                known.insert(key.clone(), value.clone());
+            } else {
                 errors.push(self.error(
                     Some(format!("hooks.{key}")),
                     "unknown key; `hooks` takes `class_hooks` and `commands`",
                 ));
             }
         }
-        if let Some(list) = hooks.get("class_hooks") {
+        let hooks = match NativeHooks::deserialize(Value::Object(known)) {
+            Ok(hooks) => hooks,
+            Err(problem) => {
+                errors.push(self.error(Some("hooks".into()), problem.to_string()));
+                return;
+            }
+        };
+        if let Some(list) = &hooks.class_hooks {
             self.read_class_hooks(list, "hooks.class_hooks", errors);
         }
-        match hooks.get("commands") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(items)) => {
-                for (i, item) in items.iter().enumerate() {
-                    self.commands.push(CommandEntry {
-                        spec: item.clone(),
-                        entry: format!("hooks.commands[{i}]"),
-                    });
-                }
-            }
-            Some(_) => errors.push(self.error(Some("hooks.commands".into()), "must be a list")),
+        for (i, item) in hooks.commands.into_iter().flatten().enumerate() {
+            self.commands.push(CommandEntry {
+                spec: item,
+                entry: format!("hooks.commands[{i}]"),
+            });
         }
     }
 
@@ -291,24 +300,26 @@ impl AgentConfig {
                     })
                 }
                 Value::Object(map) => {
-                    let name = map.get("name").and_then(Value::as_str).unwrap_or_default();
-                    let entry = format!("{at}[{i}] ({})", if name.is_empty() { "?" } else { name });
-                    if name.is_empty() {
-                        errors.push(self.error(Some(entry), "needs a `name`"));
-                        continue;
-                    }
-                    if let Some(key) = map.keys().find(|key| *key != "name" && *key != "config") {
-                        errors.push(self.error(
+                    let label = map.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let label = if label.trim().is_empty() { "?" } else { label };
+                    let entry = format!("{at}[{i}] ({label})");
+                    match NamedEntry::deserialize(item) {
+                        Ok(named) if !named.name.trim().is_empty() => {
+                            self.class_hooks.push(ClassHookEntry {
+                                name: named.name,
+                                config: named.config,
+                                entry,
+                            });
+                        }
+                        Ok(_) => errors.push(self.error(Some(entry), "needs a `name`")),
+                        Err(_) if label == "?" => {
+                            errors.push(self.error(Some(entry), "needs a `name`"));
+                        }
+                        Err(problem) => errors.push(self.error(
                             Some(entry),
-                            format!("unknown key `{key}`; an entry takes `name` and `config`"),
-                        ));
-                        continue;
+                            format!("{problem}; an entry takes `name` and `config`"),
+                        )),
                     }
-                    self.class_hooks.push(ClassHookEntry {
-                        name: name.to_owned(),
-                        config: map.get("config").cloned().unwrap_or(Value::Null),
-                        entry,
-                    });
                 }
                 _ => errors.push(self.error(
                     Some(format!("{at}[{i}]")),
@@ -345,36 +356,24 @@ impl AgentConfig {
             },
             other => other,
         };
-        let Some(model) = model.as_object() else {
+        if !model.is_object() {
             errors.push(self.error(Some("model_config_json".into()), "must be a mapping"));
             return;
-        };
-        if let Some(flag) = model.get("require_confirmation_for_all") {
-            match flag {
-                // Either place asking for confirmation is enough.
-                Value::Bool(flag) => self.require_confirmation_for_all |= *flag,
-                _ => errors.push(self.error(
-                    Some("model_config_json.require_confirmation_for_all".into()),
-                    "must be true or false",
-                )),
-            }
         }
-        match model.get("hooks") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(hooks)) => {
-                for key in hooks.keys().filter(|key| *key != "class_hooks") {
-                    errors.push(self.error(
-                        Some(format!("model_config_json.hooks.{key}")),
-                        "unknown key; the seed shape takes `class_hooks`",
-                    ));
-                }
-                if let Some(list) = hooks.get("class_hooks") {
-                    self.read_class_hooks(list, "model_config_json.hooks.class_hooks", errors);
-                }
+        let model = match SeedModelConfig::deserialize(model) {
+            Ok(model) => model,
+            Err(problem) => {
+                errors.push(self.error(Some("model_config_json".into()), problem.to_string()));
+                return;
             }
-            Some(_) => {
-                errors.push(self.error(Some("model_config_json.hooks".into()), "must be a mapping"))
-            }
+        };
+        // Either place asking for confirmation is enough.
+        self.require_confirmation_for_all |= model.require_confirmation_for_all == Some(true);
+        if let Some(SeedHooks {
+            class_hooks: Some(list),
+        }) = &model.hooks
+        {
+            self.read_class_hooks(list, "model_config_json.hooks.class_hooks", errors);
         }
     }
 
@@ -404,25 +403,18 @@ impl AgentConfig {
             };
             for (g, group) in groups.iter().enumerate() {
                 let at = format!("hooks.{event}[{g}]");
-                let Some(group) = group.as_object() else {
-                    errors.push(self.error(Some(at), "must be a {matcher, hooks} mapping"));
-                    continue;
+                let group = match ClaudeGroup::deserialize(group) {
+                    Ok(group) => group,
+                    Err(problem) => {
+                        errors.push(
+                            self.error(Some(at), format!("a {{matcher, hooks}} group: {problem}")),
+                        );
+                        continue;
+                    }
                 };
-                if let Some(key) = group
-                    .keys()
-                    .find(|key| *key != "matcher" && *key != "hooks")
-                {
-                    errors.push(self.error(Some(at.clone()), format!("unknown key `{key}`")));
-                    continue;
-                }
-                let matcher = group.get("matcher").cloned().unwrap_or(Value::Null);
-                let Some(commands) = group.get("hooks").and_then(Value::as_array) else {
-                    errors.push(self.error(Some(at), "needs a `hooks` list"));
-                    continue;
-                };
-                for (h, hook) in commands.iter().enumerate() {
+                for (h, handler) in group.hooks.iter().enumerate() {
                     let at = format!("hooks.{event}[{g}].hooks[{h}]");
-                    match claude_command(event, &matcher, hook) {
+                    match claude_command(event, group.matcher.as_deref(), handler) {
                         Ok(spec) => self.commands.push(CommandEntry { spec, entry: at }),
                         Err(message) => errors.push(self.error(Some(at), message)),
                     }
@@ -453,42 +445,22 @@ fn read_capped(path: &Path) -> Result<String, String> {
 }
 
 /// One Claude Code `{"type": "command", "command": "…", "timeout": 60}`
-/// entry as a command-hook declaration. Claude Code runs the string through
-/// a shell, so it keeps doing so here.
-fn claude_command(event: &str, matcher: &Value, hook: &Value) -> Result<Value, String> {
-    let Some(hook) = hook.as_object() else {
-        return Err("must be a {type, command, timeout} mapping".into());
-    };
-    if let Some(key) = hook
-        .keys()
-        .find(|key| !["type", "command", "timeout"].contains(&key.as_str()))
-    {
-        return Err(format!(
-            "unknown key `{key}`; a command hook takes type, command and timeout"
-        ));
-    }
-    match hook.get("type").and_then(Value::as_str) {
-        Some("command") => {}
-        Some(other) => {
-            return Err(format!(
-                "hook type \"{other}\" is not supported; only \"command\" is"
-            ));
-        }
-        None => return Err("needs `type: \"command\"`".into()),
-    }
-    let Some(command) = hook
-        .get("command")
-        .and_then(Value::as_str)
-        .filter(|c| !c.trim().is_empty())
-    else {
+/// handler as a command-hook declaration. Claude Code runs the string
+/// through a shell, so it keeps doing so here.
+fn claude_command(event: &str, matcher: Option<&str>, handler: &Value) -> Result<Value, String> {
+    let ClaudeHandler::Command { command, timeout } =
+        ClaudeHandler::deserialize(handler).map_err(|problem| {
+            format!("{problem}; a handler is {{type: \"command\", command, timeout}}")
+        })?;
+    if command.trim().is_empty() {
         return Err("needs a non-empty `command` string".into());
-    };
-    let mut spec = json!({"event": event, "command": command, "shell": true});
-    if !matcher.is_null() {
-        spec["matcher"] = matcher.clone();
     }
-    if let Some(timeout) = hook.get("timeout") {
-        spec["timeout"] = timeout.clone();
+    let mut spec = json!({"event": event, "command": command, "shell": true});
+    if let Some(matcher) = matcher {
+        spec["matcher"] = json!(matcher);
+    }
+    if let Some(timeout) = timeout {
+        spec["timeout"] = timeout;
     }
     Ok(spec)
 }

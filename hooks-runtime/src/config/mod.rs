@@ -11,6 +11,7 @@
 
 mod agent;
 mod build;
+mod entries;
 mod error;
 mod format;
 mod limits;

@@ -56,7 +56,7 @@ impl<T> fmt::Debug for ResourceKey<T> {
 /// ```
 /// use hooks_runtime::{ResourceKey, Resources};
 ///
-/// #[derive(Clone)]
+/// #[derive(Clone, Debug)]
 /// struct ApiKey(&'static str);
 /// const API_KEY: ResourceKey<ApiKey> = ResourceKey::new("the CRM API key");
 ///
