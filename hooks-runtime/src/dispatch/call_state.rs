@@ -59,7 +59,21 @@ pub(super) struct Unfinished<'r> {
     pub(super) state: &'r mut CallState,
 }
 
-impl Unfinished<'_> {
+impl<'r> Unfinished<'r> {
+    /// Guards `state` until [`finish`](Self::finish); `started` is `None`
+    /// when nobody observes the call (nothing to hand over then).
+    pub(super) fn new(
+        registry: &'r HookRegistry,
+        started: Option<Instant>,
+        state: &'r mut CallState,
+    ) -> Self {
+        Unfinished {
+            registry,
+            started,
+            state,
+        }
+    }
+
     /// The call reached its end (or the end of a phase): nothing to do on drop.
     pub(super) fn finish(mut self) {
         self.started = None;

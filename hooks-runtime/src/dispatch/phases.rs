@@ -80,11 +80,7 @@ impl HookRegistry {
     pub async fn run_pre_tool_use(&self, ctx: HookContext) -> PreToolUse {
         let started = self.observation_clock();
         let mut state = CallState::new(self, ctx);
-        let call = Unfinished {
-            registry: self,
-            started,
-            state: &mut state,
-        };
+        let call = Unfinished::new(self, started, &mut state);
         let blocked = self.pre_phase(call.state).await;
         call.finish();
         match blocked {
@@ -197,11 +193,7 @@ impl PendingToolCall {
         let Some(mut state) = self.state.take() else {
             unreachable!("a pending call's state is taken only here, by value")
         };
-        let call = Unfinished {
-            registry: &registry,
-            started,
-            state: &mut state,
-        };
+        let call = Unfinished::new(&registry, started, &mut state);
         let observation = registry.post_phase(call.state, outcome).await;
         call.finish();
         match registry.conclude(state, observation, true, started) {

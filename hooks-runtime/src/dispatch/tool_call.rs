@@ -106,11 +106,7 @@ impl HookRegistry {
             let mut state = CallState::new(self, ctx);
             // Until the report is built, a caller that drops this future
             // (a timeout around the call, say) still gets the call observed.
-            let call = Unfinished {
-                registry: self,
-                started,
-                state: &mut state,
-            };
+            let call = Unfinished::new(self, started, &mut state);
             let (observation, tool_ran) = match self.pre_phase(call.state).await {
                 Some(blocked) => (blocked, false),
                 None => {
