@@ -24,7 +24,7 @@ use hooks::std_hooks::gate::{
 };
 use hooks::std_hooks::readonly::{DatabaseOrgModes, OrgModeSource};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
-use hooks::{Agent, AgentConfig, HookContext, Resources};
+use hooks::{Agent, HookContext, config::AgentConfig, factory::Resources};
 use serde_json::{Value, json};
 
 const CHAT: &str = "oc_finance_approvals";

@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use hooks::prelude::*;
-use hooks::{Surface, When};
+use hooks::{Surface, when::When};
 use serde_json::{Value, json};
 
 #[pre_tool_use(when = tool_name starts_with "oa__" && args.amount > 50000 && metadata.requires_confirmation && user_id != "root" && surface in ["chat", "api"])]

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hooks::TracingObserver;
+use hooks::observer::TracingObserver;
 use hooks::prelude::*;
 use serde_json::{Value, json};
 

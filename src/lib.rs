@@ -33,6 +33,13 @@
 //! Every failure of a hook — an `Err`, a panic, a timeout — blocks the call
 //! unless the hook says `on_error = fail_open`. See the README for the
 //! contract, and `docs/when.md` for the `when` language.
+//!
+//! The root holds the contract (hooks, their context and result, the
+//! registry, agents, what a call produced); the rest is in modules:
+//! [`config`] (agent config files), [`factory`] (hooks built by name, shared
+//! resources), [`command`] (command hooks), [`observer`] (code that sees
+//! every call), [`trace`] (what each hook did), [`registry`], [`when`],
+//! [`text`], and [`std_hooks`] (the standard hooks).
 
 pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
 #[doc(hidden)]
@@ -47,7 +54,7 @@ pub use hooks_std as std_hooks;
 pub mod prelude {
     pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
     pub use hooks_runtime::{
-        ErrorPolicy, Hook, HookContext, HookPoint, HookRegistry, HookResult, Observation,
-        PostToolUseHook, PreToolUseHook, SessionStartHook, Surface, ToolOutcome,
+        Agent, ErrorPolicy, Hook, HookContext, HookError, HookPoint, HookRegistry, HookResult,
+        Observation, PostToolUseHook, PreToolUseHook, SessionStartHook, Surface, ToolOutcome,
     };
 }

@@ -3,7 +3,10 @@
 //! and no registry built.
 
 use hooks::prelude::*;
-use hooks::{AgentConfig, AgentConfigErrors, ConfigFormat, ConfigShape, Resources};
+use hooks::{
+    config::{AgentConfig, AgentConfigErrors, ConfigFormat, ConfigShape},
+    factory::Resources,
+};
 use serde_json::json;
 
 #[pre_tool_use(when = tool_name == "config_probe")]

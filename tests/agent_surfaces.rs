@@ -18,7 +18,11 @@ use hooks::std_hooks::gate::{
 };
 use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
-use hooks::{Agent, AgentConfig, ConfigFormat, Resources, ToolCallReport};
+use hooks::{
+    Agent, ToolCallReport,
+    config::{AgentConfig, ConfigFormat},
+    factory::Resources,
+};
 use serde_json::{Value, json};
 
 /// Tells the LLM who called it, from where: proves what hooks see.

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use hooks::{
-    ErrorPolicy, ExplainVerdict, Hook, HookContext, HookError, HookOutcome, HookRegistry,
-    HookResult, Observation, PreToolUseHook, SessionStartHook,
+    ErrorPolicy, Hook, HookContext, HookError, HookOutcome, HookRegistry, HookResult, Observation,
+    PreToolUseHook, SessionStartHook, trace::ExplainVerdict,
 };
 use serde_json::{Value, json};
 
@@ -112,7 +112,7 @@ fn session_registry(hooks: Vec<Scripted>) -> HookRegistry {
 
 /// Runs a real tool call and its dry run, and checks that they agree on
 /// whether and by whom the call is blocked, and on the final arguments.
-async fn call_and_explain(registry: &HookRegistry) -> (Observation, hooks::Explanation) {
+async fn call_and_explain(registry: &HookRegistry) -> (Observation, hooks::trace::Explanation) {
     let ctx = HookContext::tool_call("sql_exec", json!({"q": 1}));
     let report = registry
         .run_tool_call(ctx.clone(), async |args: &Value| {
@@ -129,7 +129,7 @@ async fn call_and_explain(registry: &HookRegistry) -> (Observation, hooks::Expla
     (report.observation, explanation)
 }
 
-fn verdict<'e>(explanation: &'e hooks::Explanation, name: &str) -> &'e ExplainVerdict {
+fn verdict<'e>(explanation: &'e hooks::trace::Explanation, name: &str) -> &'e ExplainVerdict {
     &explanation
         .steps
         .iter()

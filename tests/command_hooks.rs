@@ -6,9 +6,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hooks::{
-    AskHandler, CommandEvent, CommandHook, CommandLine, CommandSpec, CommandSpecError, Decision,
-    EntryStatus, ErrorPolicy, ExplainVerdict, Hook, HookContext, HookError, HookFuture, HookPoint,
-    HookRegistry, HookResult, Observation, ToolCallReport,
+    ErrorPolicy, Hook, HookContext, HookError, HookFuture, HookPoint, HookRegistry, HookResult,
+    Observation, ToolCallReport,
+    command::{CommandEvent, CommandHook, CommandLine, CommandSpec, CommandSpecError},
+    factory::AskHandler,
+    trace::{Decision, EntryStatus, ExplainVerdict},
 };
 use serde_json::{Value, json};
 

@@ -4,7 +4,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hooks::prelude::*;
-use hooks::{Decision, EntryStatus, HookError, HookFailure, RegistryError};
+use hooks::{
+    HookError,
+    registry::RegistryError,
+    trace::{Decision, EntryStatus, HookFailure},
+};
 use serde_json::{Value, json};
 
 fn registry(names: &[&str]) -> HookRegistry {
@@ -961,7 +965,7 @@ async fn a_dry_run_refuses_a_hidden_tool_name_as_a_real_run_does() {
     assert!(
         explanation.steps[1..]
             .iter()
-            .all(|step| step.verdict == hooks::ExplainVerdict::NotReached)
+            .all(|step| step.verdict == hooks::trace::ExplainVerdict::NotReached)
     );
 }
 

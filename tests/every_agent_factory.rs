@@ -7,7 +7,10 @@ use std::sync::Mutex;
 
 use hooks::prelude::*;
 use hooks::{
-    AgentConfig, Built, ConfigFormat, FactoryInput, HookOutcome, RegisteredHook, Resources,
+    HookOutcome,
+    config::{AgentConfig, ConfigFormat},
+    factory::{Built, FactoryInput, Resources},
+    registry::RegisteredHook,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -4,7 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use hooks::prelude::*;
-use hooks::{CallObserver, CallRecord, HookError, HookFuture};
+use hooks::{
+    HookError, HookFuture,
+    observer::{CallObserver, CallRecord},
+};
 use serde_json::{Value, json};
 
 #[pre_tool_use(when = tool_name == "observed_block")]

@@ -8,8 +8,8 @@ use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hooks::observer::{TRACING_TARGET, TracingObserver};
 use hooks::prelude::*;
-use hooks::{TRACING_TARGET, TracingObserver};
 use serde_json::{Value, json};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};

@@ -2,8 +2,8 @@
 //! gives the same answer on every context. The runtime parses exactly the
 //! text the attribute reconstructed from its tokens (`when_source()`).
 
-use hooks::When;
 use hooks::prelude::*;
+use hooks::when::When;
 use serde_json::{Value, json};
 
 /// Declares one pre hook per `name: expression` line, and a list of their names.

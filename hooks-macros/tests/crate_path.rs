@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 /// A re-export under another name, as a framework would offer it.
 mod framework {
-    pub use hooks_runtime as hooks_api;
+    pub(crate) use hooks_runtime as hooks_api;
 }
 
 #[pre_tool_use(crate = hooks_runtime, when = tool_name == "crate_path_delete")]
@@ -25,7 +25,12 @@ async fn shout(ctx: &HookContext) -> HookResult {
 #[tokio::test]
 async fn hooks_declared_with_a_crate_path_register_and_run() {
     let registry = HookRegistry::from_registered().expect("registry");
-    assert!(registry.pre_tool_use().iter().any(|h| h.name() == "no_delete"));
+    assert!(
+        registry
+            .pre_tool_use()
+            .iter()
+            .any(|h| h.name() == "no_delete")
+    );
     let blocked = registry
         .run_tool_call(
             HookContext::tool_call("crate_path_delete", json!({})),

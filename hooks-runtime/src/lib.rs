@@ -40,51 +40,44 @@
 
 mod agent;
 mod ask;
-mod command;
-mod config;
+pub mod command;
+pub mod config;
 mod context;
 mod dispatch;
-mod factory;
+pub mod factory;
 mod hook;
-mod observer;
+pub mod observer;
 mod printable;
-mod registry;
+pub mod registry;
 mod result;
-mod when;
+pub mod when;
 
 pub use agent::Agent;
-pub use ask::AskHandler;
-pub use command::{
-    COMMAND_ENV_ALLOWLIST, COMMAND_OUTPUT_LIMIT, CommandEvent, CommandHook, CommandLine,
-    CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT,
-};
-pub use config::{
-    AgentConfig, AgentConfigError, AgentConfigErrors, ClassHookEntry, CommandEntry, ConfigFormat,
-    ConfigShape,
-};
 pub use context::{HookContext, HookPoint, Surface, ToolOutcome};
 pub use dispatch::{
-    CallTrace, Decision, EntryStatus, ExplainStep, ExplainVerdict, Explanation, HookFailure,
-    HookRun, Observation, PendingToolCall, PreToolUse, SessionStart, SessionStopped,
-    ToolCallReport, TraceEntry,
-};
-pub use factory::{
-    AgentSettings, Attach, BuildFn, Built, BuiltItem, FactoryInput, HookFactory, ResourceKey,
-    Resources, factories, find_factory, parse_factory_config,
+    Observation, PendingToolCall, PreToolUse, SessionStart, SessionStopped, ToolCallReport,
 };
 pub use hook::{
     DEFAULT_PRIORITY, DEFAULT_TIMEOUT, DryRun, ErrorPolicy, Hook, HookError, HookFuture,
     HookOutcome, IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
 };
-pub use hooks_when::{WhenError, WhenErrors, did_you_mean, parse_duration};
-pub use observer::{CallObserver, CallRecord, TRACING_TARGET, TracingObserver};
-pub use printable::is_hidden;
-pub use registry::{
-    HookRegistration, HookRegistry, HookRegistryBuilder, RegisteredHook, RegistryError,
-    registered_hooks,
-};
+pub use registry::{HookRegistry, HookRegistryBuilder};
 pub use result::HookResult;
-pub use when::When;
+
+/// What each hook did in one call (or would do, in a dry run).
+pub mod trace {
+    pub use crate::dispatch::{
+        CallTrace, Decision, EntryStatus, ExplainStep, ExplainVerdict, Explanation, HookFailure,
+        HookRun, TraceEntry,
+    };
+}
+
+/// Text helpers shared by the crates: hidden characters, name suggestions,
+/// durations as config files write them.
+pub mod text {
+    pub use crate::printable::is_hidden;
+    pub use hooks_when::{did_you_mean, parse_duration};
+}
 
 /// What the attribute macros expand to. Not a public API: it may change in any release.
 #[doc(hidden)]
@@ -97,10 +90,10 @@ pub mod __private {
     pub use std::sync::Arc;
     pub use std::time::Duration;
 
+    pub use crate::registry::{HookRegistration, RegisteredHook};
     pub use crate::{
-        ErrorPolicy, Hook, HookContext, HookError, HookOutcome, HookPoint, HookRegistration,
-        HookResult, IntoHookOutcome, PostToolUseHook, PreToolUseHook, RegisteredHook,
-        SessionStartHook,
+        ErrorPolicy, Hook, HookContext, HookError, HookOutcome, HookPoint, HookResult,
+        IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
     };
 
     /// Converts a hook fn's return value; spanned at the user's return type by the macro.

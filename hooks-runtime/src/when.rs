@@ -1,6 +1,8 @@
-//! `when` expressions parsed at run time (for hooks declared in config).
+//! `when` expressions parsed at run time (for hooks declared in config), and
+//! the errors the `when` language reports.
 
-use hooks_when::{Expr, WhenErrors};
+use hooks_when::Expr;
+pub use hooks_when::{WhenError, WhenErrors};
 
 use crate::context::{HookContext, HookPoint};
 
@@ -11,7 +13,7 @@ use crate::context::{HookContext, HookPoint};
 /// parser, so they accept and reject exactly the same text.
 ///
 /// ```
-/// use hooks_runtime::{HookContext, HookPoint, When};
+/// use hooks_runtime::{HookContext, HookPoint, when::When};
 /// use serde_json::json;
 ///
 /// let when = When::parse(r#"tool_name starts_with "sql_""#, HookPoint::PreToolUse).unwrap();

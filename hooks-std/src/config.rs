@@ -23,14 +23,14 @@ impl ConfigError {
 }
 
 /// Deserializes a hook's config with the runtime's one
-/// [`parse_factory_config`](hooks_runtime::parse_factory_config) (`null`
+/// [`parse_factory_config`](hooks_runtime::factory::parse_factory_config) (`null`
 /// means "all defaults"; unknown keys are errors because every config struct
 /// denies them), as a typed [`ConfigError`].
 pub(crate) fn parse_config<T: DeserializeOwned + Default>(
     hook: &str,
     config: &serde_json::Value,
 ) -> Result<T, ConfigError> {
-    hooks_runtime::parse_factory_config(hook, config).map_err(|message| {
+    hooks_runtime::factory::parse_factory_config(hook, config).map_err(|message| {
         // The runtime's message already names the hook; keep what is wrong.
         let prefix = format!("invalid config for hook \"{hook}\": ");
         let message = match message.strip_prefix(&prefix) {
@@ -51,6 +51,6 @@ pub(crate) mod duration_text {
         deserializer: D,
     ) -> Result<Duration, D::Error> {
         let text = String::deserialize(deserializer)?;
-        hooks_runtime::parse_duration(&text).map_err(serde::de::Error::custom)
+        hooks_runtime::text::parse_duration(&text).map_err(serde::de::Error::custom)
     }
 }

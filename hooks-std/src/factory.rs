@@ -1,7 +1,7 @@
 //! Building the standard hooks by name, from their config-file form.
 //!
 //! One mechanism, the runtime's: every standard hook is a registered
-//! [`HookFactory`](hooks_runtime::HookFactory) that builds a [`Built`] from
+//! [`HookFactory`](hooks_runtime::factory::HookFactory) that builds a [`Built`] from
 //! its config and the shared [`Resources`]; the approval gate's factory is
 //! registered for every agent, and the agent's `require_confirmation_for_all`
 //! reaches it typed. [`build_std_hook`] is the same builder with a typed
@@ -12,7 +12,10 @@
 use std::sync::Arc;
 
 use hooks_runtime::{
-    Built, CallObserver, FactoryInput, RegisteredHook, ResourceKey, Resources, did_you_mean,
+    factory::{Built, FactoryInput, ResourceKey, Resources},
+    observer::CallObserver,
+    registry::RegisteredHook,
+    text::did_you_mean,
 };
 use serde_json::Value;
 
@@ -90,7 +93,7 @@ pub enum FactoryError {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use hooks_runtime::{BuiltItem, Resources};
+/// use hooks_runtime::factory::{BuiltItem, Resources};
 /// use hooks_std::{build_std_hook, Database, DATABASE};
 /// use serde_json::json;
 ///

@@ -633,8 +633,8 @@ async fn a_decision_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
 async fn the_gate_builds_by_name_from_config() {
     let fake = fake().await;
     let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
-    let resources =
-        hooks_runtime::Resources::new().with(hooks_std::APPROVALS, replica.approvals.clone());
+    let resources = hooks_runtime::factory::Resources::new()
+        .with(hooks_std::APPROVALS, replica.approvals.clone());
     let config =
         json!({"when": "args.amount > 50000", "timeout": "200ms", "approver_scope": "org_members"});
     let built = hooks_std::build_std_hook("approval_gate", &config, &resources).expect("gate");

@@ -7,8 +7,10 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use hooks_runtime::{
-    AgentConfig, BuiltItem, ConfigFormat, Hook, HookContext, HookRegistry, HookResult, Observation,
-    PreToolUseHook, RegisteredHook, Resources, ToolCallReport,
+    Hook, HookContext, HookRegistry, HookResult, Observation, PreToolUseHook, ToolCallReport,
+    config::{AgentConfig, ConfigFormat},
+    factory::{BuiltItem, Resources},
+    registry::RegisteredHook,
 };
 use hooks_std::{ArgsSchemaConfig, ArgsSchemaHook, SchemaError, build_std_hook, offline_resources};
 use serde_json::{Value, json};

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hooks_runtime::{
-    CallTrace, Hook, HookContext, HookError, HookOutcome, HookRegistry, HookResult, Observation,
-    PostToolUseHook, PreToolUse, PreToolUseHook, ToolCallReport, ToolOutcome,
+    Hook, HookContext, HookError, HookOutcome, HookRegistry, HookResult, Observation,
+    PostToolUseHook, PreToolUse, PreToolUseHook, ToolCallReport, ToolOutcome, trace::CallTrace,
 };
 use hooks_std::{
     AuditEntry, AuditLogHook, ConnectorRateLimitHook, Database, ReadOnlyGuard, ResultTruncateHook,

@@ -4,7 +4,7 @@ mod support;
 
 use std::sync::Arc;
 
-use hooks_runtime::{HookContext, HookRegistry, Observation, Resources};
+use hooks_runtime::{HookContext, HookRegistry, Observation, factory::Resources};
 use hooks_std::{
     DATABASE, Database, FactoryError, ORG_MODES, OrgModeSource, StaticOrgModes, build_std_hook,
 };

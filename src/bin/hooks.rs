@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 
 use hooks::std_hooks::offline_resources;
-use hooks::{AgentConfig, ExplainVerdict, HookContext, HookRegistry};
+use hooks::{HookContext, HookRegistry, config::AgentConfig, trace::ExplainVerdict};
 use serde_json::{Value, json};
 
 const USAGE: &str = "\

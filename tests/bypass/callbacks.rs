@@ -15,7 +15,11 @@ use hooks::std_hooks::gate::{
 };
 use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
-use hooks::{Agent, AgentConfig, ConfigFormat, Resources};
+use hooks::{
+    Agent,
+    config::{AgentConfig, ConfigFormat},
+    factory::Resources,
+};
 use serde_json::{Value, json};
 
 const CHAT: &str = "oc_finance";

@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use hooks::{
-    CommandEvent, CommandHook, CommandLine, CommandSpec, ErrorPolicy, HookContext, HookRegistry,
+    ErrorPolicy, HookContext, HookRegistry,
+    command::{CommandEvent, CommandHook, CommandLine, CommandSpec},
 };
 use serde_json::{Value, json};
 

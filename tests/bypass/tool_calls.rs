@@ -2,7 +2,11 @@
 //! config file as a user would: what runs, what is blocked, and by whom.
 
 use hooks::std_hooks::offline_resources;
-use hooks::{Agent, AgentConfig, ConfigFormat, Resources};
+use hooks::{
+    Agent,
+    config::{AgentConfig, ConfigFormat},
+    factory::Resources,
+};
 use serde_json::{Value, json};
 
 /// The stack: the gate asks for payments over 50,000 (the offline channel

@@ -186,7 +186,7 @@ impl<'de> Deserialize<'de> for CommandLine {
 ///
 /// ```
 /// use std::time::Duration;
-/// use hooks_runtime::{CommandEvent, CommandLine, CommandSpec, ErrorPolicy};
+/// use hooks_runtime::{ErrorPolicy, command::{CommandEvent, CommandLine, CommandSpec}};
 /// use serde_json::json;
 ///
 /// let spec: CommandSpec = serde_json::from_value(json!({
@@ -568,7 +568,7 @@ fn timeout_from_config<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Dur
         }
 
         fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
-            crate::parse_duration(text).map_err(E::custom)
+            crate::text::parse_duration(text).map_err(E::custom)
         }
 
         fn visit_u64<E: de::Error>(self, seconds: u64) -> Result<Duration, E> {

@@ -49,7 +49,7 @@ pub struct CommandEntry {
 /// An agent's hook declarations.
 ///
 /// ```
-/// use hooks_runtime::{AgentConfig, ConfigFormat, ConfigShape};
+/// use hooks_runtime::config::{AgentConfig, ConfigFormat, ConfigShape};
 ///
 /// let yaml = r#"
 /// agent: finance-bot
@@ -202,7 +202,7 @@ impl AgentConfig {
     fn read_native(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
         for key in top.keys() {
             if !NATIVE_KEYS.contains(&key.as_str()) {
-                let hint = crate::did_you_mean(key, NATIVE_KEYS)
+                let hint = crate::text::did_you_mean(key, NATIVE_KEYS)
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
                 errors.push(self.error(

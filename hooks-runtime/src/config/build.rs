@@ -94,7 +94,7 @@ impl AgentConfig {
             }
             let Some(factory) = factories().find(|f| f.name == entry.name) else {
                 let known = known_names();
-                let hint = crate::did_you_mean(&entry.name, known.iter().map(String::as_str))
+                let hint = crate::text::did_you_mean(&entry.name, known.iter().map(String::as_str))
                     .map(|s| format!(" (did you mean \"{s}\"?)"))
                     .unwrap_or_default();
                 assembly.error(

@@ -10,10 +10,9 @@
 //! names it or not (the approval gate is one).
 //!
 //! ```
-//! use hooks_runtime::{
-//!     Built, FactoryInput, Hook, HookContext, HookOutcome, HookResult, PreToolUseHook,
-//!     RegisteredHook, Resources,
-//! };
+//! use hooks_runtime::factory::{Built, FactoryInput, Resources};
+//! use hooks_runtime::registry::RegisteredHook;
+//! use hooks_runtime::{Hook, HookContext, HookOutcome, HookResult, PreToolUseHook};
 //! use serde_json::json;
 //!
 //! /// Blocks tools whose name is on a list given in config.
@@ -35,10 +34,10 @@
 //!
 //! hooks_runtime::hook_factory!("deny_list", "blocks the listed tools", build_deny_list);
 //!
-//! let factory = hooks_runtime::find_factory("deny_list").unwrap();
+//! let factory = hooks_runtime::factory::find_factory("deny_list").unwrap();
 //! let config = json!(["shell_exec"]);
 //! let built = factory.build(&FactoryInput::new("deny_list", &config, &Resources::new())).unwrap();
-//! assert!(matches!(built.item, hooks_runtime::BuiltItem::Hook(_)));
+//! assert!(matches!(built.item, hooks_runtime::factory::BuiltItem::Hook(_)));
 //! ```
 
 mod resources;
@@ -48,7 +47,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::ask::AskHandler;
+pub use crate::ask::AskHandler;
 use crate::observer::CallObserver;
 use crate::registry::RegisteredHook;
 pub use resources::{ResourceKey, Resources};
@@ -251,12 +250,12 @@ pub fn parse_factory_config<T: DeserializeOwned + Default>(
 macro_rules! hook_factory {
     (every_agent $name:expr, $description:expr, $build:expr $(,)?) => {
         $crate::__private::inventory::submit! {
-            $crate::HookFactory::every_agent($name, $description, $build)
+            $crate::factory::HookFactory::every_agent($name, $description, $build)
         }
     };
     ($name:expr, $description:expr, $build:expr $(,)?) => {
         $crate::__private::inventory::submit! {
-            $crate::HookFactory::new($name, $description, $build)
+            $crate::factory::HookFactory::new($name, $description, $build)
         }
     };
 }

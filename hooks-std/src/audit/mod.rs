@@ -8,7 +8,10 @@ mod writer;
 
 use std::time::Duration;
 
-use hooks_runtime::{CallObserver, CallRecord, ErrorPolicy, HookError, HookFuture, HookResult};
+use hooks_runtime::{
+    ErrorPolicy, HookError, HookFuture, HookResult,
+    observer::{CallObserver, CallRecord},
+};
 use serde::Deserialize;
 use serde_json::Value;
 

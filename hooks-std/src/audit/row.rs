@@ -1,6 +1,6 @@
 //! One row of `connector_call_logs`, built from what the dispatcher observed.
 
-use hooks_runtime::{CallRecord, Observation};
+use hooks_runtime::{Observation, observer::CallRecord};
 use serde_json::Value;
 
 use super::redact::{Redactor, clean_text};

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use hooks_runtime::{
-    AskHandler, DryRun, Hook, HookContext, HookError, HookFuture, HookOutcome, HookPoint,
-    HookResult, PreToolUseHook, When,
+    DryRun, Hook, HookContext, HookError, HookFuture, HookOutcome, HookPoint, HookResult,
+    PreToolUseHook, factory::AskHandler, when::When,
 };
 use serde::Deserialize;
 use serde_json::Value;

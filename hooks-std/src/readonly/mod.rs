@@ -7,7 +7,9 @@ mod sql_arguments;
 
 use std::sync::Arc;
 
-use hooks_runtime::{Hook, HookContext, HookOutcome, HookPoint, HookResult, PreToolUseHook, When};
+use hooks_runtime::{
+    Hook, HookContext, HookOutcome, HookPoint, HookResult, PreToolUseHook, when::When,
+};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 

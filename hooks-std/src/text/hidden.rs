@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-pub use hooks_runtime::is_hidden;
+pub use hooks_runtime::text::is_hidden;
 
 /// Text with its hidden characters written as escapes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use hooks_runtime::{Built, BuiltItem, HookRegistryBuilder};
+use hooks_runtime::{
+    HookRegistryBuilder,
+    factory::{Built, BuiltItem},
+};
 use hooks_std::Database;
 
 /// Adds what a factory built (a hook or an observer) to `builder`.

@@ -92,7 +92,7 @@ impl SqlDialect {
             .find(|dialect| dialect.name().eq_ignore_ascii_case(wanted))
             .ok_or_else(|| UnknownDialect {
                 name: name.to_owned(),
-                suggestion: hooks_runtime::did_you_mean(
+                suggestion: hooks_runtime::text::did_you_mean(
                     &wanted.to_ascii_lowercase(),
                     SqlDialect::ALL.iter().map(|dialect| dialect.name()),
                 ),
