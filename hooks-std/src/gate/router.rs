@@ -1,18 +1,23 @@
 //! The callback endpoint: an axum `Router` a user mounts in their own server.
 
+use std::time::Duration;
+
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::approvals::Approvals;
 use crate::gate::channel::{Callback, CallbackError, CallbackReply, RawCallback};
 
 /// Callback bodies are small; anything larger is refused unread.
 const MAX_BODY: usize = 64 * 1024;
+
+/// How long the work after a reply (a message update, an ephemeral note) may take.
+const AFTER_REPLY_DEADLINE: Duration = Duration::from_secs(60);
 
 impl Approvals {
     /// The channel's callback endpoint (`POST /`), to mount where the
@@ -50,7 +55,33 @@ async fn callback(State(approvals): State<Approvals>, headers: HeaderMap, body: 
         message: &outcome.message,
         request: outcome.request.as_ref(),
     };
-    axum::Json(channel.callback_reply(reply)).into_response()
+    let body = channel.callback_reply(reply);
+    // The platform has its answer first; then, in the background, whatever
+    // the channel does after answering (Slack: update the message or post
+    // an ephemeral note).
+    tokio::spawn(async move {
+        let reply = CallbackReply {
+            kind: outcome.kind,
+            message: &outcome.message,
+            request: outcome.request.as_ref(),
+        };
+        match tokio::time::timeout(AFTER_REPLY_DEADLINE, channel.after_reply(&decision, reply))
+            .await
+        {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%error, request = %decision.request_id, "could not follow up on an approval callback");
+            }
+            Err(_) => {
+                tracing::warn!(request = %decision.request_id, "following up on an approval callback timed out");
+            }
+        }
+    });
+    if body == Value::Null {
+        StatusCode::OK.into_response()
+    } else {
+        axum::Json(body).into_response()
+    }
 }
 
 fn refuse(error: &CallbackError) -> Response {
