@@ -433,7 +433,7 @@ impl FakeSlack {
                         })
                         .map(|button| (channel.clone(), ts.clone(), button))
                 })
-                .last()
+                .next_back()
                 .ok_or_else(|| {
                     format!(
                         "no recorded message has a {} button for request {}",
