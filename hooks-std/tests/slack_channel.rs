@@ -1179,3 +1179,15 @@ async fn a_gate_config_that_does_not_match_its_channel_is_refused() {
         .expect("refused");
     assert!(error.to_string().contains("unknown variant"), "{error}");
 }
+
+/// `hooks check` and dry runs build the gate on offline resources: a config
+/// naming Slack builds there (and blocks anything gated), without secrets.
+#[tokio::test]
+async fn a_slack_gate_config_builds_on_offline_resources() {
+    let fake = fake().await;
+    let resources = hooks_std::offline_resources(Vec::<String>::new())
+        .await
+        .expect("resources");
+    let gate = slack_gate_config(&fake, CHANNEL);
+    hooks_std::build_std_hook("approval_gate", &gate, &resources).expect("built offline");
+}

@@ -15,8 +15,9 @@ use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
 use crate::config::{ConfigError, duration_text, parse_config};
-use crate::gate::channel::slack::SlackSettings;
-use crate::gate::channel::{Channel, ChannelSettings, FeishuSettings, OfflineChannel};
+use crate::gate::channel::{
+    Channel, ChannelSettings, FeishuSettings, OfflineChannel, SlackSettings,
+};
 
 /// Config of [`ApprovalGate`].
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

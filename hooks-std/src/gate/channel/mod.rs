@@ -20,6 +20,7 @@ pub mod slack;
 pub use offline::OfflineChannel;
 pub use render::ARGS_EXCERPT_CHARS;
 pub use settings::{ChannelSettings, FeishuSettings};
+pub use slack::SlackSettings;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -145,3 +145,72 @@ fn default_request_timeout() -> Duration {
 fn default_max_rate_limit_retries() -> u32 {
     3
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::ApprovalGateConfig;
+    use serde_json::json;
+
+    fn feishu() -> serde_json::Value {
+        json!({"app_id": "cli_1", "app_secret_env": "FS_SECRET", "chat_id": "oc_1",
+               "verification_token_env": "FS_TOKEN", "encrypt_key_env": "FS_KEY"})
+    }
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "FS_SECRET" => Some("secret".into()),
+            "FS_TOKEN" => Some("token".into()),
+            "FS_KEY" => Some("key".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn feishu_is_the_default_where_configured() {
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"feishu": feishu()})).unwrap();
+        let settings = config.channel_settings().unwrap().unwrap();
+        assert_eq!(settings.kind(), "feishu");
+        assert_eq!(settings.channel_id(), "oc_1");
+        let channel = settings.build_with(env).unwrap();
+        assert_eq!((channel.kind(), channel.channel_id()), ("feishu", "oc_1"));
+        // No channel named and no section: the machinery's own channel.
+        let config: ApprovalGateConfig = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(config.channel_settings().unwrap(), None);
+    }
+
+    #[test]
+    fn feishu_secrets_come_from_the_environment_only() {
+        let settings: FeishuSettings = serde_json::from_value(feishu()).unwrap();
+        let error = settings
+            .resolve_with(|name| (name != "FS_KEY").then(|| "x".to_owned()))
+            .unwrap_err();
+        assert!(error.message.contains("FS_KEY"), "{error}");
+        let mut inline = feishu();
+        inline["app_secret"] = json!("inline");
+        let error = serde_json::from_value::<FeishuSettings>(inline).unwrap_err();
+        assert!(error.to_string().contains("unknown field"), "{error}");
+    }
+
+    #[test]
+    fn a_section_for_the_other_channel_is_an_error() {
+        let slack = json!({"bot_token_env": "B", "signing_secret_env": "S",
+                           "channel_id": "C1", "team_id": "T1"});
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"channel": "slack", "slack": slack, "feishu": feishu()}))
+                .unwrap();
+        let error = config.channel_settings().unwrap_err();
+        assert!(
+            error.message.contains("remove the `feishu` section"),
+            "{error}"
+        );
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"channel": "feishu"})).unwrap();
+        let error = config.channel_settings().unwrap_err();
+        assert!(
+            error.message.contains("needs a `feishu` section"),
+            "{error}"
+        );
+    }
+}
