@@ -1191,3 +1191,71 @@ async fn a_slack_gate_config_builds_on_offline_resources() {
     let gate = slack_gate_config(&fake, CHANNEL);
     hooks_std::build_std_hook("approval_gate", &gate, &resources).expect("built offline");
 }
+
+/// The fake takes Web API calls in both of Slack's body forms, and refuses
+/// calls without the bot token as Slack does.
+#[tokio::test]
+async fn the_fake_speaks_json_and_form_bodies() {
+    let fake = fake().await;
+    let http = reqwest::Client::new();
+    let url = format!("{}/chat.postMessage", fake.base_url());
+    let token = fake.config().bot_token.clone();
+    let blocks = json!([{"type": "section", "text": {"type": "mrkdwn", "text": "hi"}}]);
+    let form = serde_urlencoded::to_string([
+        ("token", token.as_str()),
+        ("channel", CHANNEL),
+        ("text", "from a form"),
+        ("blocks", &blocks.to_string()),
+    ])
+    .unwrap();
+    let answer: Value = http
+        .post(&url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form)
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(answer["channel"], CHANNEL);
+    let posted = &fake.messages()[0];
+    assert_eq!(
+        (posted.text.as_str(), &posted.blocks),
+        ("from a form", &blocks)
+    );
+    assert_eq!(answer["ts"], posted.ts.as_str());
+
+    for (auth, error) in [
+        (None, "not_authed"),
+        (Some("Bearer xoxb-wrong"), "invalid_auth"),
+    ] {
+        let mut request = http
+            .post(&url)
+            .json(&json!({"channel": CHANNEL, "text": "x"}));
+        if let Some(auth) = auth {
+            request = request.header("authorization", auth);
+        }
+        let answer: Value = request
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(answer, json!({"ok": false, "error": error}));
+    }
+    let answer: Value = http
+        .post(format!("{}/chat.update", fake.base_url()))
+        .bearer_auth(&token)
+        .json(&json!({"channel": CHANNEL, "ts": "1.000001", "text": "x"}))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(answer["error"], "message_not_found");
+    assert_eq!(fake.messages().len(), 1);
+}
