@@ -16,6 +16,7 @@ mod offline;
 pub(crate) mod render;
 mod settings;
 pub mod slack;
+mod wire;
 
 pub use offline::OfflineChannel;
 pub use render::ARGS_EXCERPT_CHARS;

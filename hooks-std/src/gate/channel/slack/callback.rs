@@ -17,6 +17,7 @@ use super::blocks::action_id;
 use super::config::SlackConfig;
 use super::signature::{SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_signature};
 use crate::gate::Decision;
+use crate::gate::channel::wire::{clip, lookup};
 use crate::gate::channel::{Callback, CallbackError, DecisionCallback, RawCallback};
 
 /// The largest interactivity body accepted (the callback router refuses
@@ -169,23 +170,8 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
     }))
 }
 
-fn lookup<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(value, |current, key| current.get(key))
-}
-
 fn required_str<'a>(value: &'a Value, path: &[&str]) -> Result<&'a str, CallbackError> {
-    match lookup(value, path) {
-        Some(Value::String(text)) if !text.is_empty() => Ok(text),
-        Some(Value::String(_)) => Err(CallbackError::Malformed(format!(
-            "{} is empty",
-            path.join(".")
-        ))),
-        Some(_) => Err(CallbackError::Malformed(format!(
-            "{} is not a string",
-            path.join(".")
-        ))),
-        None => Err(missing(&path.join("."))),
-    }
+    crate::gate::channel::wire::required_str(value, path, missing)
 }
 
 fn missing(field: &str) -> CallbackError {
@@ -193,14 +179,6 @@ fn missing(field: &str) -> CallbackError {
         "{field} is missing: expected a block_actions payload from a button of an approval \
          message sent by this channel"
     ))
-}
-
-/// At most 64 characters of outside text, for error messages.
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(64) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! [`SlackChannel`]: the [`Channel`] talking to the Slack Web API.
 
 use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::http::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use reqwest::StatusCode;
@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::blocks::{approval_message, escape, outcome_message};
 use super::callback::{scoped_channel_id, verify_at};
 use super::config::SlackConfig;
+use crate::gate::channel::wire::{clip, snippet, unix_now};
 use crate::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelError, ChannelFuture, DecisionCallback,
     RawCallback, ToastKind,
@@ -285,32 +286,6 @@ fn rate_limit_wait(headers: &HeaderMap, retries: u32) -> Duration {
             .saturating_mul(2u32.saturating_pow(retries))
             .min(MAX_RATE_LIMIT_WAIT),
     }
-}
-
-/// At most 200 characters of a response body, for error messages.
-fn snippet(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    match text.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None if text.is_empty() => "empty".to_owned(),
-        None => text.into_owned(),
-    }
-}
-
-/// At most 64 characters of outside text, for error messages.
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(64) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
-}
-
-/// The current Unix time in seconds (0 if the clock is before 1970).
-fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 impl Channel for SlackChannel {

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -41,6 +41,7 @@ use super::blocks::{action_id, button_value};
 use super::config::SlackConfig;
 use super::signature::{SIGNATURE_HEADER, TIMESTAMP_HEADER, signature};
 use crate::gate::Decision;
+use crate::gate::channel::wire::unix_now;
 
 /// Credentials and ids the fake expects and signs with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -541,14 +542,6 @@ impl Drop for FakeSlack {
             let _ = shutdown.send(());
         }
     }
-}
-
-/// The current Unix time in seconds.
-fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 /// All `button` elements in `blocks`.
