@@ -22,11 +22,17 @@ const AFTER_REPLY_DEADLINE: Duration = Duration::from_secs(60);
 impl Approvals {
     /// The channel's callback endpoint (`POST /`), to mount where the
     /// platform is configured to call, e.g.
-    /// `Router::new().nest("/feishu/callback", approvals.router())`.
+    /// `Router::new().nest("/feishu/callback", approvals.router())` (Feishu's
+    /// card callback URL) or `.nest("/slack/actions", …)` (Slack's
+    /// Interactivity Request URL).
     ///
-    /// Every request is verified by the channel (signature, timestamp window,
-    /// verification token, decryption) before anything is read from it; a
-    /// refused request gets a 4xx with a JSON `error` and changes nothing.
+    /// Every request is verified by the channel (signature, timestamp window;
+    /// for Feishu also the verification token and decryption) before anything
+    /// is read from it; a refused request gets a 4xx with a JSON `error` and
+    /// changes nothing. A verified press is answered within the platform's
+    /// 3 seconds; whatever the channel does after answering
+    /// ([`Channel::after_reply`](crate::gate::channel::Channel::after_reply))
+    /// runs in the background.
     pub fn router(&self) -> Router {
         Router::new()
             .route("/", post(callback))
