@@ -176,7 +176,7 @@ macro_rules! std_factories {
 }
 
 std_factories! {
-    ApprovalGate: "pauses a call until a person approves it (durable, Feishu/Lark or Slack)",
+    ApprovalGate: "pauses a call until a person approves it (durable, Feishu/Lark)",
     ArgsSchemaHook: "blocks calls whose args do not match the tool's JSON Schema",
     AuditLogHook: "one durable audit row per attempted call",
     ConnectorRateLimitHook: "call quotas per (connector, user)",

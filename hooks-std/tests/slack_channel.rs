@@ -1123,10 +1123,6 @@ async fn the_gate_config_selects_slack_by_name() {
     )
     .await;
     assert!(call.await.expect("task").tool_ran);
-
-    // By name through the std hook factory, too.
-    let resources = hooks_runtime::Resources::new().with(replica.approvals.clone());
-    hooks_std::build_std_hook("approval_gate", &gate, &resources).expect("built by name");
 }
 
 #[tokio::test]
