@@ -225,7 +225,7 @@ macro_rules! std_factories {
 // Every agent gets the gate: a call can always be held for a person.
 hooks_runtime::hook_factory!(
     every_agent ApprovalGate::NAME,
-    "pauses a call until a person approves it (durable, Feishu/Lark); every agent gets it",
+    "pauses a call until a person approves it (durable; Feishu/Lark or Slack); every agent gets it",
     |input| build(input).map_err(|error| error.to_string())
 );
 

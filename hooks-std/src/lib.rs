@@ -1,7 +1,7 @@
 //! Standard hooks for `hooks`.
 //!
 //! * [`gate::ApprovalGate`] — the durable human-approval gate, with its
-//!   [`gate::ConfirmationStore`], [`gate::channel::Channel`]s (Feishu/Lark first)
+//!   [`gate::ConfirmationStore`], [`gate::channel::Channel`]s (Feishu/Lark, Slack)
 //!   and a verified callback router.
 //! * [`AuditLogHook`] — one durable row per attempted call (group commit).
 //! * [`ReadOnlyGuard`] — no writes while an org is read-only (SQL parsed by

@@ -100,7 +100,7 @@ impl CallbackOutcome {
 }
 
 /// How long a click's decision may take to be recorded, retries included:
-/// the platform waits 3 s for the answer (Feishu), and the answer must leave
+/// the platform waits 3 s for the answer (Feishu and Slack), and the answer must leave
 /// room for the HTTP exchange and for a commit already under way.
 const RECORD_WINDOW: Duration = Duration::from_millis(2000);
 

@@ -15,6 +15,9 @@ use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
 use crate::config::{ConfigError, duration_text, parse_config};
+use crate::gate::channel::{
+    Channel, ChannelSettings, FeishuSettings, OfflineChannel, SlackSettings,
+};
 
 /// Config of [`ApprovalGate`].
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -33,6 +36,70 @@ pub struct ApprovalGateConfig {
     pub approver_scope: ApproverScope,
     /// Users who may decide whatever the scope.
     pub approvers: Vec<String>,
+    /// The channel approvals go through, by name: `feishu` or `slack`.
+    /// Unset with a `feishu` section means Feishu; unset with no section,
+    /// whatever channel the approval machinery was started with.
+    pub channel: Option<ChannelName>,
+    /// The Feishu channel's settings (secrets named by environment variables).
+    pub feishu: Option<FeishuSettings>,
+    /// The Slack channel's settings (secrets named by environment variables).
+    pub slack: Option<SlackSettings>,
+}
+
+/// A channel's name in [`ApprovalGateConfig::channel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelName {
+    /// Feishu / Lark.
+    Feishu,
+    /// Slack.
+    Slack,
+}
+
+impl ApprovalGateConfig {
+    /// The channel this config selects, with its settings, or `None` if it
+    /// names none (the gate then uses whatever channel its [`Approvals`]
+    /// were started with). Fails if the named channel has no settings
+    /// section, or a section is given for a channel that is not selected.
+    ///
+    /// Build the channel with [`ChannelSettings::build`] and start the
+    /// [`Approvals`] with it; the gate checks that they match.
+    pub fn channel_settings(&self) -> Result<Option<ChannelSettings>, ConfigError> {
+        let error = |message: String| ConfigError::new(ApprovalGate::NAME, message);
+        let selected = match (self.channel, &self.feishu, &self.slack) {
+            (None, None, None) => return Ok(None),
+            (None | Some(ChannelName::Feishu), Some(feishu), None) => {
+                ChannelSettings::Feishu(feishu.clone())
+            }
+            (Some(ChannelName::Slack), None, Some(slack)) => ChannelSettings::Slack(slack.clone()),
+            (None, _, Some(_)) => {
+                return Err(error(
+                    "a `slack` section is configured but `channel` is not set: add                      `channel: slack` (Feishu is the default)"
+                        .to_owned(),
+                ));
+            }
+            (Some(name), _, _) => {
+                let (wanted, other) = match name {
+                    ChannelName::Feishu => ("feishu", "slack"),
+                    ChannelName::Slack => ("slack", "feishu"),
+                };
+                let has_wanted = match name {
+                    ChannelName::Feishu => self.feishu.is_some(),
+                    ChannelName::Slack => self.slack.is_some(),
+                };
+                return Err(error(if has_wanted {
+                    format!(
+                        "`channel: {wanted}` is selected, but a `{other}` section is configured                          too; remove the `{other}` section"
+                    )
+                } else {
+                    format!(
+                        "`channel: {wanted}` needs a `{wanted}` section with its settings                          (ids, and the environment variables holding its secrets)"
+                    )
+                }));
+            }
+        };
+        Ok(Some(selected))
+    }
 }
 
 impl Default for ApprovalGateConfig {
@@ -44,6 +111,9 @@ impl Default for ApprovalGateConfig {
             when: None,
             approver_scope: ApproverScope::Initiator,
             approvers: Vec::new(),
+            channel: None,
+            feishu: None,
+            slack: None,
         }
     }
 }
@@ -92,13 +162,37 @@ impl ApprovalGate {
         }
     }
 
-    /// A gate with this config.
+    /// A gate with this config. If the config selects a channel
+    /// ([`ApprovalGateConfig::channel_settings`]), `approvals` must talk
+    /// through that channel (same kind and channel id), or through the
+    /// [`OfflineChannel`] of config checks and dry runs.
     pub fn with_config(
         approvals: Approvals,
         config: ApprovalGateConfig,
     ) -> Result<Self, ConfigError> {
         if config.timeout.is_zero() {
             return Err(ConfigError::new(Self::NAME, "`timeout` must not be zero"));
+        }
+        if let Some(settings) = config.channel_settings()? {
+            let channel = approvals.channel();
+            let offline = channel.kind() == OfflineChannel.kind();
+            if !offline
+                && (channel.kind() != settings.kind()
+                    || channel.channel_id() != settings.channel_id())
+            {
+                return Err(ConfigError::new(
+                    Self::NAME,
+                    format!(
+                        "the config selects the {} channel \"{}\", but the approval machinery \
+                         talks through the {} channel \"{}\"; start the `Approvals` with the \
+                         channel the config builds (`ChannelSettings::build`)",
+                        settings.kind(),
+                        settings.channel_id(),
+                        channel.kind(),
+                        channel.channel_id()
+                    ),
+                ));
+            }
         }
         let when = config
             .when

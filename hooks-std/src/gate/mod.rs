@@ -7,7 +7,7 @@
 //!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
 //! * [`ApprovalGate`] — the pre hook that creates or resumes a request,
 //!   sends the card through a [`Channel`](channel::Channel) and waits.
-//! * [`channel`] — where the gate talks to people (Feishu/Lark first). It
+//! * [`channel`] — where the gate talks to people (Feishu/Lark, Slack). It
 //!   lives under the gate because it speaks the gate's types (requests,
 //!   decisions); the gate's state machine never depends on a particular channel.
 
@@ -29,7 +29,7 @@ pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirector
 pub use card_claim::CardClaim;
 pub use columns::UnknownColumnValue;
 pub use digest::args_digest;
-pub use hook::{ApprovalGate, ApprovalGateConfig};
+pub use hook::{ApprovalGate, ApprovalGateConfig, ChannelName};
 pub use request::{
     ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
 };

@@ -2,12 +2,26 @@
 //!
 //! A [`Channel`] owns the IM mechanics — sending the approval card, updating
 //! it after a decision or expiry, verifying and decoding a callback — while
-//! the gate owns the state machine. [`feishu`] is the first channel.
+//! the gate owns the state machine. [`feishu`] was the first channel;
+//! [`slack`] is the second, built on the same trait without any change to
+//! the gate. What channels share lives here: the rendering of what an
+//! approver sees (arguments cut to [`ARGS_EXCERPT_CHARS`], hidden characters
+//! escaped and flagged), the [`ApproverDirectory`](crate::gate::ApproverDirectory)
+//! that maps a platform identity to a user, and the card claims and reply
+//! window of the gate itself. [`ChannelSettings`] picks a channel by name
+//! from config, with its secrets read from environment variables.
 
 pub mod feishu;
 mod offline;
+pub(crate) mod render;
+mod settings;
+pub mod slack;
+mod wire;
 
 pub use offline::OfflineChannel;
+pub use render::ARGS_EXCERPT_CHARS;
+pub use settings::{ChannelSettings, FeishuSettings};
+pub use slack::SlackSettings;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -143,5 +157,20 @@ pub trait Channel: Send + Sync {
 
     /// The JSON body answering a decision callback (for Feishu: a toast and
     /// the redrawn card). Must be cheap: the platform waits at most 3 s.
+    /// `Null` answers with an empty `200 OK` (Slack's acknowledgement).
     fn callback_reply(&self, reply: CallbackReply<'_>) -> serde_json::Value;
+
+    /// What to do once the callback has been answered, in the background:
+    /// for Slack, redraw the message with the outcome (`chat.update`) or tell
+    /// the clicker why nothing changed (an ephemeral message). Best effort:
+    /// the decision stands whether or not this succeeds. The default does
+    /// nothing (Feishu's reply already carries the redrawn card).
+    fn after_reply<'a>(
+        &'a self,
+        callback: &'a DecisionCallback,
+        reply: CallbackReply<'a>,
+    ) -> ChannelFuture<'a, ()> {
+        let _ = (callback, reply);
+        Box::pin(async { Ok(()) })
+    }
 }

@@ -17,6 +17,7 @@ use subtle::ConstantTimeEq;
 use super::config::FeishuConfig;
 use super::crypto::{decrypt, verify_signature};
 use crate::gate::Decision;
+use crate::gate::channel::wire::{clip, lookup};
 use crate::gate::channel::{Callback, CallbackError, DecisionCallback, RawCallback};
 
 /// The header carrying the request's Unix time in seconds.
@@ -231,37 +232,14 @@ fn token_matches(given: &str, expected: &str) -> bool {
     given.as_bytes().ct_eq(expected.as_bytes()).into()
 }
 
-fn lookup<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(value, |current, key| current.get(key))
-}
-
 fn required_str<'a>(value: &'a Value, path: &[&str]) -> Result<&'a str, CallbackError> {
-    match lookup(value, path) {
-        Some(Value::String(text)) if !text.is_empty() => Ok(text),
-        Some(Value::String(_)) => Err(CallbackError::Malformed(format!(
-            "{} is empty",
-            path.join(".")
-        ))),
-        Some(_) => Err(CallbackError::Malformed(format!(
-            "{} is not a string",
-            path.join(".")
-        ))),
-        None => Err(missing(&path.join("."))),
-    }
+    crate::gate::channel::wire::required_str(value, path, missing)
 }
 
 fn missing(field: &str) -> CallbackError {
     CallbackError::Malformed(format!(
         "{field} is missing: expected a schema 2.0 card.action.trigger callback from a card sent by this channel"
     ))
-}
-
-/// At most 64 characters of outside text, for error messages.
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(64) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }
 
 enum Header<'a> {

@@ -2,26 +2,16 @@
 //! outcome card that replaces it once the request is decided.
 //!
 //! Values from the request (ids, tool name, arguments) are shown inside code
-//! spans and a code block so that they cannot inject Markdown; backticks in
-//! them are replaced by the look-alike `ˋ` (U+02CB) so they cannot close the
-//! span or block early.
-//!
-//! What the approver reads is what runs: every value is rendered through
-//! [`crate::text::hidden`], so bidi controls, zero-width and other invisible
-//! characters appear escaped (`\u202E`) instead of reordering or hiding text,
-//! and a card showing any of them says so ("contains hidden characters"). The
-//! approval itself still binds the exact arguments' digest.
+//! spans and a code block so that they cannot inject Markdown, rendered as
+//! every channel renders them (the channel module's shared rendering: hidden
+//! characters escaped and flagged, arguments cut to [`ARGS_EXCERPT_CHARS`],
+//! backticks replaced so a value cannot close its span or block).
 
 use serde_json::{Value, json};
 
+pub use crate::gate::channel::ARGS_EXCERPT_CHARS;
+use crate::gate::channel::render::{HIDDEN_CHARACTERS_FLAG, Shown, format_utc};
 use crate::gate::{ConfirmationRequest, ConfirmationStatus, Decision};
-use crate::text::{escape_hidden, escape_hidden_in_json};
-
-/// The warning a card carries when any value it shows held hidden characters.
-pub(crate) const HIDDEN_CHARACTERS_FLAG: &str = "⚠ contains hidden characters";
-
-/// How many characters of the arguments a card shows.
-pub const ARGS_EXCERPT_CHARS: usize = 800;
 
 /// The card asking for a decision on a pending `request`: a summary (agent,
 /// requester, org, tool, request id, deadline, arguments, who may approve)
@@ -35,7 +25,7 @@ pub fn approval_card(request: &ConfirmationRequest) -> Value {
         "\n**Who may approve:** {}",
         shown.inline_code(&request.approvers_text())
     ));
-    let summary = shown.flagged(summary);
+    let summary = flagged(&shown, summary);
     let mut header = json!({
         "title": {"tag": "plain_text", "content": title},
         "template": "orange",
@@ -99,7 +89,7 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
         summary.push_str(&format!("\n**Reason:** {}", shown.inline_code(reason)));
     }
     let subtitle = reason.map(|reason| shown.plain(reason));
-    let summary = shown.flagged(summary);
+    let summary = flagged(&shown, summary);
     let mut header = json!({
         "title": {"tag": "plain_text", "content": title},
         "template": template,
@@ -117,17 +107,9 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
 
 /// The summary shared by both cards.
 fn summary_markdown(request: &ConfirmationRequest, shown: &mut Shown) -> String {
-    // Escaped after the cut, so the cut cannot split an escape; flagged from
-    // all the arguments, since the approval covers all of them.
-    let args = shown
-        .json(&request.args_excerpt(ARGS_EXCERPT_CHARS))
-        .replace('`', "\u{2cb}");
-    if request.args_truncated(ARGS_EXCERPT_CHARS) {
-        let full = serde_json::to_string_pretty(&request.args).unwrap_or_default();
-        shown.had_hidden |= escape_hidden_in_json(&full).had_hidden;
-    }
+    let args = shown.args(request);
     // An approver must know when they are not seeing everything they approve.
-    let cut = if request.args_truncated(ARGS_EXCERPT_CHARS) {
+    let cut = if args.truncated {
         format!(
             "\n**⚠ The arguments are longer than shown.** The approval covers all of them \
              (digest {}); inspect request {} before approving.",
@@ -146,51 +128,19 @@ fn summary_markdown(request: &ConfirmationRequest, shown: &mut Shown) -> String 
         tool = shown.inline_code(&request.tool_name),
         id = shown.inline_code(&request.id),
         deadline = format_utc(request.expires_at_ms),
+        args = args.text,
     )
 }
 
-/// Renders untrusted values for one card, remembering whether any of them
-/// held hidden characters.
-#[derive(Default)]
-struct Shown {
-    had_hidden: bool,
-}
-
-impl Shown {
-    /// `text` on one line, hidden characters (line breaks included) escaped.
-    fn plain(&mut self, text: &str) -> String {
-        let escaped = escape_hidden(text);
-        self.had_hidden |= escaped.had_hidden;
-        escaped.text
-    }
-
-    /// Serialized JSON with hidden characters escaped.
-    fn json(&mut self, json_text: &str) -> String {
-        let escaped = escape_hidden_in_json(json_text);
-        self.had_hidden |= escaped.had_hidden;
-        escaped.text
-    }
-
-    /// `text` as a Markdown code span that cannot be broken out of.
-    fn inline_code(&mut self, text: &str) -> String {
-        let text = self.plain(text).replace('`', "\u{2cb}");
-        if text.trim().is_empty() {
-            "—".to_owned()
-        } else {
-            format!("`{text}`")
-        }
-    }
-
-    /// `summary` with the hidden-characters warning first, when it applies.
-    fn flagged(&self, summary: String) -> String {
-        if self.had_hidden {
-            format!(
-                "**{HIDDEN_CHARACTERS_FLAG}.** Invisible or direction-changing characters \
-                 are shown escaped (`\\u202E`); the tool receives them as they are.\n{summary}"
-            )
-        } else {
-            summary
-        }
+/// `summary` with the hidden-characters warning first, when `shown` saw any.
+fn flagged(shown: &Shown, summary: String) -> String {
+    if shown.had_hidden {
+        format!(
+            "**{HIDDEN_CHARACTERS_FLAG}.** Invisible or direction-changing characters \
+             are shown escaped (`\\u202E`); the tool receives them as they are.\n{summary}"
+        )
+    } else {
+        summary
     }
 }
 
@@ -208,35 +158,6 @@ fn button(label: &str, kind: &str, request_id: &str, decision: Decision) -> Valu
 
 fn column(element: Value) -> Value {
     json!({"tag": "column", "width": "auto", "elements": [element]})
-}
-
-/// Milliseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
-pub(crate) fn format_utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let of_day = secs.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]
@@ -268,17 +189,6 @@ mod tests {
             message_ref: None,
             consumed_at_ms: None,
         }
-    }
-
-    #[test]
-    fn utc_formatting() {
-        assert_eq!(format_utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(format_utc(1_700_000_000_123), "2023-11-14 22:13:20 UTC");
-        assert_eq!(format_utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
-        assert_eq!(format_utc(-1), "1969-12-31 23:59:59 UTC");
-        // Extreme values format without overflow.
-        let _ = format_utc(i64::MAX);
-        let _ = format_utc(i64::MIN);
     }
 
     #[test]

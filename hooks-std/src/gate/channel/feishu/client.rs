@@ -1,7 +1,7 @@
 //! [`FeishuChannel`]: the [`Channel`] talking to the Feishu / Lark Open API.
 
 use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::http::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Method, StatusCode};
@@ -13,6 +13,7 @@ use super::callback::verify_at;
 use super::card::{approval_card, outcome_card};
 use super::config::FeishuConfig;
 use crate::gate::ConfirmationRequest;
+use crate::gate::channel::wire::{snippet, unix_now};
 use crate::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelError, ChannelFuture, RawCallback,
     ToastKind,
@@ -353,16 +354,6 @@ fn rate_limit_wait(headers: &HeaderMap, retries: u32) -> Duration {
     }
 }
 
-/// At most 200 characters of a response body, for error messages.
-fn snippet(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    match text.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None if text.is_empty() => "empty".to_owned(),
-        None => text.into_owned(),
-    }
-}
-
 /// `text` percent-encoded for use as one URL path segment.
 fn path_segment(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -379,14 +370,6 @@ fn path_segment(text: &str) -> String {
 /// Card content as the API wants it: the card JSON serialized to a string.
 fn card_content(card: &Value) -> String {
     card.to_string()
-}
-
-/// The current Unix time in seconds (0 if the clock is before 1970).
-fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 impl Channel for FeishuChannel {
