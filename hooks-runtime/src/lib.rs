@@ -55,8 +55,8 @@ mod when;
 pub use agent::Agent;
 pub use ask::AskHandler;
 pub use command::{
-    COMMAND_ENV_ALLOWLIST, COMMAND_OUTPUT_LIMIT, CommandEvent, CommandHook, CommandLine,
-    CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT,
+    COMMAND_ENV_ALLOWLIST, COMMAND_OUTPUT_LIMIT, CommandHook, CommandLine, CommandSpec,
+    CommandSpecError, DEFAULT_COMMAND_TIMEOUT,
 };
 pub use config::{
     AgentConfig, AgentConfigError, AgentConfigErrors, ClassHookEntry, CommandEntry, ConfigFormat,
@@ -76,7 +76,10 @@ pub use hook::{
     DEFAULT_PRIORITY, DEFAULT_TIMEOUT, DryRun, ErrorPolicy, Hook, HookError, HookFuture,
     HookOutcome, IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
 };
-pub use hooks_when::{WhenError, WhenErrors, did_you_mean, parse_duration};
+pub use hooks_when::{
+    ConfigDuration, DurationError, UnknownEvent, WhenError, WhenErrors, did_you_mean,
+    parse_duration,
+};
 pub use observer::{CallObserver, CallRecord, TRACING_TARGET, TracingObserver};
 pub use printable::is_hidden;
 pub use registry::{

@@ -41,16 +41,18 @@ pub(crate) fn parse_config<T: DeserializeOwned + Default>(
     })
 }
 
-/// Serde support for durations written as `"500ms"`, `"2s"`, `"2m"`.
+/// `deserialize_with` for `Duration` fields written `"500ms"`, `"2s"`, `"2m"`:
+/// [`ConfigDuration::text`](hooks_runtime::ConfigDuration::text) under the
+/// path the channel configs (`gate/channel/`) still name. New fields use
+/// `ConfigDuration::text` directly.
 pub(crate) mod duration_text {
     use std::time::Duration;
 
-    use serde::{Deserialize, Deserializer};
+    use serde::Deserializer;
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Duration, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        hooks_runtime::parse_duration(&text).map_err(serde::de::Error::custom)
+        hooks_runtime::ConfigDuration::text(deserializer)
     }
 }

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use hooks::{
-    CommandEvent, CommandHook, CommandLine, CommandSpec, ErrorPolicy, HookContext, HookRegistry,
+    CommandHook, CommandLine, CommandSpec, ErrorPolicy, HookContext, HookPoint, HookRegistry,
 };
 use serde_json::{Value, json};
 
@@ -57,7 +57,7 @@ fn registry(output: &Output, on_error: ErrorPolicy) -> HookRegistry {
         Hang => ("hang".to_owned(), Duration::from_secs(1)),
     };
     let spec = CommandSpec::new(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         CommandLine::exec([script, output.stdout.clone(), end, output.stderr.clone()]),
     )
     .with_name("payee_check")

@@ -18,4 +18,4 @@ mod supervisor;
 
 pub use hook::{COMMAND_ENV_ALLOWLIST, CommandHook};
 pub use process::COMMAND_OUTPUT_LIMIT;
-pub use spec::{CommandEvent, CommandLine, CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT};
+pub use spec::{CommandLine, CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT};

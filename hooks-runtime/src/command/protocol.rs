@@ -6,9 +6,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::process::{COMMAND_OUTPUT_LIMIT, Exit, Finished};
-use super::spec::CommandEvent;
 use super::stdout;
-use crate::context::{HookContext, ToolOutcome};
+use crate::context::{HookContext, HookPoint, ToolOutcome};
 use crate::hook::{ErrorPolicy, HookError};
 use crate::registry::format_duration;
 use crate::result::HookResult;
@@ -25,10 +24,10 @@ const SIDE_EFFECT_EXCERPT: usize = 200;
 /// `tool_name`, `tool_input`, `tool_use_id`, `tool_response` for post hooks,
 /// `source` for session start) come first, then this project's (`agent_id`,
 /// `user_id`, `org_id`, `surface`, `agent_path`, `metadata`).
-pub(crate) fn input(ctx: &HookContext, event: CommandEvent, cwd: Option<&Path>) -> Value {
+pub(crate) fn input(ctx: &HookContext, event: HookPoint, cwd: Option<&Path>) -> Value {
     let mut input = Map::new();
     input.insert("session_id".into(), ctx.conversation_id.clone().into());
-    input.insert("hook_event_name".into(), event.as_str().into());
+    input.insert("hook_event_name".into(), event.event_name().into());
     input.insert(
         "cwd".into(),
         cwd.map(|dir| dir.to_string_lossy().into_owned())
@@ -36,17 +35,17 @@ pub(crate) fn input(ctx: &HookContext, event: CommandEvent, cwd: Option<&Path>) 
             .into(),
     );
     match event {
-        CommandEvent::SessionStart => {
+        HookPoint::SessionStart => {
             // Claude Code's session source; sessions here always start afresh.
             input.insert("source".into(), "startup".into());
         }
-        CommandEvent::PreToolUse | CommandEvent::PostToolUse => {
+        HookPoint::PreToolUse | HookPoint::PostToolUse => {
             input.insert("tool_name".into(), ctx.tool_name.clone().into());
             input.insert("tool_input".into(), ctx.tool_args.clone());
             input.insert("tool_use_id".into(), ctx.tool_call_id.clone().into());
         }
     }
-    if event == CommandEvent::PostToolUse {
+    if event == HookPoint::PostToolUse {
         let response = match &ctx.tool_outcome {
             Some(ToolOutcome::Success(value)) => value.clone(),
             Some(ToolOutcome::Error(message)) => {
@@ -93,7 +92,7 @@ pub(crate) struct Subject<'a> {
     /// The command as written.
     pub(crate) command: &'a str,
     /// The event.
-    pub(crate) event: CommandEvent,
+    pub(crate) event: HookPoint,
     /// The kill timeout, for the timeout message.
     pub(crate) timeout: std::time::Duration,
     /// The hook's policy on failure; it does not cover stdout that cannot be
@@ -137,7 +136,7 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
                 .and_then(|verdict| quiet_stderr(subject, finished).map(|()| verdict))
                 .or_else(|problem| unreadable(subject, problem));
         }
-        Exit::Code(2) if subject.event == CommandEvent::SessionStart => {
+        Exit::Code(2) if subject.event == HookPoint::SessionStart => {
             return Err(HookError::new(format!(
                 "command `{command}` exited with code 2, which stops the session{stderr_note}"
             )));
@@ -180,7 +179,7 @@ fn decided_then_failed(
     finished: &Finished,
     failure: String,
 ) -> Result<Verdict, HookError> {
-    if subject.event == CommandEvent::SessionStart {
+    if subject.event == HookPoint::SessionStart {
         return Err(HookError::new(failure));
     }
     let printed = match read_stdout(subject, finished) {
@@ -264,7 +263,7 @@ const SPECIFIC_KEYS: [&str; 7] = [
 /// At session start the hook's own policy applies: the model has written
 /// nothing yet, so it cannot have made the output unreadable.
 fn unreadable(subject: &Subject<'_>, problem: String) -> Result<Verdict, HookError> {
-    if subject.event == CommandEvent::SessionStart {
+    if subject.event == HookPoint::SessionStart {
         return Err(HookError::new(problem));
     }
     match subject.on_error {
@@ -319,7 +318,7 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, St
     // JSON after other output ("checking… {...}") is a decision that would
     // otherwise be missed: refuse it rather than allow the call.
     if let Some(found) = stdout::hidden_decision(stdout, &DECIDING_KEYS) {
-        let session = if subject.event == CommandEvent::SessionStart {
+        let session = if subject.event == HookPoint::SessionStart {
             " (session context that holds JSON goes in `hookSpecificOutput.additionalContext`)"
         } else {
             ""
@@ -330,7 +329,7 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, St
         ));
     }
     let mut result = HookResult::allow();
-    if subject.event == CommandEvent::SessionStart {
+    if subject.event == HookPoint::SessionStart {
         if !stdout.is_empty() {
             result = result.with_context(stdout);
         }
@@ -385,22 +384,25 @@ fn decide(
         Some(_) => return Err("`hookSpecificOutput` must be an object".into()),
     };
     if let Some(name) = text(specific, "hookEventName")?
-        && name != event.as_str()
+        && name != event.event_name()
     {
         return Err(format!(
-            "`hookSpecificOutput.hookEventName` is {name:?}, but this is a {event} hook"
+            "`hookSpecificOutput.hookEventName` is {name:?}, but this is a {} hook",
+            event.event_name()
         ));
     }
     for (key, allowed) in [
-        ("permissionDecision", CommandEvent::PreToolUse),
-        ("permissionDecisionReason", CommandEvent::PreToolUse),
-        ("updatedInput", CommandEvent::PreToolUse),
-        ("updatedToolOutput", CommandEvent::PostToolUse),
-        ("updatedMCPToolOutput", CommandEvent::PostToolUse),
+        ("permissionDecision", HookPoint::PreToolUse),
+        ("permissionDecisionReason", HookPoint::PreToolUse),
+        ("updatedInput", HookPoint::PreToolUse),
+        ("updatedToolOutput", HookPoint::PostToolUse),
+        ("updatedMCPToolOutput", HookPoint::PostToolUse),
     ] {
         if specific.contains_key(key) && event != allowed {
             return Err(format!(
-                "`hookSpecificOutput.{key}` applies to {allowed} hooks only, and this is a {event} hook"
+                "`hookSpecificOutput.{key}` applies to {} hooks only, and this is a {} hook",
+                allowed.event_name(),
+                event.event_name()
             ));
         }
     }
@@ -427,7 +429,7 @@ fn decide(
             return Ok(blocked(reason, side_effects));
         }
         // Claude Code's older spelling of "allow" for PreToolUse.
-        Some("approve") if event == CommandEvent::PreToolUse => {}
+        Some("approve") if event == HookPoint::PreToolUse => {}
         Some(other) => {
             return Err(format!(
                 "`decision` is {other:?}, but it can only be \"block\" (or be left out)"
@@ -480,7 +482,7 @@ fn decide(
     };
     let context = text(specific, "additionalContext")?;
     if let Some(context) = context
-        && event != CommandEvent::SessionStart
+        && event != HookPoint::SessionStart
     {
         side_effects.push(format!(
             "additionalContext: {}",
@@ -506,7 +508,7 @@ fn decide(
         result = result.with_result(output);
         side_effects.push("rewrote the tool output".into());
     }
-    if event == CommandEvent::SessionStart
+    if event == HookPoint::SessionStart
         && let Some(context) = context.filter(|context| !context.is_empty())
     {
         result = result.with_context(context);
@@ -578,12 +580,7 @@ mod tests {
         }
     }
 
-    fn run(
-        event: CommandEvent,
-        code: i32,
-        stdout: &str,
-        stderr: &str,
-    ) -> Result<Verdict, HookError> {
+    fn run(event: HookPoint, code: i32, stdout: &str, stderr: &str) -> Result<Verdict, HookError> {
         let subject = Subject {
             hook: "h",
             command: "./h.sh",
@@ -601,9 +598,9 @@ mod tests {
         }
     }
 
-    const PRE: CommandEvent = CommandEvent::PreToolUse;
-    const POST: CommandEvent = CommandEvent::PostToolUse;
-    const START: CommandEvent = CommandEvent::SessionStart;
+    const PRE: HookPoint = HookPoint::PreToolUse;
+    const POST: HookPoint = HookPoint::PostToolUse;
+    const START: HookPoint = HookPoint::SessionStart;
 
     #[test]
     fn exit_codes() {
