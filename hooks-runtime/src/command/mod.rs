@@ -9,6 +9,7 @@
 //! `permissionDecision: "ask"` goes to the approval gate.
 
 mod hook;
+mod output;
 mod process;
 mod protocol;
 mod spec;
