@@ -193,7 +193,7 @@ impl FromStr for ConfigDuration {
 
 impl fmt::Display for ConfigDuration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let whole_millis = self.0.subsec_nanos() % 1_000_000 == 0;
+        let whole_millis = self.0.subsec_nanos().is_multiple_of(1_000_000);
         let millis = u64::try_from(self.0.as_millis())
             .ok()
             .filter(|_| whole_millis);

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use hooks_when::ConfigDuration;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -11,7 +12,6 @@ use super::process::{COMMAND_OUTPUT_LIMIT, Exit, Finished};
 use super::stdout;
 use crate::context::{HookContext, HookPoint, ToolOutcome};
 use crate::hook::{ErrorPolicy, HookError};
-use crate::registry::format_duration;
 use crate::result::HookResult;
 
 /// How much of stderr a failure message quotes.
@@ -162,7 +162,7 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
         ),
         Exit::TimedOut => format!(
             "command `{command}` timed out after {} and was killed with the processes it started{stderr_note}; make it faster or raise its `timeout`",
-            format_duration(subject.timeout)
+            ConfigDuration::from(subject.timeout)
         ),
     };
     decided_then_failed(subject, finished, failure)
