@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use hooks::{
     ErrorPolicy, Hook, HookContext, HookError, HookFuture, HookPoint, HookRegistry, HookResult,
     Observation, ToolCallReport,
-    command::{CommandEvent, CommandHook, CommandLine, CommandSpec, CommandSpecError},
+    command::{CommandHook, CommandLine, CommandSpec, CommandSpecError},
     factory::AskHandler,
     trace::{Decision, EntryStatus, ExplainVerdict},
 };
@@ -22,7 +22,7 @@ fn script(name: &str) -> String {
 }
 
 /// A spec running `tests/scripts/<argv[0]>` with the rest as its arguments.
-fn spec(event: CommandEvent, argv: &[&str]) -> CommandSpec {
+fn spec(event: HookPoint, argv: &[&str]) -> CommandSpec {
     let mut line = vec![script(argv[0])];
     line.extend(argv[1..].iter().map(|arg| (*arg).to_owned()));
     CommandSpec::new(event, CommandLine::exec(line))
@@ -143,7 +143,7 @@ impl AskHandler for BrokenGate {
 
 #[tokio::test]
 async fn exit_0_without_output_allows() {
-    let registry = registry(spec(CommandEvent::PreToolUse, &["allow.sh"]), None);
+    let registry = registry(spec(HookPoint::PreToolUse, &["allow.sh"]), None);
     let report = call(&registry, sql_call()).await;
     assert!(report.tool_ran);
     assert_eq!(
@@ -155,7 +155,7 @@ async fn exit_0_without_output_allows() {
 
 #[tokio::test]
 async fn exit_2_blocks_with_stderr_as_the_reason() {
-    let registry = registry(spec(CommandEvent::PreToolUse, &["block.sh"]), None);
+    let registry = registry(spec(HookPoint::PreToolUse, &["block.sh"]), None);
     let report = call(&registry, sql_call()).await;
     assert!(!report.tool_ran);
     assert_eq!(blocked_reason(&report), "no writes on Fridays");
@@ -167,10 +167,7 @@ async fn exit_2_blocks_with_stderr_as_the_reason() {
 
 #[tokio::test]
 async fn exit_2_with_empty_stderr_still_gives_a_reason() {
-    let registry = registry(
-        spec(CommandEvent::PreToolUse, &["emit.sh", "", "", "2"]),
-        None,
-    );
+    let registry = registry(spec(HookPoint::PreToolUse, &["emit.sh", "", "", "2"]), None);
     let report = call(&registry, sql_call()).await;
     assert_eq!(
         blocked_reason(&report),
@@ -180,7 +177,7 @@ async fn exit_2_with_empty_stderr_still_gives_a_reason() {
 
 #[tokio::test]
 async fn another_exit_code_is_a_failure_that_blocks_unless_fail_open() {
-    let registry = registry(spec(CommandEvent::PreToolUse, &["crash.sh"]), None);
+    let registry = registry(spec(HookPoint::PreToolUse, &["crash.sh"]), None);
     let report = call(&registry, sql_call()).await;
     assert!(!report.tool_ran);
     let reason = blocked_reason(&report);
@@ -195,7 +192,7 @@ async fn another_exit_code_is_a_failure_that_blocks_unless_fail_open() {
         }
     ));
 
-    let open = spec(CommandEvent::PreToolUse, &["crash.sh"]).with_on_error(ErrorPolicy::FailOpen);
+    let open = spec(HookPoint::PreToolUse, &["crash.sh"]).with_on_error(ErrorPolicy::FailOpen);
     let report = call(&registry_of(open), sql_call()).await;
     assert!(report.tool_ran, "fail_open lets the call through");
     match decision(&report) {
@@ -217,7 +214,7 @@ fn registry_of(spec: CommandSpec) -> HookRegistry {
 #[tokio::test]
 async fn a_program_that_cannot_start_blocks() {
     let spec = CommandSpec::new(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         CommandLine::exec(["/nonexistent/hooks/check.sh"]),
     )
     .with_name("cmd");
@@ -229,7 +226,7 @@ async fn a_program_that_cannot_start_blocks() {
 
 // ---- JSON decisions ------------------------------------------------------
 
-fn emit(event: CommandEvent, output: &Value) -> CommandSpec {
+fn emit(event: HookPoint, output: &Value) -> CommandSpec {
     spec(event, &["emit.sh", &output.to_string()])
 }
 
@@ -237,7 +234,7 @@ fn emit(event: CommandEvent, output: &Value) -> CommandSpec {
 async fn permission_decision_allow_lets_the_call_run() {
     let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "read-only"}});
     let report = call(
-        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        &registry_of(emit(HookPoint::PreToolUse, &output)),
         sql_call(),
     )
     .await;
@@ -248,7 +245,7 @@ async fn permission_decision_allow_lets_the_call_run() {
 async fn permission_decision_deny_blocks_with_its_reason() {
     let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "DELETE needs a ticket"}});
     let report = call(
-        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        &registry_of(emit(HookPoint::PreToolUse, &output)),
         sql_call(),
     )
     .await;
@@ -260,10 +257,7 @@ async fn permission_decision_deny_blocks_with_its_reason() {
 async fn permission_decision_ask_goes_to_the_ask_handler() {
     let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
     let handler = Arc::new(ApproveAndRecord::default());
-    let registry = registry(
-        emit(CommandEvent::PreToolUse, &output),
-        Some(handler.clone()),
-    );
+    let registry = registry(emit(HookPoint::PreToolUse, &output), Some(handler.clone()));
     let report = call(&registry, sql_call()).await;
     assert!(report.tool_ran, "the handler approved");
     assert_eq!(
@@ -281,10 +275,7 @@ async fn permission_decision_ask_goes_to_the_ask_handler() {
 async fn ask_with_rewritten_input_asks_about_what_will_run() {
     let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "limited", "updatedInput": {"q": "DELETE FROM orders LIMIT 1"}}});
     let handler = Arc::new(ApproveAndRecord::default());
-    let registry = registry(
-        emit(CommandEvent::PreToolUse, &output),
-        Some(handler.clone()),
-    );
+    let registry = registry(emit(HookPoint::PreToolUse, &output), Some(handler.clone()));
     let report = call(&registry, sql_call()).await;
     let limited = json!({"q": "DELETE FROM orders LIMIT 1"});
     assert_eq!(handler.asked.lock().unwrap()[0].1, limited);
@@ -298,7 +289,7 @@ async fn ask_with_rewritten_input_asks_about_what_will_run() {
 #[tokio::test]
 async fn a_failing_approval_blocks_even_a_fail_open_command() {
     let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
-    let spec = emit(CommandEvent::PreToolUse, &output).with_on_error(ErrorPolicy::FailOpen);
+    let spec = emit(HookPoint::PreToolUse, &output).with_on_error(ErrorPolicy::FailOpen);
     let report = call(&registry(spec, Some(Arc::new(BrokenGate))), sql_call()).await;
     assert!(
         !report.tool_ran,
@@ -311,10 +302,7 @@ async fn a_failing_approval_blocks_even_a_fail_open_command() {
 async fn a_dry_run_reports_ask_without_asking() {
     let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
     let handler = Arc::new(ApproveAndRecord::default());
-    let registry = registry(
-        emit(CommandEvent::PreToolUse, &output),
-        Some(handler.clone()),
-    );
+    let registry = registry(emit(HookPoint::PreToolUse, &output), Some(handler.clone()));
     let explanation = registry.explain(sql_call(), true).await;
     assert_eq!(explanation.steps[0].verdict, ExplainVerdict::WouldAsk);
     assert!(handler.asked.lock().unwrap().is_empty(), "nobody was asked");
@@ -324,7 +312,7 @@ async fn a_dry_run_reports_ask_without_asking() {
 async fn ask_without_a_handler_blocks() {
     let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
     let report = call(
-        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        &registry_of(emit(HookPoint::PreToolUse, &output)),
         sql_call(),
     )
     .await;
@@ -339,7 +327,7 @@ async fn ask_without_a_handler_blocks() {
 async fn updated_input_rewrites_the_arguments_the_tool_receives() {
     let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"q": "SELECT 1"}}});
     let report = call(
-        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        &registry_of(emit(HookPoint::PreToolUse, &output)),
         sql_call(),
     )
     .await;
@@ -356,7 +344,7 @@ async fn updated_input_rewrites_the_arguments_the_tool_receives() {
 async fn updated_input_that_is_not_an_object_is_a_failure() {
     let output = json!({"hookSpecificOutput": {"updatedInput": "SELECT 1"}});
     let report = call(
-        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        &registry_of(emit(HookPoint::PreToolUse, &output)),
         sql_call(),
     )
     .await;
@@ -368,7 +356,7 @@ async fn updated_input_that_is_not_an_object_is_a_failure() {
 async fn continue_false_blocks_with_the_stop_reason() {
     let output = json!({"continue": false, "stopReason": "maintenance window"});
     let report = call(
-        &registry_of(emit(CommandEvent::PreToolUse, &output)),
+        &registry_of(emit(HookPoint::PreToolUse, &output)),
         sql_call(),
     )
     .await;
@@ -379,7 +367,7 @@ async fn continue_false_blocks_with_the_stop_reason() {
 async fn a_post_hook_decision_block_withholds_the_result() {
     let output = json!({"decision": "block", "reason": "the result contains card numbers"});
     let report = call(
-        &registry_of(emit(CommandEvent::PostToolUse, &output)),
+        &registry_of(emit(HookPoint::PostToolUse, &output)),
         sql_call(),
     )
     .await;
@@ -397,7 +385,7 @@ async fn a_post_hook_decision_block_withholds_the_result() {
 async fn updated_tool_output_rewrites_the_result() {
     let output = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": {"rows": "[redacted]"}}});
     let report = call(
-        &registry_of(emit(CommandEvent::PostToolUse, &output)),
+        &registry_of(emit(HookPoint::PostToolUse, &output)),
         sql_call(),
     )
     .await;
@@ -414,7 +402,7 @@ async fn updated_tool_output_rewrites_the_result() {
 #[tokio::test]
 async fn plain_stdout_of_a_tool_hook_is_only_a_side_effect() {
     let report = call(
-        &registry_of(spec(CommandEvent::PreToolUse, &["emit.sh", "looks fine"])),
+        &registry_of(spec(HookPoint::PreToolUse, &["emit.sh", "looks fine"])),
         sql_call(),
     )
     .await;
@@ -427,7 +415,7 @@ async fn plain_stdout_of_a_tool_hook_is_only_a_side_effect() {
 async fn stdout_that_starts_like_json_but_is_not_blocks() {
     let report = call(
         &registry_of(spec(
-            CommandEvent::PreToolUse,
+            HookPoint::PreToolUse,
             &["emit.sh", "{\"oops, not json"],
         )),
         sql_call(),
@@ -442,7 +430,7 @@ async fn stdout_that_starts_like_json_but_is_not_blocks() {
 
 #[tokio::test]
 async fn session_start_plain_stdout_becomes_context() {
-    let registry = registry_of(spec(CommandEvent::SessionStart, &["context.sh"]));
+    let registry = registry_of(spec(HookPoint::SessionStart, &["context.sh"]));
     let started = registry
         .start_session(HookContext::session().with_agent("finance-bot"))
         .await
@@ -453,7 +441,7 @@ async fn session_start_plain_stdout_becomes_context() {
 #[tokio::test]
 async fn session_start_json_additional_context_becomes_context() {
     let output = json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "Today is a holiday."}});
-    let registry = registry_of(emit(CommandEvent::SessionStart, &output));
+    let registry = registry_of(emit(HookPoint::SessionStart, &output));
     let started = registry
         .start_session(HookContext::session())
         .await
@@ -463,7 +451,7 @@ async fn session_start_json_additional_context_becomes_context() {
 
 #[tokio::test]
 async fn session_start_exit_2_stops_the_session() {
-    let registry = registry_of(spec(CommandEvent::SessionStart, &["block.sh"]));
+    let registry = registry_of(spec(HookPoint::SessionStart, &["block.sh"]));
     let stopped = registry
         .start_session(HookContext::session())
         .await
@@ -480,7 +468,7 @@ async fn session_start_exit_2_stops_the_session() {
 
 #[tokio::test]
 async fn a_command_that_overruns_its_timeout_is_killed_and_blocks() {
-    let spec = spec(CommandEvent::PreToolUse, &["slow.sh"]).with_timeout(Duration::from_secs(1));
+    let spec = spec(HookPoint::PreToolUse, &["slow.sh"]).with_timeout(Duration::from_secs(1));
     let started = Instant::now();
     let report = call(&registry_of(spec), sql_call()).await;
     let elapsed = started.elapsed();
@@ -493,8 +481,8 @@ async fn a_command_that_overruns_its_timeout_is_killed_and_blocks() {
 #[tokio::test]
 async fn a_timeout_kills_the_whole_process_group() {
     let dir = TempDir::new("orphan");
-    let spec = spec(CommandEvent::PreToolUse, &["orphan.sh", dir.arg()])
-        .with_timeout(Duration::from_secs(1));
+    let spec =
+        spec(HookPoint::PreToolUse, &["orphan.sh", dir.arg()]).with_timeout(Duration::from_secs(1));
     let started = Instant::now();
     let report = call(&registry_of(spec), sql_call()).await;
     let elapsed = started.elapsed();
@@ -522,7 +510,7 @@ async fn the_call_reaches_the_command_on_stdin_only_and_secrets_stay_out() {
         std::env::set_var("HOOKS_TEST_PASS", "passed-through");
     }
     let dir = TempDir::new("record");
-    let spec = spec(CommandEvent::PreToolUse, &["record.sh", dir.arg()])
+    let spec = spec(HookPoint::PreToolUse, &["record.sh", dir.arg()])
         .with_env(["HOOKS_TEST_PASS"])
         .with_cwd(dir.path());
     let ctx = HookContext::tool_call("sql_exec", json!({"q": "SELECT 'arg-value-77'"}))
@@ -581,7 +569,7 @@ async fn the_call_reaches_the_command_on_stdin_only_and_secrets_stay_out() {
 #[tokio::test]
 async fn a_post_hook_sees_the_tool_error() {
     let dir = TempDir::new("post-error");
-    let spec = spec(CommandEvent::PostToolUse, &["record.sh", dir.arg()]);
+    let spec = spec(HookPoint::PostToolUse, &["record.sh", dir.arg()]);
     let report = registry_of(spec)
         .run_tool_call(sql_call(), async |_: &Value| {
             Err::<Value, _>("connection refused")
@@ -603,7 +591,7 @@ async fn stdout_beyond_10_000_characters_fails_and_stderr_is_cut() {
     // 200,000 characters on stdout: far more than a pipe holds, so the
     // command would stall if the reader stopped at the cap. Cut and read,
     // stdout could hide a decision past the cap: the hook fails instead.
-    let registry = registry_of(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
+    let registry = registry_of(spec(HookPoint::SessionStart, &["big.sh", "out", "2000"]));
     let stopped = registry
         .start_session(HookContext::session())
         .await
@@ -614,10 +602,7 @@ async fn stdout_beyond_10_000_characters_fails_and_stderr_is_cut() {
         stopped.reason
     );
 
-    let registry = registry_of(spec(
-        CommandEvent::PreToolUse,
-        &["big.sh", "err", "300", "2"],
-    ));
+    let registry = registry_of(spec(HookPoint::PreToolUse, &["big.sh", "err", "300", "2"]));
     let report = call(&registry, sql_call()).await;
     assert_eq!(blocked_reason(&report).len(), 10_000);
 }
@@ -634,7 +619,7 @@ fn a_string_command_without_shell_true_is_a_config_error() {
     assert!(error.contains("array form"), "{error}");
     assert!(error.contains("shell: true"), "{error}");
 
-    let mut spec = CommandSpec::new(CommandEvent::PreToolUse, CommandLine::shell("./check.sh"));
+    let mut spec = CommandSpec::new(HookPoint::PreToolUse, CommandLine::shell("./check.sh"));
     spec.shell = false;
     assert_eq!(
         CommandHook::new(spec, None).unwrap_err(),
@@ -658,7 +643,7 @@ async fn shell_true_runs_the_string_through_sh() {
 
 #[tokio::test]
 async fn the_matcher_is_a_full_match_over_the_tool_name() {
-    let spec = spec(CommandEvent::PreToolUse, &["block.sh"]).with_matcher("Bash|sql_.*");
+    let spec = spec(HookPoint::PreToolUse, &["block.sh"]).with_matcher("Bash|sql_.*");
     let hook = CommandHook::new(spec.clone(), None).unwrap();
     let on = |tool: &str| hook.should_trigger(&HookContext::tool_call(tool, json!({})));
     assert!(on("sql_exec") && on("Bash"));
@@ -678,7 +663,7 @@ async fn the_matcher_is_a_full_match_over_the_tool_name() {
 
 #[test]
 fn when_and_matcher_must_both_match() {
-    let spec = spec(CommandEvent::PreToolUse, &["block.sh"])
+    let spec = spec(HookPoint::PreToolUse, &["block.sh"])
         .with_matcher("sql_.*")
         .with_when("org_id == \"acme\"");
     let hook = CommandHook::new(spec, None).unwrap();
@@ -692,7 +677,7 @@ fn specs_deserialize_from_config_json() {
     let spec: CommandSpec =
         serde_json::from_str(r#"{"event":"PreToolUse","command":["./x.sh"],"timeout":"10s"}"#)
             .unwrap();
-    assert_eq!(spec.event, CommandEvent::PreToolUse);
+    assert_eq!(spec.event, HookPoint::PreToolUse);
     assert_eq!(spec.command, CommandLine::exec(["./x.sh"]));
     assert_eq!(spec.timeout, Duration::from_secs(10));
     assert_eq!(spec.on_error, ErrorPolicy::FailClosed);
@@ -746,7 +731,7 @@ async fn misspelt_or_buried_decisions_block_instead_of_allowing() {
         json!({"hookSpecificOutput": {"permissionDecison": "deny"}}),
     ] {
         let report = call(
-            &registry_of(emit(CommandEvent::PreToolUse, &output)),
+            &registry_of(emit(HookPoint::PreToolUse, &output)),
             sql_call(),
         )
         .await;
@@ -757,7 +742,7 @@ async fn misspelt_or_buried_decisions_block_instead_of_allowing() {
         );
     }
     let spec = spec(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         &[
             "emit.sh",
             "checking...\n{\"decision\": \"block\", \"reason\": \"no\"}",
@@ -778,7 +763,7 @@ async fn misspelt_or_buried_decisions_block_instead_of_allowing() {
 const HIDDEN_BLOCK: &str = r#"{"decision": "block", "reason": "hidden block"}"#;
 
 /// The call the `printf.sh` script answers with `format` (octal escapes give any bytes).
-async fn printf_call(event: CommandEvent, format: &str) -> ToolCallReport {
+async fn printf_call(event: HookPoint, format: &str) -> ToolCallReport {
     call(
         &registry_of(spec(event, &["printf.sh", format])),
         sql_call(),
@@ -789,7 +774,7 @@ async fn printf_call(event: CommandEvent, format: &str) -> ToolCallReport {
 #[tokio::test]
 async fn a_decision_after_a_utf8_bom_is_read() {
     let report = printf_call(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         &format!("\\357\\273\\277{HIDDEN_BLOCK}"),
     )
     .await;
@@ -800,7 +785,7 @@ async fn a_decision_after_a_utf8_bom_is_read() {
 #[tokio::test]
 async fn a_decision_after_leading_whitespace_is_read() {
     let registry = registry_of(spec(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         &[
             "repeat.sh",
             "5000",
@@ -816,7 +801,7 @@ async fn a_decision_after_leading_whitespace_is_read() {
 #[tokio::test]
 async fn a_decision_after_12_000_spaces_blocks() {
     let registry = registry_of(spec(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         &["repeat.sh", "12000", " ", HIDDEN_BLOCK],
     ));
     let report = call(&registry, sql_call()).await;
@@ -827,11 +812,7 @@ async fn a_decision_after_12_000_spaces_blocks() {
 
 #[tokio::test]
 async fn a_decision_after_bytes_ff_fe_blocks() {
-    let report = printf_call(
-        CommandEvent::PreToolUse,
-        &format!("\\377\\376{HIDDEN_BLOCK}"),
-    )
-    .await;
+    let report = printf_call(HookPoint::PreToolUse, &format!("\\377\\376{HIDDEN_BLOCK}")).await;
     assert!(!report.tool_ran, "{}", report.observation);
     let reason = blocked_reason(&report);
     assert!(reason.contains("not valid UTF-8"), "{reason}");
@@ -840,7 +821,7 @@ async fn a_decision_after_bytes_ff_fe_blocks() {
 #[tokio::test]
 async fn a_decision_after_10_000_characters_of_progress_lines_blocks() {
     let registry = registry_of(spec(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         &["repeat.sh", "1000", "checking...\\n", HIDDEN_BLOCK],
     ));
     let report = call(&registry, sql_call()).await;
@@ -855,7 +836,7 @@ async fn a_decision_after_10_000_characters_of_progress_lines_blocks() {
 #[tokio::test]
 async fn output_over_the_cap_fails_even_when_it_looks_harmless() {
     // Plain text the hook would have allowed: cut and read, it could hide anything.
-    let registry = registry_of(spec(CommandEvent::PreToolUse, &["big.sh", "out", "101"]));
+    let registry = registry_of(spec(HookPoint::PreToolUse, &["big.sh", "out", "101"]));
     let report = call(&registry, sql_call()).await;
     assert!(!report.tool_ran, "{}", report.observation);
     assert!(matches!(decision(&report), Decision::Failed { .. }));
@@ -871,7 +852,7 @@ async fn a_decision_that_starts_any_line_of_plain_text_blocks() {
         format!("checking...\\342\\200\\250{HIDDEN_BLOCK}"),
         "done\\n  {\"decision\": \"block\", \"reason\": \"cut".to_owned(),
     ] {
-        let report = printf_call(CommandEvent::PreToolUse, &format).await;
+        let report = printf_call(HookPoint::PreToolUse, &format).await;
         assert!(!report.tool_ran, "{format}: {}", report.observation);
         assert!(
             matches!(decision(&report), Decision::Failed { .. }),
@@ -883,7 +864,7 @@ async fn a_decision_that_starts_any_line_of_plain_text_blocks() {
 #[tokio::test]
 async fn session_start_context_with_a_json_line_stops_the_session() {
     let registry = registry_of(spec(
-        CommandEvent::SessionStart,
+        HookPoint::SessionStart,
         &["printf.sh", "Rules:\\n{\"continue\": false}\\n"],
     ));
     let stopped = registry
@@ -896,7 +877,7 @@ async fn session_start_context_with_a_json_line_stops_the_session() {
 #[tokio::test]
 async fn json_after_blank_lines_still_decides() {
     let report = printf_call(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         "\\n\\n  {\"hookSpecificOutput\": {\"permissionDecision\": \"allow\"}}\\n",
     )
     .await;
@@ -913,7 +894,7 @@ async fn json_after_blank_lines_still_decides() {
 async fn a_tool_name_with_control_characters_still_runs_the_command() {
     let name = "sql\u{0}exec\u{202E}";
     for policy in [ErrorPolicy::FailClosed, ErrorPolicy::FailOpen] {
-        let blocking = spec(CommandEvent::PreToolUse, &["block.sh"]).with_on_error(policy);
+        let blocking = spec(HookPoint::PreToolUse, &["block.sh"]).with_on_error(policy);
         let hook = CommandHook::new(blocking, None).unwrap();
         let result = hook
             .execute(&HookContext::tool_call(name, json!({})))
@@ -924,7 +905,7 @@ async fn a_tool_name_with_control_characters_still_runs_the_command() {
 
         let dir = TempDir::new(&format!("odd-name-{policy:?}"));
         let recording =
-            spec(CommandEvent::PreToolUse, &["record.sh", dir.arg()]).with_on_error(policy);
+            spec(HookPoint::PreToolUse, &["record.sh", dir.arg()]).with_on_error(policy);
         let hook = CommandHook::new(recording, None).unwrap();
         let result = hook
             .execute(&HookContext::tool_call(name, json!({"a": "\u{0}"})))
@@ -987,8 +968,7 @@ impl Drop for Lingering {
 #[cfg(target_os = "linux")]
 async fn linger(mode: &str, test: u32, timeout: Duration) -> (ToolCallReport, Lingering) {
     let marker = Lingering::new(test);
-    let spec =
-        spec(CommandEvent::PreToolUse, &["linger.sh", mode, &marker.0]).with_timeout(timeout);
+    let spec = spec(HookPoint::PreToolUse, &["linger.sh", mode, &marker.0]).with_timeout(timeout);
     let report = call(&registry_of(spec), sql_call()).await;
     (report, marker)
 }
@@ -1063,7 +1043,7 @@ async fn a_signal_to_the_supervisor_neither_lets_the_call_through_nor_the_tree_e
     ] {
         let marker = Lingering::new(test);
         let spec = spec(
-            CommandEvent::PreToolUse,
+            HookPoint::PreToolUse,
             &["linger.sh", "signal-parent", &marker.0, signal],
         );
         let report = call(&fail_open(spec), sql_call()).await;
@@ -1086,7 +1066,7 @@ async fn a_signal_to_the_supervisor_neither_lets_the_call_through_nor_the_tree_e
 async fn an_abandoned_hook_leaves_no_process_behind() {
     let marker = Lingering::new(5);
     let spec = spec(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         &["linger.sh", "setsid-timeout", &marker.0],
     );
     let registry = registry_of(spec);
@@ -1108,7 +1088,7 @@ async fn an_abandoned_hook_leaves_no_process_behind() {
 #[tokio::test]
 async fn a_decision_overwritten_by_a_duplicate_key_blocks() {
     let report = printf_call(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         r#"{"decision": "block", "reason": "first", "decision": null}"#,
     )
     .await;
@@ -1140,7 +1120,7 @@ fn fail_open(spec: CommandSpec) -> HookRegistry {
 
 #[tokio::test]
 async fn a_fail_open_deny_cannot_be_made_an_allow_by_a_long_argument() {
-    let registry = fail_open(spec(CommandEvent::PreToolUse, &["deny_payee.sh"]));
+    let registry = fail_open(spec(HookPoint::PreToolUse, &["deny_payee.sh"]));
     let report = pay(&registry, "evil").await;
     assert_eq!(blocked_reason(&report), "payee evil is blacklisted");
 
@@ -1165,7 +1145,7 @@ async fn a_fail_open_deny_cannot_be_made_an_allow_by_a_long_argument() {
 
 #[tokio::test]
 async fn a_fail_open_deny_cannot_be_made_an_allow_by_breaking_its_json() {
-    let registry = fail_open(spec(CommandEvent::PreToolUse, &["deny_payee.sh"]));
+    let registry = fail_open(spec(HookPoint::PreToolUse, &["deny_payee.sh"]));
     // `"` reaches the script as `\"`; the printf-built JSON is then invalid.
     let report = pay(&registry, "evil\" x").await;
     assert!(!report.tool_ran, "{}", report.observation);
@@ -1176,7 +1156,7 @@ async fn a_fail_open_deny_cannot_be_made_an_allow_by_breaking_its_json() {
 
 #[tokio::test]
 async fn a_fail_open_redaction_cannot_be_skipped_by_a_long_result() {
-    let registry = fail_open(spec(CommandEvent::PostToolUse, &["redact.sh"]));
+    let registry = fail_open(spec(HookPoint::PostToolUse, &["redact.sh"]));
     let run = async |result: String| {
         registry
             .run_tool_call(sql_call(), async move |_: &Value| {
@@ -1212,7 +1192,7 @@ async fn fail_open_does_not_cover_unreadable_or_hidden_decisions() {
         format!("checking... {HIDDEN_BLOCK}"),
         "{\"decision\": \"allow\"}".to_owned(),
     ] {
-        let open = spec(CommandEvent::PreToolUse, &["printf.sh", &format]);
+        let open = spec(HookPoint::PreToolUse, &["printf.sh", &format]);
         let report = call(&fail_open(open), sql_call()).await;
         assert!(!report.tool_ran, "{format}: {}", report.observation);
         assert!(
@@ -1226,16 +1206,16 @@ async fn fail_open_does_not_cover_unreadable_or_hidden_decisions() {
 #[tokio::test]
 async fn fail_open_still_covers_a_crash_a_timeout_and_other_exit_codes() {
     for open in [
-        spec(CommandEvent::PreToolUse, &["crash.sh"]),
+        spec(HookPoint::PreToolUse, &["crash.sh"]),
         spec(
-            CommandEvent::PreToolUse,
+            HookPoint::PreToolUse,
             &["printf.sh", "checked 3 rules\\n", "3"],
         ),
         spec(
-            CommandEvent::PreToolUse,
+            HookPoint::PreToolUse,
             &["printf.sh", "checking\\n", "signal"],
         ),
-        spec(CommandEvent::PreToolUse, &["slow.sh"]).with_timeout(Duration::from_millis(300)),
+        spec(HookPoint::PreToolUse, &["slow.sh"]).with_timeout(Duration::from_millis(300)),
     ] {
         let report = call(&fail_open(open), sql_call()).await;
         assert!(report.tool_ran, "{}", report.observation);
@@ -1266,7 +1246,7 @@ async fn fail_open_does_not_cover_a_decision_printed_before_a_failure() {
             "timed out",
         ),
     ] {
-        let open = spec(CommandEvent::PreToolUse, &argv).with_timeout(timeout);
+        let open = spec(HookPoint::PreToolUse, &argv).with_timeout(timeout);
         let report = call(&fail_open(open), sql_call()).await;
         assert!(!report.tool_ran, "{argv:?}: {}", report.observation);
         let reason = blocked_reason(&report);
@@ -1276,7 +1256,7 @@ async fn fail_open_does_not_cover_a_decision_printed_before_a_failure() {
         );
     }
     let ask = r#"{"hookSpecificOutput": {"permissionDecision": "ask"}}"#;
-    let open = spec(CommandEvent::PreToolUse, &["printf.sh", ask, "1"]);
+    let open = spec(HookPoint::PreToolUse, &["printf.sh", ask, "1"]);
     let report = call(&fail_open(open), sql_call()).await;
     assert!(!report.tool_ran, "{}", report.observation);
     assert!(blocked_reason(&report).contains("printed \"ask\" first"));
@@ -1286,11 +1266,8 @@ async fn fail_open_does_not_cover_a_decision_printed_before_a_failure() {
 #[tokio::test]
 async fn a_decision_on_stderr_after_exit_0_blocks() {
     for policy in [ErrorPolicy::FailClosed, ErrorPolicy::FailOpen] {
-        let spec = spec(
-            CommandEvent::PreToolUse,
-            &["emit.sh", "", HIDDEN_BLOCK, "0"],
-        )
-        .with_on_error(policy);
+        let spec =
+            spec(HookPoint::PreToolUse, &["emit.sh", "", HIDDEN_BLOCK, "0"]).with_on_error(policy);
         let report = call(&registry_of(spec), sql_call()).await;
         assert!(!report.tool_ran, "{policy:?}: {}", report.observation);
         assert!(
@@ -1301,7 +1278,7 @@ async fn a_decision_on_stderr_after_exit_0_blocks() {
     }
     // Diagnostics and structured logs on stderr are not decisions.
     let spec = spec(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         &[
             "emit.sh",
             "",
@@ -1317,11 +1294,11 @@ async fn a_decision_on_stderr_after_exit_0_blocks() {
 /// read follows the hook's own policy (review D 2).
 #[tokio::test]
 async fn unreadable_session_start_output_follows_the_hooks_own_policy() {
-    let open = fail_open(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
+    let open = fail_open(spec(HookPoint::SessionStart, &["big.sh", "out", "2000"]));
     open.start_session(HookContext::session())
         .await
         .expect("a fail_open hook's unreadable output does not stop the session");
-    let closed = registry_of(spec(CommandEvent::SessionStart, &["big.sh", "out", "2000"]));
+    let closed = registry_of(spec(HookPoint::SessionStart, &["big.sh", "out", "2000"]));
     let stopped = closed
         .start_session(HookContext::session())
         .await
@@ -1337,7 +1314,7 @@ async fn unreadable_session_start_output_follows_the_hooks_own_policy() {
 async fn session_start_context_with_code_and_quoted_words_is_context() {
     for policy in [ErrorPolicy::FailClosed, ErrorPolicy::FailOpen] {
         let spec = spec(
-            CommandEvent::SessionStart,
+            HookPoint::SessionStart,
             &[
                 "printf.sh",
                 "Example:\\n  {\\n    run();\\n  }\\nSet the \"reason\" field.\\n",
@@ -1393,14 +1370,14 @@ fn hidden_decisions() -> Vec<String> {
 #[tokio::test]
 async fn decisions_hidden_inside_plain_text_block() {
     for format in hidden_decisions() {
-        let report = printf_call(CommandEvent::PreToolUse, &format).await;
+        let report = printf_call(HookPoint::PreToolUse, &format).await;
         assert!(!report.tool_ran, "{format}: {}", report.observation);
         assert!(
             matches!(decision(&report), Decision::Failed { .. }),
             "{format}: {:?}",
             decision(&report)
         );
-        let report = printf_call(CommandEvent::PostToolUse, &format).await;
+        let report = printf_call(HookPoint::PostToolUse, &format).await;
         assert!(
             matches!(report.observation, Observation::Withheld { .. }),
             "{format}: {}",
@@ -1428,7 +1405,7 @@ async fn plain_progress_text_with_brackets_and_braces_still_allows() {
         "input ok: {\"payee\": \"acme\"}",
         "args: {'payee': 'acme'}",
     ] {
-        let report = printf_call(CommandEvent::PreToolUse, format).await;
+        let report = printf_call(HookPoint::PreToolUse, format).await;
         assert!(report.tool_ran, "{format}: {}", report.observation);
     }
 }
@@ -1436,7 +1413,7 @@ async fn plain_progress_text_with_brackets_and_braces_still_allows() {
 #[tokio::test]
 async fn session_start_context_with_json_inside_a_line_stops_the_session() {
     let registry = registry_of(spec(
-        CommandEvent::SessionStart,
+        HookPoint::SessionStart,
         &["printf.sh", "Rules: {\"continue\": false}\\n"],
     ));
     let stopped = registry

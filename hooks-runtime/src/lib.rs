@@ -61,6 +61,7 @@ pub use hook::{
     DEFAULT_PRIORITY, DEFAULT_TIMEOUT, DryRun, ErrorPolicy, Hook, HookError, HookFuture,
     HookOutcome, IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
 };
+pub use hooks_when::UnknownEvent;
 pub use registry::{HookRegistry, HookRegistryBuilder};
 pub use result::HookResult;
 

@@ -40,17 +40,3 @@ pub(crate) fn parse_config<T: DeserializeOwned + Default>(
         ConfigError::new(hook, message)
     })
 }
-
-/// Serde support for durations written as `"500ms"`, `"2s"`, `"2m"`.
-pub(crate) mod duration_text {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer};
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Duration, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        hooks_runtime::text::parse_duration(&text).map_err(serde::de::Error::custom)
-    }
-}

@@ -56,12 +56,12 @@ pub use ast::{
     Check, Expr, Field, JsonField, JsonRoot, Literal, Number, Ordering, PathSegment, Pattern, Test,
     TextField,
 };
-pub use duration::parse_duration;
+pub use duration::{ConfigDuration, DurationError, parse_duration};
 pub use error::{WhenError, WhenErrors, line_column};
 pub use eval::Subject;
 pub use front_end::parse;
 pub use glob::{Glob, GlobError, glob_match};
-pub use point::HookPoint;
+pub use point::{HookPoint, UnknownEvent};
 pub use suggest::{did_you_mean, edit_distance};
 pub use surface::Surface;
 pub use syntax::MAX_DEPTH;

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use hooks::{
-    ErrorPolicy, HookContext, HookRegistry,
-    command::{CommandEvent, CommandHook, CommandLine, CommandSpec},
+    ErrorPolicy, HookContext, HookPoint, HookRegistry,
+    command::{CommandHook, CommandLine, CommandSpec},
 };
 use serde_json::{Value, json};
 
@@ -58,7 +58,7 @@ fn registry(output: &Output, on_error: ErrorPolicy) -> HookRegistry {
         Hang => ("hang".to_owned(), Duration::from_secs(1)),
     };
     let spec = CommandSpec::new(
-        CommandEvent::PreToolUse,
+        HookPoint::PreToolUse,
         CommandLine::exec([script, output.stdout.clone(), end, output.stderr.clone()]),
     )
     .with_name("payee_check")

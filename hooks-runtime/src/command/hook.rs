@@ -10,9 +10,9 @@ use tokio::process::Command;
 
 use super::process;
 use super::protocol::{self, Subject, Verdict};
-use super::spec::{CommandEvent, CommandLine, CommandSpec, CommandSpecError};
+use super::spec::{CommandLine, CommandSpec, CommandSpecError};
 use crate::ask::AskHandler;
-use crate::context::HookContext;
+use crate::context::{HookContext, HookPoint};
 use crate::hook::{
     DryRun, ErrorPolicy, Hook, HookError, HookOutcome, PostToolUseHook, PreToolUseHook,
     SessionStartHook,
@@ -134,7 +134,10 @@ impl CommandHook {
         };
         let command_text = protocol::excerpt(&spec.command.to_string(), 200);
         Ok(CommandHook {
-            description: format!("runs `{command_text}` (command hook, {})", spec.event),
+            description: format!(
+                "runs `{command_text}` (command hook, {})",
+                spec.event.event_name()
+            ),
             command_text,
             matcher: compiled.matcher,
             when: compiled.when,
@@ -153,9 +156,9 @@ impl CommandHook {
     /// Wraps the hook for a registry, at the point its event names.
     pub fn into_registered(self) -> RegisteredHook {
         match self.spec.event {
-            CommandEvent::PreToolUse => RegisteredHook::pre(self),
-            CommandEvent::PostToolUse => RegisteredHook::post(self),
-            CommandEvent::SessionStart => RegisteredHook::session_start(self),
+            HookPoint::PreToolUse => RegisteredHook::pre(self),
+            HookPoint::PostToolUse => RegisteredHook::post(self),
+            HookPoint::SessionStart => RegisteredHook::session_start(self),
         }
     }
 
@@ -203,7 +206,7 @@ impl CommandHook {
         // words and reach the command on stdin alone, where any character is
         // JSON-escaped — a NUL in an environment value would make every
         // spawn fail.
-        command.env("HOOKS_EVENT", self.spec.event.as_str());
+        command.env("HOOKS_EVENT", self.spec.event.event_name());
         if let Some(dir) = cwd {
             command.env("CLAUDE_PROJECT_DIR", dir);
         }
@@ -215,10 +218,12 @@ impl CommandHook {
 
     async fn run(&self, ctx: &HookContext) -> Result<HookResult, HookError> {
         let event = self.spec.event;
-        if ctx.point != event.point() {
+        if ctx.point != event {
             return Err(HookError::new(format!(
-                "command hook `{}` is declared for {event} but ran at {}; register it with `CommandHook::into_registered`",
-                self.name, ctx.point
+                "command hook `{}` is declared for {} but ran at {}; register it with `CommandHook::into_registered`",
+                self.name,
+                event.event_name(),
+                ctx.point
             )));
         }
         let cwd = self.working_dir();
@@ -332,8 +337,8 @@ impl Hook for CommandHook {
     /// the `when` expression must both match, when present.
     fn should_trigger(&self, ctx: &HookContext) -> bool {
         let subject = match self.spec.event {
-            CommandEvent::SessionStart => "startup",
-            CommandEvent::PreToolUse | CommandEvent::PostToolUse => ctx.tool_name.as_str(),
+            HookPoint::SessionStart => "startup",
+            HookPoint::PreToolUse | HookPoint::PostToolUse => ctx.tool_name.as_str(),
         };
         self.matcher
             .as_ref()
@@ -412,7 +417,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_hook_registered_at_the_wrong_point_fails() {
-        let spec = CommandSpec::new(CommandEvent::PostToolUse, CommandLine::exec(["true"]));
+        let spec = CommandSpec::new(HookPoint::PostToolUse, CommandLine::exec(["true"]));
         let hook = CommandHook::new(spec, None).unwrap();
         let error = hook
             .execute(&HookContext::tool_call("x", json!({})))

@@ -9,6 +9,7 @@
 //! `permissionDecision: "ask"` goes to the approval gate.
 
 mod hook;
+mod output;
 mod process;
 mod protocol;
 mod spec;
@@ -18,4 +19,4 @@ mod supervisor;
 
 pub use hook::{COMMAND_ENV_ALLOWLIST, CommandHook};
 pub use process::COMMAND_OUTPUT_LIMIT;
-pub use spec::{CommandEvent, CommandLine, CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT};
+pub use spec::{CommandLine, CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT};

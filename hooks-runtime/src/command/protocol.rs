@@ -3,14 +3,15 @@
 
 use std::path::Path;
 
+use hooks_when::ConfigDuration;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::output::{HookOutput, PermissionDecision, TopDecision};
 use super::process::{COMMAND_OUTPUT_LIMIT, Exit, Finished};
-use super::spec::CommandEvent;
 use super::stdout;
-use crate::context::{HookContext, ToolOutcome};
+use crate::context::{HookContext, HookPoint, ToolOutcome};
 use crate::hook::{ErrorPolicy, HookError};
-use crate::registry::format_duration;
 use crate::result::HookResult;
 
 /// How much of stderr a failure message quotes.
@@ -25,10 +26,10 @@ const SIDE_EFFECT_EXCERPT: usize = 200;
 /// `tool_name`, `tool_input`, `tool_use_id`, `tool_response` for post hooks,
 /// `source` for session start) come first, then this project's (`agent_id`,
 /// `user_id`, `org_id`, `surface`, `agent_path`, `metadata`).
-pub(crate) fn input(ctx: &HookContext, event: CommandEvent, cwd: Option<&Path>) -> Value {
+pub(crate) fn input(ctx: &HookContext, event: HookPoint, cwd: Option<&Path>) -> Value {
     let mut input = Map::new();
     input.insert("session_id".into(), ctx.conversation_id.clone().into());
-    input.insert("hook_event_name".into(), event.as_str().into());
+    input.insert("hook_event_name".into(), event.event_name().into());
     input.insert(
         "cwd".into(),
         cwd.map(|dir| dir.to_string_lossy().into_owned())
@@ -36,17 +37,17 @@ pub(crate) fn input(ctx: &HookContext, event: CommandEvent, cwd: Option<&Path>) 
             .into(),
     );
     match event {
-        CommandEvent::SessionStart => {
+        HookPoint::SessionStart => {
             // Claude Code's session source; sessions here always start afresh.
             input.insert("source".into(), "startup".into());
         }
-        CommandEvent::PreToolUse | CommandEvent::PostToolUse => {
+        HookPoint::PreToolUse | HookPoint::PostToolUse => {
             input.insert("tool_name".into(), ctx.tool_name.clone().into());
             input.insert("tool_input".into(), ctx.tool_args.clone());
             input.insert("tool_use_id".into(), ctx.tool_call_id.clone().into());
         }
     }
-    if event == CommandEvent::PostToolUse {
+    if event == HookPoint::PostToolUse {
         let response = match &ctx.tool_outcome {
             Some(ToolOutcome::Success(value)) => value.clone(),
             Some(ToolOutcome::Error(message)) => {
@@ -93,7 +94,7 @@ pub(crate) struct Subject<'a> {
     /// The command as written.
     pub(crate) command: &'a str,
     /// The event.
-    pub(crate) event: CommandEvent,
+    pub(crate) event: HookPoint,
     /// The kill timeout, for the timeout message.
     pub(crate) timeout: std::time::Duration,
     /// The hook's policy on failure; it does not cover stdout that cannot be
@@ -137,7 +138,7 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
                 .and_then(|verdict| quiet_stderr(subject, finished).map(|()| verdict))
                 .or_else(|problem| unreadable(subject, problem));
         }
-        Exit::Code(2) if subject.event == CommandEvent::SessionStart => {
+        Exit::Code(2) if subject.event == HookPoint::SessionStart => {
             return Err(HookError::new(format!(
                 "command `{command}` exited with code 2, which stops the session{stderr_note}"
             )));
@@ -161,7 +162,7 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
         ),
         Exit::TimedOut => format!(
             "command `{command}` timed out after {} and was killed with the processes it started{stderr_note}; make it faster or raise its `timeout`",
-            format_duration(subject.timeout)
+            ConfigDuration::from(subject.timeout)
         ),
     };
     decided_then_failed(subject, finished, failure)
@@ -180,7 +181,7 @@ fn decided_then_failed(
     finished: &Finished,
     failure: String,
 ) -> Result<Verdict, HookError> {
-    if subject.event == CommandEvent::SessionStart {
+    if subject.event == HookPoint::SessionStart {
         return Err(HookError::new(failure));
     }
     let printed = match read_stdout(subject, finished) {
@@ -222,17 +223,6 @@ fn quiet_stderr(subject: &Subject<'_>, finished: &Finished) -> Result<(), String
     }
 }
 
-/// The top-level fields of the hook protocol's JSON output.
-const TOP_LEVEL_KEYS: [&str; 7] = [
-    "continue",
-    "stopReason",
-    "suppressOutput",
-    "systemMessage",
-    "decision",
-    "reason",
-    "hookSpecificOutput",
-];
-
 /// The fields that decide something (block, stop, ask, rewrite): one of them
 /// in plain text, or on stderr, is a decision the runtime would otherwise
 /// miss. Fields that only explain or inform (`reason`, `systemMessage`…)
@@ -247,24 +237,13 @@ const DECIDING_KEYS: [&str; 7] = [
     "updatedMCPToolOutput",
 ];
 
-/// The fields of `hookSpecificOutput`.
-const SPECIFIC_KEYS: [&str; 7] = [
-    "hookEventName",
-    "permissionDecision",
-    "permissionDecisionReason",
-    "updatedInput",
-    "additionalContext",
-    "updatedToolOutput",
-    "updatedMCPToolOutput",
-];
-
 /// Stdout after exit 0 that cannot be read in full: a failure when the hook
 /// fails closed, and a block (never an ignored failure) when it fails open.
 ///
 /// At session start the hook's own policy applies: the model has written
 /// nothing yet, so it cannot have made the output unreadable.
 fn unreadable(subject: &Subject<'_>, problem: String) -> Result<Verdict, HookError> {
-    if subject.event == CommandEvent::SessionStart {
+    if subject.event == HookPoint::SessionStart {
         return Err(HookError::new(problem));
     }
     match subject.on_error {
@@ -319,7 +298,7 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, St
     // JSON after other output ("checking… {...}") is a decision that would
     // otherwise be missed: refuse it rather than allow the call.
     if let Some(found) = stdout::hidden_decision(stdout, &DECIDING_KEYS) {
-        let session = if subject.event == CommandEvent::SessionStart {
+        let session = if subject.event == HookPoint::SessionStart {
             " (session context that holds JSON goes in `hookSpecificOutput.additionalContext`)"
         } else {
             ""
@@ -330,7 +309,7 @@ fn read_stdout(subject: &Subject<'_>, finished: &Finished) -> Result<Verdict, St
         ));
     }
     let mut result = HookResult::allow();
-    if subject.event == CommandEvent::SessionStart {
+    if subject.event == HookPoint::SessionStart {
         if !stdout.is_empty() {
             result = result.with_context(stdout);
         }
@@ -347,127 +326,83 @@ fn decide(
     value: Value,
     mut side_effects: Vec<String>,
 ) -> Result<Verdict, String> {
-    let Value::Object(output) = value else {
+    if !value.is_object() {
         return Err("the output must be a JSON object".into());
-    };
-    // A misspelt or misplaced decision must not pass for "no decision".
-    if let Some(key) = output
-        .keys()
-        .find(|key| !TOP_LEVEL_KEYS.contains(&key.as_str()))
-    {
-        return Err(format!(
-            "unknown field `{key}`; the hook protocol's fields are {}",
-            TOP_LEVEL_KEYS.join(", ")
-        ));
     }
-    if let Some(Value::Object(specific)) = output.get("hookSpecificOutput")
-        && let Some(key) = specific
-            .keys()
-            .find(|key| !SPECIFIC_KEYS.contains(&key.as_str()))
-    {
-        return Err(format!(
-            "unknown field `hookSpecificOutput.{key}`; it takes {}",
-            SPECIFIC_KEYS.join(", ")
-        ));
-    }
+    // A misspelt, misplaced or mistyped field must not pass for "no
+    // decision": the types refuse them (see `output`).
+    let output = HookOutput::deserialize(value).map_err(|error| error.to_string())?;
     let event = subject.event;
     let hook = subject.hook;
-    if let Some(message) = text(&output, "systemMessage")? {
+    if let Some(message) = &output.system_message {
         side_effects.push(format!(
             "systemMessage: {}",
             excerpt(message, SIDE_EFFECT_EXCERPT)
         ));
     }
-    let empty = Map::new();
-    let specific = match output.get("hookSpecificOutput") {
-        None | Some(Value::Null) => &empty,
-        Some(Value::Object(specific)) => specific,
-        Some(_) => return Err("`hookSpecificOutput` must be an object".into()),
-    };
-    if let Some(name) = text(specific, "hookEventName")?
-        && name != event.as_str()
+    let specific = output.hook_specific_output.unwrap_or_default();
+    if let Some(name) = &specific.hook_event_name
+        && name != event.event_name()
     {
         return Err(format!(
-            "`hookSpecificOutput.hookEventName` is {name:?}, but this is a {event} hook"
+            "`hookSpecificOutput.hookEventName` is {name:?}, but this is a {} hook",
+            event.event_name()
         ));
     }
-    for (key, allowed) in [
-        ("permissionDecision", CommandEvent::PreToolUse),
-        ("permissionDecisionReason", CommandEvent::PreToolUse),
-        ("updatedInput", CommandEvent::PreToolUse),
-        ("updatedToolOutput", CommandEvent::PostToolUse),
-        ("updatedMCPToolOutput", CommandEvent::PostToolUse),
-    ] {
-        if specific.contains_key(key) && event != allowed {
-            return Err(format!(
-                "`hookSpecificOutput.{key}` applies to {allowed} hooks only, and this is a {event} hook"
-            ));
-        }
+    if let Some((key, _, allowed)) = specific
+        .fields()
+        .into_iter()
+        .find(|&(_, given, allowed)| given && allowed != event)
+    {
+        return Err(format!(
+            "`hookSpecificOutput.{key}` applies to {} hooks only, and this is a {} hook",
+            allowed.event_name(),
+            event.event_name()
+        ));
     }
 
     // 1. `continue: false` stops everything.
-    match output.get("continue") {
-        None | Some(Value::Null | Value::Bool(true)) => {}
-        Some(Value::Bool(false)) => {
-            let reason = text(&output, "stopReason")?
-                .map(str::to_owned)
-                .unwrap_or_else(|| format!("stopped by command hook {hook} (continue: false)"));
-            return Ok(blocked(reason, side_effects));
-        }
-        Some(_) => return Err("`continue` must be true or false".into()),
+    if output.keep_going == Some(false) {
+        let reason = output
+            .stop_reason
+            .unwrap_or_else(|| format!("stopped by command hook {hook} (continue: false)"));
+        return Ok(blocked(reason, side_effects));
     }
 
     // 2. The top-level decision.
-    match text(&output, "decision")? {
+    match output.decision {
         None => {}
-        Some("block") => {
-            let reason = text(&output, "reason")?
-                .map(str::to_owned)
+        Some(TopDecision::Block) => {
+            let reason = output
+                .reason
                 .unwrap_or_else(|| format!("blocked by command hook {hook}"));
             return Ok(blocked(reason, side_effects));
         }
-        // Claude Code's older spelling of "allow" for PreToolUse.
-        Some("approve") if event == CommandEvent::PreToolUse => {}
-        Some(other) => {
+        Some(TopDecision::Approve) if event == HookPoint::PreToolUse => {}
+        Some(TopDecision::Approve) => {
             return Err(format!(
-                "`decision` is {other:?}, but it can only be \"block\" (or be left out)"
+                "`decision` is \"approve\", which only a PreToolUse hook may say; it can only be \"block\" (or be left out) in a {} hook",
+                event.event_name()
             ));
         }
     }
 
     // 3. The permission decision (pre only, checked above).
-    let reason = text(specific, "permissionDecisionReason")?;
-    let mut ask = false;
-    match text(specific, "permissionDecision")? {
-        None | Some("allow") => {}
-        Some("deny") => {
-            let reason = reason
-                .map(str::to_owned)
-                .unwrap_or_else(|| format!("denied by command hook {hook}"));
+    let reason = specific.permission_decision_reason;
+    let ask = match specific.permission_decision {
+        None | Some(PermissionDecision::Allow) => false,
+        Some(PermissionDecision::Deny) => {
+            let reason = reason.unwrap_or_else(|| format!("denied by command hook {hook}"));
             return Ok(blocked(reason, side_effects));
         }
-        Some("ask") => ask = true,
-        Some(other) => {
-            return Err(format!(
-                "`hookSpecificOutput.permissionDecision` is {other:?}, but it must be \"allow\", \"deny\" or \"ask\""
-            ));
-        }
-    }
+        Some(PermissionDecision::Ask) => true,
+    };
 
     // 4. Rewrites and context.
-    let updated_input = match specific.get("updatedInput") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(args)) => Some(Value::Object(args.clone())),
-        Some(_) => {
-            return Err(
-                "`hookSpecificOutput.updatedInput` must be a JSON object: the complete new tool arguments"
-                    .into(),
-            );
-        }
-    };
+    let updated_input = specific.updated_input.map(Value::Object);
     let updated_output = match (
-        specific.get("updatedToolOutput"),
-        specific.get("updatedMCPToolOutput"),
+        specific.updated_tool_output,
+        specific.updated_mcp_tool_output,
     ) {
         (Some(_), Some(_)) => {
             return Err(
@@ -475,12 +410,12 @@ fn decide(
                     .into(),
             );
         }
-        (Some(value), None) | (None, Some(value)) => Some(value.clone()),
+        (Some(value), None) | (None, Some(value)) => Some(value),
         (None, None) => None,
     };
-    let context = text(specific, "additionalContext")?;
-    if let Some(context) = context
-        && event != CommandEvent::SessionStart
+    let context = specific.additional_context;
+    if let Some(context) = &context
+        && event != HookPoint::SessionStart
     {
         side_effects.push(format!(
             "additionalContext: {}",
@@ -490,9 +425,7 @@ fn decide(
 
     if ask {
         return Ok(Verdict::Ask {
-            reason: reason
-                .map(str::to_owned)
-                .unwrap_or_else(|| format!("command hook {hook} asks for approval")),
+            reason: reason.unwrap_or_else(|| format!("command hook {hook} asks for approval")),
             updated_input,
             side_effects,
         });
@@ -506,7 +439,7 @@ fn decide(
         result = result.with_result(output);
         side_effects.push("rewrote the tool output".into());
     }
-    if event == CommandEvent::SessionStart
+    if event == HookPoint::SessionStart
         && let Some(context) = context.filter(|context| !context.is_empty())
     {
         result = result.with_context(context);
@@ -519,15 +452,6 @@ fn blocked(reason: String, side_effects: Vec<String>) -> Verdict {
     let mut result = HookResult::block(reason);
     result.prepend_side_effects(side_effects);
     Verdict::Decided(result)
-}
-
-/// A string field; absent and `null` are `None`, other types are a mistake.
-fn text<'v>(object: &'v Map<String, Value>, key: &str) -> Result<Option<&'v str>, String> {
-    match object.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text)),
-        Some(_) => Err(format!("`{key}` must be a string")),
-    }
 }
 
 /// The first `limit` characters, with `…` when cut.
@@ -578,12 +502,7 @@ mod tests {
         }
     }
 
-    fn run(
-        event: CommandEvent,
-        code: i32,
-        stdout: &str,
-        stderr: &str,
-    ) -> Result<Verdict, HookError> {
+    fn run(event: HookPoint, code: i32, stdout: &str, stderr: &str) -> Result<Verdict, HookError> {
         let subject = Subject {
             hook: "h",
             command: "./h.sh",
@@ -601,9 +520,9 @@ mod tests {
         }
     }
 
-    const PRE: CommandEvent = CommandEvent::PreToolUse;
-    const POST: CommandEvent = CommandEvent::PostToolUse;
-    const START: CommandEvent = CommandEvent::SessionStart;
+    const PRE: HookPoint = HookPoint::PreToolUse;
+    const POST: HookPoint = HookPoint::PostToolUse;
+    const START: HookPoint = HookPoint::SessionStart;
 
     #[test]
     fn exit_codes() {
@@ -759,6 +678,74 @@ mod tests {
             let error = run(event, 0, stdout, "").unwrap_err().to_string();
             assert!(error.contains(expected), "{stdout}: {error}");
         }
+    }
+
+    #[test]
+    fn typed_output_fails_closed_on_every_misfit() {
+        for (event, stdout, expected) in [
+            (
+                POST,
+                r#"{"decision": "approve"}"#,
+                "only a PreToolUse hook may say",
+            ),
+            (
+                PRE,
+                r#"{"suppressOutput": "yes"}"#,
+                "`suppressOutput` must be true or false",
+            ),
+            (
+                PRE,
+                r#"{"hookSpecificOutput": {"permissionDecison": "deny"}}"#,
+                "in `hookSpecificOutput`: unknown field `permissionDecison`",
+            ),
+            (PRE, r#"{"permissionDecision": "deny"}"#, "unknown field"),
+            (
+                POST,
+                r#"{"hookSpecificOutput": {"updatedToolOutput": 1, "updatedMCPToolOutput": 2}}"#,
+                "not both",
+            ),
+            (
+                START,
+                r#"{"hookSpecificOutput": {"updatedInput": {"a": 1}}}"#,
+                "applies to PreToolUse hooks only, and this is a SessionStart hook",
+            ),
+        ] {
+            let error = run(event, 0, stdout, "").unwrap_err().to_string();
+            assert!(
+                error.contains("printed JSON the hook protocol does not allow")
+                    && error.contains(expected),
+                "{stdout}: {error}"
+            );
+        }
+        // A fail-open hook blocks on them too: the output may hold a decision.
+        let subject = Subject {
+            hook: "h",
+            command: "./h.sh",
+            event: PRE,
+            timeout: Duration::from_secs(3),
+            on_error: ErrorPolicy::FailOpen,
+        };
+        let verdict = interpret(
+            &subject,
+            &finished(
+                0,
+                r#"{"hookSpecificOutput": {"permissionDecision": "DENY"}}"#,
+                "",
+            ),
+        );
+        let reason = result(verdict).block_reason().unwrap().to_owned();
+        assert!(
+            reason.contains("\"allow\", \"deny\" or \"ask\""),
+            "{reason}"
+        );
+        // A rewrite to `null` is a rewrite, not an absent field.
+        let nulled = result(run(
+            POST,
+            0,
+            r#"{"hookSpecificOutput": {"updatedToolOutput": null}}"#,
+            "",
+        ));
+        assert_eq!(nulled.modified_result(), Some(&Value::Null));
     }
 
     #[test]

@@ -13,59 +13,10 @@ use serde_json::Value;
 use crate::context::HookPoint;
 use crate::hook::{DEFAULT_PRIORITY, ErrorPolicy};
 use crate::when::When;
-use hooks_when::WhenErrors;
+use hooks_when::{ConfigDuration, WhenErrors};
 
 /// How long a command may run when its spec sets no `timeout` (Claude Code's default).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The Claude Code hook event a command answers; it decides the hook point.
-///
-/// In config it is written exactly as Claude Code writes it: `PreToolUse`,
-/// `PostToolUse` or `SessionStart`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-pub enum CommandEvent {
-    /// Before a tool runs ([`HookPoint::PreToolUse`]).
-    PreToolUse,
-    /// After a tool ran ([`HookPoint::PostToolUse`]).
-    PostToolUse,
-    /// Before a session's first LLM call ([`HookPoint::SessionStart`]).
-    SessionStart,
-}
-
-impl CommandEvent {
-    /// The Claude Code name (`PreToolUse`, …), also sent to the script as `hook_event_name`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CommandEvent::PreToolUse => "PreToolUse",
-            CommandEvent::PostToolUse => "PostToolUse",
-            CommandEvent::SessionStart => "SessionStart",
-        }
-    }
-
-    /// The hook point a command for this event runs at.
-    pub fn point(self) -> HookPoint {
-        match self {
-            CommandEvent::PreToolUse => HookPoint::PreToolUse,
-            CommandEvent::PostToolUse => HookPoint::PostToolUse,
-            CommandEvent::SessionStart => HookPoint::SessionStart,
-        }
-    }
-
-    /// The event of commands that run at `point`.
-    pub fn from_point(point: HookPoint) -> Self {
-        match point {
-            HookPoint::PreToolUse => CommandEvent::PreToolUse,
-            HookPoint::PostToolUse => CommandEvent::PostToolUse,
-            HookPoint::SessionStart => CommandEvent::SessionStart,
-        }
-    }
-}
-
-impl fmt::Display for CommandEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The command to run.
 ///
@@ -186,7 +137,8 @@ impl<'de> Deserialize<'de> for CommandLine {
 ///
 /// ```
 /// use std::time::Duration;
-/// use hooks_runtime::{ErrorPolicy, command::{CommandEvent, CommandLine, CommandSpec}};
+/// use hooks_runtime::command::{CommandLine, CommandSpec};
+/// use hooks_runtime::{ErrorPolicy, HookPoint};
 /// use serde_json::json;
 ///
 /// let spec: CommandSpec = serde_json::from_value(json!({
@@ -209,7 +161,7 @@ impl<'de> Deserialize<'de> for CommandLine {
 /// assert!(error.to_string().contains("shell: true"));
 ///
 /// // The same in code.
-/// let spec = CommandSpec::new(CommandEvent::SessionStart, CommandLine::exec(["./hooks/context.sh"]))
+/// let spec = CommandSpec::new(HookPoint::SessionStart, CommandLine::exec(["./hooks/context.sh"]))
 ///     .with_timeout(Duration::from_secs(5));
 /// assert!(spec.validate().is_ok());
 /// ```
@@ -219,8 +171,9 @@ impl<'de> Deserialize<'de> for CommandLine {
 pub struct CommandSpec {
     /// The hook's name; `None` means [`default_name`](Self::default_name).
     pub name: Option<String>,
-    /// The event, which decides the hook point.
-    pub event: CommandEvent,
+    /// The hook point, written as Claude Code's event name (`PreToolUse`,
+    /// `PostToolUse` or `SessionStart`; see [`HookPoint::event_name`]).
+    pub event: HookPoint,
     /// A `when` expression (this project's language) the call must match.
     pub when: Option<String>,
     /// A Claude Code matcher: a regex the whole tool name must match (`*`
@@ -253,7 +206,7 @@ impl CommandSpec {
     /// matcher, a 60 s timeout, fail closed, priority 50, the agent's working
     /// directory and no extra variables. `shell` is set when `command` is the
     /// shell form, since choosing [`CommandLine::Shell`] in code is explicit.
-    pub fn new(event: CommandEvent, command: CommandLine) -> Self {
+    pub fn new(event: HookPoint, command: CommandLine) -> Self {
         let shell = matches!(command, CommandLine::Shell(_));
         CommandSpec {
             name: None,
@@ -330,14 +283,18 @@ impl CommandSpec {
 
     /// The hook point the command runs at.
     pub fn point(&self) -> HookPoint {
-        self.event.point()
+        self.event
     }
 
     /// The name used when `name` is not set: `command:<event>:<first word of
     /// the command>`, e.g. `command:PreToolUse:./hooks/check.sh`. Two such
     /// hooks running the same program need explicit names to be told apart.
     pub fn default_name(&self) -> String {
-        format!("command:{}:{}", self.event, self.command.first_word())
+        format!(
+            "command:{}:{}",
+            self.event.event_name(),
+            self.command.first_word()
+        )
     }
 
     /// The name the hook registers under: `name`, or [`default_name`](Self::default_name).
@@ -486,10 +443,10 @@ pub enum CommandSpecError {
         message: String,
     },
     /// The `when` expression does not parse or does not fit the event.
-    #[error("`when` is not valid for a {event} hook:\n{errors}")]
+    #[error("`when` is not valid for a {} hook:\n{errors}", event.event_name())]
     BadWhen {
         /// The hook's event.
-        event: CommandEvent,
+        event: HookPoint,
         /// Every mistake, with line and column.
         errors: WhenErrors,
     },
@@ -505,7 +462,7 @@ pub enum CommandSpecError {
 struct RawCommandSpec {
     #[serde(default)]
     name: Option<String>,
-    event: CommandEvent,
+    event: HookPoint,
     #[serde(default)]
     when: Option<String>,
     #[serde(default)]
@@ -555,48 +512,10 @@ fn default_priority() -> i32 {
     DEFAULT_PRIORITY
 }
 
-/// `"10s"` (via [`parse_duration`](crate::parse_duration)) or a whole
-/// number of seconds, as Claude Code writes it.
+/// Claude Code's `timeout`: a duration or whole seconds, named in errors.
 fn timeout_from_config<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
-    struct TimeoutVisitor;
-
-    impl Visitor<'_> for TimeoutVisitor {
-        type Value = Duration;
-
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a duration such as \"10s\" or \"500ms\", or a whole number of seconds")
-        }
-
-        fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
-            crate::text::parse_duration(text).map_err(E::custom)
-        }
-
-        fn visit_u64<E: de::Error>(self, seconds: u64) -> Result<Duration, E> {
-            if seconds == 0 {
-                return Err(E::custom(
-                    "`timeout` must be longer than zero, e.g. \"10s\" or 10 (seconds)",
-                ));
-            }
-            Ok(Duration::from_secs(seconds))
-        }
-
-        fn visit_i64<E: de::Error>(self, seconds: i64) -> Result<Duration, E> {
-            match u64::try_from(seconds) {
-                Ok(seconds) => self.visit_u64(seconds),
-                Err(_) => Err(E::custom(format!(
-                    "`timeout` is {seconds}, but it must be a positive number of seconds or a duration such as \"10s\""
-                ))),
-            }
-        }
-
-        fn visit_f64<E: de::Error>(self, seconds: f64) -> Result<Duration, E> {
-            Err(E::custom(format!(
-                "`timeout` is {seconds}, but a number must be whole seconds; write fractions as a duration such as \"1500ms\""
-            )))
-        }
-    }
-
-    deserializer.deserialize_any(TimeoutVisitor)
+    ConfigDuration::seconds_or_text(deserializer)
+        .map_err(|error| de::Error::custom(format_args!("`timeout`: {error}")))
 }
 
 fn policy_from_config<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ErrorPolicy, D::Error> {
@@ -716,7 +635,7 @@ mod tests {
     #[test]
     fn relative_paths_resolve_against_the_config_directory() {
         let mut spec = CommandSpec::new(
-            CommandEvent::PreToolUse,
+            HookPoint::PreToolUse,
             CommandLine::exec(["./hooks/x.sh", "./arg"]),
         )
         .with_cwd("work");
@@ -726,7 +645,7 @@ mod tests {
             CommandLine::exec(["/etc/agent/./hooks/x.sh", "./arg"])
         );
         assert_eq!(spec.cwd.as_deref(), Some(Path::new("/etc/agent/work")));
-        let mut bare = CommandSpec::new(CommandEvent::PreToolUse, CommandLine::exec(["python3"]));
+        let mut bare = CommandSpec::new(HookPoint::PreToolUse, CommandLine::exec(["python3"]));
         bare.resolve_relative_to(Path::new("/etc/agent"));
         assert_eq!(bare.command, CommandLine::exec(["python3"]));
     }

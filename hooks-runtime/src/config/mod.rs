@@ -20,3 +20,4 @@ mod program;
 pub use agent::{AgentConfig, ClassHookEntry, CommandEntry, ConfigShape};
 pub use error::{AgentConfigError, AgentConfigErrors};
 pub use format::ConfigFormat;
+pub use hooks_when::{ConfigDuration, DurationError};

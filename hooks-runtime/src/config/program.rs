@@ -496,14 +496,14 @@ fn on_path(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::CommandEvent;
+    use crate::context::HookPoint;
 
     fn exec(program: &str) -> CommandSpec {
-        CommandSpec::new(CommandEvent::PreToolUse, CommandLine::exec([program]))
+        CommandSpec::new(HookPoint::PreToolUse, CommandLine::exec([program]))
     }
 
     fn shell(line: &str, dir: &str) -> CommandSpec {
-        CommandSpec::new(CommandEvent::PreToolUse, CommandLine::shell(line)).with_cwd(dir)
+        CommandSpec::new(HookPoint::PreToolUse, CommandLine::shell(line)).with_cwd(dir)
     }
 
     #[test]
@@ -575,7 +575,7 @@ mod tests {
     #[test]
     fn a_missing_interpreted_script_is_reported() {
         let missing = check_program(&CommandSpec::new(
-            CommandEvent::PreToolUse,
+            HookPoint::PreToolUse,
             CommandLine::exec(["sh", "-e", "no/such.sh"]),
         ))
         .unwrap_err();

@@ -1,6 +1,6 @@
 //! The run order as a table a person can read.
 
-use std::time::Duration;
+use hooks_when::ConfigDuration;
 
 use super::HookRegistry;
 use crate::context::HookPoint;
@@ -26,7 +26,7 @@ impl HookRegistry {
                 shown(hook.name(), MAX_CELL_CHARS).into_owned(),
                 hook.priority().to_string(),
                 shown(hook.when_source().unwrap_or("(always)"), MAX_CELL_CHARS).into_owned(),
-                format_duration(hook.timeout()),
+                ConfigDuration::from(hook.timeout()).to_string(),
                 hook.on_error().to_string(),
             ]);
         };
@@ -70,34 +70,44 @@ impl HookRegistry {
     }
 }
 
-/// `500ms`, `2s`, `2m`, `1h`, or `1.5s` when nothing rounder fits.
-pub(crate) fn format_duration(duration: Duration) -> String {
-    let millis = duration.as_millis();
-    if millis == 0 {
-        return format!("{}µs", duration.as_micros());
-    }
-    if millis.is_multiple_of(3_600_000) {
-        format!("{}h", millis / 3_600_000)
-    } else if millis.is_multiple_of(60_000) {
-        format!("{}m", millis / 60_000)
-    } else if millis.is_multiple_of(1000) {
-        format!("{}s", millis / 1000)
-    } else if millis < 1000 {
-        format!("{millis}ms")
-    } else {
-        format!("{}s", duration.as_secs_f64())
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::time::Duration;
 
+    use super::*;
+    use crate::hook::{HookOutcome, PreToolUseHook};
+    use crate::{HookContext, HookResult};
+
+    struct Waits(Duration);
+
+    impl Hook for Waits {
+        fn name(&self) -> &str {
+            "waits"
+        }
+        fn execute<'a>(&'a self, _: &'a HookContext) -> HookOutcome<'a> {
+            HookResult::allow().into()
+        }
+        fn timeout(&self) -> Duration {
+            self.0
+        }
+    }
+
+    impl PreToolUseHook for Waits {}
+
+    /// The timeout column is written in the config grammar, so a value can
+    /// be copied back into a config file.
     #[test]
-    fn durations_read_naturally() {
-        assert_eq!(format_duration(Duration::from_millis(500)), "500ms");
-        assert_eq!(format_duration(Duration::from_secs(30)), "30s");
-        assert_eq!(format_duration(Duration::from_secs(120)), "2m");
-        assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
+    fn timeouts_print_as_config_durations() {
+        for (timeout, shown) in [
+            (Duration::from_millis(500), "500ms"),
+            (Duration::from_secs(30), "30s"),
+            (Duration::from_secs(120), "2m"),
+            (Duration::from_millis(1500), "1500ms"),
+        ] {
+            let registry = HookRegistry::builder().pre(Waits(timeout)).build().unwrap();
+            let table = registry.describe();
+            let row = table.lines().nth(1).unwrap();
+            assert!(row.split_whitespace().any(|cell| cell == shown), "{table}");
+        }
     }
 }

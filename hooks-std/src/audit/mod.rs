@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use hooks_runtime::{
     ErrorPolicy, HookError, HookFuture, HookResult,
+    config::ConfigDuration,
     observer::{CallObserver, CallRecord},
 };
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::{ConfigError, duration_text, parse_config};
+use crate::config::{ConfigError, parse_config};
 use crate::storage::Database;
 pub use query::AuditEntry;
 pub use redact::{DEFAULT_REDACT_KEYS, MAX_DEPTH, NESTED_TOO_DEEPLY, REDACTED, Redactor};
@@ -40,7 +41,7 @@ pub struct AuditLogConfig {
     /// Most rows per group-commit transaction (default 256).
     pub max_batch: usize,
     /// How long a call may wait for its row to commit (default `"10s"`).
-    #[serde(with = "duration_text")]
+    #[serde(deserialize_with = "ConfigDuration::text")]
     pub timeout: Duration,
     /// When the write fails, let the result through anyway (default false:
     /// the result is withheld).

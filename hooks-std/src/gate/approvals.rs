@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use hooks_runtime::config::ConfigDuration;
 use serde::Deserialize;
 use tokio::task::JoinHandle;
 
@@ -13,7 +14,6 @@ use super::reply_window::ReplyWindow;
 use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
 use super::store::{ConfirmationStore, DecideOutcome, EventDecision};
 use super::wakeup::{Subscription, Waiters, listen_for_decisions, poll_decisions};
-use crate::config::duration_text;
 use crate::gate::channel::{Channel, DecisionCallback, ToastKind};
 use crate::storage::StorageError;
 
@@ -22,19 +22,19 @@ use crate::storage::StorageError;
 #[serde(deny_unknown_fields, default)]
 pub struct ApprovalsConfig {
     /// The fallback poll for decisions whose notification was lost (default
-    /// `"1.5s"`): one query per interval while any gate waits, none otherwise.
-    #[serde(with = "duration_text")]
+    /// `"1500ms"`): one query per interval while any gate waits, none otherwise.
+    #[serde(deserialize_with = "ConfigDuration::text")]
     pub poll_interval: Duration,
     /// How often pending requests past their deadline are expired and
     /// orphans are cancelled (default `"30s"`).
-    #[serde(with = "duration_text")]
+    #[serde(deserialize_with = "ConfigDuration::text")]
     pub sweep_interval: Duration,
     /// A pending request whose card was never delivered is cancelled after
     /// this long (default `"10m"`).
-    #[serde(with = "duration_text")]
+    #[serde(deserialize_with = "ConfigDuration::text")]
     pub orphan_ttl: Duration,
     /// Handled callback event ids are kept this long for dedup (default `"24h"`).
-    #[serde(with = "duration_text")]
+    #[serde(deserialize_with = "ConfigDuration::text")]
     pub event_retention: Duration,
 }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use hooks_runtime::{
     DryRun, Hook, HookContext, HookError, HookFuture, HookOutcome, HookPoint, HookResult,
-    PreToolUseHook, factory::AskHandler, when::When,
+    PreToolUseHook, config::ConfigDuration, factory::AskHandler, when::When,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,7 +14,7 @@ use super::card_claim::CardClaim;
 use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
-use crate::config::{ConfigError, duration_text, parse_config};
+use crate::config::{ConfigError, parse_config};
 use crate::gate::channel::{
     Channel, ChannelSettings, FeishuSettings, OfflineChannel, SlackSettings,
 };
@@ -26,7 +26,7 @@ pub struct ApprovalGateConfig {
     /// Priority (default 10: before most guards, so nothing runs unapproved).
     pub priority: i32,
     /// How long a call waits for a decision (default `"120s"`).
-    #[serde(with = "duration_text")]
+    #[serde(deserialize_with = "ConfigDuration::text")]
     pub timeout: Duration,
     /// Gate every tool call of the agent (the agent's `require_confirmation_for_all`).
     pub require_confirmation_for_all: bool,
@@ -357,7 +357,7 @@ impl ApprovalGate {
             Err(_) => format!(
                 "approval card not delivered within {} (sending it through the {} channel and \
                  storing its reference); check that the platform and the database are reachable",
-                human(CARD_DELIVERY_DEADLINE),
+                ConfigDuration::from(CARD_DELIVERY_DEADLINE),
                 channel.kind()
             ),
         };
@@ -403,7 +403,7 @@ impl ApprovalGate {
             )),
             ConfirmationStatus::Expired => HookResult::block(format!(
                 "timed out after {} waiting for confirmation",
-                human(self.config.timeout)
+                ConfigDuration::from(self.config.timeout)
             )),
             ConfirmationStatus::Cancelled => HookResult::block(format!(
                 "confirmation request {} was cancelled: {}",
@@ -505,16 +505,4 @@ fn idempotency_key(ctx: &HookContext, mode: ConfirmationMode) -> String {
 
 fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX / 4)
-}
-
-/// `120s`, `2m`, `500ms`: a deadline as people write it.
-fn human(duration: Duration) -> String {
-    let ms = duration.as_millis();
-    if ms.is_multiple_of(60_000) && ms >= 600_000 {
-        format!("{}m", ms / 60_000)
-    } else if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
-    }
 }

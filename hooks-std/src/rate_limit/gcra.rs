@@ -2,9 +2,8 @@
 
 use std::time::Duration;
 
+use hooks_runtime::config::ConfigDuration;
 use serde::Deserialize;
-
-use crate::config::duration_text;
 
 /// `calls` calls per `period`, with bursts of up to `calls`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -13,7 +12,7 @@ pub struct Quota {
     /// Calls allowed per period.
     pub calls: u32,
     /// The period, written `"60s"`, `"1m"`, …
-    #[serde(with = "duration_text")]
+    #[serde(deserialize_with = "ConfigDuration::text")]
     pub period: Duration,
 }
 

@@ -55,13 +55,13 @@ pub struct FeishuConfig {
     /// (default `"5m"`); older or newer callbacks are refused as replays.
     #[serde(
         default = "default_timestamp_window",
-        deserialize_with = "crate::config::duration_text::deserialize"
+        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
     )]
     pub timestamp_window: Duration,
     /// The timeout of each Open API request (default `"10s"`).
     #[serde(
         default = "default_request_timeout",
-        deserialize_with = "crate::config::duration_text::deserialize"
+        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
     )]
     pub request_timeout: Duration,
     /// How many times a rate-limited Open API call is retried (default 3).
