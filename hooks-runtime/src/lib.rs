@@ -66,7 +66,7 @@ pub use context::{HookContext, HookPoint, Surface, ToolOutcome};
 pub use dispatch::{
     CallTrace, Decision, EntryStatus, ExplainStep, ExplainVerdict, Explanation, HookFailure,
     HookRun, Observation, PendingToolCall, PreToolUse, SessionStart, SessionStopped,
-    ToolCallReport, TraceEntry,
+    ToolCallReport, TraceEntry, in_dry_run,
 };
 pub use factory::{
     AgentSettings, Attach, BuildFn, Built, BuiltItem, FactoryInput, HookFactory, ResourceKey,
