@@ -24,8 +24,10 @@
 //!
 //! Arguments: `name = "…"` (default: the fn's name), `priority = N` (default
 //! 50; lower runs earlier), `when = EXPR` (the `when` language, checked here),
-//! `timeout = "500ms" | "2s" | "2m"` (default 30 s), `on_error = fail_closed |
-//! fail_open` (default `fail_closed`), `description = "…"`.
+//! `timeout = "500ms" | "2s" | "2m"` (default 30 s; only on a body that
+//! waits — one that decides at once is never timed, so `timeout` there is a
+//! compile error), `on_error = fail_closed | fail_open` (default
+//! `fail_closed`), `description = "…"`.
 
 mod args;
 mod awaits;
