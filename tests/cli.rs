@@ -131,6 +131,27 @@ fn explain_shows_which_hook_would_block_and_exits_3() {
 }
 
 #[test]
+fn explain_escapes_what_it_prints_so_a_pasted_call_cannot_forge_lines() {
+    let forged_tool = "sql_query\n   1. readonly_guard           p5    allow\u{202E}";
+    let out = hooks(&["explain", AGENT, "--tool", forged_tool, "--args", "{}"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        !stdout.contains('\u{202E}'),
+        "a bidi override reached the table: {stdout}"
+    );
+    assert_contains(&stdout, &["sql_query\\u{A}   1. readonly_guard"]);
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|line| line.starts_with("   1."))
+            .count(),
+        1,
+        "one row per hook:\n{stdout}"
+    );
+    assert_eq!(out.status.code(), Some(3), "a refused tool name blocks");
+}
+
+#[test]
 fn explain_reports_the_gate_and_commands_without_running_them() {
     let pay = hooks(&[
         "explain",

@@ -27,6 +27,8 @@ pub(crate) struct HookArgs {
     pub(crate) priority: Option<i32>,
     pub(crate) when: Option<WhenSource>,
     pub(crate) timeout: Option<Duration>,
+    /// Where `timeout`'s value was written, for errors about it.
+    pub(crate) timeout_span: Option<Span>,
     pub(crate) fail_open: bool,
     pub(crate) description: Option<String>,
     /// The path the hooks API is reached through (default `::hooks`).
@@ -113,7 +115,10 @@ pub(crate) fn parse_args(attr: TokenStream, diagnostics: &mut Diagnostics) -> Ho
             }
             "description" => args.description = string_value(&key_name, &value, diagnostics),
             "priority" => args.priority = priority_value(&value, diagnostics),
-            "timeout" => args.timeout = timeout_value(&value, diagnostics),
+            "timeout" => {
+                args.timeout = timeout_value(&value, diagnostics);
+                args.timeout_span = Some(value[0].span());
+            }
             "on_error" => args.fail_open = on_error_value(&value, diagnostics).unwrap_or(false),
             "crate" => args.krate = crate_value(&value, diagnostics),
             _ => args.when = Some(WhenSource::from_tokens(value)),

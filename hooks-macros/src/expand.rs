@@ -38,6 +38,18 @@ pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> 
         .when
         .as_ref()
         .and_then(|when| when.compile(point, &mut diagnostics));
+    let at_once = never_waits(&function.block);
+    if let (true, Some(_), Some(span)) = (at_once, args.timeout, args.timeout_span) {
+        diagnostics.error(
+            span,
+            "`timeout` has no effect here: this hook's body never awaits, so it decides at \
+             once and is never timed",
+            Some(
+                "remove `timeout`; it applies to a hook whose body waits (uses `.await`), \
+                 whose future is cancelled at the deadline",
+            ),
+        );
+    }
     if let Err(error) = diagnostics.into_result() {
         let error = error.to_compile_error();
         return quote!(#function #error);
@@ -93,7 +105,7 @@ pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> 
     // callable and calls the same plain fn. An `.await` the check could not
     // see (a macro that expands to one) is then a compile error, never a
     // hook that waits where it was meant to decide at once.
-    let (function, execute) = if never_waits(&function.block) {
+    let (function, execute) = if at_once {
         let at_once = format_ident!("__{}_at_once", fn_name);
         let mut plain = function.clone();
         plain.sig.asyncness = None;

@@ -24,11 +24,13 @@
 //!
 //! Arguments: `name = "…"` (default: the fn's name), `priority = N` (default
 //! 50; lower runs earlier), `when = EXPR` (the `when` language, checked here),
-//! `timeout = "500ms" | "2s" | "2m"` (default 30 s), `on_error = fail_closed |
-//! fail_open` (default `fail_closed`), `description = "…"`, `crate = path`
-//! (where the API is reached, default `::hooks`: a crate that re-exports
-//! `hooks` under another name, or one that depends on `hooks_runtime` alone,
-//! writes e.g. `crate = hooks_runtime`; the path may also be a string,
+//! `timeout = "500ms" | "2s" | "2m"` (default 30 s; only on a body that
+//! waits — one that decides at once is never timed, so `timeout` there is a
+//! compile error), `on_error = fail_closed | fail_open` (default
+//! `fail_closed`), `description = "…"`, `crate = path` (where the API is
+//! reached, default `::hooks`: a crate that re-exports `hooks` under another
+//! name, or one that depends on `hooks_runtime` alone, writes e.g.
+//! `crate = hooks_runtime`; the path may also be a string,
 //! `crate = "my_reexport::hooks"`, as in tokio's attributes).
 
 mod args;

@@ -134,10 +134,13 @@ impl HookError {
 /// `#[pre_tool_use]`, `#[post_tool_use]` or `#[session_start]` write both.
 /// The trait is object-safe: registries hold `Arc<dyn PreToolUseHook>` and friends.
 pub trait Hook: Send + Sync {
-    /// A unique name within a registry.
+    /// A unique name within a registry. Must not panic: the registry reads
+    /// it when it is built (where a panic surfaces at once) and in every
+    /// trace, outside the guard that turns the hook's panics into failures.
     fn name(&self) -> &str;
 
-    /// Lower runs earlier; ties are ordered by name.
+    /// Lower runs earlier; ties are ordered by name. Read when the registry
+    /// is built.
     fn priority(&self) -> i32 {
         DEFAULT_PRIORITY
     }
@@ -153,12 +156,18 @@ pub trait Hook: Send + Sync {
     /// attributes return `Ready` for hook fns whose body never awaits.
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a>;
 
-    /// How long [`execute`](Hook::execute) may take before it counts as failed.
+    /// How long a hook that waits ([`HookOutcome::Pending`]) may take before
+    /// it counts as failed: its future is cancelled at the deadline, and a
+    /// decision that arrives after it (the future blocked its thread past
+    /// the deadline) is dropped as a timeout. A [`HookOutcome::Ready`]
+    /// decision is never timed (no clock is read for it). Read only when the
+    /// hook waits; a panic here is a hook failure.
     fn timeout(&self) -> Duration {
         DEFAULT_TIMEOUT
     }
 
-    /// What a failure means.
+    /// What a failure means. Read when the hook fails; a panic here fails
+    /// closed.
     fn on_error(&self) -> ErrorPolicy {
         ErrorPolicy::FailClosed
     }
@@ -175,7 +184,11 @@ pub trait Hook: Send + Sync {
 
     /// How a dry run (`HookRegistry::explain`, `hooks explain`) treats this
     /// hook: evaluate it (default), or only report that it would ask a person
-    /// or run an external command.
+    /// or run an external command. A panic here is a hook failure.
+    ///
+    /// A dry run must change nothing: an [`Evaluate`](DryRun::Evaluate) hook
+    /// that keeps state (a quota, a counter) checks
+    /// [`in_dry_run`](crate::in_dry_run) and leaves its state as it is.
     fn dry_run(&self) -> DryRun {
         DryRun::Evaluate
     }
@@ -184,7 +197,8 @@ pub trait Hook: Send + Sync {
 /// How a dry run treats a hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DryRun {
-    /// Run it: it decides from the call alone.
+    /// Run it: it decides from the call (and, without changing it, its own
+    /// state; see [`in_dry_run`](crate::in_dry_run)).
     #[default]
     Evaluate,
     /// Do not run it: it would ask a person (the approval gate).

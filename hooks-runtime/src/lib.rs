@@ -69,7 +69,7 @@ pub use result::HookResult;
 pub mod trace {
     pub use crate::dispatch::{
         CallTrace, Decision, EntryStatus, ExplainStep, ExplainVerdict, Explanation, HookFailure,
-        HookRun, TraceEntry,
+        HookRun, TraceEntry, in_dry_run,
     };
 }
 

@@ -15,6 +15,10 @@ use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 /// Longest cell, in characters, that a table shows before cutting it.
 pub(crate) const MAX_CELL_CHARS: usize = 120;
 
+/// Longest free text (a reason, a failure, a side effect), in characters,
+/// that a trace or log shows before cutting it.
+pub(crate) const MAX_TEXT_CHARS: usize = 500;
+
 /// Whether `c` is invisible, changes the display order, or looks like a
 /// plain space while being something else.
 ///

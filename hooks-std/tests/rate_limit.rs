@@ -1,5 +1,5 @@
 //! ConnectorRateLimitHook (in-memory backend): isolation, recovery, blocked
-//! calls free; every spelling of a connector or user counts against one
+//! calls free, dry runs free (both backends); every spelling of a connector or user counts against one
 //! quota, no call escapes counting, and idle keys are forgotten.
 
 mod support;
@@ -7,7 +7,10 @@ mod support;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use hooks_runtime::{HookContext, HookRegistry, Observation};
+use hooks_runtime::{
+    HookContext, HookRegistry, Observation,
+    trace::{ExplainStep, ExplainVerdict},
+};
 use hooks_std::rate_limit::{Admission, Quota};
 use hooks_std::{
     ConnectorRateLimitHook, Database, DatabaseLimiter, MemoryLimiter, RateLimitConfig,
@@ -69,6 +72,73 @@ async fn blocked_calls_consume_no_quota() {
         !call(&registry, "crm__a", "alice").await.is_blocked(),
         "hammering while blocked did not push recovery back"
     );
+}
+
+/// A dry run (`explain`) reports what the limit would decide and spends
+/// nothing: on both backends, however many explains come first, the user's
+/// real calls get the whole quota, and an explain after it is spent says so.
+async fn a_dry_run_checks_the_quota_without_spending_it(registry: &HookRegistry) {
+    let ctx = || HookContext::tool_call("crm__lookup", json!({})).with_user("alice");
+    for _ in 0..5 {
+        let explanation = registry.explain(ctx(), false).await;
+        assert_eq!(explanation.blocked_by, None, "{explanation:?}");
+    }
+    for n in 0..2 {
+        assert!(
+            !call(registry, "crm__lookup", "alice").await.is_blocked(),
+            "real call {n}: the dry runs spent alice's quota"
+        );
+    }
+    let explanation = registry.explain(ctx(), false).await;
+    let Some(ExplainStep {
+        verdict: ExplainVerdict::Block { reason },
+        ..
+    }) = explanation.steps.first()
+    else {
+        panic!("a spent quota shows in the dry run: {explanation:?}");
+    };
+    assert!(reason.contains("retry in"), "{reason}");
+    assert!(call(registry, "crm__lookup", "alice").await.is_blocked());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dry_run_spends_no_quota_in_memory() {
+    let registry = registry(json!({"default": {"calls": 2, "period": "1h"}}));
+    a_dry_run_checks_the_quota_without_spending_it(&registry).await;
+}
+
+#[tokio::test]
+async fn a_dry_run_spends_no_quota_in_the_database() {
+    let database = Database::in_memory().await.expect("database");
+    let config = json!({"backend": "database", "default": {"calls": 2, "period": "1h"}});
+    let hook = ConnectorRateLimitHook::from_config(&config, Some(database)).expect("hook");
+    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
+    a_dry_run_checks_the_quota_without_spending_it(&registry).await;
+}
+
+#[test]
+fn peeking_at_the_memory_limiter_changes_nothing() {
+    let limiter = MemoryLimiter::new();
+    let quota = Quota {
+        calls: 1,
+        period: Duration::from_secs(60),
+    };
+    let now = Duration::from_secs(1);
+    for _ in 0..3 {
+        assert!(matches!(
+            limiter.peek("oa", "alice", &quota, now),
+            Admission::Allow { .. }
+        ));
+    }
+    assert!(limiter.is_empty(), "a peek stored a key");
+    assert!(matches!(
+        limiter.check("oa", "alice", &quota, now),
+        Admission::Allow { .. }
+    ));
+    assert!(matches!(
+        limiter.peek("oa", "alice", &quota, now),
+        Admission::Deny { .. }
+    ));
 }
 
 #[tokio::test(start_paused = true)]

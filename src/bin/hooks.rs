@@ -231,9 +231,13 @@ async fn explain(config: &AgentConfig, registry: &HookRegistry, options: &Option
                 .unwrap_or_else(|e| json!({"error": e.to_string()}).to_string())
         );
     } else {
+        // Everything printed here may come from the model's call (pasted
+        // into the command line) or quote it (reasons, failures, rewritten
+        // arguments): escaped, so it cannot add a line or reorder one.
         println!(
-            "{tool} through agent `{}` (dry run; the tool does not run):",
-            config.agent
+            "{} through agent `{}` (dry run; the tool does not run):",
+            printable(&tool),
+            printable(&config.agent)
         );
         for (i, step) in explanation.steps.iter().enumerate() {
             let verdict = match &step.verdict {
@@ -256,14 +260,15 @@ async fn explain(config: &AgentConfig, registry: &HookRegistry, options: &Option
                 ExplainVerdict::NotReached => "not reached".to_owned(),
             };
             println!(
-                "  {:>2}. {:<24} p{:<4} {verdict}",
+                "  {:>2}. {:<24} p{:<4} {}",
                 i + 1,
-                step.name,
-                step.priority
+                printable(&step.name),
+                step.priority,
+                printable(&verdict)
             );
         }
         match &explanation.blocked_by {
-            Some(hook) => println!("=> blocked by `{hook}`"),
+            Some(hook) => println!("=> blocked by `{}`", printable(hook)),
             None => println!("=> would go ahead"),
         }
     }
@@ -272,4 +277,18 @@ async fn explain(config: &AgentConfig, registry: &HookRegistry, options: &Option
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `text` for one line of a table: hidden characters (line breaks, bidi
+/// overrides, zero-width characters, …) written as `\u{…}` escapes.
+fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if hooks::text::is_hidden(c) {
+            out.push_str(&format!("\\u{{{:X}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

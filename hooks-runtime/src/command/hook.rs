@@ -279,7 +279,12 @@ impl CommandHook {
             return Ok(result);
         };
         if crate::dispatch::in_dry_run() {
-            let mut result = HookResult::allow();
+            // As if approved: with the command's rewrite, which the dry run
+            // then seals as the approval would.
+            let mut result = match updated_input {
+                Some(args) => HookResult::allow().with_args(args),
+                None => HookResult::allow(),
+            };
             side_effects.insert(0, crate::dispatch::WOULD_ASK.to_owned());
             result.prepend_side_effects(side_effects);
             return Ok(result);

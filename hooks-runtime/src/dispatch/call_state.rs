@@ -3,8 +3,6 @@
 
 use std::time::Instant;
 
-use serde_json::Value;
-
 use super::detached::ObserverTask;
 use super::observation::Observation;
 use super::tool_call::ToolCallReport;
@@ -130,11 +128,19 @@ pub(super) fn observe_abandoned(registry: &HookRegistry, state: &mut CallState, 
                 .or_else(|| state.ctx.tool_outcome.take()),
         ),
     };
+    let mut trace = state.trace.clone();
+    // The only awaits before the end are a waiting hook's, so the hook in
+    // flight is the one the chain of this stage had got to.
+    trace.interrupted = match state.stage {
+        Stage::Pre => Some(0),
+        Stage::Tool => None,
+        Stage::Post => Some(1),
+    };
     let report = ToolCallReport {
         observation,
-        args: Value::Null,
+        args: state.ctx.tool_args.clone(),
         tool_ran,
-        trace: state.trace.clone(),
+        trace,
         original,
     };
     let ctx = state.ctx.clone();

@@ -7,7 +7,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::run_hook::{HookFailure, Started, next_triggered, start};
+use serde_json::Value;
+
+use super::run_hook::{HookFailure, Started, guarded, next_triggered, start};
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, ToolOutcome};
 use crate::hook::{ErrorPolicy, Hook};
@@ -56,6 +58,15 @@ impl<'c> Chain<'c> {
         }
     }
 
+    /// Seals the arguments as they stand, as `hook` would on approval (a dry
+    /// run does not ask, but a later rewrite must still show as the block
+    /// it would be). A seal already made stays.
+    pub(crate) fn seal(&mut self, hook: &str) {
+        if self.ctx.point == HookPoint::PreToolUse && self.sealed_by.is_none() {
+            self.sealed_by = Some(hook.to_owned());
+        }
+    }
+
     /// Runs `hooks` (the hooks of the context's point) in order, `slot`
     /// indexing the trace's points, until one stops the chain.
     ///
@@ -75,6 +86,10 @@ impl<'c> Chain<'c> {
             while let Some((index, trigger_failure)) = next_triggered(hooks, from, self.ctx) {
                 from = index + 1;
                 let hook = &*hooks[index];
+                // The hooks before this one are settled (ran or did not
+                // match), so a call dropped while this one waits is traced
+                // right; this one is the hook in flight.
+                self.trace.considered[slot] = index;
                 let step = self.run_hook(hook, index, trigger_failure).await;
                 if let Step::Stop { .. } = step {
                     self.trace.considered[slot] = index + 1;
@@ -91,7 +106,9 @@ impl<'c> Chain<'c> {
     ///
     /// The trace contract: a hook that decided at once is recorded without
     /// a clock read; only a hook that waited is timed (from when it handed
-    /// back its future).
+    /// back its future), and a waiting hook whose decision arrives after its
+    /// timeout (it blocked its thread past the deadline, where the timer
+    /// could not cancel it) has timed out: its decision is dropped.
     #[inline(always)]
     pub(crate) async fn run_hook<H: Hook + ?Sized>(
         &mut self,
@@ -104,9 +121,16 @@ impl<'c> Chain<'c> {
             None => match start(hook, self.ctx) {
                 Started::Ready(outcome) => (outcome, None),
                 Started::Pending(guarded) => {
+                    let timeout = guarded.timeout();
                     let started = Instant::now();
                     let outcome = guarded.await;
-                    (outcome, Some(started.elapsed()))
+                    let elapsed = started.elapsed();
+                    match outcome {
+                        Ok(_) if elapsed > timeout => {
+                            (Err(HookFailure::TimedOut(timeout)), Some(elapsed))
+                        }
+                        outcome => (outcome, Some(elapsed)),
+                    }
                 }
             },
         };
@@ -163,7 +187,7 @@ impl<'c> Chain<'c> {
         }
         let ctx = &mut *self.ctx;
         if let (Some(sealer), Some(args)) = (self.sealed_by.as_deref(), &changes.modified_args)
-            && *args != ctx.tool_args
+            && !same_json(args, &ctx.tool_args)
         {
             let reason = format!(
                 "hook `{hook}` rewrote the arguments after hook `{sealer}` sealed them; \
@@ -224,6 +248,26 @@ impl<'c> Chain<'c> {
     }
 }
 
+/// Whether two JSON values are the same down to the sign of a zero:
+/// `Value`'s `==` holds `0.0 == -0.0`, and sealed arguments must run exactly
+/// as approved. Only a rewrite after a seal pays for this.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) if x.is_f64() && y.is_f64() => {
+            x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits)
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(key, p)| y.get(key).is_some_and(|q| same_json(p, q)))
+        }
+        _ => a == b,
+    }
+}
+
 fn stop(hook: &str, reason: String, side_effects: Vec<String>) -> (Decision, Vec<String>, Step) {
     (
         Decision::Blocked(reason.clone()),
@@ -243,7 +287,8 @@ fn fail<H: Hook + ?Sized>(
     point: HookPoint,
     failure: HookFailure,
 ) -> (Decision, Vec<String>, Step) {
-    let policy = hook.on_error();
+    // A panic in `on_error` itself is one more failure: fail closed.
+    let policy = guarded(|| hook.on_error()).unwrap_or(ErrorPolicy::FailClosed);
     tracing::warn!(hook = hook.name(), point = point.as_str(), %failure, ?policy, "hook failed");
     let step = match policy {
         ErrorPolicy::FailClosed => Step::Stop {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::call_state::RUNTIME;
 use super::chain::Chain;
-use super::run_hook::triggers;
+use super::run_hook::{guarded, triggers};
 use super::tool_name;
 use super::trace::{CallTrace, Decision};
 use crate::context::{HookContext, HookPoint};
@@ -16,9 +16,13 @@ tokio::task_local! {
     static DRY_RUN: ();
 }
 
-/// Whether the current task is a dry run ([`HookRegistry::explain`]): hooks
-/// that would ask a person report that instead of asking.
-pub(crate) fn in_dry_run() -> bool {
+/// Whether the current task is a dry run ([`HookRegistry::explain`]).
+///
+/// A dry run must change nothing: hooks that would ask a person report that
+/// instead of asking, and a hook that keeps state (a rate limit's quota)
+/// checks it without spending it. Hooks call this from `execute` (or their
+/// future, which runs on the same task).
+pub fn in_dry_run() -> bool {
     DRY_RUN.try_with(|()| ()).is_ok()
 }
 
@@ -159,9 +163,21 @@ async fn evaluate(
         Ok(true) => None,
         Err(failure) => Some(failure),
     };
+    // A panic in `dry_run` is a failure of the hook, like one in its trigger.
+    let (mode, trigger_failure) = match trigger_failure {
+        Some(failure) => (DryRun::Evaluate, Some(failure)),
+        None => match guarded(|| hook.dry_run()) {
+            Ok(mode) => (mode, None),
+            Err(failure) => (DryRun::Evaluate, Some(failure)),
+        },
+    };
     if trigger_failure.is_none() {
-        match hook.dry_run() {
-            DryRun::Ask => return ExplainVerdict::WouldAsk,
+        match mode {
+            DryRun::Ask => {
+                // It only ever lets a call through by sealing its arguments.
+                chain.seal(hook.name());
+                return ExplainVerdict::WouldAsk;
+            }
             DryRun::External if !run_commands => return ExplainVerdict::WouldRun,
             _ => {}
         }
@@ -172,6 +188,8 @@ async fn evaluate(
     };
     match &run.decision {
         Decision::Allowed { .. } if run.side_effects.iter().any(|e| e == WOULD_ASK) => {
+            // A command hook that would ask: approved, it would seal too.
+            chain.seal(hook.name());
             ExplainVerdict::WouldAsk
         }
         Decision::Allowed { rewrote: true } => ExplainVerdict::Rewrite {

@@ -20,8 +20,8 @@ mod tool_name;
 mod trace;
 
 pub(crate) use detached::ObserverTasks;
-pub use explain::{ExplainStep, ExplainVerdict, Explanation};
-pub(crate) use explain::{WOULD_ASK, in_dry_run};
+pub(crate) use explain::WOULD_ASK;
+pub use explain::{ExplainStep, ExplainVerdict, Explanation, in_dry_run};
 pub use observation::Observation;
 pub use phases::{PendingToolCall, PreToolUse};
 pub use run_hook::HookFailure;

@@ -8,9 +8,8 @@ use serde_json::Value;
 use super::call_state::{CallState, RUNTIME};
 use super::detached::ObserverTask;
 use super::observation::Observation;
-use super::run_hook::{HookFailure, run_guarded};
+use super::run_hook::{HookFailure, guarded, run_guarded};
 use super::tool_call::ToolCallReport;
-use super::trace::CallTrace;
 use crate::context::{HookContext, ToolOutcome};
 use crate::hook::ErrorPolicy;
 use crate::observer::{CallObserver, CallRecord};
@@ -54,9 +53,11 @@ impl HookRegistry {
                 original,
             });
         };
+        // Observers read the final arguments in the report as well as in
+        // the context: a copy, made only for a call someone observes.
         let report = ToolCallReport {
             observation,
-            args: Value::Null,
+            args: ctx.tool_args.clone(),
             tool_ran,
             trace,
             original,
@@ -77,28 +78,29 @@ impl HookRegistry {
         report: ToolCallReport,
         duration: Duration,
     ) -> ToolCallReport {
-        let tool_ran = report.tool_ran;
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            let (mut ctx, mut report) = (ctx, report);
+            let mut report = report;
             self.notify_observers(&ctx, &mut report, duration).await;
-            report.args = std::mem::take(&mut ctx.tool_args);
             return report;
         };
+        // Kept for the report should the task not finish: the trace is a
+        // registry handle and the runs, and the task is cancelled only when
+        // the runtime shuts down.
+        let (tool_ran, trace) = (report.tool_ran, report.trace.clone());
         let task = ObserverTask::start(self, &ctx.tool_name);
         let observed = runtime.spawn(async move {
-            let (mut ctx, mut report) = (ctx, report);
+            let mut report = report;
             task.registry()
                 .notify_observers(&ctx, &mut report, duration)
                 .await;
             task.finish();
-            report.args = std::mem::take(&mut ctx.tool_args);
             report
         });
         match observed.await {
             Ok(report) => report,
-            // Only a runtime shutting down cancels the task (observers'
-            // panics are caught where they run): nothing was observed for
-            // certain, so nothing is handed back.
+            // Observers' panics are caught where they run (each call to an
+            // observer is guarded), so this is a runtime shutting down: what
+            // was observed is not known, so the result is not handed back.
             Err(error) => ToolCallReport {
                 observation: Observation::Withheld {
                     hook: RUNTIME.to_owned(),
@@ -108,7 +110,7 @@ impl HookRegistry {
                 },
                 args: Value::Null,
                 tool_ran,
-                trace: CallTrace::tool_call(self),
+                trace,
                 original: None,
             },
         }
@@ -145,7 +147,10 @@ impl HookRegistry {
                 continue;
             };
             tracing::warn!(observer = observer.name(), %failure, "call observer failed");
-            if observer.on_error() == ErrorPolicy::FailClosed {
+            // A panic in `on_error` itself is one more failure: fail closed.
+            if guarded(|| observer.on_error()).unwrap_or(ErrorPolicy::FailClosed)
+                == ErrorPolicy::FailClosed
+            {
                 withhold_for(observer.name(), &failure, report);
             }
         }
@@ -191,7 +196,8 @@ async fn run_observer(
     observer: &dyn CallObserver,
     record: CallRecord<'_>,
 ) -> Result<(), HookFailure> {
-    run_guarded(observer.timeout(), || observer.observe(record))
+    let timeout = guarded(|| observer.timeout())?;
+    run_guarded(timeout, || observer.observe(record))
         .await
         .map(drop)
 }

@@ -14,7 +14,7 @@ use tokio::time::Sleep;
 
 use crate::context::HookContext;
 use crate::hook::{Hook, HookFuture, HookOutcome};
-use crate::registry::format_duration;
+
 use crate::result::HookResult;
 
 /// Why a hook produced no decision.
@@ -22,7 +22,9 @@ use crate::result::HookResult;
 pub enum HookFailure {
     /// It returned an error.
     Error(String),
-    /// It panicked (in `should_trigger`, in `execute` or in its future).
+    /// It panicked: in `should_trigger`, `execute`, its future, `timeout`,
+    /// `on_error` or `dry_run` (for an observer: `observe`, its future,
+    /// `timeout` or `on_error`).
     Panicked(String),
     /// It did not finish within its timeout.
     TimedOut(Duration),
@@ -34,7 +36,11 @@ impl fmt::Display for HookFailure {
             HookFailure::Error(message) => write!(f, "returned an error: {message}"),
             HookFailure::Panicked(message) => write!(f, "panicked: {message}"),
             HookFailure::TimedOut(timeout) => {
-                write!(f, "timed out after {}", format_duration(*timeout))
+                write!(
+                    f,
+                    "timed out after {}",
+                    hooks_when::ConfigDuration::from(*timeout)
+                )
             }
         }
     }
@@ -51,11 +57,37 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// A caught panic as a failure. The payload is dropped here, under a guard
+/// of its own: a payload whose `Drop` panics must not escape either.
+#[cold]
+#[inline(never)]
+pub(crate) fn panicked(payload: Box<dyn Any + Send>) -> HookFailure {
+    let message = panic_message(payload.as_ref());
+    drop_quietly(payload);
+    HookFailure::Panicked(message)
+}
+
+/// Drops `value`, swallowing a panic from its `Drop` (and leaking that
+/// panic's own payload rather than risk a second one).
+#[cold]
+#[inline(never)]
+pub(crate) fn drop_quietly<T>(value: T) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(value))) {
+        std::mem::forget(payload);
+    }
+}
+
+/// Calls one of a hook's (or observer's) settings, such as `on_error`;
+/// a panic there is a failure like one in `execute`.
+#[inline]
+pub(crate) fn guarded<T>(setting: impl FnOnce() -> T) -> Result<T, HookFailure> {
+    catch_unwind(AssertUnwindSafe(setting)).map_err(panicked)
+}
+
 /// Asks the hook whether it applies; a panic is a failure.
 #[inline]
 pub(crate) fn triggers(hook: &dyn Hook, ctx: &HookContext) -> Result<bool, HookFailure> {
-    catch_unwind(AssertUnwindSafe(|| hook.should_trigger(ctx)))
-        .map_err(|payload| HookFailure::Panicked(panic_message(payload.as_ref())))
+    guarded(|| hook.should_trigger(ctx))
 }
 
 /// The first of `hooks`, from index `from` on, whose trigger matches the call,
@@ -82,10 +114,7 @@ pub(crate) fn next_triggered<H: Hook + ?Sized>(
         Ok(true) => Some((index, None)),
         Ok(false) => None,
         // `index` is the hook whose check panicked.
-        Err(payload) => Some((
-            index,
-            Some(HookFailure::Panicked(panic_message(payload.as_ref()))),
-        )),
+        Err(payload) => Some((index, Some(panicked(payload)))),
     }
 }
 
@@ -98,22 +127,25 @@ pub(crate) enum Started<'a> {
     Pending(Guarded<'a>),
 }
 
-/// Asks the hook to decide, catching a panic in [`Hook::execute`]: a hook
-/// that decides at once is done here, without a boxed future, a timer or a
-/// clock read.
+/// Asks the hook to decide, catching a panic in [`Hook::execute`] (and in
+/// [`Hook::timeout`], read only when the hook waits): a hook that decides at
+/// once is done here, without a boxed future, a timer or a clock read.
 #[inline]
 pub(crate) fn start<'a, H: Hook + ?Sized>(hook: &'a H, ctx: &'a HookContext) -> Started<'a> {
-    match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx))) {
-        Ok(HookOutcome::Ready(Ok(result))) => Started::Ready(Ok(result)),
-        Ok(HookOutcome::Ready(Err(error))) => {
+    let started = catch_unwind(AssertUnwindSafe(|| match hook.execute(ctx) {
+        HookOutcome::Ready(Ok(result)) => Started::Ready(Ok(result)),
+        HookOutcome::Ready(Err(error)) => {
             Started::Ready(Err(HookFailure::Error(error.message().to_owned())))
         }
-        Ok(HookOutcome::Pending(future)) => Started::Pending(Guarded {
+        HookOutcome::Pending(future) => Started::Pending(Guarded {
             state: State::Running(future),
             timeout: hook.timeout(),
             deadline: None,
         }),
-        Err(payload) => Started::Ready(Err(HookFailure::Panicked(panic_message(payload.as_ref())))),
+    }));
+    match started {
+        Ok(started) => started,
+        Err(payload) => Started::Ready(Err(panicked(payload))),
     }
 }
 
@@ -127,7 +159,7 @@ pub(crate) fn run_guarded<'a>(
 ) -> Guarded<'a> {
     let state = match catch_unwind(AssertUnwindSafe(start)) {
         Ok(future) => State::Running(future),
-        Err(payload) => State::Failed(HookFailure::Panicked(panic_message(payload.as_ref()))),
+        Err(payload) => State::Failed(panicked(payload)),
     };
     Guarded {
         state,
@@ -161,6 +193,13 @@ enum State<'a> {
     Done,
 }
 
+impl Guarded<'_> {
+    /// How long the hook may wait before it counts as failed.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+}
+
 impl Future for Guarded<'_> {
     type Output = Result<HookResult, HookFailure>;
 
@@ -189,20 +228,24 @@ impl Future for Guarded<'_> {
                 match waiting {
                     Ok(true) => return Poll::Pending,
                     Ok(false) => Err(HookFailure::TimedOut(timeout)),
-                    Err(payload) => Err(HookFailure::Error(format!(
-                        "it waited, and its timeout could not be armed ({}); dispatch needs \
-                         a Tokio runtime with timers enabled (`enable_time` or `enable_all`)",
-                        panic_message(payload.as_ref())
-                    ))),
+                    Err(payload) => {
+                        let message = panic_message(payload.as_ref());
+                        drop_quietly(payload);
+                        Err(HookFailure::Error(format!(
+                            "it waited, and its timeout could not be armed ({message}); dispatch \
+                             needs a Tokio runtime with timers enabled (`enable_time` or `enable_all`)"
+                        )))
+                    }
                 }
             }
             Ok(Poll::Ready(Ok(result))) => Ok(result),
             Ok(Poll::Ready(Err(error))) => Err(HookFailure::Error(error.message().to_owned())),
-            Err(payload) => Err(HookFailure::Panicked(panic_message(payload.as_ref()))),
+            Err(payload) => Err(panicked(payload)),
         };
         // Drops (cancels, on a timeout) the hook's future now, not when the
-        // caller gets around to dropping this.
-        this.state = State::Done;
+        // caller gets around to dropping this, and under a guard: a value the
+        // future held may panic as it is dropped.
+        drop_quietly(std::mem::replace(&mut this.state, State::Done));
         this.deadline = None;
         Poll::Ready(outcome)
     }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::call_state::{CallState, Unfinished};
 use super::observation::Observation;
-use super::run_hook::panic_message;
+use super::run_hook::{drop_quietly, panic_message};
 use super::trace::CallTrace;
 use crate::context::{HookContext, ToolOutcome};
 use crate::registry::HookRegistry;
@@ -129,22 +129,32 @@ where
     E: fmt::Display,
 {
     // A tool may panic while it creates its future (a plain closure that
-    // returns an `async` block) as well as while it runs.
+    // returns an `async` block) as well as while it runs, and its error's
+    // `Display` may panic too: each is a tool error.
     let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool(args))) {
         Ok(future) => future,
-        Err(payload) => {
-            return ToolOutcome::Error(format!(
-                "the tool panicked: {}",
-                panic_message(payload.as_ref())
-            ));
+        Err(payload) => return tool_panicked(payload),
+    };
+    let outcome = async {
+        match future.await {
+            Ok(value) => ToolOutcome::Success(value),
+            Err(error) => {
+                let message = error.to_string();
+                drop(error);
+                ToolOutcome::Error(message)
+            }
         }
     };
-    match AssertUnwindSafe(future).catch_unwind().await {
-        Ok(Ok(value)) => ToolOutcome::Success(value),
-        Ok(Err(error)) => ToolOutcome::Error(error.to_string()),
-        Err(payload) => ToolOutcome::Error(format!(
-            "the tool panicked: {}",
-            panic_message(payload.as_ref())
-        )),
+    match AssertUnwindSafe(outcome).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(payload) => tool_panicked(payload),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn tool_panicked(payload: Box<dyn std::any::Any + Send>) -> ToolOutcome {
+    let message = panic_message(payload.as_ref());
+    drop_quietly(payload);
+    ToolOutcome::Error(format!("the tool panicked: {message}"))
 }

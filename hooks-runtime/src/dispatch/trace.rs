@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::run_hook::HookFailure;
 use crate::context::HookPoint;
 use crate::hook::{ErrorPolicy, Hook};
-use crate::printable::{MAX_CELL_CHARS, push_padded, shown};
+use crate::printable::{MAX_CELL_CHARS, MAX_TEXT_CHARS, push_padded, shown};
 use crate::registry::HookRegistry;
 
 /// A hook's decision, as recorded in the trace.
@@ -81,6 +81,9 @@ pub enum EntryStatus<'t> {
     NotMatched,
     /// An earlier decision stopped the chain (or the tool never ran) before it.
     NotReached,
+    /// It was running (waiting) when the caller stopped waiting for the
+    /// call; it never decided.
+    Interrupted,
     /// It ran.
     Ran(&'t HookRun),
 }
@@ -126,6 +129,9 @@ pub struct CallTrace {
     pub(crate) considered: [usize; 2],
     pub(crate) runs: Vec<HookRun>,
     pub(crate) bypassed: bool,
+    /// The point (indexed like `points`) whose hook at `considered` was in
+    /// flight when the caller stopped waiting.
+    pub(crate) interrupted: Option<usize>,
 }
 
 impl CallTrace {
@@ -136,6 +142,7 @@ impl CallTrace {
             considered: [0, 0],
             runs: Vec::new(),
             bypassed: false,
+            interrupted: None,
         }
     }
 
@@ -172,6 +179,9 @@ impl CallTrace {
                             EntryStatus::Ran(runs.next().expect("peeked"))
                         }
                         _ if index < considered => EntryStatus::NotMatched,
+                        _ if index == considered && self.interrupted == Some(slot) => {
+                            EntryStatus::Interrupted
+                        }
                         _ => EntryStatus::NotReached,
                     };
                     entries.push(TraceEntry {
@@ -248,15 +258,23 @@ impl fmt::Display for CallTrace {
             match entry.status {
                 EntryStatus::NotMatched => writeln!(f, "{line}  not matched")?,
                 EntryStatus::NotReached => writeln!(f, "{line}  not reached")?,
+                EntryStatus::Interrupted => writeln!(
+                    f,
+                    "{line}  interrupted (the caller stopped waiting while it ran)"
+                )?,
                 EntryStatus::Ran(run) => {
+                    // Reasons, failures and side effects may quote the
+                    // call's arguments: escaped, so they cannot forge a line.
+                    let decision = run.decision.to_string();
+                    let decision = shown(&decision, MAX_TEXT_CHARS);
                     match run.duration {
-                        Some(waited) => writeln!(f, "{line}  {} ({waited:?})", run.decision)?,
-                        None => writeln!(f, "{line}  {} (at once)", run.decision)?,
+                        Some(waited) => writeln!(f, "{line}  {decision} ({waited:?})")?,
+                        None => writeln!(f, "{line}  {decision} (at once)")?,
                     }
                     let mut indent = String::from("  ");
                     push_padded(&mut indent, "", 13 + 2 + width);
                     for effect in &run.side_effects {
-                        writeln!(f, "{indent}    · {effect}")?;
+                        writeln!(f, "{indent}    · {}", shown(effect, MAX_TEXT_CHARS))?;
                     }
                 }
             }

@@ -24,7 +24,8 @@ pub use self::tracing::{TRACING_TARGET, TracingObserver};
 pub struct CallRecord<'a> {
     /// The call's context: ids, metadata, and the arguments after every pre hook's rewrites.
     pub ctx: &'a HookContext,
-    /// The observation, trace and raw outcome.
+    /// The observation, the final arguments (as in `ctx`), the trace and the
+    /// raw outcome.
     pub report: &'a ToolCallReport,
     /// Wall time of the whole call, hooks and tool included.
     pub duration: Duration,
@@ -37,18 +38,20 @@ pub struct CallRecord<'a> {
 /// error, panic or timeout withholds the observation (the LLM gets an error
 /// naming the observer) unless the observer is fail-open.
 pub trait CallObserver: Send + Sync {
-    /// A name for traces and error messages.
+    /// A name for traces and error messages. Must not panic (it is read
+    /// outside the guard that turns an observer's panics into failures).
     fn name(&self) -> &str;
 
     /// Records the call.
     fn observe<'a>(&'a self, record: CallRecord<'a>) -> HookFuture<'a>;
 
-    /// How long [`observe`](CallObserver::observe) may take.
+    /// How long [`observe`](CallObserver::observe) may take. A panic here
+    /// is a failure of this observer; the others still run.
     fn timeout(&self) -> Duration {
         DEFAULT_TIMEOUT
     }
 
-    /// What a failure means; fail closed by default.
+    /// What a failure means; fail closed by default (and when this panics).
     fn on_error(&self) -> ErrorPolicy {
         ErrorPolicy::FailClosed
     }

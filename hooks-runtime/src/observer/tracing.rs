@@ -9,14 +9,11 @@ use ::tracing::{Level, Span};
 use super::{CallObserver, CallRecord};
 use crate::dispatch::{Decision, HookFailure, HookRun, Observation};
 use crate::hook::{ErrorPolicy, HookFuture};
-use crate::printable::{MAX_CELL_CHARS, shown};
+use crate::printable::{MAX_CELL_CHARS, MAX_TEXT_CHARS, shown};
 use crate::result::HookResult;
 
 /// The `tracing` target of the span and its events (`RUST_LOG=hooks=info`).
 pub const TRACING_TARGET: &str = "hooks";
-
-/// Longest reason, in characters, written when reasons are logged.
-const MAX_REASON_CHARS: usize = 500;
 
 /// Reports each observed tool call as a `tracing` span with one event per
 /// hook that ran.
@@ -111,7 +108,7 @@ impl TracingObserver {
                 .map(|hook| ::tracing::field::display(shown(hook, MAX_CELL_CHARS))),
             duration_us = micros(record.duration),
             arg_count,
-            reason = reason.map(|text| ::tracing::field::display(shown(text, MAX_REASON_CHARS))),
+            reason = reason.map(|text| ::tracing::field::display(shown(text, MAX_TEXT_CHARS))),
         );
         for run in report.trace.runs() {
             self.report_run(&span, report.trace.name_of(run), run);
@@ -162,7 +159,7 @@ impl TracingObserver {
                     duration_us = run.duration.map(micros),
                     reason = reason
                         .as_deref()
-                        .map(|text| ::tracing::field::display(shown(text, MAX_REASON_CHARS))),
+                        .map(|text| ::tracing::field::display(shown(text, MAX_TEXT_CHARS))),
                     "hook decided"
                 )
             };

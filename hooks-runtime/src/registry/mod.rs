@@ -6,18 +6,10 @@ mod error;
 pub(crate) mod registration;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use builder::HookRegistryBuilder;
 pub use error::RegistryError;
 pub use registration::{HookRegistration, RegisteredHook, registered_hooks};
-
-/// A duration as messages print it: [`ConfigDuration`](hooks_when::ConfigDuration)'s
-/// grammar, so it can be copied into a config file. (Kept for the dispatch
-/// code's timeout message; new code prints a `ConfigDuration` directly.)
-pub(crate) fn format_duration(duration: Duration) -> String {
-    hooks_when::ConfigDuration::from(duration).to_string()
-}
 
 use crate::dispatch::ObserverTasks;
 use crate::hook::{PostToolUseHook, PreToolUseHook, SessionStartHook};

@@ -38,6 +38,15 @@ ON CONFLICT (connector, user_id) DO UPDATE SET
     checked_at_us = excluded.checked_at_us
 RETURNING allowed, tat_us, checked_at_us";
 
+/// A key's stored theoretical arrival time (none for a new key) and the
+/// database's clock, read without changing anything: what a dry run decides on.
+const SQLITE_PEEK: &str = "\
+SELECT (SELECT tat_us FROM rate_limit_buckets WHERE connector = ?1 AND user_id = ?2),
+       CAST(unixepoch('subsec') * 1000000 AS INTEGER)";
+const POSTGRES_PEEK: &str = "\
+SELECT (SELECT tat_us FROM rate_limit_buckets WHERE connector = $1 AND user_id = $2),
+       (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT";
+
 /// Deletes the rows whose bucket is full again, on the database's clock. A
 /// row that a concurrent check moves forward no longer matches when the
 /// delete reaches it (PostgreSQL re-checks the condition on the locked row),
@@ -140,6 +149,37 @@ impl DatabaseLimiter {
         Ok((!allowed).then(|| {
             let wait = tat.saturating_sub(tolerance).saturating_sub(now);
             Duration::from_micros(u64::try_from(wait).unwrap_or(0))
+        }))
+    }
+}
+
+impl DatabaseLimiter {
+    /// What [`check`](Self::check) would decide, without counting the call:
+    /// one read, nothing written (for dry runs).
+    pub async fn peek(
+        &self,
+        connector: &str,
+        user: &str,
+        quota: &Quota,
+    ) -> Result<Option<Duration>, StorageError> {
+        let (connector, user) = (fold_identifier(connector), fold_identifier(user));
+        let tolerance = micros(quota.period).saturating_sub(micros(quota.emission_interval()));
+        let what = || format!("reading the rate limit of connector `{connector}` for `{user}`");
+        let statement = match &self.database {
+            Database::Sqlite(_) => SQLITE_PEEK,
+            Database::Postgres(_) => POSTGRES_PEEK,
+        };
+        let (tat, now): (Option<i64>, i64) = on_pool!(&self.database, pool =>
+            sqlx::query_as(statement)
+                .bind(connector.as_ref())
+                .bind(user.as_ref())
+                .fetch_one(pool)
+                .await)
+        .map_err(StorageError::query(what()))?;
+        // The check's rule: allowed when max(tat, now) - tolerance <= now.
+        let allow_at = tat.unwrap_or(now).max(now).saturating_sub(tolerance);
+        Ok((allow_at > now).then(|| {
+            Duration::from_micros(u64::try_from(allow_at.saturating_sub(now)).unwrap_or(0))
         }))
     }
 }

@@ -65,13 +65,25 @@ impl MemoryLimiter {
     /// compared [folded](fold_identifier), as the database backend compares
     /// them.
     pub fn check(&self, connector: &str, user: &str, quota: &Quota, now: Duration) -> Admission {
+        self.decide(connector, user, quota, now, true)
+    }
+
+    /// What [`check`](Self::check) would decide, without counting the call:
+    /// the state is left as it is (for dry runs).
+    pub fn peek(&self, connector: &str, user: &str, quota: &Quota, now: Duration) -> Admission {
+        self.decide(connector, user, quota, now, false)
+    }
+
+    fn decide(
+        &self,
+        connector: &str,
+        user: &str,
+        quota: &Quota,
+        now: Duration,
+        count: bool,
+    ) -> Admission {
         let connector = fold_identifier(connector);
         let user = fold_identifier(user);
-        let period_ns = u64::try_from(quota.period.as_nanos()).unwrap_or(u64::MAX);
-        let longest = self
-            .longest_period_ns
-            .fetch_max(period_ns, Ordering::Relaxed)
-            .max(period_ns);
         let mut hasher = self.hasher.build_hasher();
         connector.hash(&mut hasher);
         user.hash(&mut hasher);
@@ -79,14 +91,21 @@ impl MemoryLimiter {
         let mut shard = self.shards[shard]
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        shard.sweep_if_due(now, Duration::from_nanos(longest));
+        if count {
+            let period_ns = u64::try_from(quota.period.as_nanos()).unwrap_or(u64::MAX);
+            let longest = self
+                .longest_period_ns
+                .fetch_max(period_ns, Ordering::Relaxed)
+                .max(period_ns);
+            shard.sweep_if_due(now, Duration::from_nanos(longest));
+        }
         let tat = shard
             .buckets
             .get(connector.as_ref())
             .and_then(|users| users.get(user.as_ref()))
             .copied();
         let admission = admit(quota, tat, now);
-        if let Admission::Allow { new_tat } = admission {
+        if count && let Admission::Allow { new_tat } = admission {
             shard.store(&connector, &user, new_tat);
         }
         admission

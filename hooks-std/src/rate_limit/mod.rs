@@ -114,8 +114,12 @@ impl Default for RateLimitConfig {
 /// it (`metadata.connector`, else the tool name up to `__`, else the whole
 /// tool name), for its user as [`user_key`] folds it. Both are compared after
 /// NFKC, case folding and removal of invisible characters, so `OA__pay`,
-/// `ｏａ__pay` and `__oa__pay` share the quota of `oa`. A blocked call consumes
-/// no quota, and the block says when to retry. State lives in memory (one process, paused-clock friendly)
+/// `ｏａ__pay` and `__oa__pay` share the quota of `oa`. A call this hook
+/// blocks consumes no quota, and the block says when to retry. A call it
+/// allows is counted then and there: if a later pre hook blocks it, or the
+/// caller stops waiting before the tool runs, the quota stays spent. In a
+/// dry run ([`HookRegistry::explain`](hooks_runtime::HookRegistry::explain))
+/// it checks the quota without spending any. State lives in memory (one process, paused-clock friendly)
 /// or in the database (every replica shares one limit; the database's clock
 /// decides). A database error blocks the call (fail closed).
 pub struct ConnectorRateLimitHook {
@@ -200,17 +204,22 @@ impl ConnectorRateLimitHook {
     }
 
     /// How long `user` must wait before calling `connector`, or `None` when the
-    /// call is admitted (and counted).
+    /// call is admitted (and counted, unless `dry`).
     async fn check(
         &self,
         connector: &str,
         user: &str,
         quota: &Quota,
+        dry: bool,
     ) -> Result<Option<Duration>, HookError> {
         match &self.limiter {
             Limiter::Memory { limiter, origin } => {
-                Ok(memory_check(limiter, *origin, connector, user, quota))
+                Ok(memory_check(limiter, *origin, connector, user, quota, dry))
             }
+            Limiter::Database(limiter) if dry => limiter
+                .peek(connector, user, quota)
+                .await
+                .map_err(HookError::new),
             Limiter::Database(limiter) => limiter
                 .check(connector, user, quota)
                 .await
@@ -232,18 +241,20 @@ impl Hook for ConnectorRateLimitHook {
         self.config.priority
     }
 
-    /// The in-memory limiter decides at once; the shared one asks its database.
+    /// The in-memory limiter decides at once; the shared one asks its
+    /// database. In a dry run the quota is checked, not spent.
     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+        let dry = hooks_runtime::trace::in_dry_run();
         if let Limiter::Memory { limiter, origin } = &self.limiter {
             let (connector, user) = (connector_key(ctx), user_key(ctx));
             let quota = self.quota(&connector);
-            let retry_after = memory_check(limiter, *origin, &connector, &user, quota);
+            let retry_after = memory_check(limiter, *origin, &connector, &user, quota, dry);
             return HookOutcome::Ready(Ok(verdict(&connector, &user, quota, retry_after)));
         }
         HookOutcome::pending(async move {
             let (connector, user) = (connector_key(ctx), user_key(ctx));
             let quota = self.quota(&connector);
-            let retry_after = self.check(&connector, &user, quota).await?;
+            let retry_after = self.check(&connector, &user, quota, dry).await?;
             Ok(verdict(&connector, &user, quota, retry_after))
         })
     }
@@ -255,16 +266,23 @@ impl Hook for ConnectorRateLimitHook {
 
 impl PreToolUseHook for ConnectorRateLimitHook {}
 
-/// Asks the in-memory limiter, at the tokio clock's current time.
+/// Asks the in-memory limiter, at the tokio clock's current time; `dry`
+/// leaves the state as it is.
 fn memory_check(
     limiter: &MemoryLimiter,
     origin: Instant,
     connector: &str,
     user: &str,
     quota: &Quota,
+    dry: bool,
 ) -> Option<Duration> {
     let now = Instant::now().saturating_duration_since(origin);
-    match limiter.check(connector, user, quota, now) {
+    let admission = if dry {
+        limiter.peek(connector, user, quota, now)
+    } else {
+        limiter.check(connector, user, quota, now)
+    };
+    match admission {
         Admission::Allow { .. } => None,
         Admission::Deny { retry_after } => Some(retry_after),
     }

@@ -9,16 +9,19 @@ use hooks::prelude::*;
     description = "every argument at once",
 )]
 async fn guard_fn(_ctx: &HookContext) -> HookResult {
+    std::future::ready(()).await;
     HookResult::allow()
 }
 
 #[post_tool_use(timeout = "2m", on_error = fail_closed)]
 async fn post(_ctx: &HookContext) -> HookResult {
+    std::future::ready(()).await;
     HookResult::allow()
 }
 
 #[session_start(timeout = "2s", when = org_id == "acme")]
 async fn session(_ctx: &HookContext) -> HookResult {
+    std::future::ready(()).await;
     HookResult::allow().with_context("hello")
 }
 
