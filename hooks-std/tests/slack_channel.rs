@@ -744,6 +744,49 @@ async fn messages_escape_markup_and_hidden_characters() {
     assert!(shown.contains("contains hidden characters"), "{shown}");
 }
 
+/// The model writes the tool name (and a caller the ids shown next to it):
+/// values long enough, or full of characters that escaping lengthens, must
+/// still give a message Slack accepts, or the request could never be
+/// approved and its outcome never shown.
+#[tokio::test]
+async fn oversized_values_still_give_a_message_slack_accepts() {
+    let fake = fake().await;
+    let channel = SlackChannel::new(fake.slack_config(CHANNEL)).expect("channel");
+    let mut hostile = request("r-long");
+    hostile.tool_name = format!("pay_{}", "&".repeat(4000));
+    hostile.agent_id = "<".repeat(3000);
+    hostile.initiator_user_id = ">".repeat(3000);
+    hostile.org_id = "o".repeat(3000);
+    hostile.approver_scope = ApproverScope::Initiator;
+    hostile.approver_allowlist = vec!["&".repeat(2000), "<".repeat(2000)];
+    let reference = channel
+        .send_card(&hostile)
+        .await
+        .expect("the approval message is accepted");
+    let posted = &fake.messages()[0];
+    let shown = posted.blocks.to_string();
+    assert!(
+        shown.contains("pay_&amp;"),
+        "the tool is still named: {shown}"
+    );
+    assert!(!shown.contains("<!"), "{shown}");
+    assert_eq!(
+        posted.blocks.as_array().unwrap().last().unwrap()["type"],
+        "actions"
+    );
+
+    hostile.message_ref = Some(reference);
+    hostile.status = ConfirmationStatus::Rejected;
+    hostile.decided_by = Some("&".repeat(3000));
+    hostile.decided_at_ms = Some(1_700_000_100_000);
+    hostile.reason = Some("<".repeat(5000));
+    channel
+        .update_card(&hostile)
+        .await
+        .expect("the outcome message is accepted");
+    assert_eq!(fake.updates().len(), 1);
+}
+
 #[tokio::test]
 async fn a_rate_limited_call_waits_for_retry_after_and_succeeds() {
     let fake = fake().await;
