@@ -812,6 +812,28 @@ async fn a_rate_limited_call_waits_for_retry_after_and_succeeds() {
     assert!(error.message.contains("still rate limited"), "{error}");
 }
 
+/// A rate limit announced to last longer than the channel waits is not
+/// waited out and retried early (a retry before Slack's reset is refused
+/// again, and the gate's delivery deadline would pass meanwhile): the call
+/// fails at once, saying when Slack allows the next request.
+#[tokio::test]
+async fn a_rate_limit_longer_than_the_longest_wait_fails_at_once() {
+    let fake = fake().await;
+    let channel = SlackChannel::new(fake.slack_config(CHANNEL)).expect("channel");
+    fake.set_retry_after(Some(3600));
+    fake.rate_limit_next(1);
+    let started = Instant::now();
+    let error = tokio::time::timeout(Duration::from_secs(5), channel.send_card(&request("r1")))
+        .await
+        .expect("does not wait out an hour-long rate limit")
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2), "failed at once");
+    assert!(error.message.contains("rate limited"), "{error}");
+    assert!(error.message.contains("3600"), "{error}");
+    assert_eq!(fake.api_calls(), 1, "not retried before the reset");
+    assert!(fake.messages().is_empty());
+}
+
 #[tokio::test]
 async fn web_api_errors_are_named_with_what_to_do() {
     let fake = fake().await;
