@@ -630,6 +630,45 @@ async fn the_initiator_scope_admits_only_the_initiator() {
     assert!(call.await.expect("task").tool_ran);
 }
 
+/// The note a refused presser gets names who may approve, and those names
+/// come from the request (the requester's id, the agent, the org): they are
+/// shown as the message shows them, hidden characters escaped and the text
+/// kept to a size Slack takes, so a note cannot be reordered by a bidi
+/// control or refused for its length.
+#[tokio::test]
+async fn refusal_notes_escape_hidden_characters_and_stay_short() {
+    let fake = fake().await;
+    let replica = in_memory_replica(&fake, json!({"timeout": "30s"})).await;
+    let requester = format!("alice\u{202E}nimda{}", "\u{200B}x".repeat(30_000));
+    let ctx = HookContext::tool_call("oa__purchase_pay", json!({"amount": 60_000}))
+        .with_conversation("conv-1")
+        .with_tool_call_id("c1")
+        .with_agent("finance-bot")
+        .with_user(requester.as_str())
+        .with_org("acme")
+        .with_metadata("requires_confirmation", true);
+    let call = start(&replica, ctx);
+    let id = message_posted(&fake, 1).await;
+    press(
+        &fake,
+        &replica,
+        &SlackClick::new(&id, Decision::Approve, BOB),
+    )
+    .await;
+    let note = ephemeral(&fake, 1, BOB).await;
+    assert!(note.starts_with("You may not decide"), "{note}");
+    assert!(!note.contains('\u{202E}'), "bidi control shown raw: {note}");
+    assert!(!note.contains('\u{200B}'), "zero-width space shown raw");
+    assert!(note.contains("\\u202E"), "{note}");
+    assert!(
+        note.chars().count() <= 4000,
+        "{} characters",
+        note.chars().count()
+    );
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    call.abort();
+}
+
 #[tokio::test]
 async fn malformed_and_random_bodies_get_a_4xx_and_change_nothing() {
     let (fake, replica, call, id) = pending().await;

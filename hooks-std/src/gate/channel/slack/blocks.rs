@@ -179,12 +179,18 @@ fn args_section(request: &ConfirmationRequest, shown: &mut Shown) -> Vec<Value> 
 
 /// `text` as a mrkdwn code span that cannot be broken out of (`—` if
 /// empty), cut so the escaped text holds at most `max_chars` characters
-/// (ending in `…` when cut). The cut is made before escaping, one character
-/// at a time, so it never splits an entity such as `&amp;`.
+/// ([`escape_within`]).
 fn code_within(shown: &mut Shown, text: &str, max_chars: usize) -> String {
-    let Some(text) = shown.code_text(text) else {
-        return "—".to_owned();
-    };
+    match shown.code_text(text) {
+        Some(text) => format!("`{}`", escape_within(&text, max_chars)),
+        None => "—".to_owned(),
+    }
+}
+
+/// [`escape`]d `text` cut to at most `max_chars` characters (ending in `…`
+/// when cut). The cut is made before escaping, one character at a time, so
+/// it never splits an entity such as `&amp;`.
+pub(crate) fn escape_within(text: &str, max_chars: usize) -> String {
     let mut out = String::new();
     let mut used = 0;
     let mut chars = text.chars().peekable();
@@ -204,7 +210,7 @@ fn code_within(shown: &mut Shown, text: &str, max_chars: usize) -> String {
         used += width;
         out.push_str(&escaped);
     }
-    format!("`{out}`")
+    out
 }
 
 /// `text` cut to at most `max_chars` characters, ending in `…` when cut.

@@ -7,7 +7,7 @@ use axum::http::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::blocks::{approval_message, escape, outcome_message};
+use super::blocks::{approval_message, escape_within, outcome_message};
 use super::callback::{scoped_channel_id, verify_at};
 use super::config::SlackConfig;
 use crate::gate::channel::wire::{clip, snippet, unix_now};
@@ -16,6 +16,7 @@ use crate::gate::channel::{
     RawCallback, ToastKind,
 };
 use crate::gate::{ConfirmationRequest, ConfirmationStatus};
+use crate::text::escape_hidden;
 
 /// The longest wait for a rate limit to reset before retrying; a call told
 /// to wait longer fails instead.
@@ -24,6 +25,10 @@ pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(30);
 /// The first backoff when a rate-limited response has no `Retry-After`; it
 /// doubles on each retry.
 pub const INITIAL_RATE_LIMIT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The longest note (in characters, once escaped) told to a presser whose
+/// press changed nothing; Slack advises keeping a message's `text` under 4000.
+const EPHEMERAL_TEXT_LIMIT: usize = 3000;
 
 const JSON_UTF8: &str = "application/json; charset=utf-8";
 
@@ -246,7 +251,15 @@ impl SlackChannel {
         text: &str,
     ) -> Result<(), ChannelError> {
         let what = format!("telling {user} why their press changed nothing");
-        let body = json!({"channel": channel, "user": user, "text": escape(text)});
+        // The note can name values from the request (who may approve): shown
+        // like the message shows them, hidden characters escaped, and within
+        // what Slack takes.
+        let shown = escape_hidden(text).text;
+        let body = json!({
+            "channel": channel,
+            "user": user,
+            "text": escape_within(&shown, EPHEMERAL_TEXT_LIMIT),
+        });
         self.call(&what, "chat.postEphemeral", &body).await?;
         Ok(())
     }
