@@ -24,8 +24,8 @@ use axum::http::{HeaderMap, HeaderValue};
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::gate::channel::slack::{
-    FakeSlack, FakeSlackConfig, SIGNATURE_HEADER, SlackChannel, SlackClick, TIMESTAMP_HEADER,
-    signature, verify_signature,
+    FakeSlack, FakeSlackConfig, SIGNATURE_HEADER, SlackChannel, SlackClick, SlackConfig,
+    TIMESTAMP_HEADER, signature, verify_signature,
 };
 use hooks_std::gate::channel::{Callback, CallbackError, Channel, RawCallback};
 use hooks_std::gate::{
@@ -871,6 +871,60 @@ async fn a_rate_limit_longer_than_the_longest_wait_fails_at_once() {
     assert!(error.message.contains("3600"), "{error}");
     assert_eq!(fake.api_calls(), 1, "not retried before the reset");
     assert!(fake.messages().is_empty());
+}
+
+/// A Web API that misbehaves — never answers, answers HTML, an `ok: false`
+/// without a usable error name, `ok: true` without a `ts`, a server error —
+/// fails the delivery promptly and clearly: nothing hangs the gate and
+/// nothing counts as posted.
+#[tokio::test]
+async fn a_misbehaving_web_api_fails_promptly() {
+    use axum::response::IntoResponse;
+    let answers: Vec<(&str, u16, &str)> = vec![
+        ("silent", 200, ""),
+        ("html", 200, "<html>gateway</html>"),
+        ("numeric error", 200, r#"{"ok": false, "error": 123}"#),
+        ("no ok", 200, r#"{"error": "invalid_auth"}"#),
+        ("ok without ts", 200, r#"{"ok": true}"#),
+        ("server error", 500, r#"{"ok": true, "ts": "1.2"}"#),
+        ("array", 200, r#"[{"ok": true, "ts": "1.2"}]"#),
+    ];
+    for (what, status, body) in answers {
+        let silent = what == "silent";
+        let app = Router::new().route(
+            "/{method}",
+            axum::routing::post(move || async move {
+                if silent {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                (
+                    axum::http::StatusCode::from_u16(status).expect("status"),
+                    body,
+                )
+                    .into_response()
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let mut config = SlackConfig::new("xoxb-1", "secret", CHANNEL, "T0FAKE");
+        config.base_url = base;
+        config.request_timeout = Duration::from_millis(300);
+        let channel = SlackChannel::new(config).expect("channel");
+        let started = Instant::now();
+        let error = tokio::time::timeout(Duration::from_secs(5), channel.send_card(&request("r1")))
+            .await
+            .unwrap_or_else(|_| panic!("{what}: the call hung"))
+            .expect_err(what);
+        assert!(started.elapsed() < Duration::from_secs(2), "{what}: slow");
+        assert!(error.message.contains("failed"), "{what}: {error}");
+        if silent {
+            assert!(error.message.contains("did not answer"), "{error}");
+        }
+        server.abort();
+    }
 }
 
 #[tokio::test]
