@@ -1104,6 +1104,21 @@ async fn signatures_match_openssl() {
     );
 }
 
+/// A timestamp window as long as the time click ids are remembered would
+/// let a captured request be replayed once its id is forgotten: the window
+/// is refused above an hour.
+#[test]
+fn a_timestamp_window_longer_than_an_hour_is_refused() {
+    let mut config = SlackConfig::new("xoxb-1", "secret", CHANNEL, "T0FAKE");
+    config.timestamp_window = Duration::from_secs(3600);
+    SlackChannel::new(config.clone()).expect("an hour is allowed");
+    for window in [Duration::from_secs(3601), Duration::from_secs(2 * 86_400)] {
+        config.timestamp_window = window;
+        let error = SlackChannel::new(config.clone()).expect_err("refused");
+        assert!(error.message.contains("timestamp_window"), "{error}");
+    }
+}
+
 #[tokio::test]
 async fn verify_callback_checks_the_window_at_a_given_time() {
     let fake = fake().await;
