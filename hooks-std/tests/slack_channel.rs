@@ -24,8 +24,8 @@ use axum::http::{HeaderMap, HeaderValue};
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::gate::channel::slack::{
-    FakeSlack, FakeSlackConfig, SIGNATURE_HEADER, SlackChannel, SlackClick, TIMESTAMP_HEADER,
-    signature, verify_signature,
+    FakeSlack, FakeSlackConfig, SIGNATURE_HEADER, SlackChannel, SlackClick, SlackConfig,
+    TIMESTAMP_HEADER, signature, verify_signature,
 };
 use hooks_std::gate::channel::{Callback, CallbackError, Channel, RawCallback};
 use hooks_std::gate::{
@@ -630,6 +630,45 @@ async fn the_initiator_scope_admits_only_the_initiator() {
     assert!(call.await.expect("task").tool_ran);
 }
 
+/// The note a refused presser gets names who may approve, and those names
+/// come from the request (the requester's id, the agent, the org): they are
+/// shown as the message shows them, hidden characters escaped and the text
+/// kept to a size Slack takes, so a note cannot be reordered by a bidi
+/// control or refused for its length.
+#[tokio::test]
+async fn refusal_notes_escape_hidden_characters_and_stay_short() {
+    let fake = fake().await;
+    let replica = in_memory_replica(&fake, json!({"timeout": "30s"})).await;
+    let requester = format!("alice\u{202E}nimda{}", "\u{200B}x".repeat(30_000));
+    let ctx = HookContext::tool_call("oa__purchase_pay", json!({"amount": 60_000}))
+        .with_conversation("conv-1")
+        .with_tool_call_id("c1")
+        .with_agent("finance-bot")
+        .with_user(requester.as_str())
+        .with_org("acme")
+        .with_metadata("requires_confirmation", true);
+    let call = start(&replica, ctx);
+    let id = message_posted(&fake, 1).await;
+    press(
+        &fake,
+        &replica,
+        &SlackClick::new(&id, Decision::Approve, BOB),
+    )
+    .await;
+    let note = ephemeral(&fake, 1, BOB).await;
+    assert!(note.starts_with("You may not decide"), "{note}");
+    assert!(!note.contains('\u{202E}'), "bidi control shown raw: {note}");
+    assert!(!note.contains('\u{200B}'), "zero-width space shown raw");
+    assert!(note.contains("\\u202E"), "{note}");
+    assert!(
+        note.chars().count() <= 4000,
+        "{} characters",
+        note.chars().count()
+    );
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    call.abort();
+}
+
 #[tokio::test]
 async fn malformed_and_random_bodies_get_a_4xx_and_change_nothing() {
     let (fake, replica, call, id) = pending().await;
@@ -744,6 +783,49 @@ async fn messages_escape_markup_and_hidden_characters() {
     assert!(shown.contains("contains hidden characters"), "{shown}");
 }
 
+/// The model writes the tool name (and a caller the ids shown next to it):
+/// values long enough, or full of characters that escaping lengthens, must
+/// still give a message Slack accepts, or the request could never be
+/// approved and its outcome never shown.
+#[tokio::test]
+async fn oversized_values_still_give_a_message_slack_accepts() {
+    let fake = fake().await;
+    let channel = SlackChannel::new(fake.slack_config(CHANNEL)).expect("channel");
+    let mut hostile = request("r-long");
+    hostile.tool_name = format!("pay_{}", "&".repeat(4000));
+    hostile.agent_id = "<".repeat(3000);
+    hostile.initiator_user_id = ">".repeat(3000);
+    hostile.org_id = "o".repeat(3000);
+    hostile.approver_scope = ApproverScope::Initiator;
+    hostile.approver_allowlist = vec!["&".repeat(2000), "<".repeat(2000)];
+    let reference = channel
+        .send_card(&hostile)
+        .await
+        .expect("the approval message is accepted");
+    let posted = &fake.messages()[0];
+    let shown = posted.blocks.to_string();
+    assert!(
+        shown.contains("pay_&amp;"),
+        "the tool is still named: {shown}"
+    );
+    assert!(!shown.contains("<!"), "{shown}");
+    assert_eq!(
+        posted.blocks.as_array().unwrap().last().unwrap()["type"],
+        "actions"
+    );
+
+    hostile.message_ref = Some(reference);
+    hostile.status = ConfirmationStatus::Rejected;
+    hostile.decided_by = Some("&".repeat(3000));
+    hostile.decided_at_ms = Some(1_700_000_100_000);
+    hostile.reason = Some("<".repeat(5000));
+    channel
+        .update_card(&hostile)
+        .await
+        .expect("the outcome message is accepted");
+    assert_eq!(fake.updates().len(), 1);
+}
+
 #[tokio::test]
 async fn a_rate_limited_call_waits_for_retry_after_and_succeeds() {
     let fake = fake().await;
@@ -767,6 +849,82 @@ async fn a_rate_limited_call_waits_for_retry_after_and_succeeds() {
     fake.rate_limit_next(10);
     let error = channel.send_card(&request("r2")).await.unwrap_err();
     assert!(error.message.contains("still rate limited"), "{error}");
+}
+
+/// A rate limit announced to last longer than the channel waits is not
+/// waited out and retried early (a retry before Slack's reset is refused
+/// again, and the gate's delivery deadline would pass meanwhile): the call
+/// fails at once, saying when Slack allows the next request.
+#[tokio::test]
+async fn a_rate_limit_longer_than_the_longest_wait_fails_at_once() {
+    let fake = fake().await;
+    let channel = SlackChannel::new(fake.slack_config(CHANNEL)).expect("channel");
+    fake.set_retry_after(Some(3600));
+    fake.rate_limit_next(1);
+    let started = Instant::now();
+    let error = tokio::time::timeout(Duration::from_secs(5), channel.send_card(&request("r1")))
+        .await
+        .expect("does not wait out an hour-long rate limit")
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2), "failed at once");
+    assert!(error.message.contains("rate limited"), "{error}");
+    assert!(error.message.contains("3600"), "{error}");
+    assert_eq!(fake.api_calls(), 1, "not retried before the reset");
+    assert!(fake.messages().is_empty());
+}
+
+/// A Web API that misbehaves — never answers, answers HTML, an `ok: false`
+/// without a usable error name, `ok: true` without a `ts`, a server error —
+/// fails the delivery promptly and clearly: nothing hangs the gate and
+/// nothing counts as posted.
+#[tokio::test]
+async fn a_misbehaving_web_api_fails_promptly() {
+    use axum::response::IntoResponse;
+    let answers: Vec<(&str, u16, &str)> = vec![
+        ("silent", 200, ""),
+        ("html", 200, "<html>gateway</html>"),
+        ("numeric error", 200, r#"{"ok": false, "error": 123}"#),
+        ("no ok", 200, r#"{"error": "invalid_auth"}"#),
+        ("ok without ts", 200, r#"{"ok": true}"#),
+        ("server error", 500, r#"{"ok": true, "ts": "1.2"}"#),
+        ("array", 200, r#"[{"ok": true, "ts": "1.2"}]"#),
+    ];
+    for (what, status, body) in answers {
+        let silent = what == "silent";
+        let app = Router::new().route(
+            "/{method}",
+            axum::routing::post(move || async move {
+                if silent {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                (
+                    axum::http::StatusCode::from_u16(status).expect("status"),
+                    body,
+                )
+                    .into_response()
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let mut config = SlackConfig::new("xoxb-1", "secret", CHANNEL, "T0FAKE");
+        config.base_url = base;
+        config.request_timeout = Duration::from_millis(300);
+        let channel = SlackChannel::new(config).expect("channel");
+        let started = Instant::now();
+        let error = tokio::time::timeout(Duration::from_secs(5), channel.send_card(&request("r1")))
+            .await
+            .unwrap_or_else(|_| panic!("{what}: the call hung"))
+            .expect_err(what);
+        assert!(started.elapsed() < Duration::from_secs(2), "{what}: slow");
+        assert!(error.message.contains("failed"), "{what}: {error}");
+        if silent {
+            assert!(error.message.contains("did not answer"), "{error}");
+        }
+        server.abort();
+    }
 }
 
 #[tokio::test]
@@ -944,6 +1102,21 @@ async fn signatures_match_openssl() {
         signed.signature,
         openssl_signature("fake-signing-secret", &signed.timestamp, &signed.body).unwrap()
     );
+}
+
+/// A timestamp window as long as the time click ids are remembered would
+/// let a captured request be replayed once its id is forgotten: the window
+/// is refused above an hour.
+#[test]
+fn a_timestamp_window_longer_than_an_hour_is_refused() {
+    let mut config = SlackConfig::new("xoxb-1", "secret", CHANNEL, "T0FAKE");
+    config.timestamp_window = Duration::from_secs(3600);
+    SlackChannel::new(config.clone()).expect("an hour is allowed");
+    for window in [Duration::from_secs(3601), Duration::from_secs(2 * 86_400)] {
+        config.timestamp_window = window;
+        let error = SlackChannel::new(config.clone()).expect_err("refused");
+        assert!(error.message.contains("timestamp_window"), "{error}");
+    }
 }
 
 #[tokio::test]

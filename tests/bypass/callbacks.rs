@@ -1,6 +1,6 @@
 //! Approval callbacks: what someone who can reach the callback URL (or who
 //! sits in another chat, or is not in scope) sends to approve a payment, and
-//! the one click that may.
+//! the one click that may — on Feishu and on Slack.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,8 +10,12 @@ use axum::Router;
 use hooks::std_hooks::gate::channel::feishu::{
     CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, SignedCallback, signature,
 };
+use hooks::std_hooks::gate::channel::slack::{
+    FakeSlack, FakeSlackConfig, SignedRequest as SlackSigned, SlackChannel, SlackClick,
+    signature as slack_signature,
+};
 use hooks::std_hooks::gate::{
-    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
+    Approvals, ApprovalsConfig, ConfirmationStatus, ConfirmationStore, Decision, StaticDirectory,
 };
 use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
@@ -158,5 +162,194 @@ async fn only_a_genuine_click_in_scope_decides() {
         status >= 400 || reply["toast"]["content"] == json!("This click was already handled."),
         "a replay is not a second approval: {status} {reply}"
     );
+    assert_eq!(paid.load(Ordering::SeqCst), 1, "the payment ran once");
+}
+
+/// The same attacks on the Slack interactivity endpoint: forged, tampered,
+/// stale and replayed requests are refused unread (401); genuine Slack
+/// requests from another workspace or channel, or pressed by someone out of
+/// scope or unknown, are refused with a note to the presser; the one
+/// genuine click decides once and its duplicate changes nothing.
+#[tokio::test]
+async fn only_a_genuine_slack_click_in_scope_decides() {
+    const SLACK_CHANNEL: &str = "C0FINANCE";
+    let slack = FakeSlack::start(FakeSlackConfig::default())
+        .await
+        .expect("fake Slack");
+    let other_app = FakeSlack::start(FakeSlackConfig {
+        signing_secret: "another app's signing secret".to_owned(),
+        ..FakeSlackConfig::default()
+    })
+    .await
+    .expect("second fake");
+    let database = Database::in_memory().await.expect("database");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(SlackChannel::new(slack.slack_config(SLACK_CHANNEL)).expect("channel")),
+        Arc::new(
+            StaticDirectory::new()
+                .person("slack", "U0ALICE", "alice", "acme")
+                .person("slack", "U0BOB", "bob", "acme")
+                // Alice's Feishu id means nothing to the Slack channel.
+                .person("feishu", "U0EVE", "alice", "acme"),
+        ),
+        ApprovalsConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/slack", listener.local_addr().expect("addr"));
+    let app = Router::new().nest("/slack", approvals.router());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
+    let resources = Resources::new()
+        .with(DATABASE, database)
+        .with(APPROVALS, approvals.clone())
+        .with(ORG_MODES, modes);
+    let config = AgentConfig::parse(
+        "agent: payer\nrequire_confirmation_for_all: true\n",
+        ConfigFormat::Yaml,
+        "bypass.yaml",
+        None,
+    )
+    .expect("config");
+    let agent = Agent::build(config, &resources).expect("agent");
+
+    // Alice's agent asks to pay; only Alice (the initiator) may approve.
+    let paid = Arc::new(AtomicUsize::new(0));
+    let counter = paid.clone();
+    let pending = tokio::spawn(async move {
+        let ctx = agent
+            .context("oa__pay", json!({"amount": 60000, "payee": "acme"}))
+            .with_user("alice")
+            .with_org("acme")
+            .with_conversation("c-1")
+            .with_tool_call_id("call-1");
+        agent
+            .call_tool(ctx, async move |_: &Value| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, String>(json!("paid"))
+            })
+            .await
+    });
+    let message = slack
+        .wait_for_message(1, Duration::from_secs(5))
+        .await
+        .expect("an approval message");
+    let id = message.request_id().expect("request id");
+    let payload_for = |click: SlackClick| slack.block_actions_payload(&click).expect("payload");
+    let genuine = payload_for(SlackClick::new(&id, Decision::Approve, "U0ALICE"));
+
+    // Refused before the body is read: 401.
+    let mut unverifiable: Vec<(&str, SlackSigned)> = Vec::new();
+    unverifiable.push(("signed with another app's secret", other_app.sign(&genuine)));
+    let mut tampered = slack.sign(&genuine);
+    let at = tampered.body.len() - 3;
+    tampered.body[at] ^= 1;
+    unverifiable.push(("a body byte flipped", tampered));
+    let mut guessed = slack.sign(&genuine);
+    guessed.signature = slack_signature("guess", &guessed.timestamp, &guessed.body);
+    unverifiable.push(("a guessed signature", guessed));
+    let mut unsigned = slack.sign(&genuine);
+    unsigned.signature = String::new();
+    unverifiable.push(("no signature", unsigned));
+    let mut upper = slack.sign(&genuine);
+    upper.signature = upper.signature.to_uppercase();
+    unverifiable.push(("the signature in capitals", upper));
+    unverifiable.push((
+        "replayed ten minutes later",
+        slack.sign_at(&genuine, now() - 600),
+    ));
+    unverifiable.push(("an hour old", slack.sign_at(&genuine, now() - 3600)));
+    unverifiable.push(("from the future", slack.sign_at(&genuine, now() + 3600)));
+    let mut fresh_stamp = slack.sign_at(&genuine, now() - 600);
+    fresh_stamp.timestamp = now().to_string();
+    unverifiable.push(("an old signature with a fresh timestamp", fresh_stamp));
+    for (why, request) in &unverifiable {
+        let (status, reply) = slack.deliver(&url, request).await;
+        assert_eq!(status, 401, "{why}: answered {status} {reply}");
+    }
+
+    // Genuine Slack requests that must decide nothing: 200, a note to the
+    // presser, and the request still pending.
+    let refused = [
+        (
+            "from another workspace",
+            payload_for(SlackClick::new(&id, Decision::Approve, "U0ALICE").in_team("T0OTHER")),
+            "U0ALICE",
+        ),
+        (
+            "from another channel",
+            payload_for(
+                SlackClick::new(&id, Decision::Approve, "U0ALICE").in_channel("C0ELSEWHERE"),
+            ),
+            "U0ALICE",
+        ),
+        (
+            "pressed by someone out of scope",
+            payload_for(SlackClick::new(&id, Decision::Approve, "U0BOB")),
+            "U0BOB",
+        ),
+        (
+            "pressed by someone unknown",
+            payload_for(SlackClick::new(&id, Decision::Approve, "U0MALLORY")),
+            "U0MALLORY",
+        ),
+        (
+            "pressed with an id known only to another channel kind",
+            payload_for(SlackClick::new(&id, Decision::Approve, "U0EVE")),
+            "U0EVE",
+        ),
+    ];
+    for (count, (why, payload, presser)) in refused.iter().enumerate() {
+        let (status, reply) = slack.deliver(&url, &slack.sign(payload)).await;
+        assert_eq!(status, 200, "{why}: answered {status} {reply}");
+        let note = slack
+            .wait_for_ephemeral(count + 1, Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|| panic!("{why}: the presser is told why"));
+        assert_eq!(note.user, *presser, "{why}");
+        assert!(!pending.is_finished(), "{why} decided the request");
+    }
+    let stored = approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("request");
+    assert_eq!(stored.status, ConfirmationStatus::Pending);
+    assert!(
+        slack.updates().is_empty(),
+        "no refused press redrew the message"
+    );
+    assert_eq!(paid.load(Ordering::SeqCst), 0);
+
+    // The genuine click decides, once; its duplicate delivery changes nothing.
+    let signed = slack.sign(&genuine);
+    let (status, _) = slack.deliver(&url, &signed).await;
+    assert_eq!(status, 200);
+    let report = tokio::time::timeout(Duration::from_secs(5), pending)
+        .await
+        .expect("the approval wakes the call")
+        .expect("task");
+    assert!(report.tool_ran, "{}", report.observation);
+    let (status, _) = slack.deliver(&url, &signed).await;
+    assert_eq!(status, 200);
+    let note = slack
+        .wait_for_ephemeral(refused.len() + 1, Duration::from_secs(5))
+        .await
+        .expect("the duplicate is answered");
+    assert_eq!(note.text, "This click was already handled.");
+    // A second, genuine press of Reject after the approval changes nothing either.
+    let late = payload_for(SlackClick::new(&id, Decision::Reject, "U0ALICE"));
+    assert_eq!(slack.deliver(&url, &slack.sign(&late)).await.0, 200);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let stored = approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("request");
+    assert_eq!(stored.status, ConfirmationStatus::Approved);
     assert_eq!(paid.load(Ordering::SeqCst), 1, "the payment ran once");
 }

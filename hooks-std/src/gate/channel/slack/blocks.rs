@@ -24,6 +24,14 @@ const SECTION_TEXT_LIMIT: usize = 3000;
 /// Slack's limit on the text of a header block.
 const HEADER_TEXT_LIMIT: usize = 150;
 
+/// How many characters (once escaped) one value of the summary may take:
+/// the summary's five values and labels stay within [`SECTION_TEXT_LIMIT`].
+const SUMMARY_VALUE_LIMIT: usize = 500;
+
+/// How many characters (once escaped) the approvers or the reason may take
+/// in their section, leaving room for the label and status line.
+const LONG_VALUE_LIMIT: usize = 2000;
+
 /// The `action_id` of a decision button: `{decision}:{request id}`.
 pub fn action_id(request_id: &str, decision: Decision) -> String {
     format!("{}:{request_id}", decision.as_str())
@@ -40,14 +48,14 @@ pub fn button_value(request_id: &str, decision: Decision) -> String {
 /// may approve, and an actions block with Approve and Reject buttons.
 pub fn approval_message(request: &ConfirmationRequest) -> Value {
     let mut shown = Shown::default();
-    let tool = shown.plain(&request.tool_name);
+    let tool = clip_chars(&shown.plain(&request.tool_name), HEADER_TEXT_LIMIT);
     let title = format!("Approval needed: {tool}");
     let mut blocks = vec![header(&title)];
     let summary = summary(request, &mut shown);
     let args = args_section(request, &mut shown);
     let who = format!(
         "*Who may approve:* {}",
-        code(&mut shown, &request.approvers_text())
+        code_within(&mut shown, &request.approvers_text(), LONG_VALUE_LIMIT)
     );
     if shown.had_hidden {
         blocks.push(hidden_warning());
@@ -78,7 +86,7 @@ pub fn outcome_message(request: &ConfirmationRequest, clicker: Option<&str>) -> 
     let decider = request
         .decided_by
         .as_deref()
-        .map(|decider| shown.plain(decider))
+        .map(|decider| clip_chars(&shown.plain(decider), HEADER_TEXT_LIMIT))
         .unwrap_or_else(|| "unknown".to_owned());
     let title = match request.status {
         ConfirmationStatus::Approved => format!("Approved by {decider}"),
@@ -108,7 +116,10 @@ pub fn outcome_message(request: &ConfirmationRequest, clicker: Option<&str>) -> 
         .map(str::trim)
         .filter(|reason| !reason.is_empty())
     {
-        status.push_str(&format!("\n*Reason:* {}", code(&mut shown, reason)));
+        status.push_str(&format!(
+            "\n*Reason:* {}",
+            code_within(&mut shown, reason, LONG_VALUE_LIMIT)
+        ));
     }
     let mut blocks = vec![header(&title)];
     if shown.had_hidden {
@@ -128,11 +139,11 @@ fn summary(request: &ConfirmationRequest, shown: &mut Shown) -> String {
     format!(
         "*Tool:* {tool}\n*Agent:* {agent}\n*Requested by:* {requester}\n*Org:* {org}\n\
          *Request id:* {id}\n*Deadline:* {deadline}",
-        tool = code(shown, &request.tool_name),
-        agent = code(shown, &request.agent_id),
-        requester = code(shown, &request.initiator_user_id),
-        org = code(shown, &request.org_id),
-        id = code(shown, &request.id),
+        tool = code_within(shown, &request.tool_name, SUMMARY_VALUE_LIMIT),
+        agent = code_within(shown, &request.agent_id, SUMMARY_VALUE_LIMIT),
+        requester = code_within(shown, &request.initiator_user_id, SUMMARY_VALUE_LIMIT),
+        org = code_within(shown, &request.org_id, SUMMARY_VALUE_LIMIT),
+        id = code_within(shown, &request.id, SUMMARY_VALUE_LIMIT),
         deadline = format_utc(request.expires_at_ms),
     )
 }
@@ -158,19 +169,55 @@ fn args_section(request: &ConfirmationRequest, shown: &mut Shown) -> Vec<Value> 
             "elements": [{"type": "mrkdwn", "text": format!(
                 "*⚠ The arguments are longer than shown.* The approval covers all of them \
                  (digest {}); inspect request {} before approving.",
-                code(shown, &request.args_digest),
-                code(shown, &request.id)
+                code_within(shown, &request.args_digest, SUMMARY_VALUE_LIMIT),
+                code_within(shown, &request.id, SUMMARY_VALUE_LIMIT)
             )}],
         }));
     }
     blocks
 }
 
-/// `text` as a mrkdwn code span that cannot be broken out of (`—` if empty).
-fn code(shown: &mut Shown, text: &str) -> String {
+/// `text` as a mrkdwn code span that cannot be broken out of (`—` if
+/// empty), cut so the escaped text holds at most `max_chars` characters
+/// ([`escape_within`]).
+fn code_within(shown: &mut Shown, text: &str, max_chars: usize) -> String {
     match shown.code_text(text) {
-        Some(text) => format!("`{}`", escape(&text)),
+        Some(text) => format!("`{}`", escape_within(&text, max_chars)),
         None => "—".to_owned(),
+    }
+}
+
+/// [`escape`]d `text` cut to at most `max_chars` characters (ending in `…`
+/// when cut). The cut is made before escaping, one character at a time, so
+/// it never splits an entity such as `&amp;`.
+pub(crate) fn escape_within(text: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        let escaped = escape(ch.encode_utf8(&mut [0; 4]));
+        let width = escaped.chars().count();
+        // Room is kept for the `…` unless this is the last character.
+        let room = if chars.peek().is_some() {
+            max_chars.saturating_sub(1)
+        } else {
+            max_chars
+        };
+        if used + width > room {
+            out.push('…');
+            break;
+        }
+        used += width;
+        out.push_str(&escaped);
+    }
+    out
+}
+
+/// `text` cut to at most `max_chars` characters, ending in `…` when cut.
+fn clip_chars(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars.saturating_sub(1)) {
+        Some((cut, _)) if text.chars().count() > max_chars => format!("{}…", &text[..cut]),
+        _ => text.to_owned(),
     }
 }
 

@@ -7,7 +7,7 @@ use axum::http::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::blocks::{approval_message, escape, outcome_message};
+use super::blocks::{approval_message, escape_within, outcome_message};
 use super::callback::{scoped_channel_id, verify_at};
 use super::config::SlackConfig;
 use crate::gate::channel::wire::{clip, snippet, unix_now};
@@ -16,13 +16,19 @@ use crate::gate::channel::{
     RawCallback, ToastKind,
 };
 use crate::gate::{ConfirmationRequest, ConfirmationStatus};
+use crate::text::escape_hidden;
 
-/// The longest wait for a rate limit to reset before retrying.
+/// The longest wait for a rate limit to reset before retrying; a call told
+/// to wait longer fails instead.
 pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(30);
 
 /// The first backoff when a rate-limited response has no `Retry-After`; it
 /// doubles on each retry.
 pub const INITIAL_RATE_LIMIT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The longest note (in characters, once escaped) told to a presser whose
+/// press changed nothing; Slack advises keeping a message's `text` under 4000.
+const EPHEMERAL_TEXT_LIMIT: usize = 3000;
 
 const JSON_UTF8: &str = "application/json; charset=utf-8";
 
@@ -32,8 +38,9 @@ const JSON_UTF8: &str = "application/json; charset=utf-8";
 /// ephemeral message.
 ///
 /// Web API calls authenticate with the bot token. A rate-limited call (HTTP
-/// 429, or `ok: false` with `ratelimited`) waits `Retry-After` seconds (at
-/// most [`MAX_RATE_LIMIT_WAIT`]), or backs off exponentially from
+/// 429, or `ok: false` with `ratelimited`) waits `Retry-After` seconds
+/// (and fails at once when Slack asks for longer than
+/// [`MAX_RATE_LIMIT_WAIT`]), or backs off exponentially from
 /// [`INITIAL_RATE_LIMIT_BACKOFF`], and is retried up to
 /// `max_rate_limit_retries` times. Any other `ok: false` fails the call with
 /// Slack's error name and what to do about it; a message that cannot be
@@ -148,7 +155,18 @@ impl SlackChannel {
                         status.as_u16()
                     )));
                 }
-                let wait = rate_limit_wait(&headers, retries);
+                let wait = match rate_limit_wait(&headers, retries) {
+                    Ok(wait) => wait,
+                    Err(announced) => {
+                        return Err(self.error(format!(
+                            "{what} failed: rate limited by Slack (HTTP {}), which allows the \
+                             next request in {announced} seconds, longer than the {} seconds \
+                             this channel waits; slow down approval traffic and try again later",
+                            status.as_u16(),
+                            MAX_RATE_LIMIT_WAIT.as_secs()
+                        )));
+                    }
+                };
                 tracing::debug!(?wait, retries, method, "slack: rate limited, waiting");
                 tokio::time::sleep(wait).await;
                 retries += 1;
@@ -233,7 +251,15 @@ impl SlackChannel {
         text: &str,
     ) -> Result<(), ChannelError> {
         let what = format!("telling {user} why their press changed nothing");
-        let body = json!({"channel": channel, "user": user, "text": escape(text)});
+        // The note can name values from the request (who may approve): shown
+        // like the message shows them, hidden characters escaped, and within
+        // what Slack takes.
+        let shown = escape_hidden(text).text;
+        let body = json!({
+            "channel": channel,
+            "user": user,
+            "text": escape_within(&shown, EPHEMERAL_TEXT_LIMIT),
+        });
         self.call(&what, "chat.postEphemeral", &body).await?;
         Ok(())
     }
@@ -274,17 +300,21 @@ fn hint(error: &str, channel_id: &str) -> String {
 }
 
 /// How long to wait before retry number `retries` (0-based) of a
-/// rate-limited call: `Retry-After` seconds, or an exponential backoff.
-fn rate_limit_wait(headers: &HeaderMap, retries: u32) -> Duration {
+/// rate-limited call: `Retry-After` seconds, or an exponential backoff when
+/// it is absent or not a number of seconds. `Err` holds the announced
+/// seconds when they exceed [`MAX_RATE_LIMIT_WAIT`]: a retry sooner would be
+/// refused again, so the call fails instead of waiting.
+fn rate_limit_wait(headers: &HeaderMap, retries: u32) -> Result<Duration, u64> {
     let after = headers
         .get(RETRY_AFTER)
         .and_then(|value| value.to_str().ok())
         .and_then(|text| text.trim().parse::<u64>().ok());
     match after {
-        Some(secs) => Duration::from_secs(secs).min(MAX_RATE_LIMIT_WAIT),
-        None => INITIAL_RATE_LIMIT_BACKOFF
+        Some(secs) if secs > MAX_RATE_LIMIT_WAIT.as_secs() => Err(secs),
+        Some(secs) => Ok(Duration::from_secs(secs)),
+        None => Ok(INITIAL_RATE_LIMIT_BACKOFF
             .saturating_mul(2u32.saturating_pow(retries))
-            .min(MAX_RATE_LIMIT_WAIT),
+            .min(MAX_RATE_LIMIT_WAIT)),
     }
 }
 
@@ -408,15 +438,28 @@ mod tests {
     #[test]
     fn rate_limit_waits() {
         let mut headers = HeaderMap::new();
-        assert_eq!(rate_limit_wait(&headers, 0), Duration::from_secs(1));
-        assert_eq!(rate_limit_wait(&headers, 2), Duration::from_secs(4));
-        assert_eq!(rate_limit_wait(&headers, 40), MAX_RATE_LIMIT_WAIT);
+        assert_eq!(rate_limit_wait(&headers, 0), Ok(Duration::from_secs(1)));
+        assert_eq!(rate_limit_wait(&headers, 2), Ok(Duration::from_secs(4)));
+        assert_eq!(rate_limit_wait(&headers, 40), Ok(MAX_RATE_LIMIT_WAIT));
         headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
-        assert_eq!(rate_limit_wait(&headers, 5), Duration::from_secs(2));
+        assert_eq!(rate_limit_wait(&headers, 5), Ok(Duration::from_secs(2)));
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("30"));
+        assert_eq!(rate_limit_wait(&headers, 0), Ok(MAX_RATE_LIMIT_WAIT));
         headers.insert(RETRY_AFTER, HeaderValue::from_static("3600"));
-        assert_eq!(rate_limit_wait(&headers, 0), MAX_RATE_LIMIT_WAIT);
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("-1"));
-        assert_eq!(rate_limit_wait(&headers, 0), Duration::from_secs(1));
+        assert_eq!(rate_limit_wait(&headers, 0), Err(3600));
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("99999999999999999999999"),
+        );
+        assert_eq!(rate_limit_wait(&headers, 1), Ok(Duration::from_secs(2)));
+        for odd in ["-1", "1.5", "Wed, 21 Oct 2026 07:28:00 GMT", ""] {
+            headers.insert(RETRY_AFTER, HeaderValue::from_static(odd));
+            assert_eq!(
+                rate_limit_wait(&headers, 0),
+                Ok(Duration::from_secs(1)),
+                "{odd}"
+            );
+        }
     }
 
     #[test]

@@ -9,6 +9,12 @@ use serde::Deserialize;
 
 use crate::gate::channel::ChannelError;
 
+/// The longest [`SlackConfig::timestamp_window`] accepted. Click ids are
+/// remembered for the approvals' `event_retention` (a day by default); a
+/// window that long would let a captured request be replayed once its id is
+/// forgotten.
+pub const MAX_TIMESTAMP_WINDOW: Duration = Duration::from_secs(3600);
+
 /// The Slack Web API base URL.
 pub const SLACK_API_BASE_URL: &str = "https://slack.com/api";
 
@@ -34,7 +40,8 @@ pub struct SlackConfig {
     /// another workspace is refused.
     pub team_id: String,
     /// How far a request's `X-Slack-Request-Timestamp` may be from now
-    /// (default 5 minutes); older or newer requests are refused as replays.
+    /// (default 5 minutes, at most [`MAX_TIMESTAMP_WINDOW`]); older or newer
+    /// requests are refused as replays.
     pub timestamp_window: Duration,
     /// The timeout of each Web API request (default 10 s).
     pub request_timeout: Duration,
@@ -126,6 +133,13 @@ impl SlackConfig {
             return Err(invalid(
                 "timestamp_window must be longer than zero, e.g. \"5m\"",
             ));
+        }
+        if self.timestamp_window > MAX_TIMESTAMP_WINDOW {
+            return Err(invalid(format!(
+                "timestamp_window {:?} is longer than {:?}: a signed request could be replayed \
+                 once its click id is forgotten; use Slack's 5 minutes (\"5m\")",
+                self.timestamp_window, MAX_TIMESTAMP_WINDOW
+            )));
         }
         Ok(())
     }

@@ -563,6 +563,40 @@ fn buttons(blocks: &Value) -> Vec<Value> {
     found
 }
 
+/// Slack's size limits on what a message holds, as the Web API enforces
+/// them: a header's text 150 characters, a section's or context element's
+/// text 3000, a button's `value` 2000 and `action_id` 255, the `text`
+/// fallback 40000 (`msg_too_long`).
+fn over_limits(text: &str, blocks: &Value) -> Option<&'static str> {
+    if text.chars().count() > 40_000 {
+        return Some("msg_too_long");
+    }
+    let chars = |value: &Value| value.as_str().map_or(0, |text| text.chars().count());
+    for block in blocks.as_array().into_iter().flatten() {
+        let too_long = match block["type"].as_str() {
+            Some("header") => chars(&block["text"]["text"]) > 150,
+            Some("section") => chars(&block["text"]["text"]) > 3000,
+            Some("context") => block["elements"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|element| chars(&element["text"]) > 3000),
+            Some("actions") => block["elements"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|element| {
+                    chars(&element["value"]) > 2000 || chars(&element["action_id"]) > 255
+                }),
+            _ => false,
+        };
+        if too_long {
+            return Some("invalid_blocks");
+        }
+    }
+    None
+}
+
 fn answer(status: StatusCode, body: Value) -> Response {
     (status, axum::Json(body)).into_response()
 }
@@ -655,6 +689,9 @@ async fn api_endpoint(
     }
     if text.is_empty() && blocks.is_null() {
         return failure("no_text");
+    }
+    if let Some(error) = over_limits(&text, &blocks) {
+        return failure(error);
     }
     match method.as_str() {
         "chat.postMessage" => {

@@ -37,7 +37,7 @@ mod signature;
 pub use blocks::{ACTIONS_BLOCK_ID, action_id, approval_message, button_value, outcome_message};
 pub use callback::{BLOCK_ACTIONS, MAX_CALLBACK_BODY};
 pub use client::{INITIAL_RATE_LIMIT_BACKOFF, MAX_RATE_LIMIT_WAIT, SlackChannel};
-pub use config::{SLACK_API_BASE_URL, SlackConfig, SlackSettings};
+pub use config::{MAX_TIMESTAMP_WINDOW, SLACK_API_BASE_URL, SlackConfig, SlackSettings};
 #[cfg(feature = "test-util")]
 pub use fake::{
     EphemeralMessage, FakeSlack, FakeSlackConfig, MessageUpdate, PostedMessage, SignedRequest,
