@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::run_hook::{HookFailure, Started, guarded, next_triggered, start};
+use super::run_hook::{Guarded, HookFailure, Started, guarded, next_triggered, start};
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, ToolOutcome};
 use crate::hook::{ErrorPolicy, Hook};
@@ -26,6 +26,21 @@ pub(crate) enum Step {
         /// Why: what the LLM (or the caller) sees.
         reason: String,
     },
+}
+
+/// Awaits a hook that waits, timing it, under the trace contract: it is
+/// timed from when it handed back its future, and a decision that arrives
+/// after its timeout (it blocked its thread past the deadline, where the
+/// timer could not cancel it) is a time-out: the decision is dropped.
+async fn wait(guarded: Guarded<'_>) -> (Result<HookResult, HookFailure>, Option<Duration>) {
+    let timeout = guarded.timeout();
+    let started = Instant::now();
+    let outcome = guarded.await;
+    let elapsed = started.elapsed();
+    match outcome {
+        Ok(_) if elapsed > timeout => (Err(HookFailure::TimedOut(timeout)), Some(elapsed)),
+        outcome => (outcome, Some(elapsed)),
+    }
 }
 
 /// One chain in progress: the call as the hooks so far left it.
@@ -102,13 +117,8 @@ impl<'c> Chain<'c> {
     }
 
     /// Runs one hook that matched (or whose trigger check failed:
-    /// `trigger_failure`) and settles its outcome.
-    ///
-    /// The trace contract: a hook that decided at once is recorded without
-    /// a clock read; only a hook that waited is timed (from when it handed
-    /// back its future), and a waiting hook whose decision arrives after its
-    /// timeout (it blocked its thread past the deadline, where the timer
-    /// could not cancel it) has timed out: its decision is dropped.
+    /// `trigger_failure`) and settles its outcome. Explain's dry run walks
+    /// the hooks itself and calls this for each.
     #[inline(always)]
     pub(crate) async fn run_hook<H: Hook + ?Sized>(
         &mut self,
@@ -120,18 +130,7 @@ impl<'c> Chain<'c> {
             Some(failure) => (Err(failure), None),
             None => match start(hook, self.ctx) {
                 Started::Ready(outcome) => (outcome, None),
-                Started::Pending(guarded) => {
-                    let timeout = guarded.timeout();
-                    let started = Instant::now();
-                    let outcome = guarded.await;
-                    let elapsed = started.elapsed();
-                    match outcome {
-                        Ok(_) if elapsed > timeout => {
-                            (Err(HookFailure::TimedOut(timeout)), Some(elapsed))
-                        }
-                        outcome => (outcome, Some(elapsed)),
-                    }
-                }
+                Started::Pending(guarded) => wait(guarded).await,
             },
         };
         self.settle(hook, index, outcome, duration)

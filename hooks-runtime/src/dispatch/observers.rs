@@ -30,6 +30,7 @@ impl HookRegistry {
         clippy::type_complexity,
         reason = "the future is unnameable; boxing it is the point"
     )]
+    #[inline(always)]
     pub(super) fn conclude(
         &self,
         state: CallState,

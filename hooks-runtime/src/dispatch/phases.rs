@@ -77,23 +77,29 @@ impl HookRegistry {
     /// assert_eq!(report.observation, Observation::Output(json!("hi")));
     /// # });
     /// ```
-    pub async fn run_pre_tool_use(&self, ctx: HookContext) -> PreToolUse {
-        let started = self.observation_clock();
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn would keep a second copy of `ctx` in its future"
+    )]
+    pub fn run_pre_tool_use(&self, ctx: HookContext) -> impl Future<Output = PreToolUse> + '_ {
         let mut state = CallState::new(self, ctx);
-        let call = Unfinished::new(self, started, &mut state);
-        let blocked = self.pre_phase(call.state).await;
-        call.finish();
-        match blocked {
-            None => PreToolUse::Proceed(PendingToolCall {
-                registry: self.clone(),
-                state: Some(state),
-                started,
-            }),
-            Some(observation) => {
-                PreToolUse::Blocked(match self.conclude(state, observation, false, started) {
-                    Ok(report) => report,
-                    Err(observing) => observing.await,
-                })
+        async move {
+            let started = self.observation_clock();
+            let call = Unfinished::new(self, started, &mut state);
+            let blocked = self.pre_phase(call.state).await;
+            call.finish();
+            match blocked {
+                None => PreToolUse::Proceed(PendingToolCall {
+                    registry: self.clone(),
+                    state: Some(state),
+                    started,
+                }),
+                Some(observation) => {
+                    PreToolUse::Blocked(match self.conclude(state, observation, false, started) {
+                        Ok(report) => report,
+                        Err(observing) => observing.await,
+                    })
+                }
             }
         }
     }

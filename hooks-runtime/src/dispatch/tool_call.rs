@@ -98,12 +98,13 @@ impl HookRegistry {
         T: AsyncFnOnce(&Value) -> Result<Value, E>,
         E: fmt::Display,
     {
-        // Not an `async fn`: an async fn keeps a second copy of its by-value
-        // arguments in its future, and this future is moved on every call,
-        // so its size is time.
+        // Not an `async fn`, and the call's state built before the `async`
+        // block: a by-value argument captured by the block would keep a
+        // second copy of the context in the future, and the future is moved
+        // on every call (by whoever awaits it), so its size is time.
+        let mut state = CallState::new(self, ctx);
         async move {
             let started = self.observation_clock();
-            let mut state = CallState::new(self, ctx);
             // Until the report is built, a caller that drops this future
             // (a timeout around the call, say) still gets the call observed.
             let call = Unfinished::new(self, started, &mut state);

@@ -13,6 +13,10 @@ pub(crate) fn problem(name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("the tool call has no tool name".to_owned());
     }
+    // Most names are printable ASCII: one pass over the bytes settles them.
+    if name.bytes().all(|byte| matches!(byte, b' '..=b'~')) {
+        return None;
+    }
     let bad = name.chars().find(|&c| is_hidden(c))?;
     Some(format!(
         "the tool name contains the control or invisible character U+{:04X}; \
