@@ -8,6 +8,7 @@ use hooks_runtime::{
     Agent, HookContext, HookRegistry, Observation,
     config::{AgentConfig, ConfigFormat},
     factory::Resources,
+    trace::ExplainOutcome,
 };
 use hooks_std::gate::NO_APPROVAL_CHANNEL;
 use hooks_std::{
@@ -164,6 +165,10 @@ async fn an_agent_without_approvals_builds_and_blocks_only_what_needs_approval()
     let flagged = plain
         .context("oa__pay", json!({"amount": 10}))
         .with_metadata("requires_confirmation", json!(true));
+    // A dry run says the same: blocked, not "would ask" (nobody could be asked).
+    let dry = plain.registry().explain(flagged.clone(), false).await;
+    assert_eq!(dry.outcome, ExplainOutcome::Blocked, "{dry:?}");
+    assert_eq!(dry.blocked_by.as_deref(), Some("approval_gate"));
     let flagged = call(&plain, flagged).await;
     assert!(!flagged.tool_ran);
     assert_eq!(flagged.stopped_by(), Some("approval_gate"));
