@@ -126,8 +126,25 @@ fn plan() -> Vec<Step> {
     ]
 }
 
+// Errors are printed as people read them (`Display`, with their causes),
+// not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            let mut cause = error.source();
+            while let Some(inner) = cause {
+                eprintln!("  caused by: {inner}");
+                cause = inner.source();
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // The platform: a fake Feishu Open API on loopback.
     let feishu = FakeFeishu::start(FakeFeishuConfig::default()).await?;
 

@@ -28,8 +28,25 @@ use serde_json::{Value, json};
 const CHANNEL: &str = "C0FINANCE";
 const OPERATOR: &str = "U0WANGFANG";
 
+// Errors are printed as people read them (`Display`, with their causes),
+// not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            let mut cause = error.source();
+            while let Some(inner) = cause {
+                eprintln!("  caused by: {inner}");
+                cause = inner.source();
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // The platform side: a fake Slack that records messages and can "click".
     let slack = FakeSlack::start(FakeSlackConfig::default()).await?;
     println!("fake Slack Web API listening at {}", slack.base_url());

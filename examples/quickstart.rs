@@ -73,8 +73,25 @@ async fn run_tool(name: &str, args: &Value) -> Result<Value, String> {
     }
 }
 
+// Errors are printed as people read them (`Display`, with their causes),
+// not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            let mut cause = error.source();
+            while let Some(inner) = cause {
+                eprintln!("  caused by: {inner}");
+                cause = inner.source();
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let registry = HookRegistry::from_registered()?;
     println!("Hooks, in run order:\n{}", registry.describe());
 

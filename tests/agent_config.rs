@@ -7,7 +7,7 @@ use hooks::{
     config::{AgentConfig, AgentConfigErrors, ConfigFormat, ConfigShape},
     factory::Resources,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[pre_tool_use(when = tool_name == "config_probe")]
 async fn config_probe(_: &HookContext) -> HookResult {
@@ -329,19 +329,36 @@ hooks:
     );
 }
 
+/// Without approval machinery an agent still builds, with the gate
+/// attached: a call that needs approval is blocked (nobody could be asked),
+/// with what to configure; other calls run.
 #[tokio::test]
-async fn without_the_approval_machinery_no_agent_builds() {
+async fn without_the_approval_machinery_the_agent_builds_and_gated_calls_are_blocked() {
     let config = AgentConfig::parse("agent: lonely", ConfigFormat::Yaml, "lonely.yaml", None)
         .expect("parses");
-    let errors = config
+    let registry = config
         .build_registry(&Resources::new())
-        .expect_err("no gate, no agent");
+        .unwrap_or_else(|errors| panic!("builds without approvals: {errors}"));
+    assert!(registry.describe().contains("approval_gate"));
+    let flagged = HookContext::tool_call("oa__pay", json!({}))
+        .with_metadata("requires_confirmation", json!(true));
+    let report = registry
+        .run_tool_call(flagged, async |_: &Value| Ok::<_, String>(json!("paid")))
+        .await;
+    assert!(!report.tool_ran);
     assert!(
-        errors
-            .to_string()
-            .contains("approval_gate (attached to every agent)"),
-        "{errors}"
+        report.observation.to_string().contains(
+            "this call needs approval, and no approval channel is configured: add an \
+             `approval_gate` entry"
+        ),
+        "{}",
+        report.observation
     );
+    let plain = HookContext::tool_call("crm__get", json!({}));
+    let report = registry
+        .run_tool_call(plain, async |_: &Value| Ok::<_, String>(json!("read")))
+        .await;
+    assert!(report.tool_ran, "{}", report.observation);
 }
 
 #[tokio::test]

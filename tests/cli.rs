@@ -151,6 +151,90 @@ fn explain_escapes_what_it_prints_so_a_pasted_call_cannot_forge_lines() {
     assert_eq!(out.status.code(), Some(3), "a refused tool name blocks");
 }
 
+/// The outcome `explain --format json` reports, and the exit code it gives.
+fn explain_json(args: &[&str]) -> (Option<i32>, Value) {
+    let mut args = args.to_vec();
+    args.extend(["--format", "json"]);
+    let out = hooks(&args);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)));
+    (out.status.code(), report)
+}
+
+/// A CI job tells the four outcomes apart by exit code alone: 0 would go
+/// ahead, 3 would be blocked, 4 would ask for approval, 5 would run a
+/// command whose verdict is unknown; `--format json` says the same.
+#[test]
+fn explain_exit_codes_tell_go_ahead_block_ask_and_unknown_apart() {
+    let pay = [
+        "explain",
+        AGENT,
+        "--tool",
+        "oa__purchase_pay",
+        "--args",
+        r#"{"amount": 60000}"#,
+    ];
+    let read = [
+        "explain",
+        AGENT,
+        "--tool",
+        "sql_query",
+        "--args",
+        r#"{"sql": "SELECT 1"}"#,
+    ];
+    let write = [
+        "explain",
+        AGENT,
+        "--tool",
+        "sql_exec",
+        "--args",
+        r#"{"sql": "DELETE FROM invoices"}"#,
+        "--org",
+        "acme",
+        "--read-only-org",
+        "acme",
+    ];
+    let shell = [
+        "explain",
+        AGENT,
+        "--tool",
+        "shell_exec",
+        "--args",
+        r#"{"command": "ls"}"#,
+    ];
+    for (args, code, outcome, last_line) in [
+        (&read[..], 0, "go_ahead", "=> would go ahead"),
+        (&write[..], 3, "blocked", "=> blocked by `readonly_guard`"),
+        (
+            &pay[..],
+            4,
+            "would_ask",
+            "=> would ask for approval; goes ahead only if approved",
+        ),
+        (
+            &shell[..],
+            5,
+            "would_run",
+            "=> depends on a command hook's verdict (--run-commands to run it)",
+        ),
+    ] {
+        let out = hooks(args);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(code), "{args:?}\n{stdout}");
+        assert_eq!(stdout.lines().last(), Some(last_line), "{stdout}");
+        let (json_code, report) = explain_json(args);
+        assert_eq!(json_code, Some(code), "{report}");
+        assert_eq!(report["outcome"], outcome, "{report}");
+        assert_eq!(report["exit_code"], code, "{report}");
+    }
+
+    // Run, the command's verdict is known: `ls` goes ahead.
+    let mut ran = shell.to_vec();
+    ran.push("--run-commands");
+    let out = hooks(&ran);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
 #[test]
 fn explain_reports_the_gate_and_commands_without_running_them() {
     let pay = hooks(&[
@@ -161,7 +245,7 @@ fn explain_reports_the_gate_and_commands_without_running_them() {
         "--args",
         r#"{"amount": 60000}"#,
     ]);
-    assert_eq!(pay.status.code(), Some(0));
+    assert_eq!(pay.status.code(), Some(4));
     assert_contains(
         &text(&pay.stdout),
         &["approval_gate", "would ask for approval"],
@@ -176,7 +260,7 @@ fn explain_reports_the_gate_and_commands_without_running_them() {
         r#"{"command": "rm -rf /"}"#,
     ];
     let dry = hooks(&shell);
-    assert_eq!(dry.status.code(), Some(0));
+    assert_eq!(dry.status.code(), Some(5));
     assert_contains(&text(&dry.stdout), &["would run its command"]);
 
     let mut run = shell.to_vec();
@@ -185,17 +269,15 @@ fn explain_reports_the_gate_and_commands_without_running_them() {
     assert_eq!(ran.status.code(), Some(3), "{}", text(&ran.stdout));
     assert_contains(&text(&ran.stdout), &["destructive shell command refused"]);
 
-    let json = hooks(&[
+    let (code, report) = explain_json(&[
         "explain",
         AGENT,
         "--tool",
         "oa__purchase_pay",
         "--args",
         r#"{"amount": 60000}"#,
-        "--format",
-        "json",
     ]);
-    let report: Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(code, Some(4));
     assert_eq!(report["steps"][1]["name"], "approval_gate");
     assert_eq!(report["steps"][1]["verdict"], "would_ask");
     assert_eq!(report["blocked_by"], Value::Null);

@@ -79,6 +79,7 @@ async fn hooks_run_by_priority_then_name_whatever_the_registration_order() {
 
 // ---- rewrites and blocks --------------------------------------------------
 
+const CAP_LIMIT_LINE: u32 = line!() + 1;
 #[pre_tool_use(priority = 1, when = tool_name == "limit_probe")]
 async fn cap_limit(ctx: &HookContext) -> HookResult {
     let limit = ctx.tool_args["limit"].as_i64().unwrap_or(0);
@@ -536,9 +537,15 @@ fn duplicate_names_are_an_error() {
         .registered_named(["cap_limit", "cap_limit"])
         .build()
         .expect_err("duplicate");
+    // One attribute named twice: both places are the attribute's.
+    let at = format!("tests/dispatch.rs:{CAP_LIMIT_LINE}");
     assert_eq!(
         error.to_string(),
-        "duplicate hook name \"cap_limit\" (pre_tool_use and pre_tool_use); hook names must be unique within a registry"
+        format!(
+            "duplicate hook name \"cap_limit\": declared at {at} (pre_tool_use) and {at} \
+             (pre_tool_use), the same declaration added twice; hook names must be unique within \
+             a registry, so rename one (or add it once)"
+        )
     );
 }
 

@@ -196,6 +196,7 @@ pub(crate) fn expand(point: HookPoint, attr: TokenStream, item: TokenStream) -> 
                     #krate::HookPoint::#point_variant,
                     || #krate::RegisteredHook::#wrap(#krate::Arc::new(HookImpl)),
                 )
+                .at(::core::file!(), ::core::line!())
             }
         };
     }

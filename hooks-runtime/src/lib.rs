@@ -68,8 +68,8 @@ pub use result::HookResult;
 /// What each hook did in one call (or would do, in a dry run).
 pub mod trace {
     pub use crate::dispatch::{
-        CallTrace, Decision, EntryStatus, ExplainStep, ExplainVerdict, Explanation, HookFailure,
-        HookRun, TraceEntry, in_dry_run,
+        CallTrace, Decision, EntryStatus, ExplainOutcome, ExplainStep, ExplainVerdict, Explanation,
+        HookFailure, HookRun, TraceEntry, in_dry_run,
     };
 }
 

@@ -86,7 +86,8 @@ pub enum FactoryError {
 /// Builds the standard hook `name` from `config` (`null` for its defaults)
 /// and the [`Resources`] it needs: a [`DATABASE`] (the audit log; the rate
 /// limit's `database` backend; the read-only guard's org modes when no
-/// [`ORG_MODES`] is given) and [`APPROVALS`] (the approval gate). The
+/// [`ORG_MODES`] is given) and [`APPROVALS`] (the approval gate; without
+/// it the gate blocks every call that needs approval). The
 /// approval gate comes with its "ask" handler, as its factory builds it.
 /// Built outside an agent's config, the gate asks for every call only if
 /// its own config says `require_confirmation_for_all: true`.
@@ -196,20 +197,18 @@ where
 
 /// The gate from its config, the agent's settings and the approval
 /// machinery: it asks for every call when its own config or the agent's
-/// `require_confirmation_for_all` says so.
+/// `require_confirmation_for_all` says so. Without an [`APPROVALS`]
+/// resource the gate is still built, and blocks every call that would need
+/// approval (unless its config selects a channel: then the missing resource
+/// is an error).
 fn approval_gate(input: &FactoryInput<'_>) -> Result<Arc<ApprovalGate>, FactoryError> {
-    let approvals =
-        input
-            .resources
-            .get(APPROVALS)
-            .cloned()
-            .ok_or(FactoryError::MissingResource {
-                hook: ApprovalGate::NAME,
-                what: APPROVALS.name(),
-            })?;
     let mut config: ApprovalGateConfig = parse_config(ApprovalGate::NAME, input.config)?;
     config.require_confirmation_for_all |= input.agent.require_confirmation_for_all;
-    Ok(Arc::new(ApprovalGate::with_config(approvals, config)?))
+    let gate = match input.resources.get(APPROVALS) {
+        Some(approvals) => ApprovalGate::with_config(approvals.clone(), config)?,
+        None => ApprovalGate::without_approvals(config)?,
+    };
+    Ok(Arc::new(gate))
 }
 
 /// Registers a runtime factory for each standard hook, all built by

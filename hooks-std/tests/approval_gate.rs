@@ -227,6 +227,37 @@ async fn rejected_calls_are_blocked_with_who_rejected() {
     assert_eq!(reason, "rejected by bob: no reason given");
 }
 
+/// The reason a rejecter types reaches the blocked call's refusal (what the
+/// LLM sees), its trace and the stored request.
+#[tokio::test]
+async fn a_rejection_reason_reaches_the_refusal_and_the_trace() {
+    let (fake, replica, call, id) = pending().await;
+    let click = CardClick::new(&id, Decision::Reject, "ou_bob", CHAT)
+        .with_reason("  over budget this quarter  ");
+    let (code, reply) = fake
+        .click(&replica.callback_url, &click)
+        .await
+        .expect("the card has that button");
+    assert_eq!(code, 200, "{reply}");
+    let report = call.await.expect("task");
+    assert!(!report.tool_ran);
+    let Observation::Blocked { hook, reason } = &report.observation else {
+        panic!("{:?}", report.observation);
+    };
+    assert_eq!(hook, "approval_gate");
+    assert_eq!(reason, "rejected by bob: over budget this quarter");
+    let trace = report.trace.to_string();
+    assert!(trace.contains("over budget this quarter"), "{trace}");
+    let stored = replica
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("request");
+    assert_eq!(stored.reason.as_deref(), Some("over budget this quarter"));
+}
+
 #[tokio::test]
 async fn no_decision_before_the_deadline_expires_the_request() {
     let fake = fake().await;

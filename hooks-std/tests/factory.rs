@@ -4,7 +4,13 @@ mod support;
 
 use std::sync::Arc;
 
-use hooks_runtime::{HookContext, HookRegistry, Observation, factory::Resources};
+use hooks_runtime::{
+    Agent, HookContext, HookRegistry, Observation,
+    config::{AgentConfig, ConfigFormat},
+    factory::Resources,
+    trace::ExplainOutcome,
+};
+use hooks_std::gate::NO_APPROVAL_CHANNEL;
 use hooks_std::{
     DATABASE, Database, FactoryError, ORG_MODES, OrgModeSource, StaticOrgModes, build_std_hook,
 };
@@ -88,7 +94,7 @@ async fn bad_names_configs_and_missing_resources_are_errors() {
     );
 
     let none = Resources::new();
-    for name in ["audit_log", "readonly_guard", "approval_gate"] {
+    for name in ["audit_log", "readonly_guard"] {
         let missing = build_std_hook(name, &json!(null), &none)
             .err()
             .expect("an error");
@@ -124,4 +130,88 @@ async fn org_modes_of_a_concrete_type_are_found_under_their_key() {
         .await;
     assert!(!report.tool_ran, "{}", report.observation);
     assert_eq!(report.stopped_by(), Some("readonly_guard"));
+}
+
+/// An agent that gates nothing needs no approval machinery: it builds with
+/// a read-only guard and a rate limit alone, its ordinary calls run, and a
+/// call that would need approval is blocked (nobody could be asked), with a
+/// message saying what to configure.
+#[tokio::test]
+async fn an_agent_without_approvals_builds_and_blocks_only_what_needs_approval() {
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(["frozen"]));
+    let resources = Resources::new().with(ORG_MODES, modes);
+    let agent = |yaml: &str| {
+        let config =
+            AgentConfig::parse(yaml, ConfigFormat::Yaml, "agent.yaml", None).expect("parses");
+        Agent::build(config, &resources).unwrap_or_else(|errors| panic!("builds: {errors}"))
+    };
+    let call = async |agent: &Agent, ctx: HookContext| {
+        agent
+            .call_tool(ctx, async |_: &Value| Ok::<_, String>(json!("done")))
+            .await
+    };
+    let plain = agent(
+        "agent: plain\nhooks:\n  class_hooks:\n    - readonly_guard\n    \
+         - name: connector_rate_limit\n      config: { per_user_per_minute: 5 }\n",
+    );
+    assert!(
+        plain.registry().describe().contains("approval_gate"),
+        "the gate is attached anyway"
+    );
+    let ordinary = call(&plain, plain.context("crm__get", json!({"id": 1}))).await;
+    assert!(ordinary.tool_ran, "{}", ordinary.observation);
+    assert_eq!(ordinary.observation, Observation::Output(json!("done")));
+
+    let flagged = plain
+        .context("oa__pay", json!({"amount": 10}))
+        .with_metadata("requires_confirmation", json!(true));
+    // A dry run says the same: blocked, not "would ask" (nobody could be asked).
+    let dry = plain.registry().explain(flagged.clone(), false).await;
+    assert_eq!(dry.outcome, ExplainOutcome::Blocked, "{dry:?}");
+    assert_eq!(dry.blocked_by.as_deref(), Some("approval_gate"));
+    let flagged = call(&plain, flagged).await;
+    assert!(!flagged.tool_ran);
+    assert_eq!(flagged.stopped_by(), Some("approval_gate"));
+    let text = flagged.observation.to_string();
+    assert!(
+        text.contains("this call needs approval, and no approval channel is configured: add"),
+        "{text}"
+    );
+
+    let all = agent("agent: careful\nrequire_confirmation_for_all: true\n");
+    let gated = call(&all, all.context("crm__get", json!({"id": 1}))).await;
+    assert!(!gated.tool_ran);
+    assert!(
+        gated.observation.to_string().contains(NO_APPROVAL_CHANNEL),
+        "{}",
+        gated.observation
+    );
+
+    let by_when = agent(
+        "agent: when\nhooks:\n  class_hooks:\n    - name: approval_gate\n      \
+         config: { when: 'tool_name == \"oa__pay\"' }\n",
+    );
+    let paid = call(&by_when, by_when.context("oa__pay", json!({}))).await;
+    assert_eq!(paid.stopped_by(), Some("approval_gate"));
+    let read = call(&by_when, by_when.context("crm__get", json!({}))).await;
+    assert!(read.tool_ran, "{}", read.observation);
+}
+
+/// A gate config that selects a channel means approvals were meant: without
+/// the machinery the agent does not build, and the error says what to add.
+#[tokio::test]
+async fn a_gate_that_names_a_channel_still_needs_the_approval_machinery() {
+    let error = build_std_hook(
+        "approval_gate",
+        &json!({"channel": "slack", "slack": {
+            "team_id": "T1", "channel_id": "C1",
+            "bot_token_env": "SLACK_BOT_TOKEN", "signing_secret_env": "SLACK_SIGNING_SECRET"
+        }}),
+        &Resources::new(),
+    )
+    .err()
+    .expect("an error");
+    let text = error.to_string();
+    assert!(text.contains("no approval machinery was given"), "{text}");
+    assert!(text.contains("APPROVALS"), "{text}");
 }

@@ -15,7 +15,8 @@ use hooks_std::gate::channel::feishu::{
     SIGNATURE_HEADER, SignedCallback, TIMESTAMP_HEADER, encrypt, signature,
 };
 use hooks_std::gate::channel::{
-    Callback, CallbackError, CallbackReply, Channel, DecisionCallback, RawCallback, ToastKind,
+    Callback, CallbackError, CallbackReply, Channel, DecisionCallback, MAX_DECISION_REASON_CHARS,
+    RawCallback, ToastKind,
 };
 use hooks_std::gate::{
     ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
@@ -628,6 +629,27 @@ async fn the_outcome_card_escapes_and_flags_too() {
 
 // ---------------------------------------------------------------- callbacks
 
+/// A typed reason decodes trimmed, a blank one as none, and a long one is
+/// cut to its limit with a mark.
+#[tokio::test]
+async fn a_click_reason_decodes_trimmed_blank_as_none_and_long_cut() {
+    let (fake, channel) = setup().await;
+    channel.send_card(&request("req-7")).await.unwrap();
+    let reason_of = |reason: &str| {
+        let click = CardClick::new("req-7", Decision::Reject, "ou_cfo", CHAT).with_reason(reason);
+        let event = fake.card_action_event(&click).unwrap();
+        match verify(&channel, &fake.seal(&event)).unwrap() {
+            Callback::Decision(decision) => decision.reason,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(reason_of(" too risky\n").as_deref(), Some("too risky"));
+    assert_eq!(reason_of("   "), None);
+    let long = reason_of(&"é".repeat(MAX_DECISION_REASON_CHARS + 40)).expect("a reason");
+    assert_eq!(long.chars().count(), MAX_DECISION_REASON_CHARS + 1);
+    assert!(long.ends_with('…'), "{long}");
+}
+
 #[tokio::test]
 async fn a_sealed_click_decodes_to_the_decision() {
     let (fake, channel) = setup().await;
@@ -648,6 +670,7 @@ async fn a_sealed_click_decodes_to_the_decision() {
             operator: "ou_cfo".to_owned(),
             channel_id: CHAT.to_owned(),
             message_ref: Some(message_id),
+            reason: None,
         })
     );
     // A button that no card carries cannot be pressed.

@@ -283,6 +283,27 @@ async fn approved_calls_run_and_the_message_shows_who_approved() {
     );
 }
 
+/// The reason a rejecter types in Slack reaches the blocked call's refusal
+/// and its trace.
+#[tokio::test]
+async fn a_rejection_reason_reaches_the_refusal_and_the_trace() {
+    let (fake, replica, call, id) = pending().await;
+    press(
+        &fake,
+        &replica,
+        &SlackClick::new(&id, Decision::Reject, ALICE).with_reason("wrong vendor"),
+    )
+    .await;
+    let report = call.await.expect("task");
+    assert!(!report.tool_ran);
+    let Observation::Blocked { hook, reason } = &report.observation else {
+        panic!("{:?}", report.observation);
+    };
+    assert_eq!(hook, "approval_gate");
+    assert_eq!(reason, "rejected by alice: wrong vendor");
+    assert!(report.trace.to_string().contains("wrong vendor"));
+}
+
 #[tokio::test]
 async fn rejected_calls_are_blocked_with_who_rejected() {
     let (fake, replica, call, id) = pending().await;

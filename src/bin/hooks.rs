@@ -7,13 +7,18 @@
 //! ```
 //!
 //! Exit codes: 0 — the config is valid (`check`) or the call would go ahead
-//! (`explain`; possibly after an approval or a command's verdict); 1 — the
-//! config is invalid; 2 — bad usage; 3 — the call would be blocked.
+//! (`explain`); 1 — the config is invalid; 2 — bad usage; 3 — the call would
+//! be blocked; 4 — it would ask a person for approval; 5 — it would run a
+//! command hook whose verdict is unknown without `--run-commands`.
 
 use std::process::ExitCode;
 
 use hooks::std_hooks::offline_resources;
-use hooks::{HookContext, HookRegistry, config::AgentConfig, trace::ExplainVerdict};
+use hooks::{
+    HookContext, HookRegistry,
+    config::AgentConfig,
+    trace::{ExplainOutcome, ExplainVerdict},
+};
 use serde_json::{Value, json};
 
 const USAGE: &str = "\
@@ -32,7 +37,9 @@ explain  dry-runs one tool call through the pre hooks without running the tool:
          approval gate shows as \"would ask\" and command hooks as \"would run\"
          unless --run-commands is given.
 
-exit codes: 0 ok / would go ahead, 1 invalid config, 2 bad usage, 3 would be blocked";
+exit codes: 0 ok / would go ahead, 1 invalid config, 2 bad usage,
+            3 would be blocked, 4 would ask for approval,
+            5 would run a command whose verdict is unknown (no --run-commands)";
 
 /// Parsed command line.
 struct Options {
@@ -224,12 +231,15 @@ async fn explain(config: &AgentConfig, registry: &HookRegistry, options: &Option
         }
     }
     let explanation = registry.explain(ctx, options.run_commands).await;
+    let code = exit_code(explanation.outcome);
     if options.json {
-        println!(
-            "{}",
-            serde_json::to_string(&explanation)
-                .unwrap_or_else(|e| json!({"error": e.to_string()}).to_string())
-        );
+        // The explanation, with the exit code it leads to beside its outcome.
+        let mut value =
+            serde_json::to_value(&explanation).unwrap_or_else(|e| json!({"error": e.to_string()}));
+        if let Some(object) = value.as_object_mut() {
+            object.insert("exit_code".to_owned(), json!(code));
+        }
+        println!("{value}");
     } else {
         // Everything printed here may come from the model's call (pasted
         // into the command line) or quote it (reasons, failures, rewritten
@@ -267,15 +277,27 @@ async fn explain(config: &AgentConfig, registry: &HookRegistry, options: &Option
                 printable(&verdict)
             );
         }
-        match &explanation.blocked_by {
-            Some(hook) => println!("=> blocked by `{}`", printable(hook)),
-            None => println!("=> would go ahead"),
+        match (&explanation.blocked_by, explanation.outcome) {
+            (Some(hook), _) => println!("=> blocked by `{}`", printable(hook)),
+            (None, ExplainOutcome::WouldRun) => {
+                println!("=> depends on a command hook's verdict (--run-commands to run it)")
+            }
+            (None, ExplainOutcome::WouldAsk) => {
+                println!("=> would ask for approval; goes ahead only if approved")
+            }
+            (None, _) => println!("=> would go ahead"),
         }
     }
-    if explanation.blocked_by.is_some() {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
+    ExitCode::from(code)
+}
+
+/// The exit code of `explain` for an outcome.
+fn exit_code(outcome: ExplainOutcome) -> u8 {
+    match outcome {
+        ExplainOutcome::GoAhead => 0,
+        ExplainOutcome::Blocked => 3,
+        ExplainOutcome::WouldAsk => 4,
+        ExplainOutcome::WouldRun => 5,
     }
 }
 

@@ -12,7 +12,7 @@ use crate::command::{CommandHook, CommandSpec};
 use crate::factory::{
     AgentSettings, Attach, Built, BuiltItem, FactoryInput, HookFactory, Resources, factories,
 };
-use crate::registry::{HookRegistry, HookRegistryBuilder, registered_hooks};
+use crate::registry::{Declaration, HookRegistry, HookRegistryBuilder, registered_hooks};
 
 /// A registry under construction, and every problem found so far.
 struct Assembly<'c> {
@@ -77,10 +77,15 @@ impl AgentConfig {
             if every_agent.iter().any(|factory| factory.name == entry.name) {
                 continue;
             }
-            if let Some(registration) = registered_hooks().find(|r| r.name() == entry.name) {
+            let mut registrations = registered_hooks().filter(|r| r.name() == entry.name);
+            if let Some(registration) = registrations.next() {
                 if entry.config.is_null() {
-                    assembly.builder =
-                        std::mem::take(&mut assembly.builder).hook(registration.instantiate());
+                    // Every attribute of that name is added, so two are
+                    // reported as a duplicate with where each is declared.
+                    for registration in std::iter::once(registration).chain(registrations) {
+                        assembly.builder = std::mem::take(&mut assembly.builder)
+                            .hook_declared(registration.instantiate(), registration.declaration());
+                    }
                 } else {
                     assembly.error(
                         Some(entry.entry.clone()),
@@ -138,8 +143,9 @@ impl AgentConfig {
             }
             match CommandHook::new(spec, assembly.ask.clone()) {
                 Ok(hook) => {
-                    assembly.builder =
-                        std::mem::take(&mut assembly.builder).hook(hook.into_registered());
+                    let at = assembly.declared(&entry.entry);
+                    assembly.builder = std::mem::take(&mut assembly.builder)
+                        .hook_declared(hook.into_registered(), Some(at));
                 }
                 Err(problem) => assembly.error(Some(entry.entry.clone()), problem.to_string()),
             }
@@ -186,6 +192,14 @@ impl AgentConfig {
 }
 
 impl Assembly<'_> {
+    /// A config entry of this agent's file, as a declaration.
+    fn declared(&self, entry: &str) -> Declaration {
+        Declaration::ConfigEntry {
+            file: self.config.source.clone(),
+            entry: entry.to_owned(),
+        }
+    }
+
     fn error(&mut self, entry: Option<String>, message: impl Into<String>) {
         self.errors
             .push(AgentConfigError::new(&self.config.source, entry, message));
@@ -200,12 +214,23 @@ impl Assembly<'_> {
         settings: AgentSettings,
         resources: &Resources,
     ) {
-        if factories().filter(|f| f.name == factory.name).count() > 1 {
+        let same_name: Vec<&HookFactory> = factories().filter(|f| f.name == factory.name).collect();
+        if same_name.len() > 1 {
+            let places: Vec<String> = same_name
+                .iter()
+                .map(|f| match f.declaration() {
+                    Some(at) => at.to_string(),
+                    None => "an unknown place".to_owned(),
+                })
+                .collect();
             self.error(
                 Some(entry),
                 format!(
-                    "two hook factories are registered as \"{}\"; rename one so the config is unambiguous",
-                    factory.name
+                    "{} hook factories are registered as \"{}\" (declared at {}); rename one so \
+                     the config is unambiguous",
+                    same_name.len(),
+                    factory.name,
+                    places.join(" and ")
                 ),
             );
             return;
@@ -228,9 +253,10 @@ impl Assembly<'_> {
             }
             self.ask = Some(handler);
         }
+        let at = self.declared(&entry);
         let builder = std::mem::take(&mut self.builder);
         self.builder = match item {
-            BuiltItem::Hook(hook) => builder.hook(hook),
+            BuiltItem::Hook(hook) => builder.hook_declared(hook, Some(at)),
             BuiltItem::Observer(observer) => builder.observer(observer),
         };
     }

@@ -76,11 +76,47 @@ pub struct ExplainStep {
     pub verdict: ExplainVerdict,
 }
 
+/// What a dry run says of the whole call (serialized in `snake_case`:
+/// `go_ahead`, `blocked`, `would_ask`, `would_run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExplainOutcome {
+    /// Every hook that matched would let it through: the tool would run.
+    GoAhead,
+    /// A hook would block it (or fail closed).
+    Blocked,
+    /// A hook would ask a person for approval, and nothing else is unknown:
+    /// it runs only if approved.
+    WouldAsk,
+    /// A hook would run an external command that was not run (no
+    /// `run_commands`), so its verdict is unknown. This wins over
+    /// [`ExplainOutcome::WouldAsk`]: the command may block, or ask, itself.
+    WouldRun,
+}
+
+impl ExplainOutcome {
+    /// The outcome of these steps, given the hook that blocks, if any.
+    fn of(steps: &[ExplainStep], blocked: bool) -> Self {
+        let any = |wanted: &ExplainVerdict| steps.iter().any(|step| step.verdict == *wanted);
+        if blocked {
+            ExplainOutcome::Blocked
+        } else if any(&ExplainVerdict::WouldRun) {
+            ExplainOutcome::WouldRun
+        } else if any(&ExplainVerdict::WouldAsk) {
+            ExplainOutcome::WouldAsk
+        } else {
+            ExplainOutcome::GoAhead
+        }
+    }
+}
+
 /// The dry run of one call through the pre hooks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Explanation {
     /// The tool.
     pub tool: String,
+    /// What would happen to the call as a whole.
+    pub outcome: ExplainOutcome,
     /// Every pre hook in run order.
     pub steps: Vec<ExplainStep>,
     /// The hook that would block the call, if any.
@@ -146,6 +182,7 @@ impl HookRegistry {
         }
         Explanation {
             tool: ctx.tool_name.clone(),
+            outcome: ExplainOutcome::of(&steps, blocked_by.is_some()),
             steps,
             blocked_by,
         }

@@ -21,7 +21,7 @@ mod trace;
 
 pub(crate) use detached::ObserverTasks;
 pub(crate) use explain::WOULD_ASK;
-pub use explain::{ExplainStep, ExplainVerdict, Explanation, in_dry_run};
+pub use explain::{ExplainOutcome, ExplainStep, ExplainVerdict, Explanation, in_dry_run};
 pub use observation::Observation;
 pub use phases::{PendingToolCall, PreToolUse};
 pub use run_hook::HookFailure;

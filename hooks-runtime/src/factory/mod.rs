@@ -179,6 +179,8 @@ pub struct HookFactory {
     /// Which agents get the hook.
     pub attach: Attach,
     build_fn: BuildFn,
+    /// The `hook_factory!` invocation's file and line, if known.
+    at: Option<(&'static str, u32)>,
 }
 
 impl HookFactory {
@@ -190,6 +192,7 @@ impl HookFactory {
             description,
             attach: Attach::WhenNamed,
             build_fn: build,
+            at: None,
         }
     }
 
@@ -205,7 +208,21 @@ impl HookFactory {
             description,
             attach: Attach::EveryAgent,
             build_fn: build,
+            at: None,
         }
+    }
+
+    /// The same factory, declared at `file:line` (`hook_factory!` passes
+    /// `file!()` and `line!()`), so errors can say where.
+    pub const fn at(mut self, file: &'static str, line: u32) -> Self {
+        self.at = Some((file, line));
+        self
+    }
+
+    /// Where the factory was declared, if known.
+    pub fn declaration(&self) -> Option<crate::registry::Declaration> {
+        self.at
+            .map(|(file, line)| crate::registry::Declaration::Source { file, line })
     }
 
     /// Builds the hook.
@@ -251,11 +268,13 @@ macro_rules! hook_factory {
     (every_agent $name:expr, $description:expr, $build:expr $(,)?) => {
         $crate::__private::inventory::submit! {
             $crate::factory::HookFactory::every_agent($name, $description, $build)
+                .at(::core::file!(), ::core::line!())
         }
     };
     ($name:expr, $description:expr, $build:expr $(,)?) => {
         $crate::__private::inventory::submit! {
             $crate::factory::HookFactory::new($name, $description, $build)
+                .at(::core::file!(), ::core::line!())
         }
     };
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use hooks_when::did_you_mean;
 
 use super::error::RegistryError;
-use super::registration::{RegisteredHook, registered_hooks};
+use super::registration::{Declaration, RegisteredHook, registered_hooks};
 use super::{HookRegistry, Hooks};
 use crate::hook::{PostToolUseHook, PreToolUseHook, SessionStartHook};
 use crate::observer::CallObserver;
@@ -31,7 +31,8 @@ use crate::observer::CallObserver;
 /// ```
 #[derive(Default)]
 pub struct HookRegistryBuilder {
-    hooks: Vec<RegisteredHook>,
+    /// Each hook, with where it was declared (for errors).
+    hooks: Vec<(RegisteredHook, Option<Declaration>)>,
     observers: Vec<Arc<dyn CallObserver>>,
     errors: Vec<RegistryError>,
 }
@@ -44,13 +45,17 @@ impl HookRegistryBuilder {
 
     /// Adds every hook the attributes registered in this program.
     pub fn registered(mut self) -> Self {
-        self.hooks
-            .extend(registered_hooks().map(|registration| registration.instantiate()));
+        self.hooks.extend(
+            registered_hooks()
+                .map(|registration| (registration.instantiate(), registration.declaration())),
+        );
         self
     }
 
     /// Adds the registered hooks with these names, in any order. An unknown name
-    /// is an error (with the closest registered name as a suggestion).
+    /// is an error (with the closest registered name as a suggestion). If
+    /// several attributes registered one name, all are added, so building
+    /// reports the duplicate with where each was declared.
     pub fn registered_named<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -58,36 +63,59 @@ impl HookRegistryBuilder {
     {
         for name in names {
             let name = name.as_ref();
-            match registered_hooks().find(|registration| registration.name() == name) {
-                Some(registration) => self.hooks.push(registration.instantiate()),
-                None => self.errors.push(RegistryError::UnknownHook {
+            let before = self.hooks.len();
+            self.hooks.extend(
+                registered_hooks()
+                    .filter(|registration| registration.name() == name)
+                    .map(|registration| (registration.instantiate(), registration.declaration())),
+            );
+            if self.hooks.len() == before {
+                self.errors.push(RegistryError::UnknownHook {
                     name: name.to_owned(),
                     suggestion: did_you_mean(name, registered_hooks().map(|r| r.name()))
                         .map(str::to_owned),
-                }),
+                });
             }
         }
         self
     }
 
-    /// Adds a pre-tool-use hook instance.
+    /// Adds a pre-tool-use hook instance (declared, for errors, where this
+    /// is called).
+    #[track_caller]
     pub fn pre(self, hook: impl PreToolUseHook + 'static) -> Self {
-        self.hook(RegisteredHook::Pre(Arc::new(hook)))
+        let at = Declaration::caller(std::panic::Location::caller());
+        self.hook_declared(RegisteredHook::Pre(Arc::new(hook)), Some(at))
     }
 
-    /// Adds a post-tool-use hook instance.
+    /// Adds a post-tool-use hook instance (declared, for errors, where this
+    /// is called).
+    #[track_caller]
     pub fn post(self, hook: impl PostToolUseHook + 'static) -> Self {
-        self.hook(RegisteredHook::Post(Arc::new(hook)))
+        let at = Declaration::caller(std::panic::Location::caller());
+        self.hook_declared(RegisteredHook::Post(Arc::new(hook)), Some(at))
     }
 
-    /// Adds a session-start hook instance.
+    /// Adds a session-start hook instance (declared, for errors, where this
+    /// is called).
+    #[track_caller]
     pub fn session_start(self, hook: impl SessionStartHook + 'static) -> Self {
-        self.hook(RegisteredHook::SessionStart(Arc::new(hook)))
+        let at = Declaration::caller(std::panic::Location::caller());
+        self.hook_declared(RegisteredHook::SessionStart(Arc::new(hook)), Some(at))
     }
 
-    /// Adds a hook of any point (shared instances: `RegisteredHook::Pre(arc.clone())`).
-    pub fn hook(mut self, hook: RegisteredHook) -> Self {
-        self.hooks.push(hook);
+    /// Adds a hook of any point (shared instances: `RegisteredHook::Pre(arc.clone())`),
+    /// declared, for errors, where this is called.
+    #[track_caller]
+    pub fn hook(self, hook: RegisteredHook) -> Self {
+        let at = Declaration::caller(std::panic::Location::caller());
+        self.hook_declared(hook, Some(at))
+    }
+
+    /// Adds a hook of any point, declared at `at` (`None`: not known), which
+    /// registry errors name.
+    pub fn hook_declared(mut self, hook: RegisteredHook, at: Option<Declaration>) -> Self {
+        self.hooks.push((hook, at));
         self
     }
 
@@ -98,30 +126,39 @@ impl HookRegistryBuilder {
         self
     }
 
-    /// Adds several hooks.
+    /// Adds several hooks (declared, for errors, where this is called).
+    #[track_caller]
     pub fn hooks<I: IntoIterator<Item = RegisteredHook>>(mut self, hooks: I) -> Self {
-        self.hooks.extend(hooks);
+        let at = Declaration::caller(std::panic::Location::caller());
+        self.hooks
+            .extend(hooks.into_iter().map(|hook| (hook, Some(at.clone()))));
         self
     }
 
     /// Checks names and orders each point's hooks by (priority, name).
     pub fn build(self) -> Result<HookRegistry, RegistryError> {
         let mut errors = self.errors;
-        let mut seen: HashMap<&str, crate::HookPoint> = HashMap::new();
-        for hook in &self.hooks {
+        let mut seen: HashMap<&str, (crate::HookPoint, &Option<Declaration>)> = HashMap::new();
+        for (hook, at) in &self.hooks {
             let name = hook.hook().name();
             if name.is_empty() {
                 errors.push(RegistryError::EmptyName {
                     point: hook.point(),
+                    at: at.clone(),
                 });
                 continue;
             }
-            if let Some(first) = seen.insert(name, hook.point()) {
-                errors.push(RegistryError::DuplicateName {
+            match seen.get(name) {
+                Some(&(first, first_at)) => errors.push(RegistryError::DuplicateName {
                     name: name.to_owned(),
                     first,
+                    first_at: first_at.clone(),
                     second: hook.point(),
-                });
+                    second_at: at.clone(),
+                }),
+                None => {
+                    seen.insert(name, (hook.point(), at));
+                }
             }
         }
         match errors.len() {
@@ -133,7 +170,7 @@ impl HookRegistryBuilder {
             observers: self.observers,
             ..Hooks::default()
         };
-        for hook in self.hooks {
+        for (hook, _) in self.hooks {
             match hook {
                 RegisteredHook::Pre(hook) => hooks.pre.push(hook),
                 RegisteredHook::Post(hook) => hooks.post.push(hook),

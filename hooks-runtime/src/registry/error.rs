@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::registration::Declaration;
+
 /// A reason a registry could not be built. Nothing is built when any occurs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
@@ -15,25 +17,52 @@ pub enum RegistryError {
     },
     /// Two hooks share a name.
     #[error(
-        "duplicate hook name \"{name}\" ({first} and {second}); hook names must be unique within a registry"
+        "duplicate hook name \"{name}\": declared at {} ({first}) and {} ({second}){}; \
+         hook names must be unique within a registry, so rename one (or add it once)",
+        place(.first_at),
+        place(.second_at),
+        same(.first_at, .second_at)
     )]
     DuplicateName {
         /// The shared name.
         name: String,
         /// The point of the first hook with that name.
         first: crate::HookPoint,
+        /// Where the first was declared, if known.
+        first_at: Option<Declaration>,
         /// The point of the second.
         second: crate::HookPoint,
+        /// Where the second was declared, if known.
+        second_at: Option<Declaration>,
     },
     /// A hook has an empty name.
-    #[error("a {point} hook has an empty name; give every hook a name")]
+    #[error("a {point} hook declared at {} has an empty name; give every hook a name", place(.at))]
     EmptyName {
         /// The hook's point.
         point: crate::HookPoint,
+        /// Where it was declared, if known.
+        at: Option<Declaration>,
     },
     /// Several of the above.
     #[error("{}", Lines(.0))]
     Several(Vec<RegistryError>),
+}
+
+/// A declaration's place, or a note that it is not known.
+fn place(at: &Option<Declaration>) -> String {
+    match at {
+        Some(at) => at.to_string(),
+        None => "an unknown place".to_owned(),
+    }
+}
+
+/// A note when both hooks come from one declaration (added twice).
+fn same(first: &Option<Declaration>, second: &Option<Declaration>) -> &'static str {
+    if first.is_some() && first == second {
+        ", the same declaration added twice"
+    } else {
+        ""
+    }
 }
 
 fn suggestion_text(suggestion: &Option<String>) -> String {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 pub use builder::HookRegistryBuilder;
 pub use error::RegistryError;
-pub use registration::{HookRegistration, RegisteredHook, registered_hooks};
+pub use registration::{Declaration, HookRegistration, RegisteredHook, registered_hooks};
 
 use crate::dispatch::ObserverTasks;
 use crate::hook::{PostToolUseHook, PreToolUseHook, SessionStartHook};

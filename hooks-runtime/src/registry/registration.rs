@@ -60,6 +60,45 @@ impl std::fmt::Debug for RegisteredHook {
     }
 }
 
+/// Where a hook was declared, for registry errors.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Declaration {
+    /// In Rust source: an attribute, or the call that added the hook to a
+    /// builder.
+    Source {
+        /// The source file, as `file!()` gives it.
+        file: &'static str,
+        /// The line.
+        line: u32,
+    },
+    /// An entry of an agent config file.
+    ConfigEntry {
+        /// The config file.
+        file: String,
+        /// The entry (`hooks.class_hooks[0] (name)`).
+        entry: String,
+    },
+}
+
+impl Declaration {
+    /// The place `location` points at (from `#[track_caller]`).
+    pub fn caller(location: &'static std::panic::Location<'static>) -> Self {
+        Declaration::Source {
+            file: location.file(),
+            line: location.line(),
+        }
+    }
+}
+
+impl std::fmt::Display for Declaration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Declaration::Source { file, line } => write!(f, "{file}:{line}"),
+            Declaration::ConfigEntry { file, entry } => write!(f, "{file}, {entry}"),
+        }
+    }
+}
+
 /// A link-time registration, submitted by the hook attributes.
 ///
 /// Users do not build these; `#[pre_tool_use]` and friends submit one per hook.
@@ -67,12 +106,32 @@ pub struct HookRegistration {
     name: &'static str,
     point: HookPoint,
     make: fn() -> RegisteredHook,
+    /// The attribute's file and line, if known.
+    at: Option<(&'static str, u32)>,
 }
 
 impl HookRegistration {
     /// A registration for the hook `make` builds.
     pub const fn new(name: &'static str, point: HookPoint, make: fn() -> RegisteredHook) -> Self {
-        HookRegistration { name, point, make }
+        HookRegistration {
+            name,
+            point,
+            make,
+            at: None,
+        }
+    }
+
+    /// The same registration, declared at `file:line` (the attributes pass
+    /// `file!()` and `line!()`), so registry errors can say where.
+    pub const fn at(mut self, file: &'static str, line: u32) -> Self {
+        self.at = Some((file, line));
+        self
+    }
+
+    /// Where the hook was declared, if the registration says.
+    pub fn declaration(&self) -> Option<Declaration> {
+        self.at
+            .map(|(file, line)| Declaration::Source { file, line })
     }
 
     /// The hook's name.

@@ -316,12 +316,13 @@ impl Approvals {
             return self.refuse(callback, refusal).await;
         }
         let recorded = store
-            .decide_for_event(
+            .decide_for_event_with_reason(
                 &callback.event_id,
                 kind,
                 &request.id,
                 callback.decision,
                 &approver.user_id,
+                callback.reason.as_deref(),
                 || window.begin_commit(),
             )
             .await?;

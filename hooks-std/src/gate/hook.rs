@@ -118,6 +118,12 @@ impl Default for ApprovalGateConfig {
     }
 }
 
+/// Why a gate without an approval channel blocks a call that needs approval.
+pub const NO_APPROVAL_CHANNEL: &str = "this call needs approval, and no approval channel is \
+     configured: add an `approval_gate` entry with a `feishu` or `slack` section to the agent's \
+     config, and give the agent an `Approvals` talking through that channel under the \
+     `APPROVALS` resource key (or stop gating this call)";
+
 /// Extra time the hook's own timeout allows beyond the wait, for creating
 /// the request and delivering the card.
 const DELIVERY_ALLOWANCE: Duration = Duration::from_secs(30);
@@ -143,8 +149,14 @@ const CARD_CLAIM_LEASE: Duration = Duration::from_secs(60);
 /// the request expires and the call is blocked. Any failure (database down,
 /// card not delivered) blocks. An approval covers exactly the tool name and
 /// arguments it was asked for: a re-run with other arguments is blocked.
+///
+/// A gate built without an [`Approvals`] ([`ApprovalGate::without_approvals`],
+/// or an agent given none) is still attached: calls it does not trigger on
+/// run as usual, and a call that needs approval is blocked, since nobody
+/// could be asked (fail closed).
 pub struct ApprovalGate {
-    approvals: Approvals,
+    /// `None`: no approval channel is configured.
+    approvals: Option<Approvals>,
     config: ApprovalGateConfig,
     when: Option<When>,
 }
@@ -156,10 +168,31 @@ impl ApprovalGate {
     /// A gate with default config (priority 10, 120 s, initiator approves).
     pub fn new(approvals: Approvals) -> Self {
         ApprovalGate {
-            approvals,
+            approvals: Some(approvals),
             config: ApprovalGateConfig::default(),
             when: None,
         }
+    }
+
+    /// A gate with this config and no approval channel: a call it triggers
+    /// on (or that a command hook asks about) is blocked with a message
+    /// saying what to configure. Fails if the config selects a channel
+    /// (`channel`, `feishu` or `slack`): approvals were meant, so the missing
+    /// [`Approvals`] is an error in the set-up, reported when it is built.
+    pub fn without_approvals(config: ApprovalGateConfig) -> Result<Self, ConfigError> {
+        if let Some(settings) = config.channel_settings()? {
+            return Err(ConfigError::new(
+                Self::NAME,
+                format!(
+                    "the config selects the {} channel \"{}\", but no approval machinery was \
+                     given; start an `Approvals` with the channel the config builds \
+                     (`ChannelSettings::build`) and add it to the resources under `APPROVALS`",
+                    settings.kind(),
+                    settings.channel_id()
+                ),
+            ));
+        }
+        Self::checked(None, config)
     }
 
     /// A gate with this config. If the config selects a channel
@@ -170,10 +203,19 @@ impl ApprovalGate {
         approvals: Approvals,
         config: ApprovalGateConfig,
     ) -> Result<Self, ConfigError> {
+        Self::checked(Some(approvals), config)
+    }
+
+    /// Checks `config` (and that `approvals`, if any, talk through the
+    /// channel it selects) and builds the gate.
+    fn checked(
+        approvals: Option<Approvals>,
+        config: ApprovalGateConfig,
+    ) -> Result<Self, ConfigError> {
         if config.timeout.is_zero() {
             return Err(ConfigError::new(Self::NAME, "`timeout` must not be zero"));
         }
-        if let Some(settings) = config.channel_settings()? {
+        if let (Some(settings), Some(approvals)) = (config.channel_settings()?, &approvals) {
             let channel = approvals.channel();
             let offline = channel.kind() == OfflineChannel.kind();
             if !offline
@@ -225,13 +267,21 @@ impl ApprovalGate {
         }
     }
 
+    /// Whether this gate can ask anyone (it was given an [`Approvals`]).
+    pub fn has_approvals(&self) -> bool {
+        self.approvals.is_some()
+    }
+
     async fn gate(
         &self,
         ctx: &HookContext,
         mode: ConfirmationMode,
     ) -> Result<HookResult, HookError> {
-        let store = self.approvals.store();
-        let channel = self.approvals.channel();
+        let Some(approvals) = &self.approvals else {
+            return Ok(HookResult::block(NO_APPROVAL_CHANNEL));
+        };
+        let store = approvals.store();
+        let channel = approvals.channel();
         let digest = args_digest(&ctx.tool_name, &ctx.tool_args);
         let new = NewConfirmation {
             idempotency_key: idempotency_key(ctx, mode),
@@ -271,7 +321,7 @@ impl ApprovalGate {
             )));
         }
         // Subscribe before looking at the state, so no decision slips between.
-        let mut subscription = self.approvals.subscribe(&request.id);
+        let mut subscription = approvals.subscribe(&request.id);
         // Concurrent runs of one tool call share its request; only the run
         // that claims the card sends it, the others wait for the same decision.
         if request.status == ConfirmationStatus::Pending && request.message_ref.is_none() {
@@ -280,7 +330,7 @@ impl ApprovalGate {
                 .await
                 .map_err(|error| HookError::new(format!("could not claim the card: {error}")))?;
             if let Some(claim) = claim {
-                self.deliver(&request, claim).await?;
+                self.deliver(approvals, &request, claim).await?;
             }
         }
         // The deadline is the one stored with the request, on the database's
@@ -298,7 +348,7 @@ impl ApprovalGate {
                     HookError::new(format!("confirmation request {} disappeared", request.id))
                 })?;
             if current.status.is_terminal() {
-                return self.finish(&current).await;
+                return self.finish(approvals, &current).await;
             }
             let now = clock + millis(started.elapsed());
             let remaining = Duration::from_millis(
@@ -307,8 +357,8 @@ impl ApprovalGate {
             tokio::select! {
                 () = subscription.woken() => {}
                 () = tokio::time::sleep(remaining) => {
-                    if let Some(expired) = self.approvals.expire(&current.id).await.map_err(HookError::new)? {
-                        return self.finish(&expired).await;
+                    if let Some(expired) = approvals.expire(&current.id).await.map_err(HookError::new)? {
+                        return self.finish(approvals, &expired).await;
                     }
                 }
             }
@@ -327,11 +377,12 @@ impl ApprovalGate {
     /// it decides nothing.
     async fn deliver(
         &self,
+        approvals: &Approvals,
         request: &ConfirmationRequest,
         claim: CardClaim,
     ) -> Result<(), HookError> {
-        let store = self.approvals.store();
-        let channel = self.approvals.channel();
+        let store = approvals.store();
+        let channel = approvals.channel();
         let delivery = async {
             let message_ref = channel
                 .send_card(request)
@@ -361,7 +412,7 @@ impl ApprovalGate {
                 channel.kind()
             ),
         };
-        if let Err(cancel_error) = self.approvals.cancel(&request.id, &failure).await {
+        if let Err(cancel_error) = approvals.cancel(&request.id, &failure).await {
             tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
         }
         Err(HookError::new(failure))
@@ -369,10 +420,13 @@ impl ApprovalGate {
 
     /// The verdict on a final request. An approval lets its call run once:
     /// it is stamped as used, and an approval already used blocks.
-    async fn finish(&self, request: &ConfirmationRequest) -> Result<HookResult, HookError> {
+    async fn finish(
+        &self,
+        approvals: &Approvals,
+        request: &ConfirmationRequest,
+    ) -> Result<HookResult, HookError> {
         if request.status == ConfirmationStatus::Approved {
-            let fresh = self
-                .approvals
+            let fresh = approvals
                 .store()
                 .consume(&request.id)
                 .await
@@ -447,7 +501,13 @@ impl Hook for ApprovalGate {
     }
 
     fn dry_run(&self) -> DryRun {
-        DryRun::Ask
+        // Without a channel nobody is asked: the gate blocks at once, and a
+        // dry run can say so.
+        if self.approvals.is_some() {
+            DryRun::Ask
+        } else {
+            DryRun::Evaluate
+        }
     }
 }
 

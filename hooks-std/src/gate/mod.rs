@@ -29,7 +29,7 @@ pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirector
 pub use card_claim::CardClaim;
 pub use columns::UnknownColumnValue;
 pub use digest::args_digest;
-pub use hook::{ApprovalGate, ApprovalGateConfig, ChannelName};
+pub use hook::{ApprovalGate, ApprovalGateConfig, ChannelName, NO_APPROVAL_CHANNEL};
 pub use request::{
     ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
 };

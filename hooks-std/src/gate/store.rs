@@ -340,14 +340,40 @@ impl ConfirmationStore {
         decided_by: &str,
         may_commit: impl FnOnce() -> bool + Send,
     ) -> Result<EventDecision, StorageError> {
+        self.decide_for_event_with_reason(
+            event_id,
+            channel_kind,
+            id,
+            decision,
+            decided_by,
+            None,
+            may_commit,
+        )
+        .await
+    }
+
+    /// [`decide_for_event`](Self::decide_for_event), recording the reason
+    /// the approver gave with the decision (a rejection's reason is what the
+    /// blocked call's refusal quotes).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn decide_for_event_with_reason(
+        &self,
+        event_id: &str,
+        channel_kind: &str,
+        id: &str,
+        decision: Decision,
+        decided_by: &str,
+        reason: Option<&str>,
+        may_commit: impl FnOnce() -> bool + Send,
+    ) -> Result<EventDecision, StorageError> {
         let record_event = self.sql(
             "INSERT INTO callback_events (event_id, channel_kind, received_at_ms) \
              VALUES ($1, $2, {now_ms}) ON CONFLICT (event_id) DO NOTHING",
         );
         let decide = self.sql(
             "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now_ms}, \
-             decided_by = $2, reason = NULL \
-             WHERE id = $3 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
+             decided_by = $2, reason = $3 \
+             WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
         );
         let current = self.sql("SELECT {columns} FROM confirmation_requests WHERE id = $1");
         let expire = self.sql(
@@ -372,6 +398,7 @@ impl ConfirmationStore {
             let decided: Option<ConfirmationRequest> = sqlx::query_as(&decide)
                 .bind(decision.status().as_str())
                 .bind(decided_by)
+                .bind(reason)
                 .bind(id)
                 .fetch_optional(&mut *tx)
                 .await?;

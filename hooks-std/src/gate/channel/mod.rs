@@ -78,6 +78,27 @@ pub struct DecisionCallback {
     pub channel_id: String,
     /// The message the button was on, if the platform says.
     pub message_ref: Option<String>,
+    /// The reason the approver typed with the decision, if any (trimmed,
+    /// at most [`MAX_DECISION_REASON_CHARS`] characters; empty is `None`).
+    pub reason: Option<String>,
+}
+
+/// The longest decision reason kept from a callback, in characters; a
+/// longer one is cut there (on a character boundary) and marked with `…`.
+pub const MAX_DECISION_REASON_CHARS: usize = 500;
+
+/// A reason typed by an approver, as a decision records it: trimmed, `None`
+/// if empty, cut to [`MAX_DECISION_REASON_CHARS`] characters.
+pub(crate) fn decision_reason(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let mut chars = text.char_indices();
+    match chars.nth(MAX_DECISION_REASON_CHARS) {
+        None => Some(text.to_owned()),
+        Some((cut, _)) => Some(format!("{}…", &text[..cut])),
+    }
 }
 
 /// A callback was refused. Nothing changes; the router answers with a 4xx.

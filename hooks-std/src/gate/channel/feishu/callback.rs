@@ -18,7 +18,9 @@ use super::config::FeishuConfig;
 use super::crypto::{decrypt, verify_signature};
 use crate::gate::Decision;
 use crate::gate::channel::wire::{clip, lookup};
-use crate::gate::channel::{Callback, CallbackError, DecisionCallback, RawCallback};
+use crate::gate::channel::{
+    Callback, CallbackError, DecisionCallback, RawCallback, decision_reason,
+};
 
 /// The header carrying the request's Unix time in seconds.
 pub const TIMESTAMP_HEADER: &str = "x-lark-request-timestamp";
@@ -204,6 +206,16 @@ fn decode(config: &FeishuConfig, payload: &Value) -> Result<Callback, CallbackEr
         .and_then(Value::as_str)
         .filter(|text| !text.is_empty())
         .map(str::to_owned);
+    // A reason typed into the card's form arrives as `form_value.reason`.
+    let reason = match lookup(payload, &["event", "action", "form_value", "reason"]) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => decision_reason(text),
+        Some(_) => {
+            return Err(CallbackError::Malformed(
+                "event.action.form_value.reason is not a string".to_owned(),
+            ));
+        }
+    };
     Ok(Callback::Decision(DecisionCallback {
         event_id: event_id.to_owned(),
         request_id: request_id.to_owned(),
@@ -211,6 +223,7 @@ fn decode(config: &FeishuConfig, payload: &Value) -> Result<Callback, CallbackEr
         operator: operator.to_owned(),
         channel_id: channel_id.to_owned(),
         message_ref,
+        reason,
     }))
 }
 

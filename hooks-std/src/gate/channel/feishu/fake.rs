@@ -111,6 +111,9 @@ pub struct CardClick {
     pub message_id: Option<String>,
     /// The callback's event id; random by default.
     pub event_id: Option<String>,
+    /// The reason typed with the decision (sent as the action's
+    /// `form_value.reason`, as a card form submits it); none by default.
+    pub reason: Option<String>,
 }
 
 impl CardClick {
@@ -129,7 +132,14 @@ impl CardClick {
             chat_id: chat_id.into(),
             message_id: None,
             event_id: None,
+            reason: None,
         }
+    }
+
+    /// The same press, with `reason` typed in.
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
     }
 }
 
@@ -408,6 +418,10 @@ impl FakeFeishu {
             .map(|elapsed| elapsed.as_micros())
             .unwrap_or(0)
             .to_string();
+        let mut action = json!({"value": value, "tag": "button"});
+        if let Some(reason) = &click.reason {
+            action["form_value"] = json!({ "reason": reason });
+        }
         Ok(json!({
             "schema": "2.0",
             "header": {
@@ -425,7 +439,7 @@ impl FakeFeishu {
                     "union_id": format!("on_{}", click.operator_open_id),
                 },
                 "token": format!("c-{}", Uuid::new_v4().simple()),
-                "action": {"value": value, "tag": "button"},
+                "action": action,
                 "host": "im_message",
                 "context": {
                     "open_message_id": click.message_id.clone().unwrap_or(message_id),

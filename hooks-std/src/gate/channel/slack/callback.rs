@@ -18,7 +18,9 @@ use super::config::SlackConfig;
 use super::signature::{SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_signature};
 use crate::gate::Decision;
 use crate::gate::channel::wire::{clip, lookup};
-use crate::gate::channel::{Callback, CallbackError, DecisionCallback, RawCallback};
+use crate::gate::channel::{
+    Callback, CallbackError, DecisionCallback, RawCallback, decision_reason,
+};
 
 /// The largest interactivity body accepted (the callback router refuses
 /// larger ones unread, too).
@@ -158,6 +160,17 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
         .or_else(|| lookup(payload, &["message", "ts"]))
         .and_then(Value::as_str)
         .filter(|ts| !ts.is_empty());
+    // A reason typed into the message's input block (block and action id
+    // `reason`) arrives in the interaction's state.
+    let reason = match lookup(payload, &["state", "values", "reason", "reason", "value"]) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => decision_reason(text),
+        Some(_) => {
+            return Err(CallbackError::Malformed(
+                "state.values.reason.reason.value is not a string".to_owned(),
+            ));
+        }
+    };
     Ok(Callback::Decision(DecisionCallback {
         // One click, one trigger id: a redelivery of the same click repeats
         // it, a second click gets a new one.
@@ -167,6 +180,7 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
         operator: user.to_owned(),
         channel_id: scoped_channel_id(team, channel),
         message_ref: message_ts.map(|ts| super::client::message_ref(channel, ts)),
+        reason,
     }))
 }
 

@@ -139,6 +139,10 @@ pub struct SlackClick {
     pub team_id: Option<String>,
     /// The `trigger_id`; random by default (each press gets its own).
     pub trigger_id: Option<String>,
+    /// The reason typed with the decision (sent in the interaction's
+    /// `state.values.reason.reason.value`, as an input block with block and
+    /// action id `reason` reports it); none by default.
+    pub reason: Option<String>,
 }
 
 impl SlackClick {
@@ -156,7 +160,14 @@ impl SlackClick {
             channel_id: None,
             team_id: None,
             trigger_id: None,
+            reason: None,
         }
+    }
+
+    /// The same press, with `reason` typed in.
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
     }
 
     /// The same press, reported from `channel_id`.
@@ -458,8 +469,15 @@ impl FakeSlack {
             unix_now(),
             self.shared.state().next_ts % 1_000_000
         );
+        let state = match &click.reason {
+            Some(reason) => json!({"values": {"reason": {"reason": {
+                "type": "plain_text_input", "value": reason
+            }}}}),
+            None => json!({"values": {}}),
+        };
         Ok(json!({
             "type": "block_actions",
+            "state": state,
             "user": {"id": click.user_id, "username": click.user_id.to_lowercase(), "team_id": team},
             "api_app_id": "A0FAKEAPP",
             "token": "deprecated-verification-token",
