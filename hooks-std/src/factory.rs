@@ -129,7 +129,14 @@ fn build(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
     Ok(match name {
         ApprovalGate::NAME => {
             let gate = approval_gate(input)?;
-            Built::from(RegisteredHook::Pre(gate.clone())).with_ask_handler(gate)
+            let built = Built::from(RegisteredHook::Pre(gate.clone()));
+            // Without approvals nothing can be asked: a command hook that
+            // answers "ask" is then blocked, in a dry run as in a real call.
+            if gate.has_approvals() {
+                built.with_ask_handler(gate)
+            } else {
+                built
+            }
         }
         ArgsSchemaHook::NAME => RegisteredHook::pre(ArgsSchemaHook::from_config(config)?).into(),
         AuditLogHook::NAME => {

@@ -14,7 +14,7 @@ use super::reply_window::ReplyWindow;
 use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
 use super::store::{ConfirmationStore, DecideOutcome, EventDecision};
 use super::wakeup::{Subscription, Waiters, listen_for_decisions, poll_decisions};
-use crate::gate::channel::{Channel, DecisionCallback, ToastKind};
+use crate::gate::channel::{Channel, DecisionCallback, ToastKind, decision_reason};
 use crate::storage::StorageError;
 
 /// Timing of the background work behind [`Approvals`].
@@ -386,10 +386,12 @@ impl Approvals {
         if let Some(refusal) = self.check_scope(&request, approver).await {
             return Ok(refusal);
         }
+        // Held to the same rule as a reason typed in a channel.
+        let reason = reason.and_then(decision_reason);
         let outcome = self
             .inner
             .store
-            .decide(&request.id, decision, &approver.user_id, reason)
+            .decide(&request.id, decision, &approver.user_id, reason.as_deref())
             .await?;
         Ok(self.decided(outcome, decision))
     }

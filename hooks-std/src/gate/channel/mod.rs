@@ -27,6 +27,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::gate::{ConfirmationRequest, Decision};
+use crate::text::is_hidden;
 
 /// A boxed future returned by channel methods.
 pub type ChannelFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ChannelError>> + Send + 'a>>;
@@ -84,20 +85,39 @@ pub struct DecisionCallback {
 }
 
 /// The longest decision reason kept from a callback, in characters; a
-/// longer one is cut there (on a character boundary) and marked with `…`.
+/// longer one is cut (on a character boundary) to this many, the last one
+/// a `…`.
 pub const MAX_DECISION_REASON_CHARS: usize = 500;
 
 /// A reason typed by an approver, as a decision records it: trimmed, `None`
-/// if empty, cut to [`MAX_DECISION_REASON_CHARS`] characters.
+/// if empty, line breaks and tabs shown as spaces, every other hidden
+/// character ([`is_hidden`]: controls, bidi overrides, zero-width
+/// characters) written out as `\u{…}`, and cut to
+/// [`MAX_DECISION_REASON_CHARS`] characters. The reason reaches the
+/// refusal the model reads and the audit row, so it must show what was
+/// typed and cannot pose as text the runtime wrote.
 pub(crate) fn decision_reason(text: &str) -> Option<String> {
-    let text = text.trim();
-    if text.is_empty() {
+    let mut shown = String::with_capacity(text.len().min(4 * MAX_DECISION_REASON_CHARS));
+    for c in text.trim().chars() {
+        match c {
+            '\n' | '\r' | '\t' => shown.push(' '),
+            c if is_hidden(c) => shown.push_str(&format!("\\u{{{:04X}}}", u32::from(c))),
+            c => shown.push(c),
+        }
+    }
+    let shown = shown.trim();
+    if shown.is_empty() {
         return None;
     }
-    let mut chars = text.char_indices();
-    match chars.nth(MAX_DECISION_REASON_CHARS) {
-        None => Some(text.to_owned()),
-        Some((cut, _)) => Some(format!("{}…", &text[..cut])),
+    match shown.char_indices().nth(MAX_DECISION_REASON_CHARS) {
+        None => Some(shown.to_owned()),
+        Some(_) => {
+            let cut = shown
+                .char_indices()
+                .nth(MAX_DECISION_REASON_CHARS - 1)
+                .map_or(shown.len(), |(at, _)| at);
+            Some(format!("{}…", &shown[..cut]))
+        }
     }
 }
 

@@ -13,6 +13,9 @@ pub use crate::gate::channel::ARGS_EXCERPT_CHARS;
 use crate::gate::channel::render::{HIDDEN_CHARACTERS_FLAG, Shown, format_utc};
 use crate::gate::{ConfirmationRequest, ConfirmationStatus, Decision};
 
+/// The most characters of a decision's reason shown in a card's subtitle.
+const SUBTITLE_CHARS: usize = 80;
+
 /// The card asking for a decision on a pending `request`: a summary (agent,
 /// requester, org, tool, request id, deadline, arguments, who may approve)
 /// and Approve / Reject buttons whose callback values carry the request id
@@ -88,7 +91,11 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
     if let Some(reason) = reason {
         summary.push_str(&format!("\n**Reason:** {}", shown.inline_code(reason)));
     }
-    let subtitle = reason.map(|reason| shown.plain(reason));
+    // The header's subtitle is one short line; the summary has it whole.
+    let subtitle = reason.map(|reason| match reason.char_indices().nth(SUBTITLE_CHARS) {
+        None => shown.plain(reason),
+        Some((cut, _)) => shown.plain(&format!("{}…", &reason[..cut])),
+    });
     let summary = flagged(&shown, summary);
     let mut header = json!({
         "title": {"tag": "plain_text", "content": title},
