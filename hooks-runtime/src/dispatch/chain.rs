@@ -105,7 +105,16 @@ impl<'c> Chain<'c> {
                 // match), so a call dropped while this one waits is traced
                 // right; this one is the hook in flight.
                 self.trace.considered[slot] = index;
-                let step = self.run_hook(hook, index, trigger_failure).await;
+                // `run_hook`, written out: an awaited call would build its
+                // future and copy it into this one for every matched hook.
+                let (outcome, duration) = match trigger_failure {
+                    Some(failure) => (Err(failure), None),
+                    None => match start(hook, self.ctx) {
+                        Started::Ready(outcome) => (outcome, None),
+                        Started::Pending(guarded) => wait(guarded).await,
+                    },
+                };
+                let step = self.settle(hook, index, outcome, duration);
                 if let Step::Stop { .. } = step {
                     self.trace.considered[slot] = index + 1;
                     return step;
