@@ -130,18 +130,7 @@ fn plan() -> Vec<Step> {
 // not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    match run().await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            let mut cause = error.source();
-            while let Some(inner) = cause {
-                eprintln!("  caused by: {inner}");
-                cause = inner.source();
-            }
-            std::process::ExitCode::FAILURE
-        }
-    }
+    hooks::text::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
