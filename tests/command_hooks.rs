@@ -323,6 +323,21 @@ async fn ask_without_a_handler_blocks() {
     assert!(reason.contains("deletes rows"), "{reason}");
 }
 
+/// With nobody to ask (an agent without approvals gets no ask handler), a
+/// dry run shows the block the real call gets, not "would ask".
+#[tokio::test]
+async fn a_dry_run_without_a_handler_shows_the_block() {
+    let output = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "deletes rows"}});
+    let registry = registry_of(emit(HookPoint::PreToolUse, &output));
+    let explanation = registry.explain(sql_call(), true).await;
+    assert!(
+        matches!(explanation.steps[0].verdict, ExplainVerdict::Block { .. }),
+        "{:?}",
+        explanation.steps[0].verdict
+    );
+    assert_eq!(explanation.outcome, hooks::trace::ExplainOutcome::Blocked);
+}
+
 #[tokio::test]
 async fn updated_input_rewrites_the_arguments_the_tool_receives() {
     let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"q": "SELECT 1"}}});

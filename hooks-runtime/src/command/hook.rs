@@ -272,7 +272,7 @@ impl CommandHook {
     ) -> Result<HookResult, HookError> {
         let Some(handler) = &self.ask else {
             let mut result = HookResult::block(format!(
-                "command hook {} answered \"ask\" ({reason}), but no approval gate is configured to ask a person; add the approval gate to this agent's hooks, or make the command answer \"allow\" or \"deny\"",
+                "command hook {} answered \"ask\" ({reason}), but nothing is configured to ask a person; add the approval gate, with an approval channel, to this agent's hooks, or make the command answer \"allow\" or \"deny\"",
                 self.name
             ));
             result.prepend_side_effects(side_effects);
