@@ -21,6 +21,11 @@
 //! * `text` — what people read and what keys mean: hidden characters on
 //!   approval cards, secrets in every spelling for redaction, connector and
 //!   user ids in every spelling for rate limits.
+//!
+//! The dispatch engine's own attacks — a sealed `0.0` rewritten as `-0.0`,
+//! reasons written to forge trace lines, hooks that panic, spin or outlive
+//! their timeout, calls dropped at every await — need hand-scripted hooks
+//! and live beside them in `hooks-runtime/tests/misbehaving_hooks.rs`.
 
 mod callbacks;
 mod command_output;
