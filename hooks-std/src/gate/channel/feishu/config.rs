@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::gate::channel::ChannelError;
+use crate::gate::channel::wire::check_connection;
 
 /// The Open API host of Feishu (mainland China).
 pub const FEISHU_BASE_URL: &str = "https://open.feishu.cn";
@@ -142,29 +143,13 @@ impl FeishuConfig {
                 return Err(invalid(format!("{field} is empty: {hint}")));
             }
         }
-        let lower = self.base_url.to_ascii_lowercase();
-        let rest = lower
-            .strip_prefix("https://")
-            .or_else(|| lower.strip_prefix("http://"));
-        match rest {
-            Some(host) if !host.trim_matches('/').is_empty() => {}
-            _ => {
-                return Err(invalid(format!(
-                    "base_url \"{}\" is not an http(s) URL: use {FEISHU_BASE_URL} (Feishu) or {LARK_BASE_URL} (Lark)",
-                    self.base_url
-                )));
-            }
-        }
-        if self.request_timeout.is_zero() {
-            return Err(invalid(
-                "request_timeout must be longer than zero, e.g. \"10s\"",
-            ));
-        }
-        if self.timestamp_window.is_zero() {
-            return Err(invalid(
-                "timestamp_window must be longer than zero, e.g. \"5m\"",
-            ));
-        }
+        check_connection(
+            &self.base_url,
+            &format!("{FEISHU_BASE_URL} (Feishu) or {LARK_BASE_URL} (Lark)"),
+            self.request_timeout,
+            self.timestamp_window,
+        )
+        .map_err(invalid)?;
         Ok(())
     }
 

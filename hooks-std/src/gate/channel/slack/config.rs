@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::gate::channel::ChannelError;
+use crate::gate::channel::wire::check_connection;
 
 /// The longest [`SlackConfig::timestamp_window`] accepted. Click ids are
 /// remembered for the approvals' `event_retention` (a day by default); a
@@ -111,29 +112,13 @@ impl SlackConfig {
                 )));
             }
         }
-        let lower = self.base_url.to_ascii_lowercase();
-        let rest = lower
-            .strip_prefix("https://")
-            .or_else(|| lower.strip_prefix("http://"));
-        match rest {
-            Some(host) if !host.trim_matches('/').is_empty() => {}
-            _ => {
-                return Err(invalid(format!(
-                    "base_url \"{}\" is not an http(s) URL: use {SLACK_API_BASE_URL}",
-                    self.base_url
-                )));
-            }
-        }
-        if self.request_timeout.is_zero() {
-            return Err(invalid(
-                "request_timeout must be longer than zero, e.g. \"10s\"",
-            ));
-        }
-        if self.timestamp_window.is_zero() {
-            return Err(invalid(
-                "timestamp_window must be longer than zero, e.g. \"5m\"",
-            ));
-        }
+        check_connection(
+            &self.base_url,
+            SLACK_API_BASE_URL,
+            self.request_timeout,
+            self.timestamp_window,
+        )
+        .map_err(invalid)?;
         if self.timestamp_window > MAX_TIMESTAMP_WINDOW {
             return Err(invalid(format!(
                 "timestamp_window {:?} is longer than {:?}: a signed request could be replayed \
