@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use super::chain::Chain;
 use super::detached::ObserverTask;
 use super::observation::Observation;
 use super::tool_call::ToolCallReport;
@@ -43,6 +44,13 @@ impl CallState {
             original: None,
             stage: Stage::Pre,
         }
+    }
+}
+
+impl CallState {
+    /// The chain engine over this call (its pre or post hooks).
+    pub(super) fn chain(&mut self) -> Chain<'_> {
+        Chain::new(&mut self.ctx, &mut self.trace, &mut self.original)
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::call_state::{CallState, RUNTIME, Stage, Unfinished, observe_abandoned};
-use super::chain::{Chain, Step};
+use super::chain::Step;
 use super::observation::Observation;
 use super::tool_call::ToolCallReport;
 use super::tool_name;
@@ -86,7 +86,13 @@ impl HookRegistry {
         async move {
             let started = self.observation_clock();
             let call = Unfinished::new(self, started, &mut state);
-            let blocked = self.pre_phase(call.state).await;
+            let blocked = match self.enter_pre(call.state) {
+                Err(stopped) => stopped,
+                Ok(()) => {
+                    let step = call.state.chain().run(&self.hooks.pre, 0).await;
+                    leave_pre(call.state, step)
+                }
+            };
             call.finish();
             match blocked {
                 None => PreToolUse::Proceed(PendingToolCall {
@@ -104,69 +110,76 @@ impl HookRegistry {
         }
     }
 
-    /// The pre phase: `Some(observation)` when the call is stopped.
-    pub(super) async fn pre_phase(&self, state: &mut CallState) -> Option<Observation> {
+    /// Before the pre hooks: `Ok` when they run (then [`CallState::chain`]
+    /// over the pre hooks, and [`leave_pre`]);
+    /// `Err(Some(observation))` when the call is stopped before any hook (a
+    /// refused tool name), `Err(None)` when hooks are bypassed.
+    ///
+    /// The phases are steps, not `async fn`s, so a call's future awaits the
+    /// chain directly: every nested future is built and then copied into its
+    /// parent, on every call.
+    pub(super) fn enter_pre(&self, state: &mut CallState) -> Result<(), Option<Observation>> {
         let CallState {
-            ctx,
-            trace,
-            original,
-            stage,
+            ctx, trace, stage, ..
         } = state;
         if let Some(reason) = tool_name::problem(&ctx.tool_name) {
             let hook = RUNTIME.to_owned();
-            return Some(Observation::Blocked { hook, reason });
+            return Err(Some(Observation::Blocked { hook, reason }));
         }
         if ctx.surface == Surface::Evaluation {
             trace.bypassed = true;
             tracing::debug!(tool = %ctx.tool_name, "hooks bypassed on the evaluation surface");
             *stage = Stage::Tool;
-            return None;
+            return Err(None);
         }
         ctx.point = HookPoint::PreToolUse;
         ctx.tool_outcome = None;
-        if let Step::Stop { hook, reason } = Chain::new(ctx, trace, original)
-            .run(&self.hooks.pre, 0)
-            .await
-        {
-            return Some(Observation::Blocked { hook, reason });
-        }
-        *stage = Stage::Tool;
-        None
+        Ok(())
     }
 
-    /// The post phase on the tool's outcome: what the LLM will see.
-    pub(super) async fn post_phase(
+    /// Before the post hooks, on the tool's outcome: `Ok` when they run
+    /// (then [`CallState::chain`] over the post hooks and [`leave_post`]);
+    /// `Err(observation)` when hooks are bypassed.
+    pub(super) fn enter_post(
         &self,
         state: &mut CallState,
         outcome: ToolOutcome,
-    ) -> Observation {
-        let CallState {
-            ctx,
-            trace,
-            original,
-            stage,
-        } = state;
-        if trace.bypassed {
-            return observe(outcome);
+    ) -> Result<(), Observation> {
+        if state.trace.bypassed {
+            return Err(observe(outcome));
         }
-        ctx.point = HookPoint::PostToolUse;
-        ctx.tool_outcome = Some(outcome);
-        *stage = Stage::Post;
-        if let Step::Stop { hook, reason } = Chain::new(ctx, trace, original)
-            .run(&self.hooks.post, 1)
-            .await
-        {
-            if original.is_none() {
-                *original = ctx.tool_outcome.take();
-            }
-            return Observation::Withheld { hook, reason };
-        }
-        let outcome = ctx
-            .tool_outcome
-            .take()
-            .unwrap_or(ToolOutcome::Error(String::new()));
-        observe(outcome)
+        state.ctx.point = HookPoint::PostToolUse;
+        state.ctx.tool_outcome = Some(outcome);
+        state.stage = Stage::Post;
+        Ok(())
     }
+}
+
+/// After the pre hooks: `Some(observation)` when they stopped the call.
+pub(super) fn leave_pre(state: &mut CallState, step: Step) -> Option<Observation> {
+    match step {
+        Step::Stop { hook, reason } => Some(Observation::Blocked { hook, reason }),
+        Step::Continue => {
+            state.stage = Stage::Tool;
+            None
+        }
+    }
+}
+
+/// After the post hooks: what the LLM will see.
+pub(super) fn leave_post(state: &mut CallState, step: Step) -> Observation {
+    let CallState { ctx, original, .. } = state;
+    if let Step::Stop { hook, reason } = step {
+        if original.is_none() {
+            *original = ctx.tool_outcome.take();
+        }
+        return Observation::Withheld { hook, reason };
+    }
+    let outcome = ctx
+        .tool_outcome
+        .take()
+        .unwrap_or(ToolOutcome::Error(String::new()));
+    observe(outcome)
 }
 
 impl PendingToolCall {
@@ -200,7 +213,13 @@ impl PendingToolCall {
             unreachable!("a pending call's state is taken only here, by value")
         };
         let call = Unfinished::new(&registry, started, &mut state);
-        let observation = registry.post_phase(call.state, outcome).await;
+        let observation = match registry.enter_post(call.state, outcome) {
+            Err(bypassed) => bypassed,
+            Ok(()) => {
+                let step = call.state.chain().run(&registry.hooks.post, 1).await;
+                leave_post(call.state, step)
+            }
+        };
         call.finish();
         match registry.conclude(state, observation, true, started) {
             Ok(report) => report,
