@@ -993,3 +993,68 @@ async fn a_hook_that_decides_at_once_is_traced_without_a_duration() {
         report.trace
     );
 }
+
+// ---- is_error ------------------------------------------------------------------
+
+#[pre_tool_use(when = tool_name == "is_error_probe" && args.block == true)]
+async fn is_error_blocker(_: &HookContext) -> HookResult {
+    HookResult::block("not this one")
+}
+
+#[post_tool_use(when = tool_name == "is_error_probe" && args.withhold == true)]
+async fn is_error_withholder(_: &HookContext) -> HookResult {
+    HookResult::block("result contains a secret")
+}
+
+#[post_tool_use(when = tool_name == "is_error_probe" && args.recover == true)]
+async fn is_error_recoverer(_: &HookContext) -> HookResult {
+    HookResult::allow().with_result(json!("cached value"))
+}
+
+async fn fail_or_echo(args: &Value) -> Result<Value, String> {
+    if args["fail"] == true {
+        Err("disk full".to_owned())
+    } else {
+        Ok(args.clone())
+    }
+}
+
+/// `is_error` is true exactly when the LLM is not given a result: a tool
+/// error, a block, a withheld result; a result (also one a post hook put in
+/// place of a tool error) is not an error.
+#[tokio::test]
+async fn is_error_is_true_for_a_tool_error_a_block_and_a_withheld_result() {
+    let registry = registry(&[
+        "is_error_blocker",
+        "is_error_withholder",
+        "is_error_recoverer",
+    ]);
+    for (args, is_error, shape) in [
+        (json!({}), false, "output"),
+        (json!({"fail": true}), true, "tool error"),
+        (json!({"block": true}), true, "blocked"),
+        (json!({"withhold": true}), true, "withheld"),
+        (json!({"fail": true, "recover": true}), false, "recovered"),
+    ] {
+        let report = registry
+            .run_tool_call(
+                HookContext::tool_call("is_error_probe", args.clone()),
+                fail_or_echo,
+            )
+            .await;
+        let observation = &report.observation;
+        match shape {
+            "output" | "recovered" => assert!(observation.output().is_some(), "{observation:?}"),
+            "tool error" => assert!(
+                matches!(observation, Observation::ToolError(m) if m == "disk full"),
+                "{observation:?}"
+            ),
+            "blocked" => assert!(observation.is_blocked(), "{observation:?}"),
+            _ => assert!(
+                matches!(observation, Observation::Withheld { .. }),
+                "{observation:?}"
+            ),
+        }
+        assert_eq!(observation.is_error(), is_error, "{args}: {observation:?}");
+    }
+}

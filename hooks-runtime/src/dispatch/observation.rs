@@ -33,6 +33,17 @@ impl Observation {
         matches!(self, Observation::Blocked { .. })
     }
 
+    /// True when the LLM is told the call did not produce a result: the tool
+    /// failed ([`ToolError`](Observation::ToolError)), a pre hook blocked the
+    /// call ([`Blocked`](Observation::Blocked)), or a post hook withheld the
+    /// result ([`Withheld`](Observation::Withheld)). False for
+    /// [`Output`](Observation::Output) — also when a post hook replaced a
+    /// tool error with a result (the LLM then sees that result; the tool's
+    /// own error stays in [`ToolCallReport::tool_error`](crate::ToolCallReport::tool_error)).
+    pub fn is_error(&self) -> bool {
+        !matches!(self, Observation::Output(_))
+    }
+
     /// The result, when the tool ran and its result reaches the LLM.
     pub fn output(&self) -> Option<&Value> {
         match self {
