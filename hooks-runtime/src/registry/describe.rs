@@ -17,7 +17,8 @@ impl HookRegistry {
     /// longer ([`Hook::timeout_note`]: a command hook's kill margin and, when
     /// it may ask for approval, the gate's wait; the gate's delivery
     /// allowance), `bound` shows it with a numbered note under the table
-    /// saying what was added; otherwise `bound` is empty.
+    /// saying what was added; otherwise `bound` is empty, and a table where
+    /// no hook's bound differs has no `bound` column.
     ///
     /// ```text
     /// #  point         name           priority  when                            timeout  bound    on_error
@@ -79,10 +80,15 @@ impl HookRegistry {
                 *width = (*width).max(cell.chars().count());
             }
         }
+        // The bound column only when some hook's bound differs.
+        const BOUND: usize = 6;
         let mut out = String::new();
         for row in std::iter::once(&header).chain(&rows) {
             let mut line = String::new();
             for (index, (cell, width)) in row.iter().zip(widths).enumerate() {
+                if index == BOUND && notes.is_empty() {
+                    continue;
+                }
                 if index + 1 == row.len() {
                     line.push_str(cell);
                 } else {
