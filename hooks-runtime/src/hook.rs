@@ -99,6 +99,13 @@ impl ErrorPolicy {
     }
 }
 
+/// Serialized as its config name: `fail_closed`, `fail_open`.
+impl serde::Serialize for ErrorPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for ErrorPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -5,7 +5,12 @@ use std::fmt;
 use serde_json::Value;
 
 /// The observation handed back to the LLM.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized with the variant as the key: `{"output": result}`,
+/// `{"tool_error": "message"}`, `{"blocked": {"hook": …, "reason": …}}`,
+/// `{"withheld": {"hook": …, "reason": …}}`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Observation {
     /// The tool ran; this is its result as the post hooks left it.
     Output(Value),
