@@ -357,3 +357,81 @@ fn check_fails_on_an_interpreter_whose_script_is_missing() {
         ],
     );
 }
+
+/// The timeout column shows what the config says; where the runtime waits
+/// longer (a command that may ask for approval waits for the gate's person
+/// too; the gate adds its delivery allowance), the bound column and a note
+/// under the table say how much longer and why. JSON carries the same.
+#[test]
+fn check_shows_configured_timeouts_and_explains_longer_bounds() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &path,
+        "agent: x\nhooks:\n  class_hooks:\n    - name: approval_gate\n      config: { timeout: 2m }\n    - readonly_guard\n  commands:\n    - {name: guard5, event: PreToolUse, command: [\"true\"], timeout: 5s}\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let cells = |name: &str| -> Vec<String> {
+        let row = stdout
+            .lines()
+            .find(|line| line.split_whitespace().nth(2) == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name} in\n{stdout}"));
+        row.split_whitespace().map(str::to_owned).collect()
+    };
+    // # point name priority when timeout bound on_error, `when` being "(always)".
+    let guard = cells("guard5");
+    assert_eq!(guard[5], "5s", "{stdout}");
+    let (bound, mark) = guard[6].split_once('[').expect("a note mark");
+    // 5s, +4s to kill, +2m and +30s for the gate: 159s.
+    assert_eq!(bound, "159s", "{stdout}");
+    let note = stdout
+        .lines()
+        .find(|line| line.starts_with(&format!("[{mark} guard5:")))
+        .unwrap_or_else(|| panic!("no note [{mark} in\n{stdout}"));
+    assert_contains(
+        note,
+        &[
+            "159s = 5s configured",
+            "+4s to kill and reap the command",
+            "+150s while a person decides if the command asks for approval",
+        ],
+    );
+    let gate = cells("approval_gate");
+    assert_eq!(&gate[5..7], ["2m", "150s[1]"], "{stdout}");
+    assert_contains(
+        &stdout,
+        &[
+            "[1] approval_gate: 150s = 2m configured, +30s to create the request and deliver the card",
+        ],
+    );
+    // A hook whose bound is its configured timeout: no bound, no note.
+    let readonly = cells("readonly_guard");
+    assert_eq!(readonly[readonly.len() - 2], "30s", "{stdout}");
+    assert!(!stdout.contains("readonly_guard:"), "{stdout}");
+
+    let json = hooks(&["check", path.to_str().expect("utf8"), "--format", "json"]);
+    assert_eq!(json.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&json.stdout).expect("json");
+    let hook = |name: &str| -> Value {
+        report["hooks"]
+            .as_array()
+            .and_then(|hooks| hooks.iter().find(|h| h["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {report}"))
+    };
+    let guard = hook("guard5");
+    assert_eq!(guard["timeout_ms"], 5_000);
+    assert_eq!(guard["bound_ms"], 159_000);
+    assert!(
+        guard["bound_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("while a person decides")),
+        "{guard}"
+    );
+    let readonly = hook("readonly_guard");
+    assert_eq!(readonly["timeout_ms"], readonly["bound_ms"]);
+    assert_eq!(readonly["bound_note"], Value::Null);
+}

@@ -993,3 +993,157 @@ async fn a_hook_that_decides_at_once_is_traced_without_a_duration() {
         report.trace
     );
 }
+
+// ---- is_error ------------------------------------------------------------------
+
+#[pre_tool_use(when = tool_name == "is_error_probe" && args.block == true)]
+async fn is_error_blocker(_: &HookContext) -> HookResult {
+    HookResult::block("not this one")
+}
+
+#[post_tool_use(when = tool_name == "is_error_probe" && args.withhold == true)]
+async fn is_error_withholder(_: &HookContext) -> HookResult {
+    HookResult::block("result contains a secret")
+}
+
+#[post_tool_use(when = tool_name == "is_error_probe" && args.recover == true)]
+async fn is_error_recoverer(_: &HookContext) -> HookResult {
+    HookResult::allow().with_result(json!("cached value"))
+}
+
+async fn fail_or_echo(args: &Value) -> Result<Value, String> {
+    if args["fail"] == true {
+        Err("disk full".to_owned())
+    } else {
+        Ok(args.clone())
+    }
+}
+
+/// `is_error` is true exactly when the LLM is not given a result: a tool
+/// error, a block, a withheld result; a result (also one a post hook put in
+/// place of a tool error) is not an error.
+#[tokio::test]
+async fn is_error_is_true_for_a_tool_error_a_block_and_a_withheld_result() {
+    let registry = registry(&[
+        "is_error_blocker",
+        "is_error_withholder",
+        "is_error_recoverer",
+    ]);
+    for (args, is_error, shape) in [
+        (json!({}), false, "output"),
+        (json!({"fail": true}), true, "tool error"),
+        (json!({"block": true}), true, "blocked"),
+        (json!({"withhold": true}), true, "withheld"),
+        (json!({"fail": true, "recover": true}), false, "recovered"),
+    ] {
+        let report = registry
+            .run_tool_call(
+                HookContext::tool_call("is_error_probe", args.clone()),
+                fail_or_echo,
+            )
+            .await;
+        let observation = &report.observation;
+        match shape {
+            "output" | "recovered" => assert!(observation.output().is_some(), "{observation:?}"),
+            "tool error" => assert!(
+                matches!(observation, Observation::ToolError(m) if m == "disk full"),
+                "{observation:?}"
+            ),
+            "blocked" => assert!(observation.is_blocked(), "{observation:?}"),
+            _ => assert!(
+                matches!(observation, Observation::Withheld { .. }),
+                "{observation:?}"
+            ),
+        }
+        assert_eq!(observation.is_error(), is_error, "{args}: {observation:?}");
+    }
+}
+
+// ---- serialization ---------------------------------------------------------------
+
+#[pre_tool_use(priority = 1, when = tool_name == "serialize_probe")]
+async fn serialize_capper(ctx: &HookContext) -> HookResult {
+    let mut args = ctx.tool_args.clone();
+    args["limit"] = json!(10);
+    HookResult::allow()
+        .with_args(args)
+        .with_side_effect("capped limit")
+}
+
+#[pre_tool_use(priority = 2, when = tool_name == "nothing_else")]
+async fn serialize_unmatched(_: &HookContext) -> HookResult {
+    HookResult::block("never")
+}
+
+#[post_tool_use(when = tool_name == "serialize_probe")]
+async fn serialize_redactor(_: &HookContext) -> HookResult {
+    HookResult::allow().with_result(json!("[redacted]"))
+}
+
+/// A report serializes with what an audit pipeline keeps: the observation,
+/// the arguments the tool got, whether it ran, each hook's status and
+/// decision, and the tool's own result when a post hook replaced it. A
+/// context serializes with its fields: the point as its event name
+/// (`PreToolUse`), the surface as its `when` name (`api`).
+#[tokio::test]
+async fn a_report_and_a_context_serialize_with_their_key_fields() {
+    let registry = registry(&[
+        "serialize_capper",
+        "serialize_unmatched",
+        "serialize_redactor",
+    ]);
+    let ctx = HookContext::tool_call("serialize_probe", json!({"limit": 500}))
+        .with_user("u1")
+        .with_surface(Surface::Api);
+    let context = serde_json::to_value(&ctx).expect("a context serializes");
+    assert_eq!(context["tool_name"], "serialize_probe");
+    assert_eq!(context["user_id"], "u1");
+    assert_eq!(context["point"], "PreToolUse");
+    assert_eq!(context["surface"], "api");
+    assert_eq!(context["tool_outcome"], Value::Null);
+
+    let report = registry.run_tool_call(ctx, echo_args).await;
+    assert!(!report.observation.is_error());
+    let value = serde_json::to_value(&report).expect("a report serializes");
+    assert_eq!(value["observation"], json!({"output": "[redacted]"}));
+    assert_eq!(value["args"], json!({"limit": 10}));
+    assert_eq!(value["tool_ran"], true);
+    assert_eq!(value["tool_outcome"], json!({"success": {"limit": 10}}));
+    assert_eq!(value["trace"]["bypassed"], false);
+    let hooks = value["trace"]["hooks"].as_array().expect("hooks");
+    let summary: Vec<(&str, &str, &str)> = hooks
+        .iter()
+        .map(|h| {
+            (
+                h["point"].as_str().unwrap_or("?"),
+                h["name"].as_str().unwrap_or("?"),
+                h["status"].as_str().unwrap_or("?"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("PreToolUse", "serialize_capper", "ran"),
+            ("PreToolUse", "serialize_unmatched", "not_matched"),
+            ("PostToolUse", "serialize_redactor", "ran"),
+        ]
+    );
+    assert_eq!(hooks[0]["decision"], json!({"allowed": {"rewrote": true}}));
+    assert_eq!(hooks[0]["side_effects"], json!(["capped limit"]));
+    assert_eq!(hooks[1].get("decision"), None);
+
+    let blocked = registry
+        .run_tool_call(HookContext::tool_call("nothing_else", json!({})), echo_args)
+        .await;
+    let value = serde_json::to_value(&blocked).expect("a report serializes");
+    assert_eq!(
+        value["observation"],
+        json!({"blocked": {"hook": "serialize_unmatched", "reason": "never"}})
+    );
+    assert_eq!(value["tool_ran"], false);
+    assert_eq!(
+        value["trace"]["hooks"][1]["decision"],
+        json!({"blocked": "never"})
+    );
+}

@@ -7,8 +7,10 @@ use serde_json::{Map, Value};
 // fields a `when` may test depends on them); the runtime re-exports them.
 pub use hooks_when::{HookPoint, Surface};
 
-/// How the tool call ended, as post hooks see it.
-#[derive(Debug, Clone, PartialEq)]
+/// How the tool call ended, as post hooks see it. Serialized as
+/// `{"success": result}` or `{"error": "message"}`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ToolOutcome {
     /// The tool returned a result (possibly rewritten by earlier post hooks).
     Success(Value),
@@ -22,7 +24,11 @@ pub enum ToolOutcome {
 /// [`HookContext::session`]) and the `with_*` methods; the runner fills in
 /// [`point`](Self::point), the rewritten arguments and the tool's outcome as the
 /// call proceeds. Empty id strings mean "not known" to `when` expressions.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serializes with its field names; `point` as its event name
+/// (`PreToolUse`), `surface` as its `when` name (`chat`, `dag_step`),
+/// `tool_outcome` as a [`ToolOutcome`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct HookContext {
     /// Where in the loop the hook runs.

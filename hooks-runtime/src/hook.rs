@@ -99,6 +99,13 @@ impl ErrorPolicy {
     }
 }
 
+/// Serialized as its config name: `fail_closed`, `fail_open`.
+impl serde::Serialize for ErrorPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for ErrorPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -192,6 +199,27 @@ pub trait Hook: Send + Sync {
     fn dry_run(&self) -> DryRun {
         DryRun::Evaluate
     }
+
+    /// For tables (`describe()`, `hooks check`): the timeout as configured,
+    /// when [`timeout`](Hook::timeout) — the bound the runtime enforces —
+    /// adds margins to it, and what they are for. `None` (the default) says
+    /// `timeout()` is the configured value itself. Read only for tables; a
+    /// panic here is not caught, so it must not panic.
+    fn timeout_note(&self) -> Option<TimeoutNote> {
+        None
+    }
+}
+
+/// A hook's configured timeout and why the bound the runtime enforces
+/// ([`Hook::timeout`]) is longer: shown by `describe()` and `hooks check`
+/// so a table never prints a number the config does not explain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeoutNote {
+    /// The timeout the config set (or the hook's default when it set none).
+    pub configured: Duration,
+    /// What [`Hook::timeout`] adds to it, for a person: e.g. "+4s to kill
+    /// and reap the command".
+    pub why: String,
 }
 
 /// How a dry run treats a hook.

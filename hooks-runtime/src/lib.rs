@@ -60,7 +60,7 @@ pub use dispatch::{
 };
 pub use hook::{
     DEFAULT_PRIORITY, DEFAULT_TIMEOUT, DryRun, ErrorPolicy, Hook, HookError, HookFuture,
-    HookOutcome, IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook,
+    HookOutcome, IntoHookOutcome, PostToolUseHook, PreToolUseHook, SessionStartHook, TimeoutNote,
 };
 pub use hooks_when::UnknownEvent;
 pub use registry::{HookRegistry, HookRegistryBuilder};

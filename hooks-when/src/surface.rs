@@ -55,6 +55,13 @@ impl Surface {
     }
 }
 
+/// Serialized as the name `when` expressions use (`chat`, `dag_step`, …): [`Surface::as_str`].
+impl serde::Serialize for Surface {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for Surface {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

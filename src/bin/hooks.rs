@@ -195,12 +195,22 @@ fn check(config: &AgentConfig, registry: &HookRegistry, json: bool) -> ExitCode 
                 )
             }))
             .map(|(point, hook)| {
+                // `timeout_ms` as configured; `bound_ms` what the runtime
+                // enforces, with `bound_note` saying what it adds (null when
+                // the two are the same).
+                let bound = hook.timeout();
+                let (configured, note) = match hook.timeout_note() {
+                    Some(note) if note.configured != bound => (note.configured, Some(note.why)),
+                    _ => (bound, None),
+                };
                 json!({
                     "point": point,
                     "name": hook.name(),
                     "priority": hook.priority(),
                     "when": hook.when_source(),
-                    "timeout_ms": hook.timeout().as_millis() as u64,
+                    "timeout_ms": u64::try_from(configured.as_millis()).unwrap_or(u64::MAX),
+                    "bound_ms": u64::try_from(bound.as_millis()).unwrap_or(u64::MAX),
+                    "bound_note": note,
                     "on_error": hook.on_error().as_str(),
                 })
             })

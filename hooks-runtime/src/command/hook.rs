@@ -15,11 +15,12 @@ use crate::ask::AskHandler;
 use crate::context::{HookContext, HookPoint};
 use crate::hook::{
     DryRun, ErrorPolicy, Hook, HookError, HookOutcome, PostToolUseHook, PreToolUseHook,
-    SessionStartHook,
+    SessionStartHook, TimeoutNote,
 };
 use crate::registry::RegisteredHook;
 use crate::result::HookResult;
 use crate::when::When;
+use hooks_when::ConfigDuration;
 
 /// The variables a command gets from the agent's environment (when set
 /// there), besides the names its spec lists in `env`. Everything else —
@@ -372,6 +373,26 @@ impl Hook for CommandHook {
 
     fn on_error(&self) -> ErrorPolicy {
         self.spec.on_error
+    }
+
+    /// The spec's timeout, with the kill margin and (when the command may
+    /// answer "ask") the approval handler's longest wait written out.
+    fn timeout_note(&self) -> Option<TimeoutNote> {
+        let mut why = format!(
+            "+{} to kill and reap the command",
+            ConfigDuration::from(KILL_MARGIN)
+        );
+        if let Some(ask) = &self.ask {
+            why.push_str(&format!(
+                ", +{} while a person decides if the command asks for approval (the approval \
+                 gate's wait plus delivery)",
+                ConfigDuration::from(ask.max_wait())
+            ));
+        }
+        Some(TimeoutNote {
+            configured: self.spec.timeout,
+            why,
+        })
     }
 
     fn when_source(&self) -> Option<&str> {

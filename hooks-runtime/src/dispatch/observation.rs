@@ -5,7 +5,12 @@ use std::fmt;
 use serde_json::Value;
 
 /// The observation handed back to the LLM.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized with the variant as the key: `{"output": result}`,
+/// `{"tool_error": "message"}`, `{"blocked": {"hook": …, "reason": …}}`,
+/// `{"withheld": {"hook": …, "reason": …}}`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Observation {
     /// The tool ran; this is its result as the post hooks left it.
     Output(Value),
@@ -31,6 +36,17 @@ impl Observation {
     /// True when a pre hook blocked the call.
     pub fn is_blocked(&self) -> bool {
         matches!(self, Observation::Blocked { .. })
+    }
+
+    /// True when the LLM is told the call did not produce a result: the tool
+    /// failed ([`ToolError`](Observation::ToolError)), a pre hook blocked the
+    /// call ([`Blocked`](Observation::Blocked)), or a post hook withheld the
+    /// result ([`Withheld`](Observation::Withheld)). False for
+    /// [`Output`](Observation::Output) — also when a post hook replaced a
+    /// tool error with a result (the LLM then sees that result; the tool's
+    /// own error stays in [`ToolCallReport::tool_error`](crate::ToolCallReport::tool_error)).
+    pub fn is_error(&self) -> bool {
+        !matches!(self, Observation::Output(_))
     }
 
     /// The result, when the tool ran and its result reaches the LLM.

@@ -18,7 +18,12 @@ use crate::hook::{Hook, HookFuture, HookOutcome};
 use crate::result::HookResult;
 
 /// Why a hook produced no decision.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Serialized with the variant as the key: `{"error": "message"}`,
+/// `{"panicked": "message"}`, `{"timed_out": "30s"}` (the timeout in the
+/// config grammar).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum HookFailure {
     /// It returned an error.
     Error(String),
@@ -27,7 +32,15 @@ pub enum HookFailure {
     /// `timeout` or `on_error`).
     Panicked(String),
     /// It did not finish within its timeout.
-    TimedOut(Duration),
+    TimedOut(#[serde(serialize_with = "as_config_duration")] Duration),
+}
+
+/// A duration in the config grammar (`30s`, `1500ms`).
+fn as_config_duration<S: serde::Serializer>(
+    duration: &Duration,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&hooks_when::ConfigDuration::from(*duration), serializer)
 }
 
 impl fmt::Display for HookFailure {

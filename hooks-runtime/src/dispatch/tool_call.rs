@@ -15,7 +15,11 @@ use crate::context::{HookContext, ToolOutcome};
 use crate::registry::HookRegistry;
 
 /// Everything a tool call produced.
-#[derive(Debug, Clone)]
+///
+/// Serializes as `observation`, `args`, `tool_ran`, `trace` (see
+/// [`CallTrace`]) and, when a post hook replaced or withheld the tool's own
+/// outcome, `tool_outcome` (a [`ToolOutcome`]: what the tool itself returned).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ToolCallReport {
     /// What the LLM sees.
     pub observation: Observation,
@@ -26,6 +30,7 @@ pub struct ToolCallReport {
     /// What each hook did.
     pub trace: CallTrace,
     /// The tool's own outcome, kept when post hooks replaced or withheld it.
+    #[serde(rename = "tool_outcome", skip_serializing_if = "Option::is_none")]
     pub(super) original: Option<ToolOutcome>,
 }
 

@@ -9,8 +9,11 @@ use crate::hook::{ErrorPolicy, Hook};
 use crate::printable::{MAX_CELL_CHARS, MAX_TEXT_CHARS, push_padded, shown};
 use crate::registry::HookRegistry;
 
-/// A hook's decision, as recorded in the trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A hook's decision, as recorded in the trace. Serialized with the
+/// variant as the key: `{"allowed": {"rewrote": false}}`,
+/// `{"blocked": "reason"}`, `{"failed": {"failure": …, "policy": "fail_closed"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// It let the call (or result, or session) through.
     Allowed {
@@ -224,6 +227,60 @@ impl CallTrace {
                 .iter()
                 .map(|h| h.as_ref() as &dyn Hook)
                 .collect(),
+        }
+    }
+}
+
+/// Serialized as `{"bypassed": bool, "hooks": [...]}`: every hook of
+/// [`entries`](CallTrace::entries) in run order, each with `point`, `name`,
+/// `priority` and `status` (`not_matched`, `not_reached`, `interrupted`,
+/// `ran`); a hook that ran adds its `decision` (a [`Decision`]),
+/// `duration_us` when it waited, and `side_effects` when it reported any.
+impl serde::Serialize for CallTrace {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+
+        let hooks: Vec<EntryRow<'_>> = self.entries().map(EntryRow::from).collect();
+        let mut out = serializer.serialize_struct("CallTrace", 2)?;
+        out.serialize_field("bypassed", &self.bypassed)?;
+        out.serialize_field("hooks", &hooks)?;
+        out.end()
+    }
+}
+
+/// One hook of a serialized [`CallTrace`].
+#[derive(serde::Serialize)]
+struct EntryRow<'t> {
+    point: HookPoint,
+    name: &'t str,
+    priority: i32,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<&'t Decision>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_us: Option<u64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    side_effects: &'t [String],
+}
+
+impl<'t> From<TraceEntry<'t>> for EntryRow<'t> {
+    fn from(entry: TraceEntry<'t>) -> Self {
+        let (status, run) = match entry.status {
+            EntryStatus::NotMatched => ("not_matched", None),
+            EntryStatus::NotReached => ("not_reached", None),
+            EntryStatus::Interrupted => ("interrupted", None),
+            EntryStatus::Ran(run) => ("ran", Some(run)),
+        };
+        EntryRow {
+            point: entry.point,
+            name: entry.name,
+            priority: entry.priority,
+            status,
+            decision: run.map(|run| &run.decision),
+            duration_us: run
+                .and_then(|run| run.duration)
+                .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
+            side_effects: run.map_or(&[], |run| run.side_effects.as_slice()),
         }
     }
 }

@@ -13,20 +13,51 @@ impl HookRegistry {
     /// hidden characters escaped and cut to 120 characters, so no name can
     /// make the table lie or fail.
     ///
+    /// `timeout` is the timeout as configured. Where the runtime's bound is
+    /// longer ([`Hook::timeout_note`]: a command hook's kill margin and, when
+    /// it may ask for approval, the gate's wait; the gate's delivery
+    /// allowance), `bound` shows it with a numbered note under the table
+    /// saying what was added; otherwise `bound` is empty, and a table where
+    /// no hook's bound differs has no `bound` column.
+    ///
     /// ```text
-    /// #  point          name            priority  when                          timeout  on_error
-    /// 1  pre_tool_use   readonly_guard  5         tool_name starts_with "sql_"  30s      fail_closed
+    /// #  point         name           priority  when                            timeout  bound    on_error
+    /// 1  pre_tool_use  approval_gate  10        tool_name == "oa__purchase_pay" 2m       150s[1]  fail_closed
+    /// 2  pre_tool_use  shell_guard    50        tool_name starts_with "shell_"  5s       9s[2]    fail_closed
+    ///
+    /// [1] approval_gate: 150s = 2m configured, +30s to create the request and deliver the card
+    /// [2] shell_guard: 9s = 5s configured, +4s to kill and reap the command
     /// ```
     pub fn describe(&self) -> String {
-        let mut rows: Vec<[String; 7]> = Vec::new();
+        let mut rows: Vec<[String; 8]> = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
         let mut push = |point: &str, hook: &dyn Hook| {
+            let name = shown(hook.name(), MAX_CELL_CHARS).into_owned();
+            let bound = hook.timeout();
+            let (configured, bound_cell) = match hook.timeout_note() {
+                Some(note) if note.configured != bound => {
+                    notes.push(format!(
+                        "[{}] {name}: {} = {} configured, {}",
+                        notes.len() + 1,
+                        ConfigDuration::from(bound),
+                        ConfigDuration::from(note.configured),
+                        shown(&note.why, MAX_CELL_CHARS * 2)
+                    ));
+                    (
+                        note.configured,
+                        format!("{}[{}]", ConfigDuration::from(bound), notes.len()),
+                    )
+                }
+                _ => (bound, String::new()),
+            };
             rows.push([
                 (rows.len() + 1).to_string(),
                 point.to_owned(),
-                shown(hook.name(), MAX_CELL_CHARS).into_owned(),
+                name,
                 hook.priority().to_string(),
                 shown(hook.when_source().unwrap_or("(always)"), MAX_CELL_CHARS).into_owned(),
-                ConfigDuration::from(hook.timeout()).to_string(),
+                ConfigDuration::from(configured).to_string(),
+                bound_cell,
                 hook.on_error().to_string(),
             ]);
         };
@@ -40,7 +71,7 @@ impl HookRegistry {
             push(HookPoint::PostToolUse.as_str(), hook.as_ref());
         }
         let header = [
-            "#", "point", "name", "priority", "when", "timeout", "on_error",
+            "#", "point", "name", "priority", "when", "timeout", "bound", "on_error",
         ]
         .map(str::to_owned);
         let mut widths = header.clone().map(|cell| cell.chars().count());
@@ -49,10 +80,15 @@ impl HookRegistry {
                 *width = (*width).max(cell.chars().count());
             }
         }
+        // The bound column only when some hook's bound differs.
+        const BOUND: usize = 6;
         let mut out = String::new();
         for row in std::iter::once(&header).chain(&rows) {
             let mut line = String::new();
             for (index, (cell, width)) in row.iter().zip(widths).enumerate() {
+                if index == BOUND && notes.is_empty() {
+                    continue;
+                }
                 if index + 1 == row.len() {
                     line.push_str(cell);
                 } else {
@@ -65,6 +101,13 @@ impl HookRegistry {
         }
         if rows.is_empty() {
             out.push_str("(no hooks)\n");
+        }
+        if !notes.is_empty() {
+            out.push('\n');
+            for note in &notes {
+                out.push_str(note);
+                out.push('\n');
+            }
         }
         out
     }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use hooks_runtime::{
     DryRun, Hook, HookContext, HookError, HookFuture, HookOutcome, HookPoint, HookResult,
-    PreToolUseHook, config::ConfigDuration, factory::AskHandler, when::When,
+    PreToolUseHook, TimeoutNote, config::ConfigDuration, factory::AskHandler, when::When,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -490,6 +490,17 @@ impl Hook for ApprovalGate {
 
     fn timeout(&self) -> Duration {
         self.config.timeout + DELIVERY_ALLOWANCE
+    }
+
+    /// The configured wait for a person, and the delivery allowance on top.
+    fn timeout_note(&self) -> Option<TimeoutNote> {
+        Some(TimeoutNote {
+            configured: self.config.timeout,
+            why: format!(
+                "+{} to create the request and deliver the card",
+                ConfigDuration::from(DELIVERY_ALLOWANCE)
+            ),
+        })
     }
 
     fn when_source(&self) -> Option<&str> {
