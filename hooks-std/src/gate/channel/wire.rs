@@ -106,7 +106,7 @@ pub(crate) fn check_connection(
     let host = lower
         .strip_prefix("https://")
         .or_else(|| lower.strip_prefix("http://"));
-    if !host.is_some_and(|host| !host.trim_matches('/').is_empty()) {
+    if host.is_none_or(|host| host.trim_matches('/').is_empty()) {
         return Err(format!(
             "base_url \"{base_url}\" is not an http(s) URL: use {use_instead}"
         ));
