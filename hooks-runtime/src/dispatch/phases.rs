@@ -17,6 +17,38 @@ use super::trace::CallTrace;
 use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
 use crate::registry::HookRegistry;
 
+/// The pre phase of `$state` (a `&mut CallState`) through `$registry`,
+/// awaited in place: `Some(observation)` when the call is stopped. A macro
+/// rather than an `async fn` so the caller's future awaits the chain
+/// directly (see [`HookRegistry::enter_pre`]).
+macro_rules! pre_phase {
+    ($registry:expr, $state:expr) => {
+        match $registry.enter_pre($state) {
+            Err(stopped) => stopped,
+            Ok(()) => {
+                let step = $state.chain().run(&$registry.hooks.pre, 0).await;
+                $crate::dispatch::phases::leave_pre($state, step)
+            }
+        }
+    };
+}
+pub(super) use pre_phase;
+
+/// The post phase of `$state` on the tool's `$outcome`, awaited in place:
+/// what the LLM will see. See [`pre_phase!`].
+macro_rules! post_phase {
+    ($registry:expr, $state:expr, $outcome:expr) => {
+        match $registry.enter_post($state, $outcome) {
+            Err(bypassed) => bypassed,
+            Ok(()) => {
+                let step = $state.chain().run(&$registry.hooks.post, 1).await;
+                $crate::dispatch::phases::leave_post($state, step)
+            }
+        }
+    };
+}
+pub(super) use post_phase;
+
 /// What the pre phase decided.
 #[derive(Debug)]
 pub enum PreToolUse {
@@ -86,13 +118,7 @@ impl HookRegistry {
         async move {
             let started = self.observation_clock();
             let call = Unfinished::new(self, started, &mut state);
-            let blocked = match self.enter_pre(call.state) {
-                Err(stopped) => stopped,
-                Ok(()) => {
-                    let step = call.state.chain().run(&self.hooks.pre, 0).await;
-                    leave_pre(call.state, step)
-                }
-            };
+            let blocked = pre_phase!(self, call.state);
             call.finish();
             match blocked {
                 None => PreToolUse::Proceed(PendingToolCall {
@@ -213,13 +239,7 @@ impl PendingToolCall {
             unreachable!("a pending call's state is taken only here, by value")
         };
         let call = Unfinished::new(&registry, started, &mut state);
-        let observation = match registry.enter_post(call.state, outcome) {
-            Err(bypassed) => bypassed,
-            Ok(()) => {
-                let step = call.state.chain().run(&registry.hooks.post, 1).await;
-                leave_post(call.state, step)
-            }
-        };
+        let observation = post_phase!(registry, call.state, outcome);
         call.finish();
         match registry.conclude(state, observation, true, started) {
             Ok(report) => report,

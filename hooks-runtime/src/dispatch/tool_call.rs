@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::call_state::{CallState, Unfinished};
 use super::observation::Observation;
-use super::phases::{leave_post, leave_pre};
+use super::phases::{post_phase, pre_phase};
 use super::run_hook::{drop_quietly, panic_message};
 use super::trace::CallTrace;
 use crate::context::{HookContext, ToolOutcome};
@@ -117,25 +117,12 @@ impl HookRegistry {
             // The phases' steps, with the chains awaited here (see
             // `enter_pre`): `run_pre_tool_use` and `run_post_tool_use` are
             // the same steps with the tool run elsewhere.
-            let blocked = match self.enter_pre(call.state) {
-                Err(stopped) => stopped,
-                Ok(()) => {
-                    let step = call.state.chain().run(&self.hooks.pre, 0).await;
-                    leave_pre(call.state, step)
-                }
-            };
+            let blocked = pre_phase!(self, call.state);
             let (observation, tool_ran) = match blocked {
                 Some(blocked) => (blocked, false),
                 None => {
                     let outcome = call_tool(tool, &call.state.ctx.tool_args).await;
-                    let observation = match self.enter_post(call.state, outcome) {
-                        Err(bypassed) => bypassed,
-                        Ok(()) => {
-                            let step = call.state.chain().run(&self.hooks.post, 1).await;
-                            leave_post(call.state, step)
-                        }
-                    };
-                    (observation, true)
+                    (post_phase!(self, call.state, outcome), true)
                 }
             };
             call.finish();
