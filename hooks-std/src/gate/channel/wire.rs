@@ -61,6 +61,34 @@ pub(crate) fn unix_now() -> i64 {
         .unwrap_or(0)
 }
 
+/// Checks the connection settings every platform config has: `base_url` is
+/// an http(s) URL with a host (else the message names `use_instead`), and
+/// the request timeout and timestamp window are longer than zero. The
+/// message says what to write instead.
+pub(crate) fn check_connection(
+    base_url: &str,
+    use_instead: &str,
+    request_timeout: Duration,
+    timestamp_window: Duration,
+) -> Result<(), String> {
+    let lower = base_url.to_ascii_lowercase();
+    let host = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    if host.is_none_or(|host| host.trim_matches('/').is_empty()) {
+        return Err(format!(
+            "base_url \"{base_url}\" is not an http(s) URL: use {use_instead}"
+        ));
+    }
+    if request_timeout.is_zero() {
+        return Err("request_timeout must be longer than zero, e.g. \"10s\"".to_owned());
+    }
+    if timestamp_window.is_zero() {
+        return Err("timestamp_window must be longer than zero, e.g. \"5m\"".to_owned());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,32 +118,4 @@ mod tests {
         assert_eq!(snippet(b""), "empty");
         assert_eq!(snippet(&[b'a'; 300]).chars().count(), 201);
     }
-}
-
-/// Checks the connection settings every platform config has: `base_url` is
-/// an http(s) URL with a host (else the message names `use_instead`), and
-/// the request timeout and timestamp window are longer than zero. The
-/// message says what to write instead.
-pub(crate) fn check_connection(
-    base_url: &str,
-    use_instead: &str,
-    request_timeout: Duration,
-    timestamp_window: Duration,
-) -> Result<(), String> {
-    let lower = base_url.to_ascii_lowercase();
-    let host = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"));
-    if host.is_none_or(|host| host.trim_matches('/').is_empty()) {
-        return Err(format!(
-            "base_url \"{base_url}\" is not an http(s) URL: use {use_instead}"
-        ));
-    }
-    if request_timeout.is_zero() {
-        return Err("request_timeout must be longer than zero, e.g. \"10s\"".to_owned());
-    }
-    if timestamp_window.is_zero() {
-        return Err("timestamp_window must be longer than zero, e.g. \"5m\"".to_owned());
-    }
-    Ok(())
 }
