@@ -298,6 +298,7 @@ async fn decisions_for_events(database: Database) {
             &request.id,
             Decision::Approve,
             "bob",
+            None,
             || false,
         )
         .await
@@ -317,6 +318,7 @@ async fn decisions_for_events(database: Database) {
             &request.id,
             Decision::Approve,
             "bob",
+            None,
             || true,
         )
         .await
@@ -338,6 +340,7 @@ async fn decisions_for_events(database: Database) {
                 &request.id,
                 Decision::Reject,
                 "carol",
+                None,
                 || true
             )
             .await
@@ -370,6 +373,7 @@ async fn decisions_for_events(database: Database) {
                         &id,
                         decision,
                         &format!("user-{i}"),
+                        None,
                         || true,
                     )
                     .await
@@ -405,6 +409,7 @@ async fn decisions_for_events(database: Database) {
             &late.id,
             Decision::Approve,
             "bob",
+            None,
             || true,
         )
         .await

@@ -316,7 +316,7 @@ impl Approvals {
             return self.refuse(callback, refusal).await;
         }
         let recorded = store
-            .decide_for_event_with_reason(
+            .decide_for_event(
                 &callback.event_id,
                 kind,
                 &request.id,

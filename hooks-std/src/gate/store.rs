@@ -330,33 +330,10 @@ impl ConfirmationStore {
     /// committing, `may_commit` is asked; if it says no — the approver has
     /// already been told the decision failed — everything is rolled back, so
     /// a decision is never recorded behind the approver's back.
+    /// `reason` is what the approver typed with the decision (a rejection's
+    /// reason is what the blocked call's refusal quotes).
     #[allow(clippy::too_many_arguments)]
     pub async fn decide_for_event(
-        &self,
-        event_id: &str,
-        channel_kind: &str,
-        id: &str,
-        decision: Decision,
-        decided_by: &str,
-        may_commit: impl FnOnce() -> bool + Send,
-    ) -> Result<EventDecision, StorageError> {
-        self.decide_for_event_with_reason(
-            event_id,
-            channel_kind,
-            id,
-            decision,
-            decided_by,
-            None,
-            may_commit,
-        )
-        .await
-    }
-
-    /// [`decide_for_event`](Self::decide_for_event), recording the reason
-    /// the approver gave with the decision (a rejection's reason is what the
-    /// blocked call's refusal quotes).
-    #[allow(clippy::too_many_arguments)]
-    pub async fn decide_for_event_with_reason(
         &self,
         event_id: &str,
         channel_kind: &str,
