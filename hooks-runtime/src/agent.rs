@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::config::{AgentConfig, AgentConfigErrors};
 use crate::context::{HookContext, Surface};
-use crate::dispatch::{SessionStart, SessionStopped, ToolCallReport};
+use crate::dispatch::{SessionStart, SessionStopped, ToolCallReport, ToolErrorSource};
 use crate::factory::Resources;
 use crate::registry::HookRegistry;
 
@@ -131,9 +131,31 @@ impl Agent {
     pub async fn call_tool<T, E>(&self, ctx: HookContext, tool: T) -> ToolCallReport
     where
         T: AsyncFnOnce(&Value) -> Result<Value, E>,
-        E: fmt::Display,
+        E: Into<ToolErrorSource>,
     {
         self.registry.run_tool_call(self.stamp(ctx), tool).await
+    }
+
+    /// Runs one tool call whose arguments are the model's JSON text as it
+    /// emitted it, through this agent's hooks (stamped as in
+    /// [`call_tool`](Self::call_tool)). `raw_args` replaces the context's
+    /// arguments. Text that is not a readable JSON object is blocked by the
+    /// runtime before any hook, and observed (audited) with the text as a
+    /// JSON string: see [`HookRegistry::run_tool_call_raw`], which also
+    /// lists what is refused.
+    pub async fn call_tool_raw<T, E>(
+        &self,
+        ctx: HookContext,
+        raw_args: &str,
+        tool: T,
+    ) -> ToolCallReport
+    where
+        T: AsyncFnOnce(&Value) -> Result<Value, E>,
+        E: Into<ToolErrorSource>,
+    {
+        self.registry
+            .run_tool_call_raw(self.stamp(ctx), raw_args, tool)
+            .await
     }
 
     /// Runs the session-start hooks; an `Err` means the session must not start.
