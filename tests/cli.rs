@@ -435,3 +435,31 @@ fn check_shows_configured_timeouts_and_explains_longer_bounds() {
     assert_eq!(readonly["timeout_ms"], readonly["bound_ms"]);
     assert_eq!(readonly["bound_note"], Value::Null);
 }
+
+#[test]
+fn check_prints_the_args_paths_it_cannot_check() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("unchecked.yaml");
+    std::fs::write(
+        &path,
+        "agent: x\nhooks:\n  class_hooks:\n    - name: approval_gate\n      config:\n        \
+         when: 'args.amount > 5'\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_contains(
+        &text(&out.stdout),
+        &[
+            "warning: `args.amount` is not checked",
+            "not restricted to named tools",
+        ],
+    );
+    let out = hooks(&["check", "--format", "json", path.to_str().expect("utf8")]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        report["warnings"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+}

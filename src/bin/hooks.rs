@@ -142,10 +142,10 @@ async fn main() -> ExitCode {
     };
     let built = AgentConfig::load(&options.config).and_then(|config| {
         config
-            .build_registry(&resources)
-            .map(|registry| (config, registry))
+            .build_registry_with_warnings(&resources)
+            .map(|(registry, warnings)| (config, registry, warnings))
     });
-    let (config, registry) = match built {
+    let (config, registry, warnings) = match built {
         Ok(built) => built,
         Err(errors) => {
             if options.json {
@@ -166,12 +166,17 @@ async fn main() -> ExitCode {
         }
     };
     match options.command.as_str() {
-        "check" => check(&config, &registry, options.json),
+        "check" => check(&config, &registry, &warnings, options.json),
         _ => explain(&config, &registry, &options).await,
     }
 }
 
-fn check(config: &AgentConfig, registry: &HookRegistry, json: bool) -> ExitCode {
+fn check(
+    config: &AgentConfig,
+    registry: &HookRegistry,
+    warnings: &[hooks::config::ConfigWarning],
+    json: bool,
+) -> ExitCode {
     if json {
         let hooks: Vec<Value> = registry
             .pre_tool_use()
@@ -218,11 +223,16 @@ fn check(config: &AgentConfig, registry: &HookRegistry, json: bool) -> ExitCode 
         let observers: Vec<&str> = registry.observers().iter().map(|o| o.name()).collect();
         println!(
             "{}",
-            json!({"valid": true, "agent": config.agent, "hooks": hooks, "observers": observers})
+            json!({"valid": true, "agent": config.agent, "hooks": hooks, "observers": observers,
+                   "warnings": warnings})
         );
     } else {
         println!("{}: valid; agent `{}`", config.source, config.agent);
         println!("{}", registry.describe());
+        // What the build could not check (`args.…` paths no schema decides).
+        for warning in warnings {
+            println!("{warning}");
+        }
     }
     ExitCode::SUCCESS
 }
