@@ -73,7 +73,7 @@ impl CallObserver for Recorder {
 
 fn registry_with(recorder: &Arc<Recorder>) -> HookRegistry {
     HookRegistry::builder()
-        .registered_named(&["raw_guard"])
+        .registered_named(["raw_guard"])
         .observer(Arc::clone(recorder) as Arc<dyn CallObserver>)
         .build()
         .expect("registry builds")
@@ -332,7 +332,7 @@ async fn typed_error_reader(ctx: &HookContext) -> HookResult {
 #[tokio::test]
 async fn the_tools_error_value_is_kept_for_retry_logic() {
     let registry = HookRegistry::builder()
-        .registered_named(&["typed_error_reader"])
+        .registered_named(["typed_error_reader"])
         .build()
         .expect("registry");
     let fetch = |error: FetchError| async move |_: &Value| Err::<Value, _>(error);

@@ -219,7 +219,7 @@ impl HookRegistry {
     /// [`Blocked`](Observation::Blocked) by `runtime`, with a reason the
     /// model can act on and retry, such as `the arguments are not valid
     /// JSON: EOF while parsing an object at line 1 column 14`;
-    /// [`CallTrace::refused`] is [`Refusal::Arguments`](crate::trace::Refusal::Arguments); and the observers
+    /// [`CallTrace::refused`] is [`Refusal::Arguments`]; and the observers
     /// (the audit log) see the call like any blocked one, with its arguments
     /// (in the context and the report) the raw text as a JSON string, hidden
     /// characters escaped as `\u{…}` and cut to
