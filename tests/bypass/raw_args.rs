@@ -1,5 +1,6 @@
-//! Argument text as a hostile model writes it, through an agent's standard
-//! stack with `Agent::call_tool_raw`: text meant to read one way to the
+//! Argument text as a hostile model writes it, through the standard stack
+//! of `tool_calls` (the gate asks for `oa__pay` over 50,000; the offline
+//! channel reaches nobody, so it blocks them) with `Agent::call_tool_raw`: text meant to read one way to the
 //! hooks and another to the tool (a repeated key, an escaped spelling of
 //! the same key), text that is not quite JSON, and text too big to read.
 //! Whatever is refused, no hook and no tool sees; whatever runs, the tool
@@ -7,24 +8,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use hooks::std_hooks::offline_resources;
-use hooks::{
-    Agent,
-    config::{AgentConfig, ConfigFormat},
-    trace::Refusal,
-};
+use hooks::trace::Refusal;
 use serde_json::{Value, json};
 
-/// The gate asks for payments over 50,000 (the offline channel reaches
-/// nobody, so it blocks them).
-const AGENT: &str = r#"
-agent: finance-bot
-hooks:
-  class_hooks:
-    - name: approval_gate
-      config:
-        when: 'tool_name == "oa__pay" && args.amount > 50000'
-"#;
+use super::tool_calls::{AGENT, agent};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -125,9 +112,7 @@ fn cases() -> Vec<(&'static str, String, Verdict)> {
 
 #[tokio::test]
 async fn hostile_argument_text_gets_its_verdict() {
-    let resources = offline_resources(["frozen"]).await.expect("resources");
-    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "raw.yaml", None).expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
+    let (agent, _resources) = agent(AGENT).await;
     for (n, (why, raw, expected)) in cases().into_iter().enumerate() {
         let received: Arc<Mutex<Option<Value>>> = Arc::default();
         let tool_received = Arc::clone(&received);
@@ -177,9 +162,7 @@ async fn hostile_argument_text_gets_its_verdict() {
 
 #[tokio::test]
 async fn an_escaped_nul_reaches_hooks_and_tool_alike() {
-    let resources = offline_resources(["frozen"]).await.expect("resources");
-    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "raw.yaml", None).expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
+    let (agent, _resources) = agent(AGENT).await;
     let report = agent
         .call_tool_raw(
             agent.context("oa__pay", Value::Null),
