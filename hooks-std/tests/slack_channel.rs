@@ -156,7 +156,8 @@ async fn press(fake: &FakeSlack, replica: &Replica, click: &SlackClick) -> (u16,
         .expect("the message has that button")
 }
 
-async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
+/// The stored request `id`.
+async fn stored(replica: &Replica, id: &str) -> ConfirmationRequest {
     replica
         .approvals
         .store()
@@ -164,7 +165,10 @@ async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
         .await
         .expect("read")
         .expect("request")
-        .status
+}
+
+async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
+    stored(replica, id).await.status
 }
 
 /// The text of the `count`-th ephemeral message, sent to `user`.
@@ -312,13 +316,7 @@ async fn a_rejection_reason_reaches_the_refusal_and_the_trace() {
     assert_eq!(hook, "approval_gate");
     assert_eq!(reason, "rejected by alice: wrong vendor");
     assert!(report.trace.to_string().contains("wrong vendor"));
-    let stored = replica
-        .approvals
-        .store()
-        .get(&id)
-        .await
-        .expect("read")
-        .expect("request");
+    let stored = stored(&replica, &id).await;
     assert_eq!(stored.reason.as_deref(), Some("wrong vendor"));
 }
 
