@@ -39,7 +39,9 @@
 //! [`config`] (agent config files), [`factory`] (hooks built by name, shared
 //! resources), [`command`] (command hooks), [`observer`] (code that sees
 //! every call), [`trace`] (what each hook did), [`registry`], [`when`],
-//! [`text`], and [`std_hooks`] (the standard hooks).
+//! [`text`], and [`std_hooks`] (the standard hooks, with the config keys of
+//! each — the rate limit's per-connector quotas under `connectors:`, for
+//! one; `docs/std-hooks.md` has them all with defaults and examples).
 
 pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
 #[doc(hidden)]
@@ -48,6 +50,7 @@ pub use hooks_runtime::*;
 
 /// The standard hooks (approval gate, audit log, read-only guard, truncation, rate limit).
 #[cfg(feature = "std-hooks")]
+#[doc(inline)]
 pub use hooks_std as std_hooks;
 
 /// `use hooks::prelude::*;` brings the attributes and the types a hook fn needs.

@@ -6,7 +6,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use hooks_runtime::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, Observation, PreToolUseHook};
+//! use hooks::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, Observation, PreToolUseHook};
 //! use serde_json::{json, Value};
 //!
 //! /// Blocks SQL writes.

@@ -49,7 +49,7 @@ pub struct CommandEntry {
 /// An agent's hook declarations.
 ///
 /// ```
-/// use hooks_runtime::config::{AgentConfig, ConfigFormat, ConfigShape};
+/// use hooks::config::{AgentConfig, ConfigFormat, ConfigShape};
 ///
 /// let yaml = r#"
 /// agent: finance-bot
