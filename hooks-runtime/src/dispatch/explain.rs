@@ -5,10 +5,12 @@ use serde::Serialize;
 
 use super::call_state::RUNTIME;
 use super::chain::Chain;
+use super::observation::Observation;
+use super::phases::observe;
 use super::run_hook::{guarded, triggers};
 use super::tool_name;
 use super::trace::{CallTrace, Decision};
-use crate::context::{HookContext, HookPoint};
+use crate::context::{HookContext, HookPoint, ToolOutcome};
 use crate::hook::{DryRun, ErrorPolicy, Hook};
 use crate::registry::HookRegistry;
 
@@ -42,7 +44,12 @@ pub enum ExplainVerdict {
         /// The arguments after the rewrite.
         args: serde_json::Value,
     },
-    /// It would block the call.
+    /// A post hook would let the result through rewritten.
+    RewriteResult {
+        /// The tool's outcome after the rewrite.
+        outcome: ToolOutcome,
+    },
+    /// It would block the call (a post hook: withhold the result).
     Block {
         /// The reason the LLM would see.
         reason: String,
@@ -159,33 +166,146 @@ impl HookRegistry {
         let mut trace = CallTrace::tool_call(self);
         let mut original = None;
         let mut chain = Chain::new(&mut ctx, &mut trace, &mut original);
-        for (index, hook) in self.hooks.pre.iter().enumerate() {
-            let hook: &dyn Hook = hook.as_ref();
-            let verdict = if blocked_by.is_some() {
-                ExplainVerdict::NotReached
-            } else {
-                evaluate(&mut chain, hook, index, run_commands).await
-            };
-            let blocks = matches!(
-                verdict,
-                ExplainVerdict::Block { .. } | ExplainVerdict::Fail { blocks: true, .. }
-            );
-            if blocks {
-                blocked_by = Some(hook.name().to_owned());
-            }
-            steps.push(ExplainStep {
-                name: hook.name().to_owned(),
-                priority: hook.priority(),
-                when: hook.when_source().map(str::to_owned),
-                verdict,
-            });
-        }
+        walk(
+            &mut chain,
+            self.hooks.pre.iter().map(|hook| hook.as_ref() as &dyn Hook),
+            run_commands,
+            &mut steps,
+            &mut blocked_by,
+        )
+        .await;
         Explanation {
             tool: ctx.tool_name.clone(),
             outcome: ExplainOutcome::of(&steps, blocked_by.is_some()),
             steps,
             blocked_by,
         }
+    }
+}
+
+/// The dry run of a tool's outcome through the post hooks: what each would
+/// do to it and what the LLM would be shown.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultExplanation {
+    /// The tool.
+    pub tool: String,
+    /// Every post hook in run order.
+    pub steps: Vec<ExplainStep>,
+    /// The hook that would withhold the result, if any.
+    pub withheld_by: Option<String>,
+    /// Whether a post hook would run an external command that was not run
+    /// (no `run_commands`): then what the LLM would see is not known.
+    pub unknown: bool,
+    /// What the LLM would be shown, as far as the hooks that ran decide.
+    pub observation: Observation,
+}
+
+impl HookRegistry {
+    /// Dry-runs the post hooks on `outcome`, the tool's result (or error)
+    /// for the call in `ctx` (its arguments as the pre hooks left them).
+    ///
+    /// The same chain engine as a real call: rewrites chain, a failure
+    /// withholds the result unless the hook is fail-open, the first
+    /// withholding hook stops the chain. Hooks that would run an external
+    /// command are reported as [`ExplainVerdict::WouldRun`] unless
+    /// `run_commands` is set. Observers do not run: nothing is recorded.
+    pub async fn explain_result(
+        &self,
+        ctx: HookContext,
+        outcome: ToolOutcome,
+        run_commands: bool,
+    ) -> ResultExplanation {
+        DRY_RUN
+            .scope((), self.explain_result_steps(ctx, outcome, run_commands))
+            .await
+    }
+
+    async fn explain_result_steps(
+        &self,
+        mut ctx: HookContext,
+        outcome: ToolOutcome,
+        run_commands: bool,
+    ) -> ResultExplanation {
+        ctx.point = HookPoint::PostToolUse;
+        ctx.tool_outcome = Some(outcome);
+        let mut steps = Vec::new();
+        let mut withheld_by = None;
+        let mut trace = CallTrace::tool_call(self);
+        let mut original = None;
+        let mut chain = Chain::new(&mut ctx, &mut trace, &mut original);
+        walk(
+            &mut chain,
+            self.hooks
+                .post
+                .iter()
+                .map(|hook| hook.as_ref() as &dyn Hook),
+            run_commands,
+            &mut steps,
+            &mut withheld_by,
+        )
+        .await;
+        let observation = match (&withheld_by, ctx.tool_outcome.take()) {
+            (Some(hook), _) => {
+                let reason = steps
+                    .iter()
+                    .find_map(|step| match &step.verdict {
+                        ExplainVerdict::Block { reason } if step.name == *hook => {
+                            Some(reason.clone())
+                        }
+                        ExplainVerdict::Fail { failure, .. } if step.name == *hook => {
+                            Some(failure.clone())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                Observation::Withheld {
+                    hook: hook.clone(),
+                    reason,
+                }
+            }
+            (None, outcome) => observe(outcome.unwrap_or(ToolOutcome::Error(String::new()))),
+        };
+        ResultExplanation {
+            tool: ctx.tool_name.clone(),
+            unknown: steps
+                .iter()
+                .any(|step| step.verdict == ExplainVerdict::WouldRun),
+            steps,
+            withheld_by,
+            observation,
+        }
+    }
+}
+
+/// Evaluates `hooks` in order on the chain, appending a step for each; the
+/// first that blocks sets `blocked_by` and the rest are not reached. A
+/// `blocked_by` already set (the runtime refused the call) reaches none.
+async fn walk<'h>(
+    chain: &mut Chain<'_>,
+    hooks: impl Iterator<Item = &'h dyn Hook>,
+    run_commands: bool,
+    steps: &mut Vec<ExplainStep>,
+    blocked_by: &mut Option<String>,
+) {
+    for (index, hook) in hooks.enumerate() {
+        let verdict = if blocked_by.is_some() {
+            ExplainVerdict::NotReached
+        } else {
+            evaluate(chain, hook, index, run_commands).await
+        };
+        let blocks = matches!(
+            verdict,
+            ExplainVerdict::Block { .. } | ExplainVerdict::Fail { blocks: true, .. }
+        );
+        if blocks {
+            *blocked_by = Some(hook.name().to_owned());
+        }
+        steps.push(ExplainStep {
+            name: hook.name().to_owned(),
+            priority: hook.priority(),
+            when: hook.when_source().map(str::to_owned),
+            verdict,
+        });
     }
 }
 
@@ -229,8 +349,13 @@ async fn evaluate(
             chain.seal(hook.name());
             ExplainVerdict::WouldAsk
         }
-        Decision::Allowed { rewrote: true } => ExplainVerdict::Rewrite {
-            args: chain.ctx.tool_args.clone(),
+        Decision::Allowed { rewrote: true } => match (chain.ctx.point, &chain.ctx.tool_outcome) {
+            (HookPoint::PostToolUse, Some(outcome)) => ExplainVerdict::RewriteResult {
+                outcome: outcome.clone(),
+            },
+            _ => ExplainVerdict::Rewrite {
+                args: chain.ctx.tool_args.clone(),
+            },
         },
         Decision::Allowed { rewrote: false } => ExplainVerdict::Allow,
         Decision::Blocked(reason) => ExplainVerdict::Block {
