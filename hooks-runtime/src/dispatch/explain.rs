@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::call_state::RUNTIME;
-use super::chain::Chain;
+use super::chain::{Chain, Step};
 use super::observation::Observation;
 use super::phases::observe;
 use super::run_hook::{guarded, triggers};
@@ -128,6 +128,9 @@ pub struct Explanation {
     pub steps: Vec<ExplainStep>,
     /// The hook that would block the call, if any.
     pub blocked_by: Option<String>,
+    /// The reason the LLM would see when the call is blocked: the same text
+    /// a real call's [`Observation::Blocked`] carries.
+    pub reason: Option<String>,
 }
 
 impl HookRegistry {
@@ -149,16 +152,18 @@ impl HookRegistry {
         ctx.point = HookPoint::PreToolUse;
         ctx.tool_outcome = None;
         let mut steps = Vec::new();
-        let mut blocked_by = None;
+        let mut stopped = None;
         // As in a real run, a refused tool name stops the call before any hook.
         if let Some(reason) = tool_name::problem(&ctx.tool_name) {
             steps.push(ExplainStep {
                 name: RUNTIME.to_owned(),
                 priority: i32::MIN,
                 when: None,
-                verdict: ExplainVerdict::Block { reason },
+                verdict: ExplainVerdict::Block {
+                    reason: reason.clone(),
+                },
             });
-            blocked_by = Some(RUNTIME.to_owned());
+            stopped = Some((RUNTIME.to_owned(), reason));
         }
         // The hooks run through the same chain engine as a real call (so
         // sealed arguments and error policies hold the same way); its trace
@@ -171,14 +176,16 @@ impl HookRegistry {
             self.hooks.pre.iter().map(|hook| hook.as_ref() as &dyn Hook),
             run_commands,
             &mut steps,
-            &mut blocked_by,
+            &mut stopped,
         )
         .await;
+        let (blocked_by, reason) = stopped.unzip();
         Explanation {
             tool: ctx.tool_name.clone(),
             outcome: ExplainOutcome::of(&steps, blocked_by.is_some()),
             steps,
             blocked_by,
+            reason,
         }
     }
 }
@@ -229,10 +236,10 @@ impl HookRegistry {
         ctx.point = HookPoint::PostToolUse;
         ctx.tool_outcome = Some(outcome);
         let mut steps = Vec::new();
-        let mut withheld_by = None;
         let mut trace = CallTrace::tool_call(self);
         let mut original = None;
         let mut chain = Chain::new(&mut ctx, &mut trace, &mut original);
+        let mut stopped = None;
         walk(
             &mut chain,
             self.hooks
@@ -241,29 +248,17 @@ impl HookRegistry {
                 .map(|hook| hook.as_ref() as &dyn Hook),
             run_commands,
             &mut steps,
-            &mut withheld_by,
+            &mut stopped,
         )
         .await;
-        let observation = match (&withheld_by, ctx.tool_outcome.take()) {
-            (Some(hook), _) => {
-                let reason = steps
-                    .iter()
-                    .find_map(|step| match &step.verdict {
-                        ExplainVerdict::Block { reason } if step.name == *hook => {
-                            Some(reason.clone())
-                        }
-                        ExplainVerdict::Fail { failure, .. } if step.name == *hook => {
-                            Some(failure.clone())
-                        }
-                        _ => None,
-                    })
-                    .unwrap_or_default();
-                Observation::Withheld {
-                    hook: hook.clone(),
-                    reason,
-                }
-            }
-            (None, outcome) => observe(outcome.unwrap_or(ToolOutcome::Error(String::new()))),
+        let withheld_by = stopped.as_ref().map(|(hook, _)| hook.clone());
+        let observation = match stopped {
+            Some((hook, reason)) => Observation::Withheld { hook, reason },
+            None => observe(
+                ctx.tool_outcome
+                    .take()
+                    .unwrap_or(ToolOutcome::Error(String::new())),
+            ),
         };
         ResultExplanation {
             tool: ctx.tool_name.clone(),
@@ -278,28 +273,26 @@ impl HookRegistry {
 }
 
 /// Evaluates `hooks` in order on the chain, appending a step for each; the
-/// first that blocks sets `blocked_by` and the rest are not reached. A
-/// `blocked_by` already set (the runtime refused the call) reaches none.
+/// first that stops the chain sets `stopped` (the hook and the reason the
+/// LLM would see) and the rest are not reached. A `stopped` already set
+/// (the runtime refused the call) reaches none.
 async fn walk<'h>(
     chain: &mut Chain<'_>,
     hooks: impl Iterator<Item = &'h dyn Hook>,
     run_commands: bool,
     steps: &mut Vec<ExplainStep>,
-    blocked_by: &mut Option<String>,
+    stopped: &mut Option<(String, String)>,
 ) {
     for (index, hook) in hooks.enumerate() {
-        let verdict = if blocked_by.is_some() {
+        let verdict = if stopped.is_some() {
             ExplainVerdict::NotReached
         } else {
-            evaluate(chain, hook, index, run_commands).await
+            let (verdict, step) = evaluate(chain, hook, index, run_commands).await;
+            if let Step::Stop { hook, reason } = step {
+                *stopped = Some((hook, reason));
+            }
+            verdict
         };
-        let blocks = matches!(
-            verdict,
-            ExplainVerdict::Block { .. } | ExplainVerdict::Fail { blocks: true, .. }
-        );
-        if blocks {
-            *blocked_by = Some(hook.name().to_owned());
-        }
         steps.push(ExplainStep {
             name: hook.name().to_owned(),
             priority: hook.priority(),
@@ -309,14 +302,16 @@ async fn walk<'h>(
     }
 }
 
+/// What `hook` would do, and what that means for the chain.
 async fn evaluate(
     chain: &mut Chain<'_>,
     hook: &dyn Hook,
     index: usize,
     run_commands: bool,
-) -> ExplainVerdict {
+) -> (ExplainVerdict, Step) {
+    let verdict = |verdict| (verdict, Step::Continue);
     let trigger_failure = match triggers(hook, chain.ctx) {
-        Ok(false) => return ExplainVerdict::NotMatched,
+        Ok(false) => return verdict(ExplainVerdict::NotMatched),
         Ok(true) => None,
         Err(failure) => Some(failure),
     };
@@ -333,17 +328,17 @@ async fn evaluate(
             DryRun::Ask => {
                 // It only ever lets a call through by sealing its arguments.
                 chain.seal(hook.name());
-                return ExplainVerdict::WouldAsk;
+                return verdict(ExplainVerdict::WouldAsk);
             }
-            DryRun::External if !run_commands => return ExplainVerdict::WouldRun,
+            DryRun::External if !run_commands => return verdict(ExplainVerdict::WouldRun),
             _ => {}
         }
     }
-    chain.run_hook(hook, index, trigger_failure).await;
+    let step = chain.run_hook(hook, index, trigger_failure).await;
     let Some(run) = chain.trace.runs.last() else {
-        return ExplainVerdict::NotReached;
+        return (ExplainVerdict::NotReached, step);
     };
-    match &run.decision {
+    let verdict = match &run.decision {
         Decision::Allowed { .. } if run.side_effects.iter().any(|e| e == WOULD_ASK) => {
             // A command hook that would ask: approved, it would seal too.
             chain.seal(hook.name());
@@ -365,5 +360,6 @@ async fn evaluate(
             failure: failure.to_string(),
             blocks: *policy == ErrorPolicy::FailClosed,
         },
-    }
+    };
+    (verdict, step)
 }

@@ -141,7 +141,7 @@ async fn outcome(
     match explanation.outcome {
         ExplainOutcome::Blocked => {
             let hook = explanation.blocked_by.unwrap_or_default();
-            let reason = reason_of(&actual.pre, &hook);
+            let reason = explanation.reason.unwrap_or_default();
             actual.verdict = Verdict::Blocked;
             actual.observation = Some(Observation::Blocked {
                 hook: hook.clone(),
@@ -201,26 +201,13 @@ async fn outcome(
         actual.by = first_with(&actual.post, &ExplainVerdict::WouldRun);
         return actual;
     }
-    if let Some(hook) = result.withheld_by {
+    if let Observation::Withheld { hook, reason } = &result.observation {
         actual.verdict = Verdict::Withheld;
-        actual.reason = Some(reason_of(&actual.post, &hook));
-        actual.by = Some(hook);
+        actual.reason = Some(reason.clone());
+        actual.by = Some(hook.clone());
     }
     actual.observation = Some(result.observation);
     actual
-}
-
-/// The reason `hook`'s step gives for stopping the call.
-fn reason_of(steps: &[ExplainStep], hook: &str) -> String {
-    steps
-        .iter()
-        .filter(|step| step.name == hook)
-        .find_map(|step| match &step.verdict {
-            ExplainVerdict::Block { reason } => Some(reason.clone()),
-            ExplainVerdict::Fail { failure, .. } => Some(format!("the hook {failure}")),
-            _ => None,
-        })
-        .unwrap_or_default()
 }
 
 /// The first hook whose step is `verdict`.
