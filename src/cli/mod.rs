@@ -141,11 +141,9 @@ impl Cli {
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> u8 {
-        match self.dispatch(args, out, err).await {
-            Ok(code) => code,
-            // Output closed (`hooks check … | head`): nothing more to say.
-            Err(_) => 1,
-        }
+        // An error here is the output closed (`hooks check … | head`):
+        // nothing more can be said.
+        self.dispatch(args, out, err).await.unwrap_or(1)
     }
 
     async fn dispatch(
