@@ -70,7 +70,7 @@ pub use result::HookResult;
 pub mod trace {
     pub use crate::dispatch::{
         CallTrace, Decision, EntryStatus, ExplainOutcome, ExplainStep, ExplainVerdict, Explanation,
-        HookFailure, HookRun, TraceEntry, in_dry_run,
+        HookFailure, HookRun, ResultExplanation, TraceEntry, in_dry_run,
     };
 }
 
