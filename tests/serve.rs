@@ -139,6 +139,10 @@ impl Running {
 }
 
 async fn start() -> Running {
+    start_with_ttl(hooks::serve::DEFAULT_PENDING_TTL).await
+}
+
+async fn start_with_ttl(pending_ttl: Duration) -> Running {
     let database = Database::connect("sqlite::memory:")
         .await
         .expect("database");
@@ -173,10 +177,11 @@ async fn start() -> Running {
         .await
         .expect("bind");
     let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
-    let settings = ServeConfig::with_token(TOKEN)
+    let mut settings = ServeConfig::with_token(TOKEN)
         .org("acme")
         .user("dev")
         .user_header("x-hooks-user");
+    settings.pending_ttl = pending_ttl;
     tokio::spawn(serve(listener, agent, settings));
     Running {
         url,
@@ -492,4 +497,112 @@ async fn hook_client_prints_an_allow_and_exits_2_on_a_deny_or_a_server_that_is_d
     assert_eq!(out.status.code(), Some(2), "fail closed");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot reach the hook server"), "{stderr}");
+}
+
+/// `hooks serve` from the command line: the std hooks of a config file,
+/// answering `hook-client`; and no token on a public address is refused.
+#[tokio::test]
+async fn the_cli_serves_a_config_and_refuses_a_public_address_without_a_token() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("agent.yaml");
+    std::fs::write(
+        &config,
+        "agent: claude-code\nhooks:\n  class_hooks:\n    - readonly_guard\n    - name: approval_gate\n      config:\n        when: 'tool_name == \"Bash\" && args.command contains \"deploy\"'\n",
+    )
+    .expect("write");
+    let config = config.to_str().expect("utf-8").to_owned();
+
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .args(["serve", &config, "--listen", "0.0.0.0:0"])
+        .env_remove("HOOKS_SERVE_TOKEN")
+        .output()
+        .await
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("refusing to serve without a token"));
+
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .args([
+            "serve",
+            &config,
+            "--listen",
+            "127.0.0.1:0",
+            "--org",
+            "acme-frozen",
+            "--read-only-org",
+            "acme-frozen",
+        ])
+        .env("HOOKS_SERVE_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("serves");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+        server.stdout.take().expect("stdout"),
+    ));
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the server starts")
+        .expect("read")
+        .expect("a line");
+    let url = first
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .expect("the address")
+        .to_owned();
+
+    let sql = {
+        let mut input = call(
+            "pre_tool_use",
+            "toolu_sql",
+            json!({"sql": "DELETE FROM orders"}),
+        );
+        input["tool_name"] = json!("sql_exec");
+        input
+    };
+    let out = hook_client(&url, &sql).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only mode"));
+
+    // The gate has no approval channel here: a call needing approval is
+    // blocked, closed, and says so.
+    let deploy = call(
+        "pre_tool_use",
+        "toolu_deploy",
+        json!({"command": "./deploy.sh"}),
+    );
+    let out = hook_client(&url, &deploy).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no approval channel is configured"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.kill().await.expect("stops");
+}
+
+/// A call whose post event never comes is recorded once, as abandoned,
+/// after the TTL; its late post event is then withheld.
+#[tokio::test]
+async fn a_call_without_its_post_event_is_recorded_as_abandoned() {
+    let server = start_with_ttl(Duration::from_millis(300)).await;
+    let (_, answer) = server.post(&fixture("pre_tool_use")).await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Any request sweeps.
+    server
+        .post(&call(
+            "pre_tool_use",
+            "toolu_other",
+            json!({"command": "ls"}),
+        ))
+        .await;
+    let rows = server.audit(1).await;
+    let abandoned = rows
+        .iter()
+        .find(|r| r.tool_call_id == "toolu_01ABCxyz")
+        .expect("recorded");
+    assert_eq!(abandoned.outcome, "blocked", "{abandoned:?}");
+    let (_, late) = server.post(&fixture("post_tool_use")).await;
+    assert_eq!(late["decision"], "block");
 }

@@ -141,18 +141,15 @@ impl Server {
         };
         match self.in_flight.hold(call.id.clone(), pending) {
             Ok(()) => reply,
-            Err((refused, pending)) => {
-                // Dropped: recorded once as abandoned.
-                drop(pending);
-                answer::deny(&match refused {
-                    Refused::Duplicate => duplicate(&call.id),
-                    Refused::Full => format!(
-                        "the hook server holds {} calls waiting for their results; try again \
+            // The refused call was dropped: recorded once as abandoned.
+            Err(refused) => answer::deny(&match refused {
+                Refused::Duplicate => duplicate(&call.id),
+                Refused::Full => format!(
+                    "the hook server holds {} calls waiting for their results; try again \
                          when some have finished",
-                        self.config.max_in_flight
-                    ),
-                })
-            }
+                    self.config.max_in_flight
+                ),
+            }),
         }
     }
 

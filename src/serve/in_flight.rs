@@ -32,30 +32,21 @@ impl InFlight {
         }
     }
 
-    /// Holds `call` until its post event. On a refusal the call is handed
-    /// back to be dropped (and so recorded) by the caller, outside the lock.
-    pub(super) fn hold(
-        &self,
-        id: String,
-        call: PendingToolCall,
-    ) -> Result<(), (Refused, PendingToolCall)> {
+    /// Holds `call` until its post event. A refused call is dropped (and so
+    /// recorded as abandoned) outside the lock.
+    pub(super) fn hold(&self, id: String, call: PendingToolCall) -> Result<(), Refused> {
         let expired = self.take_expired();
         let mut calls = self.lock();
-        let refused = if calls.contains_key(&id) {
-            Some(Refused::Duplicate)
+        let (result, refused_call) = if calls.contains_key(&id) {
+            (Err(Refused::Duplicate), Some(call))
         } else if calls.len() >= self.capacity {
-            Some(Refused::Full)
+            (Err(Refused::Full), Some(call))
         } else {
-            None
-        };
-        let result = match refused {
-            Some(refused) => Err((refused, call)),
-            None => {
-                calls.insert(id, (call, Instant::now()));
-                Ok(())
-            }
+            calls.insert(id, (call, Instant::now()));
+            (Ok(()), None)
         };
         drop(calls);
+        drop(refused_call);
         drop(expired);
         result
     }
