@@ -52,6 +52,8 @@ pub use hooks_runtime::*;
 
 #[cfg(feature = "std-hooks")]
 pub mod cli;
+#[cfg(feature = "serve")]
+pub mod serve;
 
 /// The standard hooks (approval gate, audit log, read-only guard, truncation, rate limit).
 #[cfg(feature = "std-hooks")]

@@ -29,6 +29,9 @@
 //! hooks explain AGENT_CONFIG --tool NAME [--args JSON] [--metadata JSON]
 //!       [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
 //! hooks test AGENT_CONFIG CASES [--read-only-org ID]... [--run-commands] [--format json]
+//! hooks serve AGENT_CONFIG --listen ADDR:PORT [--database URL] [--org ID] [--user ID]
+//!       [--user-header NAME] [--read-only-org ID]... [--defer-allowed]
+//! hooks hook-client --url URL [--timeout SECONDS]
 //! ```
 //!
 //! Exit codes: 0 — the config is valid (`check`), the call would go ahead
@@ -42,6 +45,8 @@ mod escape;
 mod explain;
 mod options;
 pub mod policy_test;
+#[cfg(feature = "serve")]
+mod serve;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -60,6 +65,9 @@ usage:
   hooks explain AGENT_CONFIG --tool NAME [--args JSON] [--metadata JSON]
         [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
   hooks test AGENT_CONFIG CASES [--read-only-org ID]... [--run-commands] [--format json]
+  hooks serve AGENT_CONFIG --listen ADDR:PORT [--database URL] [--org ID] [--user ID]
+        [--user-header NAME] [--read-only-org ID]... [--defer-allowed]
+  hooks hook-client --url URL [--timeout SECONDS]
 
 check    validates an agent config (YAML, JSON or TOML) and prints the run order.
          Every command hook's program must be found and executable (for a
@@ -73,6 +81,15 @@ explain  dry-runs one tool call through the pre hooks without running the tool:
 test     runs a table of cases (calls and the verdict each must get: allowed,
          blocked, asks, withheld, unknown) as dry runs and prints pass/fail.
          A case may script the approver's answer and the tool's result.
+serve    answers Claude Code style hook requests (POST /hook: PreToolUse,
+         PostToolUse, PostToolUseFailure, SessionStart) with the agent's hooks.
+         The bearer token comes from HOOKS_SERVE_TOKEN (required unless the
+         address is loopback); --database keeps the audit log and limits in
+         SQLite or PostgreSQL (default: in memory). Approvals need a channel:
+         serve from your own binary (hooks::serve) to configure one.
+hook-client  a command hook that forwards its stdin to a hook server
+         (token from HOOKS_SERVE_TOKEN) and prints the answer; exits 2 when
+         the server denies or cannot be reached (fail closed).
 
 exit codes: 0 ok / would go ahead / every case passed, 1 invalid config or
             cases file, 2 bad usage, 3 would be blocked, 4 would ask for
@@ -80,7 +97,7 @@ exit codes: 0 ok / would go ahead / every case passed, 1 invalid config or
             (no --run-commands), 6 a case failed";
 
 /// A resource step: adds what the caller's factories need.
-type AddResources = Box<dyn FnOnce(&mut Resources)>;
+pub(crate) type AddResources = Box<dyn FnOnce(&mut Resources)>;
 
 /// The command line, with resources of the caller's own.
 ///
@@ -152,7 +169,24 @@ impl Cli {
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> io::Result<u8> {
-        let options = match options::parse(args.into_iter()) {
+        let mut args = args.into_iter().peekable();
+        #[cfg(feature = "serve")]
+        if args.peek().map(String::as_str) == Some("hook-client") {
+            args.next();
+            return match options::parse_hook_client(args) {
+                Ok(client) => serve::hook_client(client, out, err).await,
+                Err(Usage::Help) => {
+                    writeln!(out, "{USAGE}")?;
+                    Ok(0)
+                }
+                Err(Usage::Error(message)) => {
+                    // Exit 2 blocks the call in a client that runs this as a hook.
+                    writeln!(err, "hooks hook-client: {message}\n\n{USAGE}")?;
+                    Ok(2)
+                }
+            };
+        }
+        let options = match options::parse(args) {
             Ok(options) => options,
             Err(Usage::Help) => {
                 writeln!(out, "{USAGE}")?;
@@ -188,6 +222,18 @@ impl Cli {
             },
             _ => None,
         };
+        #[cfg(feature = "serve")]
+        if let Command::Serve(serve) = options.command {
+            return serve::serve(
+                &options.config,
+                serve,
+                options.read_only_orgs,
+                self.add,
+                out,
+                err,
+            )
+            .await;
+        }
         // A private in-memory database, org modes from the command line,
         // and an approval gate that can reach nobody (it is reported, never
         // run), then the caller's own resources.
@@ -255,6 +301,8 @@ impl Cli {
                 Ok(if report.failed() == 0 { 0 } else { 6 })
             }
             (Command::Test { .. }, None) => unreachable!("a test command's cases are loaded above"),
+            #[cfg(feature = "serve")]
+            (Command::Serve(_), _) => unreachable!("served above"),
         }
     }
 }
