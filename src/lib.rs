@@ -39,15 +39,25 @@
 //! [`config`] (agent config files), [`factory`] (hooks built by name, shared
 //! resources), [`command`] (command hooks), [`observer`] (code that sees
 //! every call), [`trace`] (what each hook did), [`registry`], [`when`],
-//! [`text`], and [`std_hooks`] (the standard hooks).
+//! [`text`], [`std_hooks`] (the standard hooks, with the config keys of
+//! each — the rate limit's per-connector quotas under `connectors:`, for
+//! one; `docs/std-hooks.md` has them all with defaults and examples), and
+//! [`cli`] (the `hooks` command line, with policy tests, for your own
+//! binary).
 
 pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
 #[doc(hidden)]
 pub use hooks_runtime::__private;
 pub use hooks_runtime::*;
 
+#[cfg(feature = "std-hooks")]
+pub mod cli;
+#[cfg(feature = "serve")]
+pub mod serve;
+
 /// The standard hooks (approval gate, audit log, read-only guard, truncation, rate limit).
 #[cfg(feature = "std-hooks")]
+#[doc(inline)]
 pub use hooks_std as std_hooks;
 
 /// `use hooks::prelude::*;` brings the attributes and the types a hook fn needs.

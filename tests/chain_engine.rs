@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use hooks::{
     ErrorPolicy, Hook, HookContext, HookError, HookOutcome, HookRegistry, HookResult, Observation,
-    PreToolUseHook, SessionStartHook, trace::ExplainVerdict,
+    PostToolUseHook, PreToolUseHook, SessionStartHook, ToolOutcome, trace::ExplainVerdict,
 };
 use serde_json::{Value, json};
 
@@ -18,6 +18,8 @@ enum Act {
     Seal,
     /// Allows, rewriting the arguments to `{"changed": true}`.
     Rewrite,
+    /// Allows, rewriting the tool's result to `"rewritten"`.
+    RewriteResult,
     /// Allows, adding session context.
     Context(&'static str),
     /// Blocks.
@@ -67,6 +69,7 @@ impl Hook for Scripted {
             Act::Rewrite => HookResult::allow()
                 .with_args(json!({"changed": true}))
                 .into(),
+            Act::RewriteResult => HookResult::allow().with_result(json!("rewritten")).into(),
             Act::Context(text) => HookResult::allow().with_context(text).into(),
             Act::Block => HookResult::block("scripted block").into(),
             Act::Fail => HookOutcome::Ready(Err(HookError::new("scripted failure"))),
@@ -88,6 +91,7 @@ impl Hook for Scripted {
 
 impl PreToolUseHook for Scripted {}
 impl SessionStartHook for Scripted {}
+impl PostToolUseHook for Scripted {}
 
 const CLOSED: ErrorPolicy = ErrorPolicy::FailClosed;
 const OPEN: ErrorPolicy = ErrorPolicy::FailOpen;
@@ -96,6 +100,14 @@ fn pre_registry(hooks: Vec<Scripted>) -> HookRegistry {
     hooks
         .into_iter()
         .fold(HookRegistry::builder(), |builder, hook| builder.pre(hook))
+        .build()
+        .expect("registry builds")
+}
+
+fn post_registry(hooks: Vec<Scripted>) -> HookRegistry {
+    hooks
+        .into_iter()
+        .fold(HookRegistry::builder(), |builder, hook| builder.post(hook))
         .build()
         .expect("registry builds")
 }
@@ -295,4 +307,60 @@ async fn session_start_joins_context_in_run_order_and_records_at_once_hooks_unti
             .iter()
             .all(|run| run.duration.is_none())
     );
+}
+
+/// The post hooks' dry run shows the model what a real call would: a
+/// rewritten result, a withheld one (by a block, or by a failure that fails
+/// closed) and the result untouched past a failure that fails open.
+#[tokio::test]
+async fn explain_result_agrees_with_a_real_call_on_what_the_model_sees() {
+    let cases = [
+        vec![hook("rewrites", 10, Act::RewriteResult, CLOSED)],
+        vec![hook("withholds", 10, Act::Block, CLOSED)],
+        vec![
+            hook("rewrites", 10, Act::RewriteResult, CLOSED),
+            hook("fails", 20, Act::Fail, CLOSED),
+        ],
+        vec![hook("panics", 10, Act::PanicLater, CLOSED)],
+        vec![hook("hangs", 10, Act::Hang, CLOSED)],
+        vec![
+            hook("fails", 10, Act::TriggerPanics, OPEN),
+            hook("rewrites", 20, Act::RewriteResult, CLOSED),
+        ],
+    ];
+    for hooks in cases {
+        let names: Vec<&str> = hooks.iter().map(|h| h.name).collect();
+        let registry = post_registry(hooks);
+        let ctx = HookContext::tool_call("read", json!({}));
+        let real = registry
+            .run_tool_call(ctx.clone(), async |_: &Value| {
+                Ok::<_, String>(json!("original"))
+            })
+            .await;
+        let dry = registry
+            .explain_result(ctx, ToolOutcome::Success(json!("original")), false)
+            .await;
+        assert_eq!(dry.observation, real.observation, "{names:?}: {dry:?}");
+        assert_eq!(
+            dry.withheld_by.is_some(),
+            matches!(real.observation, Observation::Withheld { .. }),
+            "{names:?}"
+        );
+        assert_eq!(dry.steps.len(), names.len());
+    }
+}
+
+/// A pre-hook dry run names the reason a real call's observation carries,
+/// for a block and for a failure that fails closed.
+#[tokio::test]
+async fn explain_gives_the_reason_a_real_call_shows() {
+    for act in [Act::Block, Act::Fail, Act::PanicLater] {
+        let registry = pre_registry(vec![hook("stops", 10, act, CLOSED)]);
+        let (observation, explanation) = call_and_explain(&registry).await;
+        let Observation::Blocked { hook, reason } = observation else {
+            panic!("blocked: {observation:?}");
+        };
+        assert_eq!(explanation.blocked_by.as_deref(), Some(hook.as_str()));
+        assert_eq!(explanation.reason.as_deref(), Some(reason.as_str()));
+    }
 }

@@ -436,6 +436,180 @@ fn check_shows_configured_timeouts_and_explains_longer_bounds() {
     assert_eq!(readonly["bound_note"], Value::Null);
 }
 
+const CASES: &str = "examples/agent.cases.yaml";
+
+/// Writes `cases` to a file in a fresh directory.
+fn cases_file(cases: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("cases.yaml");
+    std::fs::write(&path, cases).expect("write");
+    let path = path.to_str().expect("utf8").to_owned();
+    (dir, path)
+}
+
+#[test]
+fn test_passes_the_flagship_policy_table() {
+    let out = hooks(&["test", AGENT, CASES]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert_contains(
+        &stdout,
+        &[
+            "blocked by `readonly_guard`",
+            "asks (`approval_gate`)",
+            "blocked by `shell_guard`",
+            "12 case(s): 12 passed, 0 failed",
+        ],
+    );
+}
+
+#[test]
+fn test_reports_every_way_a_case_fails_and_exits_6() {
+    let (_dir, cases) = cases_file(
+        r#"
+read_only_orgs: [acme]
+cases:
+  - name: a write thought to be allowed
+    tool: sql_exec
+    args: { sql: "DELETE FROM invoices" }
+    org: acme
+    expect: { verdict: allowed, args: { sql: "DELETE FROM invoices" } }
+  - name: the gate named wrong
+    tool: oa__purchase_pay
+    args: { amount: 60000 }
+    expect: { verdict: asks, by: aproval_gate }
+  - name: an approval nobody asks for
+    tool: sql_query
+    args: { sql: "SELECT 1" }
+    approval: approve
+    expect: allowed
+  - name: a shell command without --run-commands
+    tool: shell_exec
+    args: { command: "ls" }
+    expect: allowed
+  - name: passes
+    tool: sql_query
+    args: { sql: "SELECT 1" }
+    expect: allowed
+"#,
+    );
+    let out = hooks(&["test", AGENT, &cases]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(6), "{stdout}");
+    assert_contains(
+        &stdout,
+        &[
+            "FAIL   1. a write thought to be allowed",
+            "expected allowed, got blocked by `readonly_guard`",
+            "expected the tool to get {\"sql\":\"DELETE FROM invoices\"}, but it would not run",
+            "expected asks (`aproval_gate`), got asks (`approval_gate`)",
+            "the agent has no hook named `aproval_gate` (did you mean `approval_gate`?)",
+            "the case scripts `approval: approve`, but no hook asks for approval",
+            "got unknown (`shell_guard` not run)",
+            "pass --run-commands",
+            "ok     5. passes",
+            "5 case(s): 1 passed, 4 failed",
+        ],
+    );
+
+    // --run-commands decides the shell case; --format json says the same.
+    let out = hooks(&["test", AGENT, &cases, "--run-commands", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(6));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["failed"], 3);
+    assert_eq!(report["cases"][3]["passed"], true);
+    assert_eq!(report["cases"][0]["actual"]["by"], "readonly_guard");
+    assert_eq!(
+        report["cases"][0]["problems"][0],
+        "expected allowed, got blocked by `readonly_guard`"
+    );
+}
+
+#[test]
+fn test_refuses_a_broken_table_with_every_problem_and_runs_nothing() {
+    let (_dir, cases) = cases_file(
+        r#"
+run_comands: true
+cases: []
+"#,
+    );
+    let out = hooks(&["test", AGENT, &cases]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_contains(
+        &text(&out.stderr),
+        &["unknown key `run_comands` (did you mean `run_commands`?)"],
+    );
+
+    let (_dir, cases) = cases_file(
+        r#"
+cases:
+  - name: a
+    tool: sql_query
+    expcet: allowed
+  - name: a
+    tool: sql_query
+    surface: dagstep
+    expect: alowed
+  - name: c
+    tool: read
+    result: 1
+    tool_error: boom
+    expect: { verdict: withheld, reason_contain: x }
+  - name: d
+    tool: read
+    expect: { verdict: withheld }
+  - name: e
+    tool: read
+    surface: evaluation
+    expect: allowed
+"#,
+    );
+    let out = hooks(&["test", AGENT, &cases]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert_contains(
+        &stderr,
+        &[
+            "case 1 (`a`): the case: unknown key `expcet` (did you mean `expect`?)",
+            "case 2 (`a`): another case has this name",
+            "unknown variant `alowed`",
+            "unknown surface `dagstep` (did you mean `dag_step`?)",
+            "expect: unknown key `reason_contain` (did you mean `reason_contains`?)",
+            "case 4 (`d`): the expectation is about the tool's result",
+            "surface `evaluation` bypasses every hook",
+            "no case ran",
+        ],
+    );
+    assert!(!text(&out.stdout).contains("passed"), "no case ran");
+}
+
+#[test]
+fn test_escapes_what_it_prints_so_a_case_cannot_forge_a_passing_line() {
+    let (_dir, cases) = cases_file(
+        "cases:\n  - name: \"x\\n  ok     2. everything is fine\\u202E\"\n    tool: sql_exec\n    \
+         args: { sql: \"DELETE FROM invoices\" }\n    org: acme\n    expect: allowed\n",
+    );
+    let out = hooks(&["test", AGENT, &cases, "--read-only-org", "acme"]);
+    assert_eq!(out.status.code(), Some(6));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains('\u{202E}'), "{stdout}");
+    assert!(
+        !stdout.lines().any(|line| line.starts_with("  ok")),
+        "a forged passing line:\n{stdout}"
+    );
+    assert_contains(&stdout, &["x\\u{A}  ok     2. everything is fine\\u{202E}"]);
+}
+
+#[test]
+fn test_and_explain_options_do_not_mix() {
+    let out = hooks(&["test", AGENT, CASES, "--tool", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_contains(&text(&out.stderr), &["--tool is an option of `explain`"]);
+    let out = hooks(&["test", AGENT]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_contains(&text(&out.stderr), &["missing the cases file"]);
+}
+
 #[test]
 fn check_prints_the_args_paths_it_cannot_check() {
     let dir = tempfile::tempdir().expect("dir");

@@ -9,7 +9,7 @@ pub use hooks_when::{HookPoint, Surface};
 
 /// How the tool call ended, as post hooks see it. Serialized as
 /// `{"success": result}` or `{"error": "message"}`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolOutcome {
     /// The tool returned a result (possibly rewritten by earlier post hooks).

@@ -21,7 +21,7 @@ pub fn error_report(error: &(dyn Error + 'static)) -> String {
 /// standard error and a failing exit code.
 ///
 /// ```
-/// use hooks_runtime::text::exit_code;
+/// use hooks::text::exit_code;
 ///
 /// fn run() -> Result<(), Box<dyn std::error::Error>> {
 ///     Ok(())

@@ -6,7 +6,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use hooks_runtime::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, Observation, PreToolUseHook};
+//! use hooks::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, Observation, PreToolUseHook};
 //! use serde_json::{json, Value};
 //!
 //! /// Blocks SQL writes.
@@ -71,7 +71,7 @@ pub use result::HookResult;
 pub mod trace {
     pub use crate::dispatch::{
         CallTrace, Decision, EntryStatus, ExplainOutcome, ExplainStep, ExplainVerdict, Explanation,
-        HookFailure, HookRun, Refusal, TraceEntry, in_dry_run,
+        HookFailure, HookRun, Refusal, ResultExplanation, TraceEntry, in_dry_run,
     };
 }
 

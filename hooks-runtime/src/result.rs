@@ -9,7 +9,7 @@ use serde_json::Value;
 /// prose:
 ///
 /// ```
-/// use hooks_runtime::HookResult;
+/// use hooks::HookResult;
 /// use serde_json::json;
 ///
 /// let ok = HookResult::allow();

@@ -13,7 +13,7 @@ use crate::context::{HookContext, HookPoint};
 /// parser, so they accept and reject exactly the same text.
 ///
 /// ```
-/// use hooks_runtime::{HookContext, HookPoint, when::When};
+/// use hooks::{HookContext, HookPoint, when::When};
 /// use serde_json::json;
 ///
 /// let when = When::parse(r#"tool_name starts_with "sql_""#, HookPoint::PreToolUse).unwrap();

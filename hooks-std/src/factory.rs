@@ -94,8 +94,8 @@ pub enum FactoryError {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use hooks_runtime::factory::{BuiltItem, Resources};
-/// use hooks_std::{build_std_hook, Database, DATABASE};
+/// use hooks::factory::{BuiltItem, Resources};
+/// use hooks::std_hooks::{build_std_hook, Database, DATABASE};
 /// use serde_json::json;
 ///
 /// let resources = Resources::new().with(DATABASE, Database::in_memory().await.unwrap());

@@ -9,18 +9,34 @@
 //! * [`ResultTruncateHook`] — long results cut on a character boundary.
 //! * [`ArgsSchemaHook`] — a tool's args must match its JSON Schema (runs
 //!   first, so later guards see the declared types).
-//! * [`ConnectorRateLimitHook`] — GCRA quotas per (connector, user), in
-//!   memory or shared through the database.
+//! * [`ConnectorRateLimitHook`] — GCRA quotas per (connector, user), a
+//!   default and per-connector quotas (`connectors:`), in memory or shared
+//!   through the database.
 //!
 //! Storage is one sqlx pool ([`Database`]): SQLite by default, PostgreSQL for
 //! several replicas, migrations embedded. Each hook builds from its serde
 //! config (unknown keys are errors), also by name through [`build_std_hook`].
 //!
+//! In an agent config file, `hooks.class_hooks` names each hook with its
+//! config; the keys are the fields of its config type:
+//!
+//! | name | config | keys |
+//! |---|---|---|
+//! | `approval_gate` | [`ApprovalGateConfig`](gate::ApprovalGateConfig) | `when`, `require_confirmation_for_all`, `timeout`, `approver_scope`, `approvers`, `channel`, `feishu`, `slack`, `priority` |
+//! | `args_schema` | [`ArgsSchemaConfig`] | `schemas`, `require_schema`, `max_depth`, `priority` |
+//! | `audit_log` | [`AuditLogConfig`] | `redact_keys`, `group_commit`, `max_batch`, `timeout`, `fail_open` |
+//! | `connector_rate_limit` | [`RateLimitConfig`] | `default`, `per_user_per_minute`, `connectors` (per-connector quotas), `backend`, `priority` |
+//! | `readonly_guard` | [`ReadOnlyConfig`] | `sql_tools`, `sql_arg_keys`, `check_all_string_args`, `dialect`, `allow_functions`, `priority` |
+//! | `result_truncate` | [`TruncateConfig`] | `max_chars`, `priority` |
+//!
+//! `docs/std-hooks.md` in the repository gives every key's type, default
+//! and meaning, with an example agent config per hook.
+//!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use std::sync::Arc;
-//! use hooks_runtime::{HookContext, HookRegistry};
-//! use hooks_std::{ReadOnlyGuard, StaticOrgModes};
+//! use hooks::{HookContext, HookRegistry};
+//! use hooks::std_hooks::{ReadOnlyGuard, StaticOrgModes};
 //! use serde_json::{json, Value};
 //!
 //! let modes = Arc::new(StaticOrgModes::with_read_only(["acme"]));

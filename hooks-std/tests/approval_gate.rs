@@ -14,7 +14,9 @@ use std::time::Duration;
 use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
-use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks_std::gate::channel::feishu::{
+    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, REASON_INPUT_NAME,
+};
 use hooks_std::gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
 };
@@ -227,11 +229,24 @@ async fn rejected_calls_are_blocked_with_who_rejected() {
     assert_eq!(reason, "rejected by bob: no reason given");
 }
 
-/// The reason a rejecter types reaches the blocked call's refusal (what the
-/// LLM sees), its trace and the stored request.
+/// The card offers an optional input for a reason in the form its buttons
+/// submit; the reason a rejecter types there reaches the blocked call's
+/// refusal (what the LLM sees), its trace and the stored request.
 #[tokio::test]
 async fn a_rejection_reason_reaches_the_refusal_and_the_trace() {
     let (fake, replica, call, id) = pending().await;
+    let card = &fake.sent_cards()[0].card;
+    let form = card["body"]["elements"]
+        .as_array()
+        .and_then(|elements| elements.iter().find(|element| element["tag"] == "form"))
+        .unwrap_or_else(|| panic!("the card has a form: {card}"));
+    let input = form["elements"]
+        .as_array()
+        .and_then(|elements| elements.iter().find(|element| element["tag"] == "input"))
+        .unwrap_or_else(|| panic!("the form has an input: {form}"));
+    assert_eq!(input["name"], REASON_INPUT_NAME);
+    assert_eq!(input["required"], false, "a reason is optional");
+    assert!(input["placeholder"]["content"].is_string(), "{input}");
     let click = CardClick::new(&id, Decision::Reject, "ou_bob", CHAT)
         .with_reason("  over budget this quarter  ");
     let (code, reply) = fake

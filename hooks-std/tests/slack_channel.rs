@@ -24,8 +24,8 @@ use axum::http::{HeaderMap, HeaderValue};
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::gate::channel::slack::{
-    FakeSlack, FakeSlackConfig, SIGNATURE_HEADER, SlackChannel, SlackClick, SlackConfig,
-    TIMESTAMP_HEADER, signature, verify_signature,
+    FakeSlack, FakeSlackConfig, REASON_BLOCK_ID, SIGNATURE_HEADER, SlackChannel, SlackClick,
+    SlackConfig, TIMESTAMP_HEADER, signature, verify_signature,
 };
 use hooks_std::gate::channel::{Callback, CallbackError, Channel, RawCallback};
 use hooks_std::gate::{
@@ -156,7 +156,8 @@ async fn press(fake: &FakeSlack, replica: &Replica, click: &SlackClick) -> (u16,
         .expect("the message has that button")
 }
 
-async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
+/// The stored request `id`.
+async fn stored(replica: &Replica, id: &str) -> ConfirmationRequest {
     replica
         .approvals
         .store()
@@ -164,7 +165,10 @@ async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
         .await
         .expect("read")
         .expect("request")
-        .status
+}
+
+async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
+    stored(replica, id).await.status
 }
 
 /// The text of the `count`-th ephemeral message, sent to `user`.
@@ -283,11 +287,21 @@ async fn approved_calls_run_and_the_message_shows_who_approved() {
     );
 }
 
-/// The reason a rejecter types in Slack reaches the blocked call's refusal
-/// and its trace.
+/// The message offers an optional input for a reason; the reason a
+/// rejecter types there reaches the blocked call's refusal, its trace and
+/// the stored request.
 #[tokio::test]
 async fn a_rejection_reason_reaches_the_refusal_and_the_trace() {
     let (fake, replica, call, id) = pending().await;
+    let blocks = fake.messages()[0].blocks.clone();
+    let input = blocks
+        .as_array()
+        .and_then(|blocks| blocks.iter().find(|block| block["type"] == "input"))
+        .unwrap_or_else(|| panic!("the message has an input block: {blocks}"));
+    assert_eq!(input["block_id"], REASON_BLOCK_ID);
+    assert_eq!(input["optional"], true, "a reason is optional");
+    assert_eq!(input["element"]["type"], "plain_text_input");
+    assert_eq!(input["element"]["action_id"], REASON_BLOCK_ID);
     press(
         &fake,
         &replica,
@@ -302,6 +316,8 @@ async fn a_rejection_reason_reaches_the_refusal_and_the_trace() {
     assert_eq!(hook, "approval_gate");
     assert_eq!(reason, "rejected by alice: wrong vendor");
     assert!(report.trace.to_string().contains("wrong vendor"));
+    let stored = stored(&replica, &id).await;
+    assert_eq!(stored.reason.as_deref(), Some("wrong vendor"));
 }
 
 #[tokio::test]

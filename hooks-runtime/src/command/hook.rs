@@ -84,7 +84,7 @@ const KILL_MARGIN: Duration = Duration::from_secs(4);
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use hooks_runtime::{HookContext, HookRegistry, command::{CommandHook, CommandSpec}};
+/// use hooks::{HookContext, HookRegistry, command::{CommandHook, CommandSpec}};
 /// use serde_json::{Value, json};
 ///
 /// let spec = CommandSpec::from_value(&json!({

@@ -137,8 +137,8 @@ impl<'de> Deserialize<'de> for CommandLine {
 ///
 /// ```
 /// use std::time::Duration;
-/// use hooks_runtime::command::{CommandLine, CommandSpec};
-/// use hooks_runtime::{ErrorPolicy, HookPoint};
+/// use hooks::command::{CommandLine, CommandSpec};
+/// use hooks::{ErrorPolicy, HookPoint};
 /// use serde_json::json;
 ///
 /// let spec: CommandSpec = serde_json::from_value(json!({

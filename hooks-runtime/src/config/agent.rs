@@ -49,7 +49,7 @@ pub struct CommandEntry {
 /// An agent's hook declarations.
 ///
 /// ```
-/// use hooks_runtime::config::{AgentConfig, ConfigFormat, ConfigShape};
+/// use hooks::config::{AgentConfig, ConfigFormat, ConfigShape};
 ///
 /// let yaml = r#"
 /// agent: finance-bot
@@ -105,8 +105,8 @@ impl AgentConfig {
                 "unknown config format: name the file .yaml, .yml, .json or .toml",
             )
         })?;
-        let text =
-            read_capped(path).map_err(|message| AgentConfigError::new(&source, None, message))?;
+        let text = limits::read_capped(path)
+            .map_err(|message| AgentConfigError::new(&source, None, message))?;
         // Absolute, so a command's path and its working directory cannot
         // resolve against each other.
         let base_dir = path.parent().map(|dir| {
@@ -422,26 +422,6 @@ impl AgentConfig {
             }
         }
     }
-}
-
-/// Reads `path` as UTF-8 text, refusing it unread when it is over the size
-/// limit (and reading at most one byte past the limit, for a file that grows
-/// or is not a regular file).
-fn read_capped(path: &Path) -> Result<String, String> {
-    use std::io::Read as _;
-    let cannot = |error: std::io::Error| format!("cannot read the file: {error}");
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    if let Ok(meta) = file.metadata() {
-        limits::check_size(meta.len())?;
-    }
-    let mut bytes = Vec::new();
-    file.take(limits::CONFIG_SIZE_LIMIT as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    limits::check_size(bytes.len() as u64)?;
-    String::from_utf8(bytes).map_err(|error| {
-        format!("cannot read the file: it is not valid UTF-8 ({error}); save it as UTF-8")
-    })
 }
 
 /// One Claude Code `{"type": "command", "command": "…", "timeout": 60}`

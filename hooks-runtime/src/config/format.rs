@@ -4,6 +4,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::limits;
+
 /// A config file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigFormat {
@@ -24,6 +26,22 @@ impl ConfigFormat {
             "toml" => Some(ConfigFormat::Toml),
             _ => None,
         }
+    }
+
+    /// Reads the file at `path` into a JSON value, its format from its
+    /// extension, under the limits an agent config file has (1 MiB, YAML
+    /// nesting): for files that sit beside an agent config, such as a table
+    /// of policy test cases. The error says what is wrong with the file.
+    pub fn read(path: &Path) -> Result<Value, String> {
+        let format = Self::from_path(path)
+            .ok_or("unknown file format: name the file .yaml, .yml, .json or .toml")?;
+        let text = limits::read_capped(path)?;
+        if format == ConfigFormat::Yaml {
+            limits::check_yaml_nesting(&text)?;
+        }
+        format
+            .parse(&text)
+            .map_err(|error| format!("syntax error: {error}"))
     }
 
     /// Parses `text` into a JSON value; the error says where the syntax broke.

@@ -67,6 +67,26 @@ pub(crate) fn check_yaml_nesting(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Reads `path` as UTF-8 text, refusing it unread when it is over the size
+/// limit (and reading at most one byte past the limit, for a file that grows
+/// or is not a regular file).
+pub(crate) fn read_capped(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let cannot = |error: std::io::Error| format!("cannot read the file: {error}");
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    if let Ok(meta) = file.metadata() {
+        check_size(meta.len())?;
+    }
+    let mut bytes = Vec::new();
+    file.take(CONFIG_SIZE_LIMIT as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    check_size(bytes.len() as u64)?;
+    String::from_utf8(bytes).map_err(|error| {
+        format!("cannot read the file: it is not valid UTF-8 ({error}); save it as UTF-8")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

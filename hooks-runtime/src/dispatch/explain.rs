@@ -4,11 +4,13 @@
 use serde::Serialize;
 
 use super::call_state::RUNTIME;
-use super::chain::Chain;
+use super::chain::{Chain, Step};
+use super::observation::Observation;
+use super::phases::observe;
 use super::run_hook::{guarded, triggers};
 use super::tool_name;
 use super::trace::{CallTrace, Decision};
-use crate::context::{HookContext, HookPoint};
+use crate::context::{HookContext, HookPoint, ToolOutcome};
 use crate::hook::{DryRun, ErrorPolicy, Hook};
 use crate::registry::HookRegistry;
 
@@ -42,7 +44,12 @@ pub enum ExplainVerdict {
         /// The arguments after the rewrite.
         args: serde_json::Value,
     },
-    /// It would block the call.
+    /// A post hook would let the result through rewritten.
+    RewriteResult {
+        /// The tool's outcome after the rewrite.
+        outcome: ToolOutcome,
+    },
+    /// It would block the call (a post hook: withhold the result).
     Block {
         /// The reason the LLM would see.
         reason: String,
@@ -121,6 +128,9 @@ pub struct Explanation {
     pub steps: Vec<ExplainStep>,
     /// The hook that would block the call, if any.
     pub blocked_by: Option<String>,
+    /// The reason the LLM would see when the call is blocked: the same text
+    /// a real call's [`Observation::Blocked`] carries.
+    pub reason: Option<String>,
 }
 
 impl HookRegistry {
@@ -142,16 +152,18 @@ impl HookRegistry {
         ctx.point = HookPoint::PreToolUse;
         ctx.tool_outcome = None;
         let mut steps = Vec::new();
-        let mut blocked_by = None;
+        let mut stopped = None;
         // As in a real run, a refused tool name stops the call before any hook.
         if let Some(reason) = tool_name::problem(&ctx.tool_name) {
             steps.push(ExplainStep {
                 name: RUNTIME.to_owned(),
                 priority: i32::MIN,
                 when: None,
-                verdict: ExplainVerdict::Block { reason },
+                verdict: ExplainVerdict::Block {
+                    reason: reason.clone(),
+                },
             });
-            blocked_by = Some(RUNTIME.to_owned());
+            stopped = Some((RUNTIME.to_owned(), reason));
         }
         // The hooks run through the same chain engine as a real call (so
         // sealed arguments and error policies hold the same way); its trace
@@ -159,44 +171,147 @@ impl HookRegistry {
         let mut trace = CallTrace::tool_call(self);
         let mut original = None;
         let mut chain = Chain::new(&mut ctx, &mut trace, &mut original);
-        for (index, hook) in self.hooks.pre.iter().enumerate() {
-            let hook: &dyn Hook = hook.as_ref();
-            let verdict = if blocked_by.is_some() {
-                ExplainVerdict::NotReached
-            } else {
-                evaluate(&mut chain, hook, index, run_commands).await
-            };
-            let blocks = matches!(
-                verdict,
-                ExplainVerdict::Block { .. } | ExplainVerdict::Fail { blocks: true, .. }
-            );
-            if blocks {
-                blocked_by = Some(hook.name().to_owned());
-            }
-            steps.push(ExplainStep {
-                name: hook.name().to_owned(),
-                priority: hook.priority(),
-                when: hook.when_source().map(str::to_owned),
-                verdict,
-            });
-        }
+        walk(
+            &mut chain,
+            self.hooks.pre.iter().map(|hook| hook.as_ref() as &dyn Hook),
+            run_commands,
+            &mut steps,
+            &mut stopped,
+        )
+        .await;
+        let (blocked_by, reason) = stopped.unzip();
         Explanation {
             tool: ctx.tool_name.clone(),
             outcome: ExplainOutcome::of(&steps, blocked_by.is_some()),
             steps,
             blocked_by,
+            reason,
         }
     }
 }
 
+/// The dry run of a tool's outcome through the post hooks: what each would
+/// do to it and what the LLM would be shown.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultExplanation {
+    /// The tool.
+    pub tool: String,
+    /// Every post hook in run order.
+    pub steps: Vec<ExplainStep>,
+    /// The hook that would withhold the result, if any.
+    pub withheld_by: Option<String>,
+    /// Whether a post hook would run an external command that was not run
+    /// (no `run_commands`): then what the LLM would see is not known.
+    pub unknown: bool,
+    /// What the LLM would be shown, as far as the hooks that ran decide.
+    pub observation: Observation,
+}
+
+impl HookRegistry {
+    /// Dry-runs the post hooks on `outcome`, the tool's result (or error)
+    /// for the call in `ctx` (its arguments as the pre hooks left them).
+    ///
+    /// The same chain engine as a real call: rewrites chain, a failure
+    /// withholds the result unless the hook is fail-open, the first
+    /// withholding hook stops the chain. Hooks that would run an external
+    /// command are reported as [`ExplainVerdict::WouldRun`] unless
+    /// `run_commands` is set. Observers do not run: nothing is recorded.
+    pub async fn explain_result(
+        &self,
+        ctx: HookContext,
+        outcome: ToolOutcome,
+        run_commands: bool,
+    ) -> ResultExplanation {
+        DRY_RUN
+            .scope((), self.explain_result_steps(ctx, outcome, run_commands))
+            .await
+    }
+
+    async fn explain_result_steps(
+        &self,
+        mut ctx: HookContext,
+        outcome: ToolOutcome,
+        run_commands: bool,
+    ) -> ResultExplanation {
+        ctx.point = HookPoint::PostToolUse;
+        ctx.tool_outcome = Some(outcome);
+        let mut steps = Vec::new();
+        let mut trace = CallTrace::tool_call(self);
+        let mut original = None;
+        let mut chain = Chain::new(&mut ctx, &mut trace, &mut original);
+        let mut stopped = None;
+        walk(
+            &mut chain,
+            self.hooks
+                .post
+                .iter()
+                .map(|hook| hook.as_ref() as &dyn Hook),
+            run_commands,
+            &mut steps,
+            &mut stopped,
+        )
+        .await;
+        let withheld_by = stopped.as_ref().map(|(hook, _)| hook.clone());
+        let observation = match stopped {
+            Some((hook, reason)) => Observation::Withheld { hook, reason },
+            None => observe(
+                ctx.tool_outcome
+                    .take()
+                    .unwrap_or(ToolOutcome::Error(String::new())),
+            ),
+        };
+        ResultExplanation {
+            tool: ctx.tool_name.clone(),
+            unknown: steps
+                .iter()
+                .any(|step| step.verdict == ExplainVerdict::WouldRun),
+            steps,
+            withheld_by,
+            observation,
+        }
+    }
+}
+
+/// Evaluates `hooks` in order on the chain, appending a step for each; the
+/// first that stops the chain sets `stopped` (the hook and the reason the
+/// LLM would see) and the rest are not reached. A `stopped` already set
+/// (the runtime refused the call) reaches none.
+async fn walk<'h>(
+    chain: &mut Chain<'_>,
+    hooks: impl Iterator<Item = &'h dyn Hook>,
+    run_commands: bool,
+    steps: &mut Vec<ExplainStep>,
+    stopped: &mut Option<(String, String)>,
+) {
+    for (index, hook) in hooks.enumerate() {
+        let verdict = if stopped.is_some() {
+            ExplainVerdict::NotReached
+        } else {
+            let (verdict, step) = evaluate(chain, hook, index, run_commands).await;
+            if let Step::Stop { hook, reason } = step {
+                *stopped = Some((hook, reason));
+            }
+            verdict
+        };
+        steps.push(ExplainStep {
+            name: hook.name().to_owned(),
+            priority: hook.priority(),
+            when: hook.when_source().map(str::to_owned),
+            verdict,
+        });
+    }
+}
+
+/// What `hook` would do, and what that means for the chain.
 async fn evaluate(
     chain: &mut Chain<'_>,
     hook: &dyn Hook,
     index: usize,
     run_commands: bool,
-) -> ExplainVerdict {
+) -> (ExplainVerdict, Step) {
+    let verdict = |verdict| (verdict, Step::Continue);
     let trigger_failure = match triggers(hook, chain.ctx) {
-        Ok(false) => return ExplainVerdict::NotMatched,
+        Ok(false) => return verdict(ExplainVerdict::NotMatched),
         Ok(true) => None,
         Err(failure) => Some(failure),
     };
@@ -213,24 +328,29 @@ async fn evaluate(
             DryRun::Ask => {
                 // It only ever lets a call through by sealing its arguments.
                 chain.seal(hook.name());
-                return ExplainVerdict::WouldAsk;
+                return verdict(ExplainVerdict::WouldAsk);
             }
-            DryRun::External if !run_commands => return ExplainVerdict::WouldRun,
+            DryRun::External if !run_commands => return verdict(ExplainVerdict::WouldRun),
             _ => {}
         }
     }
-    chain.run_hook(hook, index, trigger_failure).await;
+    let step = chain.run_hook(hook, index, trigger_failure).await;
     let Some(run) = chain.trace.runs.last() else {
-        return ExplainVerdict::NotReached;
+        return (ExplainVerdict::NotReached, step);
     };
-    match &run.decision {
+    let verdict = match &run.decision {
         Decision::Allowed { .. } if run.side_effects.iter().any(|e| e == WOULD_ASK) => {
             // A command hook that would ask: approved, it would seal too.
             chain.seal(hook.name());
             ExplainVerdict::WouldAsk
         }
-        Decision::Allowed { rewrote: true } => ExplainVerdict::Rewrite {
-            args: chain.ctx.tool_args.clone(),
+        Decision::Allowed { rewrote: true } => match (chain.ctx.point, &chain.ctx.tool_outcome) {
+            (HookPoint::PostToolUse, Some(outcome)) => ExplainVerdict::RewriteResult {
+                outcome: outcome.clone(),
+            },
+            _ => ExplainVerdict::Rewrite {
+                args: chain.ctx.tool_args.clone(),
+            },
         },
         Decision::Allowed { rewrote: false } => ExplainVerdict::Allow,
         Decision::Blocked(reason) => ExplainVerdict::Block {
@@ -240,5 +360,6 @@ async fn evaluate(
             failure: failure.to_string(),
             blocks: *policy == ErrorPolicy::FailClosed,
         },
-    }
+    };
+    (verdict, step)
 }

@@ -22,7 +22,9 @@ mod trace;
 
 pub(crate) use detached::ObserverTasks;
 pub(crate) use explain::WOULD_ASK;
-pub use explain::{ExplainOutcome, ExplainStep, ExplainVerdict, Explanation, in_dry_run};
+pub use explain::{
+    ExplainOutcome, ExplainStep, ExplainVerdict, Explanation, ResultExplanation, in_dry_run,
+};
 pub use observation::Observation;
 pub use phases::{PendingToolCall, PreToolUse};
 pub use raw_args::{MAX_RAW_ARGS_BYTES, RAW_ARGS_PREVIEW_CHARS};

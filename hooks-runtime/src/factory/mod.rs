@@ -10,9 +10,9 @@
 //! names it or not (the approval gate is one).
 //!
 //! ```
-//! use hooks_runtime::factory::{Built, FactoryInput, Resources};
-//! use hooks_runtime::registry::RegisteredHook;
-//! use hooks_runtime::{Hook, HookContext, HookOutcome, HookResult, PreToolUseHook};
+//! use hooks::factory::{Built, FactoryInput, Resources};
+//! use hooks::registry::RegisteredHook;
+//! use hooks::{Hook, HookContext, HookOutcome, HookResult, PreToolUseHook};
 //! use serde_json::json;
 //!
 //! /// Blocks tools whose name is on a list given in config.
@@ -32,12 +32,12 @@
 //!     Ok(RegisteredHook::pre(DenyList(tools)).into())
 //! }
 //!
-//! hooks_runtime::hook_factory!("deny_list", "blocks the listed tools", build_deny_list);
+//! hooks::hook_factory!("deny_list", "blocks the listed tools", build_deny_list);
 //!
-//! let factory = hooks_runtime::factory::find_factory("deny_list").unwrap();
+//! let factory = hooks::factory::find_factory("deny_list").unwrap();
 //! let config = json!(["shell_exec"]);
 //! let built = factory.build(&FactoryInput::new("deny_list", &config, &Resources::new())).unwrap();
-//! assert!(matches!(built.item, hooks_runtime::factory::BuiltItem::Hook(_)));
+//! assert!(matches!(built.item, hooks::factory::BuiltItem::Hook(_)));
 //! ```
 
 mod resources;

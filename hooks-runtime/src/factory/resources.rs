@@ -54,7 +54,7 @@ impl<T> fmt::Debug for ResourceKey<T> {
 /// its [`ResourceKey`].
 ///
 /// ```
-/// use hooks_runtime::factory::{ResourceKey, Resources};
+/// use hooks::factory::{ResourceKey, Resources};
 ///
 /// #[derive(Clone, Debug)]
 /// struct ApiKey(&'static str);

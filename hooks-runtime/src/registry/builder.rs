@@ -14,7 +14,7 @@ use crate::observer::CallObserver;
 /// Collects hooks, then checks and orders them into a [`HookRegistry`].
 ///
 /// ```
-/// use hooks_runtime::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, PreToolUseHook};
+/// use hooks::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, PreToolUseHook};
 ///
 /// struct DenyAll;
 /// impl Hook for DenyAll {

@@ -78,8 +78,8 @@ impl Default for AuditLogConfig {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use std::sync::Arc;
-/// use hooks_runtime::{HookContext, HookRegistry};
-/// use hooks_std::{AuditLogHook, Database};
+/// use hooks::{HookContext, HookRegistry};
+/// use hooks::std_hooks::{AuditLogHook, Database};
 /// use serde_json::{json, Value};
 ///
 /// let db = Database::in_memory().await.unwrap();

@@ -22,7 +22,18 @@ pub use gcra::{Admission, Quota, admit};
 pub use memory::MemoryLimiter;
 
 /// Config of [`ConnectorRateLimitHook`]. In a config file, the shorthand
-/// `per_user_per_minute: N` stands for `default: {calls: N, period: 60s}`.
+/// `per_user_per_minute: N` stands for `default: {calls: N, period: 60s}`,
+/// and `connectors:` gives connectors their own quotas:
+///
+/// ```yaml
+/// - name: connector_rate_limit
+///   config:
+///     default: { calls: 10, period: 1m }
+///     connectors:
+///       oa: { calls: 3, period: 1m }
+///       crm: { calls: 100, period: 1h }
+///     backend: database
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "RateLimitFile")]
 pub struct RateLimitConfig {

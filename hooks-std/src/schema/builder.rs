@@ -13,7 +13,7 @@ use super::hook::ArgsSchemaHook;
 /// bad schema is an error here and never while deciding a call.
 ///
 /// ```
-/// use hooks_std::ArgsSchemaHook;
+/// use hooks::std_hooks::ArgsSchemaHook;
 /// use serde_json::json;
 ///
 /// let guard = ArgsSchemaHook::builder()
@@ -25,7 +25,7 @@ use super::hook::ArgsSchemaHook;
 ///     }))?
 ///     .require_schema(true)
 ///     .build();
-/// # Ok::<(), hooks_std::SchemaError>(())
+/// # Ok::<(), hooks::std_hooks::SchemaError>(())
 /// ```
 #[derive(Debug)]
 pub struct ArgsSchemaBuilder {

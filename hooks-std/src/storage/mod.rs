@@ -3,7 +3,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use hooks_std::Database;
+//! use hooks::std_hooks::Database;
 //!
 //! let db = Database::connect("sqlite::memory:").await.unwrap();
 //! assert_eq!(db.backend(), "sqlite");

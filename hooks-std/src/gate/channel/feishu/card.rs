@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 pub use crate::gate::channel::ARGS_EXCERPT_CHARS;
+use crate::gate::channel::MAX_DECISION_REASON_CHARS;
 use crate::gate::channel::render::{HIDDEN_CHARACTERS_FLAG, Shown, format_utc};
 use crate::gate::{ConfirmationRequest, ConfirmationStatus, Decision};
 
@@ -18,8 +19,8 @@ const SUBTITLE_CHARS: usize = 80;
 
 /// The card asking for a decision on a pending `request`: a summary (agent,
 /// requester, org, tool, request id, deadline, arguments, who may approve)
-/// and Approve / Reject buttons whose callback values carry the request id
-/// and the decision.
+/// and a form with an optional reason input and Approve / Reject buttons
+/// whose callback values carry the request id and the decision.
 pub fn approval_card(request: &ConfirmationRequest) -> Value {
     let mut shown = Shown::default();
     let title = format!("Approval needed: {}", shown.plain(&request.tool_name));
@@ -42,15 +43,39 @@ pub fn approval_card(request: &ConfirmationRequest) -> Value {
         "header": header,
         "body": {"elements": [
             {"tag": "markdown", "content": summary},
+            decision_form(&request.id),
+        ]},
+    })
+}
+
+/// The `name` of the card's form and of the input an approver may type a
+/// reason into; the callback reads it back as `form_value.reason`.
+pub const REASON_INPUT_NAME: &str = "reason";
+
+/// The form holding the optional reason input and the two decision
+/// buttons. Both buttons submit the form, so the callback carries the
+/// typed reason (`form_value`) with the decision (the button's value).
+fn decision_form(request_id: &str) -> Value {
+    json!({
+        "tag": "form",
+        "name": "decision",
+        "elements": [
+            {
+                "tag": "input",
+                "name": REASON_INPUT_NAME,
+                "required": false,
+                "max_length": MAX_DECISION_REASON_CHARS,
+                "placeholder": {"tag": "plain_text", "content": "Reason (optional)"},
+            },
             {
                 "tag": "column_set",
                 "flex_mode": "flow",
                 "columns": [
-                    column(button("Approve", "primary", &request.id, Decision::Approve)),
-                    column(button("Reject", "danger", &request.id, Decision::Reject)),
+                    column(button("Approve", "primary", request_id, Decision::Approve)),
+                    column(button("Reject", "danger", request_id, Decision::Reject)),
                 ],
             },
-        ]},
+        ],
     })
 }
 
@@ -151,11 +176,14 @@ fn flagged(shown: &Shown, summary: String) -> String {
     }
 }
 
+/// A decision button that submits the card's form.
 fn button(label: &str, kind: &str, request_id: &str, decision: Decision) -> Value {
     json!({
         "tag": "button",
+        "name": decision.as_str(),
         "text": {"tag": "plain_text", "content": label},
         "type": kind,
+        "form_action_type": "submit",
         "behaviors": [{
             "type": "callback",
             "value": {"request_id": request_id, "decision": decision.as_str()},
@@ -215,9 +243,19 @@ mod tests {
             text.contains("**Who may approve:** `the requester (ou_u), or ou_*boss`"),
             "{text}"
         );
-        let columns = card["body"]["elements"][1]["columns"].as_array().unwrap();
+        let form = &card["body"]["elements"][1];
+        assert_eq!(form["tag"], "form");
+        let input = &form["elements"][0];
+        assert_eq!(
+            (&input["tag"], &input["name"], &input["required"]),
+            (&json!("input"), &json!("reason"), &json!(false))
+        );
+        assert_eq!(input["placeholder"]["content"], "Reason (optional)");
+        let columns = form["elements"][1]["columns"].as_array().unwrap();
         assert_eq!(columns.len(), 2);
-        let value = &columns[1]["elements"][0]["behaviors"][0]["value"];
+        let reject = &columns[1]["elements"][0];
+        assert_eq!(reject["form_action_type"], "submit");
+        let value = &reject["behaviors"][0]["value"];
         assert_eq!(value, &json!({"request_id": "4f9c", "decision": "reject"}));
     }
 

@@ -24,12 +24,12 @@ pub const LARK_BASE_URL: &str = "https://open.larksuite.com";
 /// can reach the callback URL could press the buttons.
 ///
 /// ```
-/// use hooks_std::gate::channel::feishu::FeishuConfig;
+/// use hooks::std_hooks::gate::channel::feishu::FeishuConfig;
 /// let config: FeishuConfig = serde_json::from_value(serde_json::json!({
 ///     "app_id": "cli_a1b2", "app_secret": "s3cr3t", "chat_id": "oc_123",
 ///     "verification_token": "vt", "encrypt_key": "ek", "timestamp_window": "2m",
 /// })).unwrap();
-/// assert_eq!(config.base_url, hooks_std::gate::channel::feishu::FEISHU_BASE_URL);
+/// assert_eq!(config.base_url, hooks::std_hooks::gate::channel::feishu::FEISHU_BASE_URL);
 /// assert_eq!(config.timestamp_window.as_secs(), 120);
 /// config.validate().unwrap();
 /// ```

@@ -63,7 +63,7 @@ fn derive_key(encrypt_key: &str) -> [u8; 32] {
 /// unpadding, UTF-8 text.
 ///
 /// ```
-/// use hooks_std::gate::channel::feishu::decrypt;
+/// use hooks::std_hooks::gate::channel::feishu::decrypt;
 /// let text = decrypt("test key", "P37w+VZImNgPEO1RBhJ6RtKl7n6zymIbEG1pReEzghk=").unwrap();
 /// assert_eq!(text, "hello world");
 /// ```

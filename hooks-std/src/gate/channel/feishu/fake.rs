@@ -9,8 +9,8 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use hooks_std::gate::channel::Channel;
-//! use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
+//! use hooks::std_hooks::gate::channel::Channel;
+//! use hooks::std_hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
 //!
 //! let fake = FakeFeishu::start(FakeFeishuConfig::default()).await.unwrap();
 //! let channel = FeishuChannel::new(fake.feishu_config("oc_approvals")).unwrap();
@@ -35,6 +35,7 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use super::callback::{NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER};
+use super::card::REASON_INPUT_NAME;
 use super::config::FeishuConfig;
 use super::crypto::{encrypt, signature};
 use crate::gate::Decision;
@@ -113,6 +114,9 @@ pub struct CardClick {
     pub event_id: Option<String>,
     /// The reason typed with the decision (sent as the action's
     /// `form_value.reason`, as a card form submits it); none by default.
+    /// Pressing a button that submits a form with a `reason` input always
+    /// sends `form_value.reason` (empty when none is typed); a reason for a
+    /// button without one is refused, as nothing could be typed.
     pub reason: Option<String>,
 }
 
@@ -383,9 +387,10 @@ impl FakeFeishu {
     /// for `click`. Its `action.value` is copied from the button of a
     /// recorded card (sent or updated, latest first) whose callback value
     /// carries the click's request id and decision; it fails if no recorded
-    /// card has such a button.
+    /// card has such a button, or if the click carries a reason and the
+    /// button does not submit a form with a `reason` input.
     pub fn card_action_event(&self, click: &CardClick) -> Result<Value, String> {
-        let (message_id, value) = {
+        let (message_id, button) = {
             let state = self.shared.state();
             let cards = state
                 .sent
@@ -394,10 +399,9 @@ impl FakeFeishu {
                 .chain(state.updates.iter().map(|(id, card)| (id, card)));
             let mut found = None;
             for (message_id, card) in cards {
-                if let Some(value) =
-                    find_button_value(card, &click.request_id, click.decision.as_str())
+                if let Some(button) = find_button(card, &click.request_id, click.decision.as_str())
                 {
-                    found = Some((message_id.clone(), value));
+                    found = Some((message_id.clone(), button));
                 }
             }
             found.ok_or_else(|| {
@@ -418,9 +422,24 @@ impl FakeFeishu {
             .map(|elapsed| elapsed.as_micros())
             .unwrap_or(0)
             .to_string();
-        let mut action = json!({"value": value, "tag": "button"});
-        if let Some(reason) = &click.reason {
-            action["form_value"] = json!({ "reason": reason });
+        let mut action = json!({"value": button.value, "tag": "button"});
+        // A button that submits the card's form sends what was typed into
+        // it; a reason needs an input to be typed into.
+        match (&click.reason, button.submits_reason) {
+            (reason, true) => {
+                action["form_value"] =
+                    json!({ REASON_INPUT_NAME: reason.as_deref().unwrap_or("") });
+            }
+            (Some(_), false) => {
+                return Err(format!(
+                    "the {} button for request {} does not submit a form with a `{}` input, \
+                     so no reason can be typed with it",
+                    click.decision.as_str(),
+                    click.request_id,
+                    REASON_INPUT_NAME
+                ));
+            }
+            (None, false) => {}
         }
         Ok(json!({
             "schema": "2.0",
@@ -549,35 +568,83 @@ async fn exchange(request: reqwest::RequestBuilder) -> (u16, Value) {
     }
 }
 
-/// The callback value of a button in `card` (searched recursively) for this
-/// request and decision.
-fn find_button_value(card: &Value, request_id: &str, decision: &str) -> Option<Value> {
-    match card {
+/// A decision button found in a recorded card.
+struct PressedButton {
+    /// Its callback value.
+    value: Value,
+    /// Whether pressing it submits a form that has an input named
+    /// `reason` (so a typed reason can come with the press).
+    submits_reason: bool,
+}
+
+/// The button in `card` (searched recursively) whose callback value is for
+/// this request and decision.
+fn find_button(card: &Value, request_id: &str, decision: &str) -> Option<PressedButton> {
+    find_button_in(card, None, request_id, decision)
+}
+
+/// [`find_button`] below `value`, inside the form `form` if any.
+fn find_button_in(
+    value: &Value,
+    form: Option<&Value>,
+    request_id: &str,
+    decision: &str,
+) -> Option<PressedButton> {
+    match value {
         Value::Object(object) => {
-            if object.get("tag").and_then(Value::as_str) == Some("button") {
-                let behaviors = object.get("behaviors").and_then(Value::as_array);
-                for behavior in behaviors.into_iter().flatten() {
-                    if behavior.get("type").and_then(Value::as_str) != Some("callback") {
-                        continue;
-                    }
-                    let Some(value) = behavior.get("value") else {
-                        continue;
-                    };
-                    if value.get("request_id").and_then(Value::as_str) == Some(request_id)
-                        && value.get("decision").and_then(Value::as_str) == Some(decision)
-                    {
-                        return Some(value.clone());
-                    }
-                }
+            let tag = object.get("tag").and_then(Value::as_str);
+            let form = if tag == Some("form") {
+                Some(value)
+            } else {
+                form
+            };
+            if tag == Some("button")
+                && let Some(value) = callback_value(object, request_id, decision)
+            {
+                let submits =
+                    object.get("form_action_type").and_then(Value::as_str) == Some("submit");
+                return Some(PressedButton {
+                    value,
+                    submits_reason: submits && form.is_some_and(has_reason_input),
+                });
             }
             object
                 .values()
-                .find_map(|child| find_button_value(child, request_id, decision))
+                .find_map(|child| find_button_in(child, form, request_id, decision))
         }
         Value::Array(items) => items
             .iter()
-            .find_map(|child| find_button_value(child, request_id, decision)),
+            .find_map(|child| find_button_in(child, form, request_id, decision)),
         _ => None,
+    }
+}
+
+/// The button's callback value, if it is for this request and decision.
+fn callback_value(
+    button: &serde_json::Map<String, Value>,
+    request_id: &str,
+    decision: &str,
+) -> Option<Value> {
+    let behaviors = button.get("behaviors").and_then(Value::as_array);
+    behaviors.into_iter().flatten().find_map(|behavior| {
+        let value = behavior.get("value")?;
+        (behavior.get("type").and_then(Value::as_str) == Some("callback")
+            && value.get("request_id").and_then(Value::as_str) == Some(request_id)
+            && value.get("decision").and_then(Value::as_str) == Some(decision))
+        .then(|| value.clone())
+    })
+}
+
+/// Whether `form` holds (at any depth) an input named `reason`.
+fn has_reason_input(form: &Value) -> bool {
+    match form {
+        Value::Object(object) => {
+            (object.get("tag").and_then(Value::as_str) == Some("input")
+                && object.get("name").and_then(Value::as_str) == Some(REASON_INPUT_NAME))
+                || object.values().any(has_reason_input)
+        }
+        Value::Array(items) => items.iter().any(has_reason_input),
+        _ => false,
     }
 }
 

@@ -30,7 +30,7 @@ mod crypto;
 mod fake;
 
 pub use callback::{CARD_ACTION_EVENT_TYPE, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER};
-pub use card::{ARGS_EXCERPT_CHARS, approval_card, outcome_card};
+pub use card::{ARGS_EXCERPT_CHARS, REASON_INPUT_NAME, approval_card, outcome_card};
 pub use client::{
     FeishuChannel, INITIAL_RATE_LIMIT_BACKOFF, MAX_RATE_LIMIT_WAIT, RATE_LIMIT_CODE,
     TOKEN_ERROR_CODES, TOKEN_REFRESH_MARGIN,

@@ -11,12 +11,17 @@
 use serde_json::{Value, json};
 
 use super::config::is_slack_id;
-use crate::gate::channel::ARGS_EXCERPT_CHARS;
 use crate::gate::channel::render::{HIDDEN_CHARACTERS_FLAG, Shown, format_utc};
+use crate::gate::channel::{ARGS_EXCERPT_CHARS, MAX_DECISION_REASON_CHARS};
 use crate::gate::{ConfirmationRequest, ConfirmationStatus, Decision};
 
 /// The `block_id` of the actions block holding the two buttons.
 pub const ACTIONS_BLOCK_ID: &str = "hooks_approval";
+
+/// The `block_id` and `action_id` of the input an approver may type a
+/// reason into; the interaction reports it as
+/// `state.values.reason.reason.value`.
+pub const REASON_BLOCK_ID: &str = "reason";
 
 /// Slack's limit on the text of a section block.
 const SECTION_TEXT_LIMIT: usize = 3000;
@@ -45,7 +50,8 @@ pub fn button_value(request_id: &str, decision: Decision) -> String {
 /// The message asking for a decision on a pending `request`: `text` (the
 /// notification fallback) and `blocks` — a header, the summary (tool, agent,
 /// who asked, org, request id, deadline), the arguments as a code block, who
-/// may approve, and an actions block with Approve and Reject buttons.
+/// may approve, an optional input for a reason, and an actions block with
+/// Approve and Reject buttons.
 pub fn approval_message(request: &ConfirmationRequest) -> Value {
     let mut shown = Shown::default();
     let tool = clip_chars(&shown.plain(&request.tool_name), HEADER_TEXT_LIMIT);
@@ -63,6 +69,7 @@ pub fn approval_message(request: &ConfirmationRequest) -> Value {
     blocks.push(section(&summary));
     blocks.extend(args);
     blocks.push(section(&who));
+    blocks.push(reason_input());
     blocks.push(json!({
         "type": "actions",
         "block_id": ACTIONS_BLOCK_ID,
@@ -251,6 +258,23 @@ fn hidden_warning() -> Value {
     })
 }
 
+/// The optional input for the approver's reason, sent along with either
+/// button's press in the interaction's state.
+fn reason_input() -> Value {
+    json!({
+        "type": "input",
+        "block_id": REASON_BLOCK_ID,
+        "optional": true,
+        "label": {"type": "plain_text", "text": "Reason"},
+        "element": {
+            "type": "plain_text_input",
+            "action_id": REASON_BLOCK_ID,
+            "max_length": MAX_DECISION_REASON_CHARS,
+            "placeholder": {"type": "plain_text", "text": "Optional: why you approve or reject"},
+        },
+    })
+}
+
 fn button(label: &str, style: &str, request_id: &str, decision: Decision) -> Value {
     json!({
         "type": "button",
@@ -310,6 +334,13 @@ mod tests {
         let value: Value = serde_json::from_str(approve["value"].as_str().unwrap()).unwrap();
         assert_eq!(value, json!({"request_id": "4f9c", "decision": "approve"}));
         assert_eq!(actions["elements"][1]["action_id"], "reject:4f9c");
+        let input = &blocks[blocks.len() - 2];
+        assert_eq!(
+            (&input["type"], &input["block_id"], &input["optional"]),
+            (&json!("input"), &json!("reason"), &json!(true))
+        );
+        assert_eq!(input["element"]["type"], "plain_text_input");
+        assert_eq!(input["element"]["action_id"], "reason");
         let text = all_text(&message);
         assert!(text.contains("2023-11-14 22:13:20 UTC"), "{text}");
         assert!(text.contains("the requester (alice), or boss"), "{text}");
@@ -349,7 +380,9 @@ mod tests {
         let text = all_text(&message);
         assert!(text.contains("by <@U0BOSS>"), "{text}");
         assert!(
-            !text.contains("\"actions\"") && !text.contains("button"),
+            !text.contains("\"actions\"")
+                && !text.contains("button")
+                && !text.contains("plain_text_input"),
             "{text}"
         );
         // An id that is not a Slack id is not turned into markup.

@@ -164,7 +164,7 @@ impl fmt::Debug for SlackConfig {
 /// environment variables holding them. Unknown keys are errors.
 ///
 /// ```
-/// use hooks_std::gate::channel::slack::SlackSettings;
+/// use hooks::std_hooks::gate::channel::slack::SlackSettings;
 /// let settings: SlackSettings = serde_json::from_value(serde_json::json!({
 ///     "bot_token_env": "SLACK_BOT_TOKEN",
 ///     "signing_secret_env": "SLACK_SIGNING_SECRET",

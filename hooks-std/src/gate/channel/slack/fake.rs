@@ -11,8 +11,8 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use hooks_std::gate::channel::Channel;
-//! use hooks_std::gate::channel::slack::{FakeSlack, FakeSlackConfig, SlackChannel};
+//! use hooks::std_hooks::gate::channel::Channel;
+//! use hooks::std_hooks::gate::channel::slack::{FakeSlack, FakeSlackConfig, SlackChannel};
 //!
 //! let fake = FakeSlack::start(FakeSlackConfig::default()).await.unwrap();
 //! let channel = SlackChannel::new(fake.slack_config("C0APPROVALS")).unwrap();
@@ -37,7 +37,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use super::blocks::{action_id, button_value};
+use super::blocks::{REASON_BLOCK_ID, action_id, button_value};
 use super::config::SlackConfig;
 use super::signature::{SIGNATURE_HEADER, TIMESTAMP_HEADER, signature};
 use crate::gate::Decision;
@@ -141,7 +141,9 @@ pub struct SlackClick {
     pub trigger_id: Option<String>,
     /// The reason typed with the decision (sent in the interaction's
     /// `state.values.reason.reason.value`, as an input block with block and
-    /// action id `reason` reports it); none by default.
+    /// action id `reason` reports it); none by default. A reason for a
+    /// message without that input block is refused, as nothing could be
+    /// typed.
     pub reason: Option<String>,
 }
 
@@ -425,7 +427,7 @@ impl FakeSlack {
     /// message that has it; fails if none has.
     pub fn block_actions_payload(&self, click: &SlackClick) -> Result<Value, String> {
         let wanted = action_id(&click.request_id, click.decision);
-        let (channel, ts, button) = {
+        let (channel, ts, button, has_reason_input) = {
             let state = self.shared.state();
             let posted = state
                 .messages
@@ -443,7 +445,14 @@ impl FakeSlack {
                         .find(|button| {
                             button.get("action_id").and_then(Value::as_str) == Some(wanted.as_str())
                         })
-                        .map(|button| (channel.clone(), ts.clone(), button))
+                        .map(|button| {
+                            (
+                                channel.clone(),
+                                ts.clone(),
+                                button,
+                                has_reason_input(blocks),
+                            )
+                        })
                 })
                 .next_back()
                 .ok_or_else(|| {
@@ -469,11 +478,23 @@ impl FakeSlack {
             unix_now(),
             self.shared.state().next_ts % 1_000_000
         );
-        let state = match &click.reason {
-            Some(reason) => json!({"values": {"reason": {"reason": {
+        // Slack reports every input block of the message in the state, an
+        // untouched one with a null value; a reason needs an input to be
+        // typed into.
+        let state = match (&click.reason, has_reason_input) {
+            (reason, true) => json!({"values": {REASON_BLOCK_ID: {REASON_BLOCK_ID: {
                 "type": "plain_text_input", "value": reason
             }}}}),
-            None => json!({"values": {}}),
+            (Some(_), false) => {
+                return Err(format!(
+                    "the message with the {} button for request {} has no `{}` input block, \
+                     so no reason can be typed with it",
+                    click.decision.as_str(),
+                    click.request_id,
+                    REASON_BLOCK_ID
+                ));
+            }
+            (None, false) => json!({"values": {}}),
         };
         Ok(json!({
             "type": "block_actions",
@@ -581,9 +602,21 @@ fn buttons(blocks: &Value) -> Vec<Value> {
     found
 }
 
+/// Whether `blocks` hold the reason input: an `input` block with block id
+/// `reason` whose `plain_text_input` has action id `reason`.
+fn has_reason_input(blocks: &Value) -> bool {
+    blocks.as_array().into_iter().flatten().any(|block| {
+        block["type"] == "input"
+            && block["block_id"] == REASON_BLOCK_ID
+            && block["element"]["type"] == "plain_text_input"
+            && block["element"]["action_id"] == REASON_BLOCK_ID
+    })
+}
+
 /// Slack's size limits on what a message holds, as the Web API enforces
 /// them: a header's text 150 characters, a section's or context element's
-/// text 3000, a button's `value` 2000 and `action_id` 255, the `text`
+/// text 3000, a button's `value` 2000 and `action_id` 255, an input's
+/// plain-text label 2000 (and it must have an element), the `text`
 /// fallback 40000 (`msg_too_long`).
 fn over_limits(text: &str, blocks: &Value) -> Option<&'static str> {
     if text.chars().count() > 40_000 {
@@ -599,6 +632,13 @@ fn over_limits(text: &str, blocks: &Value) -> Option<&'static str> {
                 .into_iter()
                 .flatten()
                 .any(|element| chars(&element["text"]) > 3000),
+            // An input needs a plain-text label (at most 2000 characters)
+            // and an element.
+            Some("input") => {
+                block["label"]["type"] != "plain_text"
+                    || !(1..=2000).contains(&chars(&block["label"]["text"]))
+                    || !block["element"].is_object()
+            }
             Some("actions") => block["elements"]
                 .as_array()
                 .into_iter()

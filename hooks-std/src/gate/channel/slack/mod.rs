@@ -34,7 +34,9 @@ mod config;
 mod fake;
 mod signature;
 
-pub use blocks::{ACTIONS_BLOCK_ID, action_id, approval_message, button_value, outcome_message};
+pub use blocks::{
+    ACTIONS_BLOCK_ID, REASON_BLOCK_ID, action_id, approval_message, button_value, outcome_message,
+};
 pub use callback::{BLOCK_ACTIONS, MAX_CALLBACK_BODY};
 pub use client::{INITIAL_RATE_LIMIT_BACKOFF, MAX_RATE_LIMIT_WAIT, SlackChannel};
 pub use config::{MAX_TIMESTAMP_WINDOW, SLACK_API_BASE_URL, SlackConfig, SlackSettings};

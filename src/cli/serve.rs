@@ -1,0 +1,123 @@
+//! `hooks serve` and `hooks hook-client`.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use super::AddResources;
+use super::options::{HookClient, Serve};
+use crate::Agent;
+use crate::config::AgentConfig;
+use crate::factory::Resources;
+use crate::serve::{ServeConfig, client};
+use crate::std_hooks::{DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+
+/// The environment variable the bearer token is read from.
+const TOKEN_VARIABLE: &str = "HOOKS_SERVE_TOKEN";
+
+/// Serves `config`'s agent until the listener fails.
+pub(super) async fn serve(
+    config: &str,
+    options: Serve,
+    read_only_orgs: Vec<String>,
+    add: Vec<AddResources>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    let url = options.database.as_deref().unwrap_or("sqlite::memory:");
+    let database = match Database::connect(url).await {
+        Ok(database) => database,
+        Err(error) => {
+            writeln!(err, "hooks serve: cannot open the database {url}: {error}")?;
+            return Ok(1);
+        }
+    };
+    // No approval machinery: a call that needs approval is blocked with
+    // "no approval channel is configured". Approvals come from a binary of
+    // your own (`hooks::serve`, or `Cli::with_resources`).
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(read_only_orgs));
+    let mut resources = Resources::new()
+        .with(DATABASE, database)
+        .with(ORG_MODES, modes);
+    for add in add {
+        add(&mut resources);
+    }
+    let agent = match AgentConfig::load(config).and_then(|config| Agent::build(config, &resources))
+    {
+        Ok(agent) => agent,
+        Err(errors) => {
+            writeln!(err, "{errors}")?;
+            writeln!(err, "hooks serve: {} error(s); not serving", errors.0.len())?;
+            return Ok(1);
+        }
+    };
+    let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
+    let mut settings = match token {
+        Some(token) => ServeConfig::with_token(token),
+        None => ServeConfig::unauthenticated(),
+    }
+    .org(options.org)
+    .user(options.user);
+    settings.user_header = options.user_header;
+    settings.defer_allowed = options.defer_allowed;
+    let listener = match tokio::net::TcpListener::bind(&options.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            writeln!(
+                err,
+                "hooks serve: cannot listen on {}: {error}",
+                options.listen
+            )?;
+            return Ok(1);
+        }
+    };
+    let address = listener.local_addr()?;
+    writeln!(
+        out,
+        "hooks serve: agent `{}` at http://{address}/hook ({})",
+        agent.id(),
+        if settings.token.is_some() {
+            "bearer token required"
+        } else {
+            "no token: loopback only"
+        }
+    )?;
+    out.flush()?;
+    match crate::serve::serve(listener, agent, settings).await {
+        Ok(()) => Ok(0),
+        Err(error) => {
+            writeln!(err, "hooks serve: {error}")?;
+            Ok(1)
+        }
+    }
+}
+
+/// Forwards stdin to the hook server and prints its answer.
+pub(super) async fn hook_client(
+    options: HookClient,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    let mut input = Vec::new();
+    let limit = crate::serve::DEFAULT_MAX_BODY as u64;
+    if let Err(error) = io::stdin().take(limit + 1).read_to_end(&mut input) {
+        writeln!(
+            err,
+            "hooks hook-client: cannot read the hook input: {error}"
+        )?;
+        return Ok(2);
+    }
+    if input.len() as u64 > limit {
+        writeln!(
+            err,
+            "hooks hook-client: the hook input is over {limit} bytes; the call is blocked"
+        )?;
+        return Ok(2);
+    }
+    let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
+    let answer = client::forward(&options.url, token.as_deref(), input, options.timeout).await;
+    out.write_all(answer.stdout.as_bytes())?;
+    if !answer.stderr.is_empty() {
+        writeln!(err, "{}", answer.stderr)?;
+    }
+    Ok(answer.code)
+}

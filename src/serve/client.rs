@@ -1,0 +1,151 @@
+//! `hooks hook-client`: a command hook that forwards its input to a hook
+//! server, for agents that only run command hooks. It fails closed: a server
+//! that cannot be reached, answers with an error or answers something
+//! unreadable blocks the call (exit 2), unlike a client's own default for a
+//! failed hook.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The largest answer read from the server (1 MiB).
+const MAX_ANSWER: usize = 1 << 20;
+
+/// What the command prints and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientAnswer {
+    /// 0: the server's answer is on stdout; 2: blocked, the reason on stderr.
+    pub code: u8,
+    /// The server's answer, for the client to read.
+    pub stdout: String,
+    /// Why the call is blocked.
+    pub stderr: String,
+}
+
+impl ClientAnswer {
+    fn blocked(reason: impl Into<String>) -> Self {
+        ClientAnswer {
+            code: 2,
+            stdout: String::new(),
+            stderr: reason.into(),
+        }
+    }
+}
+
+/// Posts `input` (the hook input read on stdin) to the hook server at `url`
+/// with `token`, waiting at most `timeout`, and says what to print.
+///
+/// A deny (`permissionDecision: "deny"`), a block (`decision: "block"`) or a
+/// stop (`continue: false`) exits 2 with the reason on stderr; any other
+/// answer is printed for the client to read and exits 0. A server that
+/// cannot be reached, answers non-2xx, or answers what is not a JSON object
+/// exits 2.
+pub async fn forward(
+    url: &str,
+    token: Option<&str>,
+    input: Vec<u8>,
+    timeout: Duration,
+) -> ClientAnswer {
+    let client = match reqwest::Client::builder().timeout(timeout).build() {
+        Ok(client) => client,
+        Err(error) => {
+            return ClientAnswer::blocked(format!(
+                "hooks hook-client: cannot make an HTTP client: {error}; the call is blocked"
+            ));
+        }
+    };
+    let mut request = client
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(input);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let mut response = match request.send().await {
+        Ok(response) => response,
+        Err(error) => {
+            return ClientAnswer::blocked(format!(
+                "hooks hook-client: cannot reach the hook server at {url}: {error}; the call is \
+                 blocked (fail closed)"
+            ));
+        }
+    };
+    let status = response.status();
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if body.len() + chunk.len() <= MAX_ANSWER => {
+                body.extend_from_slice(&chunk)
+            }
+            Ok(Some(_)) => {
+                return ClientAnswer::blocked(format!(
+                    "hooks hook-client: the hook server's answer is over {MAX_ANSWER} bytes; the \
+                     call is blocked"
+                ));
+            }
+            Ok(None) => break,
+            Err(error) => {
+                return ClientAnswer::blocked(format!(
+                    "hooks hook-client: reading the hook server's answer failed: {error}; the \
+                     call is blocked"
+                ));
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&body).into_owned();
+    if !status.is_success() {
+        let message = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|value| {
+                value
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .unwrap_or(text);
+        return ClientAnswer::blocked(format!(
+            "hooks hook-client: the hook server answered HTTP {status}: {message}; the call is blocked"
+        ));
+    }
+    let answer: Value = match serde_json::from_str(&text) {
+        Ok(answer @ Value::Object(_)) => answer,
+        _ => {
+            return ClientAnswer::blocked(
+                "hooks hook-client: the hook server's answer is not a JSON object; the call is blocked",
+            );
+        }
+    };
+    if let Some(reason) = refusal(&answer) {
+        return ClientAnswer::blocked(reason);
+    }
+    ClientAnswer {
+        code: 0,
+        stdout: text,
+        stderr: String::new(),
+    }
+}
+
+/// The reason, when the answer denies, blocks or stops.
+fn refusal(answer: &Value) -> Option<String> {
+    let text = |value: Option<&Value>, fallback: &str| {
+        value.and_then(Value::as_str).unwrap_or(fallback).to_owned()
+    };
+    let specific = answer.get("hookSpecificOutput");
+    if specific
+        .and_then(|s| s.get("permissionDecision"))
+        .and_then(Value::as_str)
+        == Some("deny")
+    {
+        return Some(text(
+            specific.and_then(|s| s.get("permissionDecisionReason")),
+            "denied by the hook server",
+        ));
+    }
+    if answer.get("decision").and_then(Value::as_str) == Some("block") {
+        return Some(text(answer.get("reason"), "blocked by the hook server"));
+    }
+    if answer.get("continue").and_then(Value::as_bool) == Some(false) {
+        return Some(text(answer.get("stopReason"), "stopped by the hook server"));
+    }
+    None
+}

@@ -1,0 +1,100 @@
+//! How the hook server is set up.
+
+use std::time::Duration;
+
+/// The largest hook input accepted, in bytes, unless configured: a tool's
+/// input and response, with room to spare (1 MiB).
+pub const DEFAULT_MAX_BODY: usize = 1 << 20;
+
+/// How long a call that passed its pre hooks waits for its post event
+/// before it is recorded as abandoned, unless configured (30 minutes).
+pub const DEFAULT_PENDING_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// The most calls that may wait for their post event at once, unless
+/// configured.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 10_000;
+
+/// The hook server's settings.
+#[derive(Clone)]
+pub struct ServeConfig {
+    /// The bearer token every request must carry (`Authorization: Bearer
+    /// …`), compared in constant time. `None` accepts unauthenticated
+    /// requests: allowed only on a loopback address (see
+    /// [`serve`](super::serve)).
+    pub token: Option<String>,
+    /// The org every call is made in.
+    pub org: String,
+    /// The user a call is made by when no user header names one.
+    pub user: String,
+    /// A request header whose value names the user (for a proxy or a
+    /// client that sets it, e.g. `X-Hooks-User`), if any.
+    pub user_header: Option<String>,
+    /// The largest request body accepted, in bytes.
+    pub max_body: usize,
+    /// How long a call may wait between its pre and its post event.
+    pub pending_ttl: Duration,
+    /// The most calls that may wait for their post event at once; a pre
+    /// event beyond it is denied.
+    pub max_in_flight: usize,
+    /// When the hooks allow a call without rewriting it, say nothing
+    /// (leave the decision to the client's own permission rules) instead
+    /// of answering `allow`, which skips the client's own prompt.
+    pub defer_allowed: bool,
+}
+
+impl std::fmt::Debug for ServeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeConfig")
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("org", &self.org)
+            .field("user", &self.user)
+            .field("user_header", &self.user_header)
+            .field("max_body", &self.max_body)
+            .field("pending_ttl", &self.pending_ttl)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("defer_allowed", &self.defer_allowed)
+            .finish()
+    }
+}
+
+impl ServeConfig {
+    /// Settings that require `token` on every request.
+    pub fn with_token(token: impl Into<String>) -> Self {
+        ServeConfig {
+            token: Some(token.into()),
+            ..ServeConfig::unauthenticated()
+        }
+    }
+
+    /// Settings that accept requests without a token (loopback only).
+    pub fn unauthenticated() -> Self {
+        ServeConfig {
+            token: None,
+            org: String::new(),
+            user: String::new(),
+            user_header: None,
+            max_body: DEFAULT_MAX_BODY,
+            pending_ttl: DEFAULT_PENDING_TTL,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            defer_allowed: false,
+        }
+    }
+
+    /// The org every call is made in.
+    pub fn org(mut self, org: impl Into<String>) -> Self {
+        self.org = org.into();
+        self
+    }
+
+    /// The user a call is made by when no user header names one.
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.user = user.into();
+        self
+    }
+
+    /// The request header that names the user.
+    pub fn user_header(mut self, header: impl Into<String>) -> Self {
+        self.user_header = Some(header.into());
+        self
+    }
+}

@@ -1,0 +1,149 @@
+//! The hook input a Claude Code style client posts: the documented fields
+//! of each event this server answers.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The events the server answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Event {
+    PreToolUse,
+    PostToolUse,
+    PostToolUseFailure,
+    SessionStart,
+}
+
+impl Event {
+    fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "PreToolUse" => Event::PreToolUse,
+            "PostToolUse" => Event::PostToolUse,
+            "PostToolUseFailure" => Event::PostToolUseFailure,
+            "SessionStart" => Event::SessionStart,
+            _ => return None,
+        })
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Event::PreToolUse => "PreToolUse",
+            Event::PostToolUse => "PostToolUse",
+            Event::PostToolUseFailure => "PostToolUseFailure",
+            Event::SessionStart => "SessionStart",
+        }
+    }
+}
+
+/// One hook input. Fields the client adds that are not read here are
+/// ignored (clients add fields over time); the ones an event needs are
+/// required.
+#[derive(Debug, Deserialize)]
+pub(super) struct RawInput {
+    hook_event_name: String,
+    session_id: String,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    permission_mode: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    agent_type: Option<String>,
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default)]
+    tool_input: Option<Value>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    tool_response: Option<Value>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+}
+
+/// A checked hook input.
+#[derive(Debug)]
+pub(super) struct HookInput {
+    pub(super) event: Event,
+    pub(super) session_id: String,
+    /// Client details kept as the call's metadata (`cwd`,
+    /// `permission_mode`, `client_agent_id`, `client_agent_type`, `source`).
+    pub(super) metadata: Vec<(&'static str, String)>,
+    pub(super) tool: Option<ToolCall>,
+}
+
+/// The tool call a tool event is about.
+#[derive(Debug)]
+pub(super) struct ToolCall {
+    pub(super) name: String,
+    pub(super) input: Value,
+    pub(super) id: String,
+    /// `tool_response` (PostToolUse) or `error` (PostToolUseFailure).
+    pub(super) response: Option<Value>,
+    pub(super) error: Option<String>,
+}
+
+impl HookInput {
+    /// Reads a request body; the error says what is wrong with it.
+    pub(super) fn parse(body: &[u8]) -> Result<Self, String> {
+        let raw: RawInput = serde_json::from_slice(body)
+            .map_err(|error| format!("the hook input is not valid: {error}"))?;
+        let event = Event::from_name(&raw.hook_event_name).ok_or_else(|| {
+            format!(
+                "this server answers PreToolUse, PostToolUse, PostToolUseFailure and SessionStart, \
+                 not {:?}: remove the event from the client's hook settings",
+                raw.hook_event_name
+            )
+        })?;
+        let mut metadata = Vec::new();
+        for (key, value) in [
+            ("cwd", raw.cwd),
+            ("permission_mode", raw.permission_mode),
+            ("client_agent_id", raw.agent_id),
+            ("client_agent_type", raw.agent_type),
+            ("source", raw.source),
+        ] {
+            if let Some(value) = value {
+                metadata.push((key, value));
+            }
+        }
+        let tool = if event == Event::SessionStart {
+            None
+        } else {
+            let missing = |field: &str| format!("a {} input needs `{field}`", event.name());
+            let name = raw.tool_name.ok_or_else(|| missing("tool_name"))?;
+            let input = raw.tool_input.ok_or_else(|| missing("tool_input"))?;
+            let id = raw.tool_use_id.ok_or_else(|| missing("tool_use_id"))?;
+            if id.is_empty() {
+                return Err(
+                    "`tool_use_id` is empty: the pre and post events cannot be paired".into(),
+                );
+            }
+            let response = match event {
+                Event::PostToolUse => {
+                    Some(raw.tool_response.ok_or_else(|| missing("tool_response"))?)
+                }
+                _ => None,
+            };
+            let error = match event {
+                Event::PostToolUseFailure => Some(raw.error.ok_or_else(|| missing("error"))?),
+                _ => None,
+            };
+            Some(ToolCall {
+                name,
+                input,
+                id,
+                response,
+                error,
+            })
+        };
+        Ok(HookInput {
+            event,
+            session_id: raw.session_id,
+            metadata,
+            tool,
+        })
+    }
+}

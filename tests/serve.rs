@@ -1,0 +1,608 @@
+//! `hooks serve`: the hooks behind Claude Code's hook protocol, driven with
+//! hook inputs written from its documented schema (tests/fixtures/claude_code).
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hooks::config::{AgentConfig, ConfigFormat};
+use hooks::factory::Resources;
+use hooks::prelude::*;
+use hooks::serve::{ServeConfig, serve};
+use hooks::std_hooks::gate::channel::feishu::{
+    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
+};
+use hooks::std_hooks::gate::{
+    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
+};
+use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+const TOKEN: &str = "test-token-7f3a";
+const SESSION: &str = "9f2c1a7e-4b1d-4c36-a8a5-2f0d7e3b6c11";
+const CHAT: &str = "oc_ops_approvals";
+const APPROVER: &str = "ou_7d8a6e6df7621556ce0d21922b676706";
+
+#[pre_tool_use(priority = 5, when = tool_name == "Bash" && args.command contains "rm -rf")]
+async fn no_rm_rf(_ctx: &HookContext) -> HookResult {
+    HookResult::block("`rm -rf` is not allowed in this repository")
+}
+
+/// Runs every `git push` without force.
+#[pre_tool_use(priority = 30, when = tool_name == "Bash" && args.command starts_with "git push")]
+async fn no_force_push(ctx: &HookContext) -> HookResult {
+    let mut args = ctx.tool_args.clone();
+    let command = args["command"]
+        .as_str()
+        .unwrap_or_default()
+        .replace(" --force", "");
+    args["command"] = json!(command);
+    HookResult::allow().with_args(args)
+}
+
+#[post_tool_use(when = tool_name == "Read")]
+async fn no_private_keys(ctx: &HookContext) -> HookResult {
+    match ctx.result() {
+        Some(result) if result.to_string().contains("PRIVATE KEY") => {
+            HookResult::block("the file holds a private key")
+        }
+        _ => HookResult::allow(),
+    }
+}
+
+#[session_start]
+async fn house_rules(ctx: &HookContext) -> HookResult {
+    HookResult::allow().with_context(format!(
+        "House rules for {}: run tests before pushing.",
+        ctx.user_id
+    ))
+}
+
+const AGENT: &str = r#"
+agent: claude-code
+hooks:
+  class_hooks:
+    - no_rm_rf
+    - no_force_push
+    - no_private_keys
+    - house_rules
+    - name: approval_gate
+      config:
+        when: 'tool_name == "Bash" && args.command contains "deploy"'
+        approver_scope: org_members
+        timeout: 20s
+    - name: result_truncate
+      config: { max_chars: 40 }
+    - audit_log
+"#;
+
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/claude_code/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("fixture JSON")
+}
+
+/// A fixture with the tool call's fields replaced.
+fn call(name: &str, id: &str, input: Value) -> Value {
+    let mut value = fixture(name);
+    value["tool_use_id"] = json!(id);
+    value["tool_input"] = input;
+    value
+}
+
+struct Running {
+    url: String,
+    database: Database,
+    feishu: FakeFeishu,
+    callback_url: String,
+    http: reqwest::Client,
+}
+
+impl Running {
+    async fn post(&self, body: &Value) -> (u16, Value) {
+        self.post_raw(serde_json::to_vec(body).expect("json"), Some(TOKEN))
+            .await
+    }
+
+    async fn post_raw(&self, body: Vec<u8>, token: Option<&str>) -> (u16, Value) {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.expect("the server answers");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("body");
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    /// The audit rows of the session, waiting briefly for the writer.
+    async fn audit(&self, expected: usize) -> Vec<hooks::std_hooks::AuditEntry> {
+        for _ in 0..100 {
+            let rows = self.database.audit_entries(SESSION).await.expect("audit");
+            if rows.len() >= expected {
+                return rows;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.database.audit_entries(SESSION).await.expect("audit")
+    }
+}
+
+async fn start() -> Running {
+    start_with_ttl(hooks::serve::DEFAULT_PENDING_TTL).await
+}
+
+async fn start_with_ttl(pending_ttl: Duration) -> Running {
+    let database = Database::connect("sqlite::memory:")
+        .await
+        .expect("database");
+    let feishu = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .expect("fake feishu");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(FeishuChannel::new(feishu.feishu_config(CHAT)).expect("channel")),
+        Arc::new(StaticDirectory::new().person("feishu", APPROVER, "wang.fang", "acme")),
+        ApprovalsConfig::default(),
+    );
+    let callbacks = axum::Router::new().nest("/feishu/callback", approvals.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let callback_url = format!(
+        "http://{}/feishu/callback",
+        listener.local_addr().expect("addr")
+    );
+    tokio::spawn(async move { axum::serve(listener, callbacks).await });
+    feishu.url_verification(&callback_url, "challenge").await;
+
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
+    let resources = Resources::new()
+        .with(DATABASE, database.clone())
+        .with(APPROVALS, approvals)
+        .with(ORG_MODES, modes);
+    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let agent = Agent::build(config, &resources).expect("agent");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+    let mut settings = ServeConfig::with_token(TOKEN)
+        .org("acme")
+        .user("dev")
+        .user_header("x-hooks-user");
+    settings.pending_ttl = pending_ttl;
+    tokio::spawn(serve(listener, agent, settings));
+    Running {
+        url,
+        database,
+        feishu,
+        callback_url,
+        http: reqwest::Client::new(),
+    }
+}
+
+#[tokio::test]
+async fn an_allowed_call_and_its_result_make_one_audit_row() {
+    let server = start().await;
+    let (status, answer) = server.post(&fixture("pre_tool_use")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    assert!(
+        answer["hookSpecificOutput"].get("updatedInput").is_none(),
+        "{answer}"
+    );
+
+    // The result is over result_truncate's 40 characters: rewritten.
+    let (status, answer) = server.post(&fixture("post_tool_use")).await;
+    assert_eq!(status, 200);
+    let output = &answer["hookSpecificOutput"];
+    assert_eq!(output["hookEventName"], "PostToolUse");
+    assert!(
+        output["updatedToolOutput"]
+            .as_str()
+            .is_some_and(|t| t.contains("truncated")),
+        "{answer}"
+    );
+
+    let rows = server.audit(1).await;
+    assert_eq!(rows.len(), 1, "one row per call, pre and post paired");
+    let row = &rows[0];
+    assert_eq!(
+        (row.tool_call_id.as_str(), row.tool_name.as_str()),
+        ("toolu_01ABCxyz", "Bash")
+    );
+    assert_eq!(
+        (
+            row.user_id.as_str(),
+            row.org_id.as_str(),
+            row.outcome.as_str()
+        ),
+        ("dev", "acme", "ok")
+    );
+}
+
+#[tokio::test]
+async fn a_denied_call_says_why_and_is_recorded_blocked() {
+    let server = start().await;
+    let (status, answer) = server
+        .post(&call(
+            "pre_tool_use",
+            "toolu_rm",
+            json!({"command": "rm -rf /"}),
+        ))
+        .await;
+    assert_eq!(status, 200);
+    let output = &answer["hookSpecificOutput"];
+    assert_eq!(output["permissionDecision"], "deny");
+    assert_eq!(
+        output["permissionDecisionReason"],
+        "Blocked by hook `no_rm_rf`: `rm -rf` is not allowed in this repository"
+    );
+    let rows = server.audit(1).await;
+    assert_eq!(rows[0].outcome, "blocked");
+    assert_eq!(rows[0].blocked_by.as_deref(), Some("no_rm_rf"));
+
+    // Its post event (if a client sent one anyway) finds no call to pair.
+    let mut post = fixture("post_tool_use");
+    post["tool_use_id"] = json!("toolu_rm");
+    let (_, answer) = server.post(&post).await;
+    assert_eq!(answer["decision"], "block", "{answer}");
+}
+
+#[tokio::test]
+async fn a_rewritten_input_is_sent_back_as_updated_input() {
+    let server = start().await;
+    let (_, answer) = server
+        .post(&call(
+            "pre_tool_use",
+            "toolu_push",
+            json!({"command": "git push --force origin main"}),
+        ))
+        .await;
+    let output = &answer["hookSpecificOutput"];
+    assert_eq!(output["permissionDecision"], "allow");
+    assert_eq!(output["updatedInput"]["command"], "git push origin main");
+}
+
+#[tokio::test]
+async fn a_post_hook_withholds_a_result_and_a_failure_runs_the_post_phase() {
+    let server = start().await;
+    let read = call(
+        "pre_tool_use",
+        "toolu_read",
+        json!({"file_path": "/home/dev/.ssh/id_rsa"}),
+    );
+    let mut read = read;
+    read["tool_name"] = json!("Read");
+    let (_, answer) = server.post(&read).await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    let mut post = read.clone();
+    post["hook_event_name"] = json!("PostToolUse");
+    post["tool_response"] = json!("-----BEGIN OPENSSH PRIVATE KEY-----");
+    let (_, answer) = server.post(&post).await;
+    assert_eq!(answer["decision"], "block");
+    assert_eq!(
+        answer["reason"],
+        "Result withheld by hook `no_private_keys`: the file holds a private key"
+    );
+
+    let (_, answer) = server.post(&fixture("pre_tool_use")).await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    let (status, answer) = server.post(&fixture("post_tool_use_failure")).await;
+    assert_eq!((status, answer), (200, json!({})));
+    let rows = server.audit(2).await;
+    let failed = rows
+        .iter()
+        .find(|r| r.tool_call_id == "toolu_01ABCxyz")
+        .expect("row");
+    assert_eq!(failed.outcome, "tool_error");
+    assert!(
+        failed
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("not a git repository"))
+    );
+}
+
+#[tokio::test]
+async fn session_start_gives_the_hooks_context_for_the_user_the_header_names() {
+    let server = start().await;
+    let response = server
+        .http
+        .post(&server.url)
+        .bearer_auth(TOKEN)
+        .header("x-hooks-user", "li.lei")
+        .json(&fixture("session_start"))
+        .send()
+        .await
+        .expect("answer");
+    let answer: Value = response.json().await.expect("json");
+    assert_eq!(
+        answer["hookSpecificOutput"]["additionalContext"],
+        "House rules for li.lei: run tests before pushing."
+    );
+}
+
+#[tokio::test]
+async fn a_gated_call_waits_for_the_approver_in_feishu_then_is_allowed() {
+    let server = start().await;
+    let pre = call(
+        "pre_tool_use",
+        "toolu_deploy",
+        json!({"command": "./deploy.sh production"}),
+    );
+    let url = server.url.clone();
+    let waiting = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(url)
+            .bearer_auth(TOKEN)
+            .json(&pre)
+            .send()
+            .await
+            .expect("answer")
+            .json::<Value>()
+            .await
+            .expect("json")
+    });
+    let card = server
+        .feishu
+        .wait_for_card(1, Duration::from_secs(10))
+        .await
+        .expect("a card reaches the approvers");
+    assert!(
+        !waiting.is_finished(),
+        "the request is held while the approver decides"
+    );
+    let request = card.request_id().expect("buttons").to_owned();
+    let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+    server
+        .feishu
+        .click(&server.callback_url, &click)
+        .await
+        .expect("click");
+    let answer = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("answered after the click")
+        .expect("task");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn bad_requests_are_refused_and_run_nothing() {
+    let server = start().await;
+    let body = serde_json::to_vec(&call(
+        "pre_tool_use",
+        "toolu_x",
+        json!({"command": "rm -rf /"}),
+    ))
+    .expect("json");
+    for token in [None, Some("wrong-token"), Some("test-token-7f3")] {
+        let (status, answer) = server.post_raw(body.clone(), token).await;
+        assert_eq!(status, 401, "{token:?}: {answer}");
+    }
+    let (status, _) = server
+        .post_raw(
+            b"{\"hook_event_name\": \"PreToolUse\",".to_vec(),
+            Some(TOKEN),
+        )
+        .await;
+    assert_eq!(status, 400);
+    let (status, answer) = server
+        .post_raw(
+            br#"{"hook_event_name": "PreToolUse", "session_id": "s"}"#.to_vec(),
+            Some(TOKEN),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        answer["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("tool_name")),
+        "{answer}"
+    );
+    let (status, answer) = server
+        .post_raw(
+            br#"{"hook_event_name": "Stop", "session_id": "s"}"#.to_vec(),
+            Some(TOKEN),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    let mut huge = call(
+        "pre_tool_use",
+        "toolu_big",
+        json!({"command": "x".repeat(2 << 20)}),
+    );
+    huge["session_id"] = json!(SESSION);
+    let (status, _) = server.post(&huge).await;
+    assert_eq!(status, 413);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(server.audit(0).await.is_empty(), "nothing recorded");
+}
+
+#[tokio::test]
+async fn a_second_pre_event_for_a_call_in_flight_is_denied() {
+    let server = start().await;
+    let (_, first) = server.post(&fixture("pre_tool_use")).await;
+    assert_eq!(first["hookSpecificOutput"]["permissionDecision"], "allow");
+    let (_, second) = server.post(&fixture("pre_tool_use")).await;
+    assert_eq!(second["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        second["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("already waiting")),
+        "{second}"
+    );
+}
+
+/// Runs `hooks hook-client` with `input` on stdin.
+async fn hook_client(url: &str, input: &Value) -> std::process::Output {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .args(["hook-client", "--url", url, "--timeout", "20"])
+        .env("HOOKS_SERVE_TOKEN", TOKEN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hooks runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(&serde_json::to_vec(input).expect("json"))
+        .await
+        .expect("write");
+    drop(stdin);
+    child.wait_with_output().await.expect("exits")
+}
+
+#[tokio::test]
+async fn hook_client_prints_an_allow_and_exits_2_on_a_deny_or_a_server_that_is_down() {
+    let server = start().await;
+    let out = hook_client(&server.url, &fixture("pre_tool_use")).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+
+    let out = hook_client(
+        &server.url,
+        &call("pre_tool_use", "toolu_rm", json!({"command": "rm -rf ~"})),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`rm -rf` is not allowed"));
+
+    // Nothing listens on a port just released.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr")
+    };
+    let out = hook_client(&format!("http://{closed}/hook"), &fixture("pre_tool_use")).await;
+    assert_eq!(out.status.code(), Some(2), "fail closed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot reach the hook server"), "{stderr}");
+}
+
+/// `hooks serve` from the command line: the std hooks of a config file,
+/// answering `hook-client`; and no token on a public address is refused.
+#[tokio::test]
+async fn the_cli_serves_a_config_and_refuses_a_public_address_without_a_token() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("agent.yaml");
+    std::fs::write(
+        &config,
+        "agent: claude-code\nhooks:\n  class_hooks:\n    - readonly_guard\n    - name: approval_gate\n      config:\n        when: 'tool_name == \"Bash\" && args.command contains \"deploy\"'\n",
+    )
+    .expect("write");
+    let config = config.to_str().expect("utf-8").to_owned();
+
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .args(["serve", &config, "--listen", "0.0.0.0:0"])
+        .env_remove("HOOKS_SERVE_TOKEN")
+        .output()
+        .await
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("refusing to serve without a token"));
+
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .args([
+            "serve",
+            &config,
+            "--listen",
+            "127.0.0.1:0",
+            "--org",
+            "acme-frozen",
+            "--read-only-org",
+            "acme-frozen",
+        ])
+        .env("HOOKS_SERVE_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("serves");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+        server.stdout.take().expect("stdout"),
+    ));
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the server starts")
+        .expect("read")
+        .expect("a line");
+    let url = first
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .expect("the address")
+        .to_owned();
+
+    let sql = {
+        let mut input = call(
+            "pre_tool_use",
+            "toolu_sql",
+            json!({"sql": "DELETE FROM orders"}),
+        );
+        input["tool_name"] = json!("sql_exec");
+        input
+    };
+    let out = hook_client(&url, &sql).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only mode"));
+
+    // The gate has no approval channel here: a call needing approval is
+    // blocked, closed, and says so.
+    let deploy = call(
+        "pre_tool_use",
+        "toolu_deploy",
+        json!({"command": "./deploy.sh"}),
+    );
+    let out = hook_client(&url, &deploy).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no approval channel is configured"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.kill().await.expect("stops");
+}
+
+/// A call whose post event never comes is recorded once, as abandoned,
+/// after the TTL; its late post event is then withheld.
+#[tokio::test]
+async fn a_call_without_its_post_event_is_recorded_as_abandoned() {
+    let server = start_with_ttl(Duration::from_millis(300)).await;
+    let (_, answer) = server.post(&fixture("pre_tool_use")).await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Any request sweeps.
+    server
+        .post(&call(
+            "pre_tool_use",
+            "toolu_other",
+            json!({"command": "ls"}),
+        ))
+        .await;
+    let rows = server.audit(1).await;
+    let abandoned = rows
+        .iter()
+        .find(|r| r.tool_call_id == "toolu_01ABCxyz")
+        .expect("recorded");
+    assert_eq!(abandoned.outcome, "blocked", "{abandoned:?}");
+    let (_, late) = server.post(&fixture("post_tool_use")).await;
+    assert_eq!(late["decision"], "block");
+}
