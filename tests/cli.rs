@@ -609,3 +609,31 @@ fn test_and_explain_options_do_not_mix() {
     assert_eq!(out.status.code(), Some(2));
     assert_contains(&text(&out.stderr), &["missing the cases file"]);
 }
+
+#[test]
+fn check_prints_the_args_paths_it_cannot_check() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("unchecked.yaml");
+    std::fs::write(
+        &path,
+        "agent: x\nhooks:\n  class_hooks:\n    - name: approval_gate\n      config:\n        \
+         when: 'args.amount > 5'\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_contains(
+        &text(&out.stdout),
+        &[
+            "warning: `args.amount` is not checked",
+            "not restricted to named tools",
+        ],
+    );
+    let out = hooks(&["check", "--format", "json", path.to_str().expect("utf8")]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        report["warnings"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+}

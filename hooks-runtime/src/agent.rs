@@ -17,9 +17,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::config::{AgentConfig, AgentConfigErrors};
+use crate::config::{AgentConfig, AgentConfigErrors, ConfigWarning};
 use crate::context::{HookContext, Surface};
-use crate::dispatch::{SessionStart, SessionStopped, ToolCallReport};
+use crate::dispatch::{SessionStart, SessionStopped, ToolCallReport, ToolErrorSource};
 use crate::factory::Resources;
 use crate::registry::HookRegistry;
 
@@ -31,6 +31,8 @@ pub struct Agent {
     path: Vec<String>,
     surface: Surface,
     resources: Resources,
+    /// What building the registry could not check.
+    warnings: Arc<[ConfigWarning]>,
 }
 
 impl fmt::Debug for Agent {
@@ -48,13 +50,14 @@ impl Agent {
     /// Builds the agent's registry from its config. Any config error stops
     /// here: an agent whose hooks cannot be built does not run.
     pub fn build(config: AgentConfig, resources: &Resources) -> Result<Agent, AgentConfigErrors> {
-        let registry = config.build_registry(resources)?;
+        let (registry, warnings) = config.build_registry_with_warnings(resources)?;
         Ok(Agent {
             path: vec![config.agent.clone()],
             config: Arc::new(config),
             registry,
             surface: Surface::Chat,
             resources: resources.clone(),
+            warnings: warnings.into(),
         })
     }
 
@@ -66,6 +69,13 @@ impl Agent {
     /// The agent's config.
     pub fn config(&self) -> &AgentConfig {
         &self.config
+    }
+
+    /// What building the agent's registry could not check (`args.…` paths
+    /// that no declared argument schema decides), as `hooks check` prints
+    /// them; see [`AgentConfig::build_registry_with_warnings`].
+    pub fn config_warnings(&self) -> &[ConfigWarning] {
+        &self.warnings
     }
 
     /// The agent's registry.
@@ -102,7 +112,7 @@ impl Agent {
     /// child that does not.
     pub fn delegate(&self, mut config: AgentConfig) -> Result<Agent, AgentConfigErrors> {
         config.require_confirmation_for_all |= self.config.require_confirmation_for_all;
-        let registry = config.build_registry(&self.resources)?;
+        let (registry, warnings) = config.build_registry_with_warnings(&self.resources)?;
         let mut path = self.path.clone();
         path.push(config.agent.clone());
         Ok(Agent {
@@ -111,6 +121,7 @@ impl Agent {
             path,
             surface: Surface::Delegated,
             resources: self.resources.clone(),
+            warnings: warnings.into(),
         })
     }
 
@@ -131,9 +142,31 @@ impl Agent {
     pub async fn call_tool<T, E>(&self, ctx: HookContext, tool: T) -> ToolCallReport
     where
         T: AsyncFnOnce(&Value) -> Result<Value, E>,
-        E: fmt::Display,
+        E: Into<ToolErrorSource>,
     {
         self.registry.run_tool_call(self.stamp(ctx), tool).await
+    }
+
+    /// Runs one tool call whose arguments are the model's JSON text as it
+    /// emitted it, through this agent's hooks (stamped as in
+    /// [`call_tool`](Self::call_tool)). `raw_args` replaces the context's
+    /// arguments. Text that is not a readable JSON object is blocked by the
+    /// runtime before any hook, and observed (audited) with the text as a
+    /// JSON string: see [`HookRegistry::run_tool_call_raw`], which also
+    /// lists what is refused.
+    pub async fn call_tool_raw<T, E>(
+        &self,
+        ctx: HookContext,
+        raw_args: &str,
+        tool: T,
+    ) -> ToolCallReport
+    where
+        T: AsyncFnOnce(&Value) -> Result<Value, E>,
+        E: Into<ToolErrorSource>,
+    {
+        self.registry
+            .run_tool_call_raw(self.stamp(ctx), raw_args, tool)
+            .await
     }
 
     /// Runs the session-start hooks; an `Err` means the session must not start.

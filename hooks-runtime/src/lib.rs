@@ -56,7 +56,8 @@ pub mod when;
 pub use agent::Agent;
 pub use context::{HookContext, HookPoint, Surface, ToolOutcome};
 pub use dispatch::{
-    Observation, PendingToolCall, PreToolUse, SessionStart, SessionStopped, ToolCallReport,
+    MAX_RAW_ARGS_BYTES, Observation, PendingToolCall, PreToolUse, RAW_ARGS_PREVIEW_CHARS,
+    SessionStart, SessionStopped, ToolCallReport, ToolErrorSource,
 };
 pub use hook::{
     DEFAULT_PRIORITY, DEFAULT_TIMEOUT, DryRun, ErrorPolicy, Hook, HookError, HookFuture,
@@ -70,7 +71,7 @@ pub use result::HookResult;
 pub mod trace {
     pub use crate::dispatch::{
         CallTrace, Decision, EntryStatus, ExplainOutcome, ExplainStep, ExplainVerdict, Explanation,
-        HookFailure, HookRun, ResultExplanation, TraceEntry, in_dry_run,
+        HookFailure, HookRun, Refusal, ResultExplanation, TraceEntry, in_dry_run,
     };
 }
 

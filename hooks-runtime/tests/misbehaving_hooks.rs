@@ -837,12 +837,14 @@ async fn trace_display_escapes_reasons_so_arguments_cannot_forge_lines() {
 /// panic of the call.
 #[tokio::test]
 async fn a_tool_error_whose_display_panics_is_a_tool_error() {
+    #[derive(Debug)]
     struct BadDisplay;
     impl std::fmt::Display for BadDisplay {
         fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             panic!("display bug")
         }
     }
+    impl std::error::Error for BadDisplay {}
     let registry = registry(vec![], vec![]);
     let call = AssertUnwindSafe(
         registry.run_tool_call(ctx(), async |_: &Value| Err::<Value, _>(BadDisplay)),

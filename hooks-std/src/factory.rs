@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use hooks_runtime::{
-    factory::{Built, FactoryInput, ResourceKey, Resources},
+    factory::{Built, FactoryInput, ResourceKey, Resources, parse_factory_config},
     observer::CallObserver,
     registry::RegisteredHook,
     text::did_you_mean,
@@ -29,7 +29,7 @@ use crate::gate::{
 };
 use crate::rate_limit::ConnectorRateLimitHook;
 use crate::readonly::{DatabaseOrgModes, OrgModeSource, ReadOnlyGuard, StaticOrgModes};
-use crate::schema::ArgsSchemaHook;
+use crate::schema::{ArgsSchemaConfig, ArgsSchemaHook};
 use crate::storage::{Database, StorageError};
 use crate::truncate::ResultTruncateHook;
 
@@ -138,7 +138,17 @@ fn build(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
                 built
             }
         }
-        ArgsSchemaHook::NAME => RegisteredHook::pre(ArgsSchemaHook::from_config(config)?).into(),
+        ArgsSchemaHook::NAME => {
+            let hook = ArgsSchemaHook::from_config(config)?;
+            // Each tool's schema, declared so the agent's build checks the
+            // `args.…` paths other hooks read for that tool against it.
+            let schemas: ArgsSchemaConfig =
+                parse_factory_config(ArgsSchemaHook::NAME, config).unwrap_or_default();
+            schemas.schemas.into_iter().fold(
+                Built::from(RegisteredHook::pre(hook)),
+                |built, (tool, schema)| built.with_args_schema(tool, schema),
+            )
+        }
         AuditLogHook::NAME => {
             let database = database.cloned().ok_or(FactoryError::MissingResource {
                 hook: AuditLogHook::NAME,

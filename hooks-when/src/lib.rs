@@ -36,6 +36,7 @@
 //! The language reference, with every error message, is `docs/when.md` in the
 //! repository.
 
+mod analysis;
 mod ast;
 mod check;
 #[cfg(feature = "codegen")]
@@ -52,6 +53,7 @@ mod suggest;
 mod surface;
 mod syntax;
 
+pub use analysis::ArgsUse;
 pub use ast::{
     Check, Expr, Field, JsonField, JsonRoot, Literal, Number, Ordering, PathSegment, Pattern, Test,
     TextField,

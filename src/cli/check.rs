@@ -1,22 +1,29 @@
-//! `hooks check`: the run order of a valid config.
+//! `hooks check`: the run order of a valid config, and what the build could
+//! not check (`args.…` paths no declared schema decides).
 
 use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use crate::config::AgentConfig;
+use crate::config::{AgentConfig, ConfigWarning};
 use crate::{Hook, HookPoint, HookRegistry};
 
-/// Prints the registry built from `config`: a table, or JSON.
+/// Prints the registry built from `config`, then the build's warnings: a
+/// table and one line per warning, or JSON (`warnings`: file, entry, message).
 pub(super) fn check(
     config: &AgentConfig,
     registry: &HookRegistry,
+    warnings: &[ConfigWarning],
     json: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     if !json {
         writeln!(out, "{}: valid; agent `{}`", config.source, config.agent)?;
-        return writeln!(out, "{}", registry.describe());
+        writeln!(out, "{}", registry.describe())?;
+        for warning in warnings {
+            writeln!(out, "{warning}")?;
+        }
+        return Ok(());
     }
     let pre = registry
         .pre_tool_use()
@@ -58,6 +65,7 @@ pub(super) fn check(
     writeln!(
         out,
         "{}",
-        json!({"valid": true, "agent": config.agent, "hooks": hooks, "observers": observers})
+        json!({"valid": true, "agent": config.agent, "hooks": hooks, "observers": observers,
+               "warnings": warnings})
     )
 }

@@ -249,10 +249,10 @@ impl Cli {
         }
         let built = AgentConfig::load(&options.config).and_then(|config| {
             config
-                .build_registry(&resources)
-                .map(|registry| (config, registry))
+                .build_registry_with_warnings(&resources)
+                .map(|(registry, warnings)| (config, registry, warnings))
         });
-        let (config, registry) = match built {
+        let (config, registry, warnings) = match built {
             Ok(built) => built,
             Err(errors) => {
                 if options.json {
@@ -275,7 +275,7 @@ impl Cli {
         };
         match (options.command, cases) {
             (Command::Check, _) => {
-                check::check(&config, &registry, options.json, out)?;
+                check::check(&config, &registry, &warnings, options.json, out)?;
                 Ok(0)
             }
             (Command::Explain(call), _) => {

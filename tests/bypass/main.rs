@@ -18,6 +18,9 @@
 //!   cap — as fail-closed and fail-open hooks.
 //! * `callbacks` — approval callbacks: forged, tampered, stale, replayed,
 //!   from another chat, pressed by someone out of scope.
+//! * `raw_args` — argument text as the model writes it: repeated keys,
+//!   escaped spellings of one key, trailing text, lone surrogates, NUL,
+//!   10 MB; refused before any hook, or run with the very value the hooks saw.
 //! * `text` — what people read and what keys mean: hidden characters on
 //!   approval cards, secrets in every spelling for redaction, connector and
 //!   user ids in every spelling for rate limits.
@@ -29,6 +32,7 @@
 
 mod callbacks;
 mod command_output;
+mod raw_args;
 mod sql;
 mod text;
 mod tool_calls;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 /// The stack: the gate asks for payments over 50,000 (the offline channel
 /// can reach nobody, so a gated call is blocked by the gate: it fails
 /// closed); the read-only guard; a tight rate limit.
-const AGENT: &str = r#"
+pub(super) const AGENT: &str = r#"
 agent: finance-bot
 hooks:
   class_hooks:
@@ -54,7 +54,7 @@ enum Verdict {
     StoppedBy(&'static str),
 }
 
-async fn agent(yaml: &str) -> (Agent, Resources) {
+pub(super) async fn agent(yaml: &str) -> (Agent, Resources) {
     let resources = offline_resources(["frozen"]).await.expect("resources");
     let config = AgentConfig::parse(yaml, ConfigFormat::Yaml, "bypass.yaml", None).expect("config");
     (Agent::build(config, &resources).expect("agent"), resources)

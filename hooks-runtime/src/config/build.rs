@@ -1,17 +1,21 @@
 //! Turning an agent's config into a registry: every error, or a registry.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::agent::{AgentConfig, ConfigShape};
+use super::dead_guards::{self, DeclaredSchema};
 use super::error::{AgentConfigError, AgentConfigErrors};
 use super::program::check_program;
+use super::warning::ConfigWarning;
 use crate::ask::AskHandler;
 use crate::command::{CommandHook, CommandSpec};
 use crate::factory::{
     AgentSettings, Attach, Built, BuiltItem, FactoryInput, HookFactory, Resources, factories,
 };
+use crate::hook::Hook as _;
 use crate::registry::{Declaration, HookRegistry, HookRegistryBuilder, registered_hooks};
 
 /// A registry under construction, and every problem found so far.
@@ -21,6 +25,10 @@ struct Assembly<'c> {
     /// Where command hooks' "ask" answers go, if a built hook takes them.
     ask: Option<Arc<dyn AskHandler>>,
     errors: Vec<AgentConfigError>,
+    /// The config entry each hook came from, by hook name.
+    entries: HashMap<String, String>,
+    /// Tools' argument schemas that built hooks declared.
+    schemas: Vec<DeclaredSchema>,
 }
 
 impl AgentConfig {
@@ -33,8 +41,33 @@ impl AgentConfig {
     /// machinery…).
     ///
     /// Every problem is reported, each naming the file and the entry; nothing
-    /// is built unless there are none.
+    /// is built unless there are none. An `args.…` path that a hook's `when`
+    /// reads for a tool whose declared argument schema says it cannot exist
+    /// is one (see
+    /// [`build_registry_with_warnings`](Self::build_registry_with_warnings)).
     pub fn build_registry(&self, resources: &Resources) -> Result<HookRegistry, AgentConfigErrors> {
+        self.build_registry_with_warnings(resources)
+            .map(|(registry, _)| registry)
+    }
+
+    /// [`build_registry`](Self::build_registry), with what the build could
+    /// not check: each `args.…` path of a hook's `when` that no declared
+    /// schema decides — the `when` is not restricted to named tools, no
+    /// hook declares a schema for the tool
+    /// ([`Built::with_args_schema`]), or the schema allows properties it
+    /// does not list or uses keywords the check does not follow (`$ref`,
+    /// `anyOf`, …). `hooks check` prints these.
+    ///
+    /// The check reads `tool_name == "x"` and `tool_name in [...]` joined by
+    /// `&&` and `||`; a `when` restricted any other way (`!`, globs,
+    /// `connector`) counts as not restricted. A path a schema rules out —
+    /// not listed under `properties` where `additionalProperties` is
+    /// `false`, or a key of a value whose `type` is not `object` — is an
+    /// error with a did-you-mean.
+    pub fn build_registry_with_warnings(
+        &self,
+        resources: &Resources,
+    ) -> Result<(HookRegistry, Vec<ConfigWarning>), AgentConfigErrors> {
         let settings = AgentSettings::default()
             .require_confirmation_for_all(self.require_confirmation_for_all);
         let mut assembly = Assembly {
@@ -42,6 +75,8 @@ impl AgentConfig {
             builder: HookRegistry::builder(),
             ask: None,
             errors: Vec::new(),
+            entries: HashMap::new(),
+            schemas: Vec::new(),
         };
         let every_agent: Vec<&HookFactory> = factories()
             .filter(|factory| factory.attach == Attach::EveryAgent)
@@ -83,6 +118,9 @@ impl AgentConfig {
                     // Every attribute of that name is added, so two are
                     // reported as a duplicate with where each is declared.
                     for registration in std::iter::once(registration).chain(registrations) {
+                        assembly
+                            .entries
+                            .insert(entry.name.clone(), entry.entry.clone());
                         assembly.builder = std::mem::take(&mut assembly.builder)
                             .hook_declared(registration.instantiate(), registration.declaration());
                     }
@@ -144,6 +182,9 @@ impl AgentConfig {
             match CommandHook::new(spec, assembly.ask.clone()) {
                 Ok(hook) => {
                     let at = assembly.declared(&entry.entry);
+                    assembly
+                        .entries
+                        .insert(hook.name().to_owned(), entry.entry.clone());
                     assembly.builder = std::mem::take(&mut assembly.builder)
                         .hook_declared(hook.into_registered(), Some(at));
                 }
@@ -153,11 +194,38 @@ impl AgentConfig {
         let Assembly {
             builder,
             mut errors,
+            entries,
+            schemas,
             ..
         } = assembly;
         match builder.build() {
-            Ok(registry) if errors.is_empty() => Ok(registry),
-            Ok(_) => Err(AgentConfigErrors(errors)),
+            Ok(registry) => {
+                let findings = dead_guards::check(&registry, &schemas);
+                let entry_of = |hook: String| {
+                    Some(
+                        entries
+                            .get(&hook)
+                            .cloned()
+                            .unwrap_or_else(|| format!("hook \"{hook}\"")),
+                    )
+                };
+                for (hook, message) in findings.errors {
+                    errors.push(AgentConfigError::new(&self.source, entry_of(hook), message));
+                }
+                if !errors.is_empty() {
+                    return Err(AgentConfigErrors(errors));
+                }
+                let warnings = findings
+                    .warnings
+                    .into_iter()
+                    .map(|(hook, message)| ConfigWarning {
+                        file: self.source.clone(),
+                        entry: entry_of(hook),
+                        message,
+                    })
+                    .collect();
+                Ok((registry, warnings))
+            }
             Err(problem) => {
                 errors.push(AgentConfigError::new(
                     &self.source,
@@ -236,7 +304,11 @@ impl Assembly<'_> {
             return;
         }
         let input = FactoryInput::new(factory.name, config, resources).for_agent(settings);
-        let Built { item, ask_handler } = match factory.build(&input) {
+        let Built {
+            item,
+            ask_handler,
+            args_schemas,
+        } = match factory.build(&input) {
             Ok(built) => built,
             Err(message) => return self.error(Some(entry), message),
         };
@@ -253,7 +325,20 @@ impl Assembly<'_> {
             }
             self.ask = Some(handler);
         }
+        self.schemas.extend(
+            args_schemas
+                .into_iter()
+                .map(|(tool, schema)| DeclaredSchema {
+                    tool,
+                    schema,
+                    declared_by: factory.name.to_owned(),
+                }),
+        );
         let at = self.declared(&entry);
+        if let BuiltItem::Hook(hook) = &item {
+            self.entries
+                .insert(hook.hook().name().to_owned(), entry.clone());
+        }
         let builder = std::mem::take(&mut self.builder);
         self.builder = match item {
             BuiltItem::Hook(hook) => builder.hook_declared(hook, Some(at)),

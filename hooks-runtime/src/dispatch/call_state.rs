@@ -1,12 +1,13 @@
 //! A tool call in flight, and the guard that still gets it observed when
 //! its caller stops waiting.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::chain::Chain;
 use super::detached::ObserverTask;
 use super::observation::Observation;
-use super::tool_call::ToolCallReport;
+use super::tool_call::{ToolCallReport, ToolErrorSource};
 use super::trace::CallTrace;
 use crate::context::{HookContext, ToolOutcome};
 use crate::registry::HookRegistry;
@@ -32,6 +33,8 @@ pub(super) struct CallState {
     pub(super) trace: CallTrace,
     /// The tool's own outcome, kept when a post hook replaced or withheld it.
     pub(super) original: Option<ToolOutcome>,
+    /// The tool's own error value, when it failed with one.
+    pub(super) error_source: Option<Arc<ToolErrorSource>>,
     pub(super) stage: Stage,
 }
 
@@ -42,6 +45,7 @@ impl CallState {
             trace: CallTrace::tool_call(registry),
             ctx,
             original: None,
+            error_source: None,
             stage: Stage::Pre,
         }
     }
@@ -150,6 +154,7 @@ pub(super) fn observe_abandoned(registry: &HookRegistry, state: &mut CallState, 
         tool_ran,
         trace,
         original,
+        error_source: state.error_source.take(),
     };
     let ctx = state.ctx.clone();
     let duration = started.elapsed();

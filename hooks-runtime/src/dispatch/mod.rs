@@ -13,6 +13,7 @@ mod explain;
 mod observation;
 mod observers;
 mod phases;
+mod raw_args;
 mod run_hook;
 mod session;
 mod tool_call;
@@ -26,7 +27,8 @@ pub use explain::{
 };
 pub use observation::Observation;
 pub use phases::{PendingToolCall, PreToolUse};
+pub use raw_args::{MAX_RAW_ARGS_BYTES, RAW_ARGS_PREVIEW_CHARS};
 pub use run_hook::HookFailure;
 pub use session::{SessionStart, SessionStopped};
-pub use tool_call::ToolCallReport;
-pub use trace::{CallTrace, Decision, EntryStatus, HookRun, TraceEntry};
+pub use tool_call::{ToolCallReport, ToolErrorSource};
+pub use trace::{CallTrace, Decision, EntryStatus, HookRun, Refusal, TraceEntry};

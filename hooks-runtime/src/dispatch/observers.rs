@@ -42,6 +42,7 @@ impl HookRegistry {
             mut ctx,
             trace,
             original,
+            error_source,
             ..
         } = state;
         let Some(started) = started.filter(|_| !trace.bypassed) else {
@@ -52,6 +53,7 @@ impl HookRegistry {
                 tool_ran,
                 trace,
                 original,
+                error_source,
             });
         };
         // Observers read the final arguments in the report as well as in
@@ -62,6 +64,7 @@ impl HookRegistry {
             tool_ran,
             trace,
             original,
+            error_source,
         };
         Err(Box::pin(self.observe_to_the_end(
             ctx,
@@ -113,6 +116,7 @@ impl HookRegistry {
                 tool_ran,
                 trace,
                 original: None,
+                error_source: None,
             },
         }
     }

@@ -13,7 +13,7 @@ use super::chain::Step;
 use super::observation::Observation;
 use super::tool_call::ToolCallReport;
 use super::tool_name;
-use super::trace::CallTrace;
+use super::trace::{CallTrace, Refusal};
 use crate::context::{HookContext, HookPoint, Surface, ToolOutcome};
 use crate::registry::HookRegistry;
 
@@ -149,6 +149,7 @@ impl HookRegistry {
             ctx, trace, stage, ..
         } = state;
         if let Some(reason) = tool_name::problem(&ctx.tool_name) {
+            trace.refused = Some(Refusal::ToolName);
             let hook = RUNTIME.to_owned();
             return Err(Some(Observation::Blocked { hook, reason }));
         }

@@ -63,6 +63,31 @@ impl fmt::Display for Decision {
     }
 }
 
+/// Why the runtime refused a call before any hook saw it. The observation
+/// ([`Observation::Blocked`](crate::Observation::Blocked) by `runtime`)
+/// carries the full reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The tool name is empty or holds a hidden character.
+    ToolName,
+    /// The model's argument text is not a JSON object the runtime can read:
+    /// not valid JSON, a repeated key, too long, or not an object (see
+    /// [`HookRegistry::run_tool_call_raw`](crate::HookRegistry::run_tool_call_raw)).
+    Arguments,
+}
+
+impl Refusal {
+    /// What was wrong, in a few words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::ToolName => "the tool name is refused",
+            Refusal::Arguments => "the arguments are not a readable JSON object",
+        }
+    }
+}
+
 /// One hook that ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookRun {
@@ -135,6 +160,8 @@ pub struct CallTrace {
     /// The point (indexed like `points`) whose hook at `considered` was in
     /// flight when the caller stopped waiting.
     pub(crate) interrupted: Option<usize>,
+    /// Set when the runtime refused the call before any hook ran.
+    pub(crate) refused: Option<Refusal>,
 }
 
 impl CallTrace {
@@ -146,6 +173,7 @@ impl CallTrace {
             runs: Vec::new(),
             bypassed: false,
             interrupted: None,
+            refused: None,
         }
     }
 
@@ -159,6 +187,12 @@ impl CallTrace {
     /// True when the hooks were bypassed (evaluation runs) and none ran.
     pub fn bypassed(&self) -> bool {
         self.bypassed
+    }
+
+    /// Why the runtime refused the call before any hook ran, if it did
+    /// (then no hook ran, and the observation gives the whole reason).
+    pub fn refused(&self) -> Option<Refusal> {
+        self.refused
     }
 
     /// The hooks that ran, in order.
@@ -231,7 +265,9 @@ impl CallTrace {
     }
 }
 
-/// Serialized as `{"bypassed": bool, "hooks": [...]}`: every hook of
+/// Serialized as `{"bypassed": bool, "hooks": [...]}` (plus `"refused":
+/// "tool_name"` or `"arguments"` when the runtime refused the call before
+/// any hook, see [`Refusal`]): every hook of
 /// [`entries`](CallTrace::entries) in run order, each with `point`, `name`,
 /// `priority` and `status` (`not_matched`, `not_reached`, `interrupted`,
 /// `ran`); a hook that ran adds its `decision` (a [`Decision`]),
@@ -241,8 +277,13 @@ impl serde::Serialize for CallTrace {
         use serde::ser::SerializeStruct as _;
 
         let hooks: Vec<EntryRow<'_>> = self.entries().map(EntryRow::from).collect();
-        let mut out = serializer.serialize_struct("CallTrace", 2)?;
+        let mut out = serializer.serialize_struct("CallTrace", 3)?;
         out.serialize_field("bypassed", &self.bypassed)?;
+        if let Some(refused) = self.refused {
+            out.serialize_field("refused", &refused)?;
+        } else {
+            out.skip_field("refused")?;
+        }
         out.serialize_field("hooks", &hooks)?;
         out.end()
     }
@@ -289,6 +330,7 @@ impl fmt::Debug for CallTrace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallTrace")
             .field("bypassed", &self.bypassed)
+            .field("refused", &self.refused)
             .field("runs", &self.runs)
             .finish()
     }
@@ -298,6 +340,13 @@ impl fmt::Display for CallTrace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.bypassed {
             return writeln!(f, "  hooks bypassed (evaluation surface)");
+        }
+        if let Some(refused) = self.refused {
+            writeln!(
+                f,
+                "  refused by the runtime before any hook: {}",
+                refused.as_str()
+            )?;
         }
         let entries: Vec<TraceEntry<'_>> = self.entries().collect();
         let names: Vec<_> = entries

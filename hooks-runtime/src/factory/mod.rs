@@ -61,6 +61,9 @@ pub struct Built {
     pub item: BuiltItem,
     /// Where "ask" decisions of command hooks should go, if this is a gate.
     pub ask_handler: Option<Arc<dyn AskHandler>>,
+    /// JSON Schemas of tools' arguments that this hook knows (tool name,
+    /// schema); see [`with_args_schema`](Self::with_args_schema).
+    pub args_schemas: Vec<(String, Value)>,
 }
 
 /// The hook or observer a factory built.
@@ -77,6 +80,7 @@ impl From<RegisteredHook> for Built {
         Built {
             item: BuiltItem::Hook(hook),
             ask_handler: None,
+            args_schemas: Vec::new(),
         }
     }
 }
@@ -86,6 +90,7 @@ impl From<Arc<dyn CallObserver>> for Built {
         Built {
             item: BuiltItem::Observer(observer),
             ask_handler: None,
+            args_schemas: Vec::new(),
         }
     }
 }
@@ -94,6 +99,18 @@ impl Built {
     /// Marks what was built as the place "ask" decisions go.
     pub fn with_ask_handler(mut self, handler: Arc<dyn AskHandler>) -> Self {
         self.ask_handler = Some(handler);
+        self
+    }
+
+    /// Declares that calls of `tool` take arguments valid under the JSON
+    /// Schema `schema` (a schema guard that enforces it, or a tool
+    /// catalogue, knows this). When an agent's config is built, every
+    /// `args.…` path that a hook's `when` reads for that tool is checked
+    /// against it: a path no valid arguments have is a config error with a
+    /// did-you-mean (the guard could never fire), and a path the check cannot
+    /// decide is a [`ConfigWarning`](crate::config::ConfigWarning).
+    pub fn with_args_schema(mut self, tool: impl Into<String>, schema: Value) -> Self {
+        self.args_schemas.push((tool.into(), schema));
         self
     }
 }
