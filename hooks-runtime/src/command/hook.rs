@@ -207,7 +207,7 @@ impl CommandHook {
         // words and reach the command on stdin alone, where any character is
         // JSON-escaped — a NUL in an environment value would make every
         // spawn fail.
-        command.env("HOOKS_EVENT", self.spec.event.event_name());
+        command.env("HOOKS_EVENT", self.spec.event_name());
         if let Some(dir) = cwd {
             command.env("CLAUDE_PROJECT_DIR", dir);
         }
@@ -228,7 +228,7 @@ impl CommandHook {
             )));
         }
         let cwd = self.working_dir();
-        let input = protocol::input(ctx, event, cwd.as_deref());
+        let input = protocol::input(ctx, event, self.spec.tool_failure, cwd.as_deref());
         let input = serde_json::to_vec(&input).map_err(|error| {
             HookError::new(format!("could not encode the hook input as JSON: {error}"))
         })?;
@@ -249,6 +249,7 @@ impl CommandHook {
             hook: &self.name,
             command: &self.command_text,
             event,
+            event_name: self.spec.event_name(),
             timeout: self.spec.timeout,
             on_error: self.spec.on_error,
         };
@@ -346,6 +347,11 @@ impl Hook for CommandHook {
             HookPoint::SessionStart => "startup",
             HookPoint::PreToolUse | HookPoint::PostToolUse => ctx.tool_name.as_str(),
         };
+        // A `PostToolUseFailure` hook runs after a failed tool only.
+        if self.spec.tool_failure && !matches!(ctx.tool_outcome, Some(crate::ToolOutcome::Error(_)))
+        {
+            return false;
+        }
         self.matcher
             .as_ref()
             .is_none_or(|matcher| matcher.is_match(subject))

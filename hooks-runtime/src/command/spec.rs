@@ -15,6 +15,9 @@ use crate::hook::{DEFAULT_PRIORITY, ErrorPolicy};
 use crate::when::When;
 use hooks_when::{ConfigDuration, WhenErrors};
 
+/// Claude Code's event for the post phase after a tool failed.
+pub(crate) const POST_TOOL_USE_FAILURE: &str = "PostToolUseFailure";
+
 /// How long a command may run when its spec sets no `timeout` (Claude Code's default).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -173,7 +176,13 @@ pub struct CommandSpec {
     pub name: Option<String>,
     /// The hook point, written as Claude Code's event name (`PreToolUse`,
     /// `PostToolUse` or `SessionStart`; see [`HookPoint::event_name`]).
+    /// `PostToolUseFailure` reads as `PostToolUse` with
+    /// [`tool_failure`](Self::tool_failure) set.
     pub event: HookPoint,
+    /// Claude Code's `PostToolUseFailure`: the hook runs only after a tool
+    /// failed, and the command reads that event's input (`error` instead of
+    /// `tool_response`). Only with [`event`](Self::event) `PostToolUse`.
+    pub tool_failure: bool,
     /// A `when` expression (this project's language) the call must match.
     pub when: Option<String>,
     /// A Claude Code matcher: a regex the whole tool name must match (`*`
@@ -211,6 +220,7 @@ impl CommandSpec {
         CommandSpec {
             name: None,
             event,
+            tool_failure: false,
             when: None,
             matcher: None,
             command,
@@ -286,13 +296,24 @@ impl CommandSpec {
         self.event
     }
 
+    /// The event name the command reads as `hook_event_name`:
+    /// `PostToolUseFailure` for a [`tool_failure`](Self::tool_failure) hook,
+    /// else the hook point's event name.
+    pub fn event_name(&self) -> &'static str {
+        if self.tool_failure {
+            POST_TOOL_USE_FAILURE
+        } else {
+            self.event.event_name()
+        }
+    }
+
     /// The name used when `name` is not set: `command:<event>:<first word of
     /// the command>`, e.g. `command:PreToolUse:./hooks/check.sh`. Two such
     /// hooks running the same program need explicit names to be told apart.
     pub fn default_name(&self) -> String {
         format!(
             "command:{}:{}",
-            self.event.event_name(),
+            self.event_name(),
             self.command.first_word()
         )
     }
@@ -353,6 +374,12 @@ impl CommandSpec {
         }
         if self.timeout.is_zero() {
             return Err(CommandSpecError::ZeroTimeout);
+        }
+        if self.tool_failure && self.event != HookPoint::PostToolUse {
+            return Err(CommandSpecError::Invalid(format!(
+                "`tool_failure` is for the post phase: the event must be PostToolUse, not {}",
+                self.event.event_name()
+            )));
         }
         if let Some(name) = self
             .env
@@ -462,7 +489,7 @@ pub enum CommandSpecError {
 struct RawCommandSpec {
     #[serde(default)]
     name: Option<String>,
-    event: HookPoint,
+    event: String,
     #[serde(default)]
     when: Option<String>,
     #[serde(default)]
@@ -486,9 +513,22 @@ impl TryFrom<RawCommandSpec> for CommandSpec {
     type Error = CommandSpecError;
 
     fn try_from(raw: RawCommandSpec) -> Result<Self, Self::Error> {
+        let (event, tool_failure) = match raw.event.as_str() {
+            POST_TOOL_USE_FAILURE => (HookPoint::PostToolUse, true),
+            name => (
+                name.parse::<HookPoint>().map_err(|_| {
+                    CommandSpecError::Invalid(format!(
+                        "unknown `event` {name:?}: use PreToolUse, PostToolUse, \
+                         PostToolUseFailure or SessionStart"
+                    ))
+                })?,
+                false,
+            ),
+        };
         let spec = CommandSpec {
             name: raw.name,
-            event: raw.event,
+            event,
+            tool_failure,
             when: raw.when,
             matcher: raw.matcher,
             command: raw.command,

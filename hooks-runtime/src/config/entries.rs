@@ -72,5 +72,26 @@ pub(super) enum ClaudeHandler {
         /// Seconds (Claude Code's unit) or a duration string.
         #[serde(default)]
         timeout: Option<Value>,
+        /// A permission rule the call must match (`Bash(git push *)`).
+        #[serde(default, rename = "if")]
+        condition: Option<String>,
+        /// What a failure of the hook means: `block` (the default here) or `allow`.
+        #[serde(default, rename = "onFailure")]
+        on_failure: Option<OnFailure>,
+        /// The text Claude Code shows while the hook runs; accepted so a
+        /// settings file loads, shown nowhere here.
+        #[serde(default, rename = "statusMessage")]
+        #[expect(dead_code, reason = "read so that a settings file with it loads")]
+        status_message: Option<String>,
     },
+}
+
+/// A handler's `onFailure`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum OnFailure {
+    /// A failure blocks the call: this project's `fail_closed`.
+    Block,
+    /// A failure lets the call go on: `fail_open`.
+    Allow,
 }

@@ -15,6 +15,7 @@ mod entries;
 mod error;
 mod format;
 mod limits;
+mod permission_rule;
 mod program;
 
 pub use agent::{AgentConfig, ClassHookEntry, CommandEntry, ConfigShape};
