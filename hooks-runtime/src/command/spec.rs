@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::http::HttpEndpoint;
 use crate::context::HookPoint;
 use crate::hook::{DEFAULT_PRIORITY, ErrorPolicy};
 use crate::when::When;
@@ -28,12 +29,18 @@ pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 /// shell). A single string is the shell form: it runs as `/bin/sh -c
 /// <string>` and is accepted only together with `shell: true`, so that
 /// nothing goes through a shell by accident.
+///
+/// An HTTP hook (`url:` in config instead of `command:`, Claude Code's
+/// `http` handler type) is [`CommandLine::Http`]: its input is POSTed to the
+/// URL and the answer read as the command's stdout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandLine {
     /// The program and its arguments, run without a shell.
     Exec(Vec<String>),
     /// A shell command line, run as `/bin/sh -c <line>` (needs `shell: true`).
     Shell(String),
+    /// An endpoint the hook input is POSTed to.
+    Http(HttpEndpoint),
 }
 
 impl CommandLine {
@@ -57,6 +64,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.first().map_or("", String::as_str),
             CommandLine::Shell(line) => line.split_whitespace().next().unwrap_or(""),
+            CommandLine::Http(endpoint) => endpoint.url(),
         }
     }
 
@@ -64,6 +72,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.first().is_none_or(|program| program.trim().is_empty()),
             CommandLine::Shell(line) => line.trim().is_empty(),
+            CommandLine::Http(_) => false,
         }
     }
 
@@ -71,6 +80,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.iter().any(|arg| arg.contains('\0')),
             CommandLine::Shell(line) => line.contains('\0'),
+            CommandLine::Http(_) => false,
         }
     }
 }
@@ -80,6 +90,7 @@ impl fmt::Display for CommandLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CommandLine::Shell(line) => f.write_str(line),
+            CommandLine::Http(endpoint) => write!(f, "{endpoint}"),
             CommandLine::Exec(argv) => {
                 for (index, arg) in argv.iter().enumerate() {
                     if index > 0 {
@@ -360,6 +371,11 @@ impl CommandSpec {
         match (&self.command, self.shell) {
             (CommandLine::Shell(_), false) => return Err(CommandSpecError::StringWithoutShell),
             (CommandLine::Exec(_), true) => return Err(CommandSpecError::ShellWithArray),
+            (CommandLine::Http(_), true) => {
+                return Err(CommandSpecError::Invalid(
+                    "`shell: true` is for a command line, not a `url`".into(),
+                ));
+            }
             _ => {}
         }
         if self.command.has_nul() {
@@ -494,7 +510,14 @@ struct RawCommandSpec {
     when: Option<String>,
     #[serde(default)]
     matcher: Option<String>,
-    command: CommandLine,
+    #[serde(default)]
+    command: Option<CommandLine>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    allowed_env_vars: Vec<String>,
     #[serde(default)]
     shell: bool,
     #[serde(default = "default_timeout", deserialize_with = "timeout_from_config")]
@@ -525,13 +548,37 @@ impl TryFrom<RawCommandSpec> for CommandSpec {
                 false,
             ),
         };
+        let http_only = !raw.headers.is_empty() || !raw.allowed_env_vars.is_empty();
+        let command = match (raw.command, raw.url) {
+            (Some(command), None) if !http_only => command,
+            (Some(_), None) => {
+                return Err(CommandSpecError::Invalid(
+                    "`headers` and `allowed_env_vars` go with a `url`, not a `command`".into(),
+                ));
+            }
+            (None, Some(url)) => CommandLine::Http(
+                HttpEndpoint::new(&url, raw.headers, &raw.allowed_env_vars)
+                    .map_err(CommandSpecError::Invalid)?,
+            ),
+            (Some(_), Some(_)) => {
+                return Err(CommandSpecError::Invalid(
+                    "give a `command` to run or a `url` to post to, not both".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(CommandSpecError::Invalid(
+                    "missing `command` (what to run) or `url` (where to post the hook input)"
+                        .into(),
+                ));
+            }
+        };
         let spec = CommandSpec {
             name: raw.name,
             event,
             tool_failure,
             when: raw.when,
             matcher: raw.matcher,
-            command: raw.command,
+            command,
             shell: raw.shell,
             timeout: raw.timeout,
             on_error: raw.on_error,

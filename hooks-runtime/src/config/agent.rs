@@ -430,27 +430,47 @@ impl AgentConfig {
     }
 }
 
-/// One Claude Code `{"type": "command", "command": "…", "timeout": 60}`
-/// handler as a command-hook declaration. Claude Code runs the string
-/// through a shell, so it keeps doing so here. Its `if` (a permission rule)
-/// becomes the hook's `when`; its `onFailure` its `on_error`.
+/// One Claude Code handler as a command-hook declaration: a `command`
+/// (`{"type": "command", "command": "…", "timeout": 60}`, run through a
+/// shell as Claude Code runs it) or an `http` handler (`url`, `headers`,
+/// `allowedEnvVars`). Its `if` (a permission rule) becomes the hook's
+/// `when`; its `onFailure` its `on_error`.
 fn claude_command(event: &str, matcher: Option<&str>, handler: &Value) -> Result<Value, String> {
-    let ClaudeHandler::Command {
-        command,
-        timeout,
-        condition,
-        on_failure,
-        status_message: _,
-    } = ClaudeHandler::deserialize(handler).map_err(|problem| {
+    let handler = ClaudeHandler::deserialize(handler).map_err(|problem| {
         format!(
             "{problem}; a handler is {{type: \"command\", command, timeout, if, onFailure, \
-             statusMessage}} (the `http` type is not supported yet)"
+             statusMessage}} or {{type: \"http\", url, headers, allowedEnvVars, timeout, if, \
+             onFailure, statusMessage}}"
         )
     })?;
-    if command.trim().is_empty() {
-        return Err("needs a non-empty `command` string".into());
-    }
-    let mut spec = json!({"event": event, "command": command, "shell": true});
+    let (mut spec, timeout, condition, on_failure) = match handler {
+        ClaudeHandler::Command {
+            command,
+            timeout,
+            condition,
+            on_failure,
+            ..
+        } => {
+            if command.trim().is_empty() {
+                return Err("needs a non-empty `command` string".into());
+            }
+            let spec = json!({"event": event, "command": command, "shell": true});
+            (spec, timeout, condition, on_failure)
+        }
+        ClaudeHandler::Http {
+            url,
+            headers,
+            allowed_env_vars,
+            timeout,
+            condition,
+            on_failure,
+            ..
+        } => {
+            let spec = json!({"event": event, "url": url, "headers": headers,
+                              "allowed_env_vars": allowed_env_vars});
+            (spec, timeout, condition, on_failure)
+        }
+    };
     if let Some(matcher) = matcher {
         spec["matcher"] = json!(matcher);
     }
