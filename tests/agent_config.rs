@@ -215,7 +215,7 @@ fn shape_errors_name_the_file_and_entry() {
         None,
     ));
     for expected in [
-        "hooks.PreToolUse[0].hooks[0]: unknown field `async`, expected `command` or `timeout`",
+        "hooks.PreToolUse[0].hooks[0]: unknown field `async`, expected one of `command`, `timeout`, `if`, `onFailure`, `statusMessage`",
         "hooks.PreToolUse[1]: a {matcher, hooks} group: unknown field `extra`",
     ] {
         assert!(

@@ -192,6 +192,11 @@ impl CommandHook {
                 command.arg("-c").arg(line);
                 command
             }
+            CommandLine::Http(endpoint) => {
+                return Err(HookError::new(format!(
+                    "{endpoint} is an HTTP hook, not a process to start"
+                )));
+            }
         };
         command.env_clear();
         let passed = COMMAND_ENV_ALLOWLIST
@@ -207,7 +212,7 @@ impl CommandHook {
         // words and reach the command on stdin alone, where any character is
         // JSON-escaped — a NUL in an environment value would make every
         // spawn fail.
-        command.env("HOOKS_EVENT", self.spec.event.event_name());
+        command.env("HOOKS_EVENT", self.spec.event_name());
         if let Some(dir) = cwd {
             command.env("CLAUDE_PROJECT_DIR", dir);
         }
@@ -228,10 +233,19 @@ impl CommandHook {
             )));
         }
         let cwd = self.working_dir();
-        let input = protocol::input(ctx, event, cwd.as_deref());
+        let input = protocol::input(ctx, event, self.spec.tool_failure, cwd.as_deref());
         let input = serde_json::to_vec(&input).map_err(|error| {
             HookError::new(format!("could not encode the hook input as JSON: {error}"))
         })?;
+        if let CommandLine::Http(endpoint) = &self.spec.command {
+            let finished = endpoint
+                .call(input, self.spec.timeout)
+                .await
+                .map_err(|problem| {
+                    HookError::new(format!("HTTP hook `{}` ({endpoint}) {problem}", self.name))
+                })?;
+            return self.decide(ctx, event, &finished).await;
+        }
         let command = self.command(cwd.as_deref())?;
         let finished = process::run(command, &input, self.spec.timeout)
             .await
@@ -245,14 +259,25 @@ impl CommandHook {
                     self.command_text
                 ))
             })?;
+        self.decide(ctx, event, &finished).await
+    }
+
+    /// What the command's (or the endpoint's) output decides.
+    async fn decide(
+        &self,
+        ctx: &HookContext,
+        event: HookPoint,
+        finished: &process::Finished,
+    ) -> Result<HookResult, HookError> {
         let subject = Subject {
             hook: &self.name,
             command: &self.command_text,
             event,
+            event_name: self.spec.event_name(),
             timeout: self.spec.timeout,
             on_error: self.spec.on_error,
         };
-        match protocol::interpret(&subject, &finished)? {
+        match protocol::interpret(&subject, finished)? {
             Verdict::Decided(result) => Ok(result),
             Verdict::Ask {
                 reason,
@@ -346,6 +371,11 @@ impl Hook for CommandHook {
             HookPoint::SessionStart => "startup",
             HookPoint::PreToolUse | HookPoint::PostToolUse => ctx.tool_name.as_str(),
         };
+        // A `PostToolUseFailure` hook runs after a failed tool only.
+        if self.spec.tool_failure && !matches!(ctx.tool_outcome, Some(crate::ToolOutcome::Error(_)))
+        {
+            return false;
+        }
         self.matcher
             .as_ref()
             .is_none_or(|matcher| matcher.is_match(subject))
@@ -378,10 +408,16 @@ impl Hook for CommandHook {
     /// The spec's timeout, with the kill margin and (when the command may
     /// answer "ask") the approval handler's longest wait written out.
     fn timeout_note(&self) -> Option<TimeoutNote> {
-        let mut why = format!(
-            "+{} to kill and reap the command",
-            ConfigDuration::from(KILL_MARGIN)
-        );
+        let mut why = match self.spec.command {
+            CommandLine::Http(_) => format!(
+                "+{} past the request's own timeout",
+                ConfigDuration::from(KILL_MARGIN)
+            ),
+            _ => format!(
+                "+{} to kill and reap the command",
+                ConfigDuration::from(KILL_MARGIN)
+            ),
+        };
         if let Some(ask) = &self.ask {
             why.push_str(&format!(
                 ", +{} while a person decides if the command asks for approval (the approval \

@@ -7,8 +7,13 @@
 //! Unlike Claude Code, a command that crashes, times out or prints invalid
 //! JSON blocks the call unless its spec says `on_error: fail_open`, and
 //! `permissionDecision: "ask"` goes to the approval gate.
+//!
+//! An HTTP hook (`url:` instead of `command:`) POSTs the same input to a URL
+//! and reads the answer as the command's stdout; a non-2xx answer, a timeout
+//! or a connection that fails is a failure, closed unless fail-open.
 
 mod hook;
+mod http;
 mod output;
 mod process;
 mod protocol;
@@ -18,5 +23,6 @@ mod stdout;
 mod supervisor;
 
 pub use hook::{COMMAND_ENV_ALLOWLIST, CommandHook};
+pub use http::HttpEndpoint;
 pub use process::COMMAND_OUTPUT_LIMIT;
 pub use spec::{CommandLine, CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT};

@@ -23,7 +23,7 @@ pub const COMMAND_OUTPUT_LIMIT: usize = 10_000;
 
 /// Bytes kept per stream: enough for [`COMMAND_OUTPUT_LIMIT`] characters of
 /// any width (UTF-8 needs at most four bytes per character).
-const BYTE_LIMIT: usize = COMMAND_OUTPUT_LIMIT * 4;
+pub(crate) const BYTE_LIMIT: usize = COMMAND_OUTPUT_LIMIT * 4;
 
 /// How long to wait, after a timeout, for the command to be killed and
 /// reaped (on Linux: for the supervisor to kill and reap every descendant)
@@ -50,6 +50,28 @@ pub(crate) struct Captured {
     pub(crate) truncated: bool,
     /// Whether what was kept is valid UTF-8 (`text` then holds it unchanged).
     pub(crate) utf8: bool,
+}
+
+impl Captured {
+    /// What was read (at most [`BYTE_LIMIT`] bytes; `dropped` when more was
+    /// written), cut to [`COMMAND_OUTPUT_LIMIT`] characters on a character
+    /// boundary.
+    pub(crate) fn from_bytes(bytes: &[u8], dropped: bool) -> Self {
+        let utf8 = std::str::from_utf8(bytes).is_ok();
+        let text = String::from_utf8_lossy(bytes);
+        match text.char_indices().nth(COMMAND_OUTPUT_LIMIT) {
+            Some((cut, _)) => Captured {
+                text: text[..cut].to_owned(),
+                truncated: true,
+                utf8,
+            },
+            None => Captured {
+                text: text.into_owned(),
+                truncated: dropped,
+                utf8,
+            },
+        }
+    }
 }
 
 impl Default for Captured {
@@ -216,20 +238,7 @@ impl Capture {
 
     /// The text, cut to [`COMMAND_OUTPUT_LIMIT`] characters on a character boundary.
     fn finish(self) -> Captured {
-        let utf8 = std::str::from_utf8(&self.bytes).is_ok();
-        let text = String::from_utf8_lossy(&self.bytes);
-        match text.char_indices().nth(COMMAND_OUTPUT_LIMIT) {
-            Some((cut, _)) => Captured {
-                text: text[..cut].to_owned(),
-                truncated: true,
-                utf8,
-            },
-            None => Captured {
-                text: text.into_owned(),
-                truncated: self.dropped,
-                utf8,
-            },
-        }
+        Captured::from_bytes(&self.bytes, self.dropped)
     }
 }
 

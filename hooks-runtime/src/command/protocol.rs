@@ -26,10 +26,24 @@ const SIDE_EFFECT_EXCERPT: usize = 200;
 /// `tool_name`, `tool_input`, `tool_use_id`, `tool_response` for post hooks,
 /// `source` for session start) come first, then this project's (`agent_id`,
 /// `user_id`, `org_id`, `surface`, `agent_path`, `metadata`).
-pub(crate) fn input(ctx: &HookContext, event: HookPoint, cwd: Option<&Path>) -> Value {
+///
+/// A `tool_failure` hook (Claude Code's `PostToolUseFailure`) reads that
+/// event's name and the tool's `error` (with `is_interrupt: false`) instead
+/// of `tool_response`.
+pub(crate) fn input(
+    ctx: &HookContext,
+    event: HookPoint,
+    tool_failure: bool,
+    cwd: Option<&Path>,
+) -> Value {
     let mut input = Map::new();
     input.insert("session_id".into(), ctx.conversation_id.clone().into());
-    input.insert("hook_event_name".into(), event.event_name().into());
+    let name = if tool_failure {
+        super::spec::POST_TOOL_USE_FAILURE
+    } else {
+        event.event_name()
+    };
+    input.insert("hook_event_name".into(), name.into());
     input.insert(
         "cwd".into(),
         cwd.map(|dir| dir.to_string_lossy().into_owned())
@@ -47,7 +61,14 @@ pub(crate) fn input(ctx: &HookContext, event: HookPoint, cwd: Option<&Path>) -> 
             input.insert("tool_use_id".into(), ctx.tool_call_id.clone().into());
         }
     }
-    if event == HookPoint::PostToolUse {
+    if event == HookPoint::PostToolUse && tool_failure {
+        let error = match &ctx.tool_outcome {
+            Some(ToolOutcome::Error(message)) => message.clone(),
+            _ => String::new(),
+        };
+        input.insert("error".into(), error.into());
+        input.insert("is_interrupt".into(), false.into());
+    } else if event == HookPoint::PostToolUse {
         let response = match &ctx.tool_outcome {
             Some(ToolOutcome::Success(value)) => value.clone(),
             Some(ToolOutcome::Error(message)) => {
@@ -95,6 +116,9 @@ pub(crate) struct Subject<'a> {
     pub(crate) command: &'a str,
     /// The event.
     pub(crate) event: HookPoint,
+    /// The event's name as the command read it (`PostToolUseFailure` for a
+    /// failure hook).
+    pub(crate) event_name: &'static str,
     /// The kill timeout, for the timeout message.
     pub(crate) timeout: std::time::Duration,
     /// The hook's policy on failure; it does not cover stdout that cannot be
@@ -342,11 +366,11 @@ fn decide(
     }
     let specific = output.hook_specific_output.unwrap_or_default();
     if let Some(name) = &specific.hook_event_name
-        && name != event.event_name()
+        && name != subject.event_name
     {
         return Err(format!(
             "`hookSpecificOutput.hookEventName` is {name:?}, but this is a {} hook",
-            event.event_name()
+            subject.event_name
         ));
     }
     if let Some((key, _, allowed)) = specific
@@ -507,6 +531,7 @@ mod tests {
             hook: "h",
             command: "./h.sh",
             event,
+            event_name: event.event_name(),
             timeout: Duration::from_secs(3),
             on_error: ErrorPolicy::FailClosed,
         };
@@ -550,6 +575,7 @@ mod tests {
             hook: "h",
             command: "./h.sh",
             event: PRE,
+            event_name: PRE.event_name(),
             timeout: Duration::from_secs(3),
             on_error: ErrorPolicy::FailClosed,
         };
@@ -722,6 +748,7 @@ mod tests {
             hook: "h",
             command: "./h.sh",
             event: PRE,
+            event_name: PRE.event_name(),
             timeout: Duration::from_secs(3),
             on_error: ErrorPolicy::FailOpen,
         };
@@ -754,6 +781,7 @@ mod tests {
             hook: "h",
             command: "./h.sh",
             event: START,
+            event_name: START.event_name(),
             timeout: Duration::from_secs(3),
             on_error: ErrorPolicy::FailClosed,
         };
@@ -780,7 +808,7 @@ mod tests {
             .with_conversation("conv")
             .with_tool_call_id("call")
             .with_agent_path(["root", "child"]);
-        let pre = input(&ctx, PRE, Some(Path::new("/work")));
+        let pre = input(&ctx, PRE, false, Some(Path::new("/work")));
         assert_eq!(pre["session_id"], "conv");
         assert_eq!(pre["hook_event_name"], "PreToolUse");
         assert_eq!(pre["cwd"], "/work");
@@ -791,10 +819,10 @@ mod tests {
         let mut failed = ctx.clone();
         failed.tool_outcome = Some(ToolOutcome::Error("boom".into()));
         assert_eq!(
-            input(&failed, POST, None)["tool_response"],
+            input(&failed, POST, false, None)["tool_response"],
             json!({"error": "boom"})
         );
-        let start = input(&HookContext::session(), START, None);
+        let start = input(&HookContext::session(), START, false, None);
         assert_eq!(start["source"], "startup");
         assert!(start.get("tool_input").is_none());
     }

@@ -10,10 +10,14 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::http::HttpEndpoint;
 use crate::context::HookPoint;
 use crate::hook::{DEFAULT_PRIORITY, ErrorPolicy};
 use crate::when::When;
 use hooks_when::{ConfigDuration, WhenErrors};
+
+/// Claude Code's event for the post phase after a tool failed.
+pub(crate) const POST_TOOL_USE_FAILURE: &str = "PostToolUseFailure";
 
 /// How long a command may run when its spec sets no `timeout` (Claude Code's default).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
@@ -25,12 +29,18 @@ pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 /// shell). A single string is the shell form: it runs as `/bin/sh -c
 /// <string>` and is accepted only together with `shell: true`, so that
 /// nothing goes through a shell by accident.
+///
+/// An HTTP hook (`url:` in config instead of `command:`, Claude Code's
+/// `http` handler type) is [`CommandLine::Http`]: its input is POSTed to the
+/// URL and the answer read as the command's stdout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandLine {
     /// The program and its arguments, run without a shell.
     Exec(Vec<String>),
     /// A shell command line, run as `/bin/sh -c <line>` (needs `shell: true`).
     Shell(String),
+    /// An endpoint the hook input is POSTed to.
+    Http(HttpEndpoint),
 }
 
 impl CommandLine {
@@ -54,6 +64,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.first().map_or("", String::as_str),
             CommandLine::Shell(line) => line.split_whitespace().next().unwrap_or(""),
+            CommandLine::Http(endpoint) => endpoint.url(),
         }
     }
 
@@ -61,6 +72,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.first().is_none_or(|program| program.trim().is_empty()),
             CommandLine::Shell(line) => line.trim().is_empty(),
+            CommandLine::Http(_) => false,
         }
     }
 
@@ -68,6 +80,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.iter().any(|arg| arg.contains('\0')),
             CommandLine::Shell(line) => line.contains('\0'),
+            CommandLine::Http(_) => false,
         }
     }
 }
@@ -77,6 +90,7 @@ impl fmt::Display for CommandLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CommandLine::Shell(line) => f.write_str(line),
+            CommandLine::Http(endpoint) => write!(f, "{endpoint}"),
             CommandLine::Exec(argv) => {
                 for (index, arg) in argv.iter().enumerate() {
                     if index > 0 {
@@ -173,7 +187,13 @@ pub struct CommandSpec {
     pub name: Option<String>,
     /// The hook point, written as Claude Code's event name (`PreToolUse`,
     /// `PostToolUse` or `SessionStart`; see [`HookPoint::event_name`]).
+    /// `PostToolUseFailure` reads as `PostToolUse` with
+    /// [`tool_failure`](Self::tool_failure) set.
     pub event: HookPoint,
+    /// Claude Code's `PostToolUseFailure`: the hook runs only after a tool
+    /// failed, and the command reads that event's input (`error` instead of
+    /// `tool_response`). Only with [`event`](Self::event) `PostToolUse`.
+    pub tool_failure: bool,
     /// A `when` expression (this project's language) the call must match.
     pub when: Option<String>,
     /// A Claude Code matcher: a regex the whole tool name must match (`*`
@@ -211,6 +231,7 @@ impl CommandSpec {
         CommandSpec {
             name: None,
             event,
+            tool_failure: false,
             when: None,
             matcher: None,
             command,
@@ -286,13 +307,24 @@ impl CommandSpec {
         self.event
     }
 
+    /// The event name the command reads as `hook_event_name`:
+    /// `PostToolUseFailure` for a [`tool_failure`](Self::tool_failure) hook,
+    /// else the hook point's event name.
+    pub fn event_name(&self) -> &'static str {
+        if self.tool_failure {
+            POST_TOOL_USE_FAILURE
+        } else {
+            self.event.event_name()
+        }
+    }
+
     /// The name used when `name` is not set: `command:<event>:<first word of
     /// the command>`, e.g. `command:PreToolUse:./hooks/check.sh`. Two such
     /// hooks running the same program need explicit names to be told apart.
     pub fn default_name(&self) -> String {
         format!(
             "command:{}:{}",
-            self.event.event_name(),
+            self.event_name(),
             self.command.first_word()
         )
     }
@@ -339,6 +371,11 @@ impl CommandSpec {
         match (&self.command, self.shell) {
             (CommandLine::Shell(_), false) => return Err(CommandSpecError::StringWithoutShell),
             (CommandLine::Exec(_), true) => return Err(CommandSpecError::ShellWithArray),
+            (CommandLine::Http(_), true) => {
+                return Err(CommandSpecError::Invalid(
+                    "`shell: true` is for a command line, not a `url`".into(),
+                ));
+            }
             _ => {}
         }
         if self.command.has_nul() {
@@ -353,6 +390,12 @@ impl CommandSpec {
         }
         if self.timeout.is_zero() {
             return Err(CommandSpecError::ZeroTimeout);
+        }
+        if self.tool_failure && self.event != HookPoint::PostToolUse {
+            return Err(CommandSpecError::Invalid(format!(
+                "`tool_failure` is for the post phase: the event must be PostToolUse, not {}",
+                self.event.event_name()
+            )));
         }
         if let Some(name) = self
             .env
@@ -462,12 +505,19 @@ pub enum CommandSpecError {
 struct RawCommandSpec {
     #[serde(default)]
     name: Option<String>,
-    event: HookPoint,
+    event: String,
     #[serde(default)]
     when: Option<String>,
     #[serde(default)]
     matcher: Option<String>,
-    command: CommandLine,
+    #[serde(default)]
+    command: Option<CommandLine>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    allowed_env_vars: Vec<String>,
     #[serde(default)]
     shell: bool,
     #[serde(default = "default_timeout", deserialize_with = "timeout_from_config")]
@@ -486,12 +536,49 @@ impl TryFrom<RawCommandSpec> for CommandSpec {
     type Error = CommandSpecError;
 
     fn try_from(raw: RawCommandSpec) -> Result<Self, Self::Error> {
+        let (event, tool_failure) = match raw.event.as_str() {
+            POST_TOOL_USE_FAILURE => (HookPoint::PostToolUse, true),
+            name => (
+                name.parse::<HookPoint>().map_err(|_| {
+                    CommandSpecError::Invalid(format!(
+                        "unknown `event` {name:?}: use PreToolUse, PostToolUse, \
+                         PostToolUseFailure or SessionStart"
+                    ))
+                })?,
+                false,
+            ),
+        };
+        let http_only = !raw.headers.is_empty() || !raw.allowed_env_vars.is_empty();
+        let command = match (raw.command, raw.url) {
+            (Some(command), None) if !http_only => command,
+            (Some(_), None) => {
+                return Err(CommandSpecError::Invalid(
+                    "`headers` and `allowed_env_vars` go with a `url`, not a `command`".into(),
+                ));
+            }
+            (None, Some(url)) => CommandLine::Http(
+                HttpEndpoint::new(&url, raw.headers, &raw.allowed_env_vars)
+                    .map_err(CommandSpecError::Invalid)?,
+            ),
+            (Some(_), Some(_)) => {
+                return Err(CommandSpecError::Invalid(
+                    "give a `command` to run or a `url` to post to, not both".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(CommandSpecError::Invalid(
+                    "missing `command` (what to run) or `url` (where to post the hook input)"
+                        .into(),
+                ));
+            }
+        };
         let spec = CommandSpec {
             name: raw.name,
-            event: raw.event,
+            event,
+            tool_failure,
             when: raw.when,
             matcher: raw.matcher,
-            command: raw.command,
+            command,
             shell: raw.shell,
             timeout: raw.timeout,
             on_error: raw.on_error,

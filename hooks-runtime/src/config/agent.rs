@@ -6,11 +6,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::entries::{
-    ClaudeGroup, ClaudeHandler, NamedEntry, NativeHooks, SeedHooks, SeedModelConfig,
+    ClaudeGroup, ClaudeHandler, NamedEntry, NativeHooks, OnFailure, SeedHooks, SeedModelConfig,
 };
 use super::error::{AgentConfigError, AgentConfigErrors};
 use super::format::ConfigFormat;
 use super::limits;
+use super::permission_rule;
 
 /// Which shape a config file had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +90,12 @@ pub struct AgentConfig {
 }
 
 const NATIVE_KEYS: [&str; 3] = ["agent", "require_confirmation_for_all", "hooks"];
-const CLAUDE_EVENTS: [&str; 3] = ["PreToolUse", "PostToolUse", "SessionStart"];
+const CLAUDE_EVENTS: [&str; 4] = [
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "SessionStart",
+];
 
 impl AgentConfig {
     /// Reads and parses `path`; the format comes from its extension
@@ -424,23 +430,61 @@ impl AgentConfig {
     }
 }
 
-/// One Claude Code `{"type": "command", "command": "…", "timeout": 60}`
-/// handler as a command-hook declaration. Claude Code runs the string
-/// through a shell, so it keeps doing so here.
+/// One Claude Code handler as a command-hook declaration: a `command`
+/// (`{"type": "command", "command": "…", "timeout": 60}`, run through a
+/// shell as Claude Code runs it) or an `http` handler (`url`, `headers`,
+/// `allowedEnvVars`). Its `if` (a permission rule) becomes the hook's
+/// `when`; its `onFailure` its `on_error`.
 fn claude_command(event: &str, matcher: Option<&str>, handler: &Value) -> Result<Value, String> {
-    let ClaudeHandler::Command { command, timeout } =
-        ClaudeHandler::deserialize(handler).map_err(|problem| {
-            format!("{problem}; a handler is {{type: \"command\", command, timeout}}")
-        })?;
-    if command.trim().is_empty() {
-        return Err("needs a non-empty `command` string".into());
-    }
-    let mut spec = json!({"event": event, "command": command, "shell": true});
+    let handler = ClaudeHandler::deserialize(handler).map_err(|problem| {
+        format!(
+            "{problem}; a handler is {{type: \"command\", command, timeout, if, onFailure, \
+             statusMessage}} or {{type: \"http\", url, headers, allowedEnvVars, timeout, if, \
+             onFailure, statusMessage}}"
+        )
+    })?;
+    let (mut spec, timeout, condition, on_failure) = match handler {
+        ClaudeHandler::Command {
+            command,
+            timeout,
+            condition,
+            on_failure,
+            ..
+        } => {
+            if command.trim().is_empty() {
+                return Err("needs a non-empty `command` string".into());
+            }
+            let spec = json!({"event": event, "command": command, "shell": true});
+            (spec, timeout, condition, on_failure)
+        }
+        ClaudeHandler::Http {
+            url,
+            headers,
+            allowed_env_vars,
+            timeout,
+            condition,
+            on_failure,
+            ..
+        } => {
+            let spec = json!({"event": event, "url": url, "headers": headers,
+                              "allowed_env_vars": allowed_env_vars});
+            (spec, timeout, condition, on_failure)
+        }
+    };
     if let Some(matcher) = matcher {
         spec["matcher"] = json!(matcher);
     }
     if let Some(timeout) = timeout {
         spec["timeout"] = timeout;
+    }
+    if let Some(rule) = condition {
+        spec["when"] = json!(permission_rule::rule_to_when(&rule)?);
+    }
+    if let Some(on_failure) = on_failure {
+        spec["on_error"] = json!(match on_failure {
+            OnFailure::Block => "fail_closed",
+            OnFailure::Allow => "fail_open",
+        });
     }
     Ok(spec)
 }

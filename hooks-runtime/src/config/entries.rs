@@ -61,7 +61,7 @@ pub(super) struct ClaudeGroup {
     pub(super) hooks: Vec<Value>,
 }
 
-/// One handler of a matcher group. Only `command` handlers are supported.
+/// One handler of a matcher group: a `command` or an `http` handler.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub(super) enum ClaudeHandler {
@@ -72,5 +72,51 @@ pub(super) enum ClaudeHandler {
         /// Seconds (Claude Code's unit) or a duration string.
         #[serde(default)]
         timeout: Option<Value>,
+        /// A permission rule the call must match (`Bash(git push *)`).
+        #[serde(default, rename = "if")]
+        condition: Option<String>,
+        /// What a failure of the hook means: `block` (the default here) or `allow`.
+        #[serde(default, rename = "onFailure")]
+        on_failure: Option<OnFailure>,
+        /// The text Claude Code shows while the hook runs; accepted so a
+        /// settings file loads, shown nowhere here.
+        #[serde(default, rename = "statusMessage")]
+        #[expect(dead_code, reason = "read so that a settings file with it loads")]
+        status_message: Option<String>,
     },
+    /// The hook input POSTed to a URL; the answer read as a command's stdout.
+    Http {
+        /// Where to post.
+        url: String,
+        /// Request headers; `$NAME` / `${NAME}` expand the variables
+        /// `allowedEnvVars` lists.
+        #[serde(default)]
+        headers: std::collections::BTreeMap<String, String>,
+        /// The environment variables headers may name.
+        #[serde(default, rename = "allowedEnvVars")]
+        allowed_env_vars: Vec<String>,
+        /// Seconds (Claude Code's unit) or a duration string.
+        #[serde(default)]
+        timeout: Option<Value>,
+        /// A permission rule the call must match.
+        #[serde(default, rename = "if")]
+        condition: Option<String>,
+        /// What a failure means: `block` (the default here) or `allow`.
+        #[serde(default, rename = "onFailure")]
+        on_failure: Option<OnFailure>,
+        /// Shown by Claude Code while the hook runs; not used here.
+        #[serde(default, rename = "statusMessage")]
+        #[expect(dead_code, reason = "read so that a settings file with it loads")]
+        status_message: Option<String>,
+    },
+}
+
+/// A handler's `onFailure`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum OnFailure {
+    /// A failure blocks the call: this project's `fail_closed`.
+    Block,
+    /// A failure lets the call go on: `fail_open`.
+    Allow,
 }

@@ -20,6 +20,7 @@ mod entries;
 mod error;
 mod format;
 mod limits;
+mod permission_rule;
 mod program;
 mod warning;
 

@@ -31,6 +31,9 @@ const SHELL_BUILTINS: &[&str] = &[
 pub(crate) fn check_program(spec: &CommandSpec) -> Result<(), String> {
     let dir = spec.cwd.as_deref();
     match &spec.command {
+        // Nothing to find on disk: whether it answers is known only by
+        // calling it, and a call that fails is closed unless fail-open.
+        CommandLine::Http(_) => Ok(()),
         CommandLine::Exec(argv) => {
             let Some(program) = argv.first() else {
                 return Ok(()); // An empty command is reported by the spec's own check.
