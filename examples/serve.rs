@@ -98,7 +98,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
     for (id, command) in [("toolu_1", "git status"), ("toolu_2", "rm -rf build/")] {
         let answer = post(&http, &url, &pre(id, command)).await?;
-        println!("PreToolUse `{command}` → {}", answer["hookSpecificOutput"]);
+        // `{}`: the hooks let it through; Claude Code's own rules decide.
+        println!("PreToolUse `{command}` → {answer}");
     }
 
     let deploy = tokio::spawn({
@@ -122,7 +123,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     feishu.click(&callback_url, &click).await?;
     println!("   wang.fang approves in Feishu");
     let answer = deploy.await??;
-    println!("   → {}", answer["hookSpecificOutput"]);
+    println!("   → {answer}");
 
     let post_event = json!({
         "session_id": "session-1", "hook_event_name": "PostToolUse", "tool_name": "Bash",

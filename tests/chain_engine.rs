@@ -364,3 +364,45 @@ async fn explain_gives_the_reason_a_real_call_shows() {
         assert_eq!(explanation.reason.as_deref(), Some(reason.as_str()));
     }
 }
+
+/// A hook that would run an external command (not run in a dry run).
+struct External;
+
+impl Hook for External {
+    fn name(&self) -> &str {
+        "normalizer"
+    }
+    fn priority(&self) -> i32 {
+        5
+    }
+    fn should_trigger(&self, _: &HookContext) -> bool {
+        true
+    }
+    fn execute<'a>(&'a self, _: &'a HookContext) -> HookOutcome<'a> {
+        HookResult::allow().with_args(json!({"q": "clean"})).into()
+    }
+    fn dry_run(&self) -> hooks::DryRun {
+        hooks::DryRun::External
+    }
+}
+impl PreToolUseHook for External {}
+
+/// A command that was not run before a block could have rewritten the
+/// arguments so that the block would not happen: the outcome is unknown,
+/// not "blocked", so a policy table cannot pass on a guess.
+#[tokio::test]
+async fn a_block_after_a_command_not_run_is_unknown() {
+    let registry = HookRegistry::builder()
+        .pre(External)
+        .pre(hook("blocks", 20, Act::Block, CLOSED))
+        .build()
+        .expect("registry");
+    let explanation = registry
+        .explain(HookContext::tool_call("sql_exec", json!({"q": 1})), false)
+        .await;
+    assert_eq!(explanation.outcome, hooks::trace::ExplainOutcome::WouldRun);
+    let explanation = registry
+        .explain(HookContext::tool_call("sql_exec", json!({"q": 1})), true)
+        .await;
+    assert_eq!(explanation.outcome, hooks::trace::ExplainOutcome::Blocked);
+}

@@ -197,11 +197,7 @@ async fn an_allowed_call_and_its_result_make_one_audit_row() {
     let server = start().await;
     let (status, answer) = server.post(&fixture("pre_tool_use")).await;
     assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
-    assert!(
-        answer["hookSpecificOutput"].get("updatedInput").is_none(),
-        "{answer}"
-    );
+    assert_eq!(answer, json!({}), "let through unchanged: nothing said");
 
     // The result is over result_truncate's 40 characters: rewritten.
     let (status, answer) = server.post(&fixture("post_tool_use")).await;
@@ -286,19 +282,20 @@ async fn a_post_hook_withholds_a_result_and_a_failure_runs_the_post_phase() {
     let mut read = read;
     read["tool_name"] = json!("Read");
     let (_, answer) = server.post(&read).await;
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    assert_eq!(answer, json!({}));
     let mut post = read.clone();
     post["hook_event_name"] = json!("PostToolUse");
     post["tool_response"] = json!("-----BEGIN OPENSSH PRIVATE KEY-----");
     let (_, answer) = server.post(&post).await;
+    let reason = "Result withheld by hook `no_private_keys`: the file holds a private key";
     assert_eq!(answer["decision"], "block");
-    assert_eq!(
-        answer["reason"],
-        "Result withheld by hook `no_private_keys`: the file holds a private key"
-    );
+    assert_eq!(answer["reason"], reason);
+    // The result itself is replaced: a block alone would leave it in the
+    // model's context.
+    assert_eq!(answer["hookSpecificOutput"]["updatedToolOutput"], reason);
 
     let (_, answer) = server.post(&fixture("pre_tool_use")).await;
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    assert_eq!(answer, json!({}));
     let (status, answer) = server.post(&fixture("post_tool_use_failure")).await;
     assert_eq!((status, answer), (200, json!({})));
     let rows = server.audit(2).await;
@@ -382,7 +379,7 @@ async fn a_gated_call_waits_for_the_approver_in_feishu_then_is_allowed() {
 }
 
 #[tokio::test]
-async fn bad_requests_are_refused_and_run_nothing() {
+async fn requests_not_from_the_client_are_refused_and_run_nothing() {
     let server = start().await;
     let body = serde_json::to_vec(&call(
         "pre_tool_use",
@@ -390,54 +387,185 @@ async fn bad_requests_are_refused_and_run_nothing() {
         json!({"command": "rm -rf /"}),
     ))
     .expect("json");
-    for token in [None, Some("wrong-token"), Some("test-token-7f3")] {
+    for token in [
+        None,
+        Some("wrong-token"),
+        Some("test-token-7f3"),
+        Some("test-token-7f3a-"),
+    ] {
         let (status, answer) = server.post_raw(body.clone(), token).await;
         assert_eq!(status, 401, "{token:?}: {answer}");
     }
-    let (status, _) = server
-        .post_raw(
-            b"{\"hook_event_name\": \"PreToolUse\",".to_vec(),
-            Some(TOKEN),
-        )
-        .await;
-    assert_eq!(status, 400);
-    let (status, answer) = server
-        .post_raw(
-            br#"{"hook_event_name": "PreToolUse", "session_id": "s"}"#.to_vec(),
-            Some(TOKEN),
-        )
-        .await;
-    assert_eq!(status, 400);
-    assert!(
-        answer["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("tool_name")),
-        "{answer}"
-    );
-    let (status, answer) = server
-        .post_raw(
-            br#"{"hook_event_name": "Stop", "session_id": "s"}"#.to_vec(),
-            Some(TOKEN),
-        )
-        .await;
-    assert_eq!(status, 400, "{answer}");
-    let mut huge = call(
+    // A page in a browser posts text/plain (no preflight): refused.
+    let response = server
+        .http
+        .post(&server.url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "text/plain")
+        .body(body)
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(response.status().as_u16(), 415);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(server.audit(0).await.is_empty(), "nothing recorded");
+}
+
+/// What the model can make unreadable (a tool input over the size cap or
+/// nested deeper than the parser goes) or the client sends broken is
+/// answered 200 with a block: Claude Code takes a non-2xx answer from an
+/// HTTP hook as "go ahead".
+#[tokio::test]
+async fn unreadable_inputs_are_blocked_not_refused() {
+    let server = start().await;
+    let huge = call(
         "pre_tool_use",
         "toolu_big",
         json!({"command": "x".repeat(2 << 20)}),
     );
-    huge["session_id"] = json!(SESSION);
-    let (status, _) = server.post(&huge).await;
-    assert_eq!(status, 413);
+    let (status, answer) = server.post(&huge).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert!(
+        answer["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("over the server's"))
+    );
+
+    let deep = format!(
+        r#"{{"session_id": "{SESSION}", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_deep", "tool_input": {{"command": "ls", "x": {}1{}}}}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    let (status, answer) = server.post_raw(deep.into_bytes(), Some(TOKEN)).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{answer}"
+    );
+
+    for broken in [
+        &b"{\"hook_event_name\": \"PreToolUse\","[..],
+        br#"{"hook_event_name": "PreToolUse", "session_id": "s"}"#,
+        br#"{"hook_event_name": "Stop", "session_id": "s"}"#,
+    ] {
+        let (status, answer) = server.post_raw(broken.to_vec(), Some(TOKEN)).await;
+        assert_eq!(status, 200);
+        assert_eq!(answer["decision"], "block", "{answer}");
+    }
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(server.audit(0).await.is_empty(), "nothing recorded");
+}
+
+/// A post event pairs only with its own session's pre event, and only when
+/// the tool ran with the input the hooks allowed.
+#[tokio::test]
+async fn a_post_event_from_another_session_or_with_other_input_is_withheld() {
+    let server = start().await;
+    server.post(&fixture("pre_tool_use")).await;
+    let mut foreign = fixture("post_tool_use");
+    foreign["session_id"] = json!("another-session");
+    foreign["tool_response"] = json!({"stdout": "forged"});
+    let (_, answer) = server.post(&foreign).await;
+    assert_eq!(answer["decision"], "block", "{answer}");
+    // The real post event still pairs; a null response is a response.
+    let mut own = fixture("post_tool_use");
+    own["tool_response"] = Value::Null;
+    let (_, answer) = server.post(&own).await;
+    assert_eq!(answer, json!({}), "{answer}");
+
+    server
+        .post(&call(
+            "pre_tool_use",
+            "toolu_swap",
+            json!({"command": "git status"}),
+        ))
+        .await;
+    let mut swapped = call(
+        "post_tool_use",
+        "toolu_swap",
+        json!({"command": "git push --force"}),
+    );
+    swapped["tool_response"] = json!("pushed");
+    let (_, answer) = server.post(&swapped).await;
+    assert_eq!(answer["decision"], "block");
+    assert!(
+        answer["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("other than the input the hooks allowed")),
+        "{answer}"
+    );
+    let rows = server.audit(2).await;
+    let row = rows
+        .iter()
+        .find(|r| r.tool_call_id == "toolu_swap")
+        .expect("recorded");
+    assert_eq!(row.outcome, "tool_error");
+}
+
+#[tokio::test]
+async fn a_user_header_sent_twice_is_blocked() {
+    let server = start().await;
+    let response = server
+        .http
+        .post(&server.url)
+        .bearer_auth(TOKEN)
+        .header("x-hooks-user", "mallory")
+        .header("x-hooks-user", "li.lei")
+        .json(&call("pre_tool_use", "toolu_two", json!({"command": "ls"})))
+        .send()
+        .await
+        .expect("answer");
+    let answer: Value = response.json().await.expect("json");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{answer}"
+    );
+}
+
+/// Without a token, only requests addressed to a loopback name are
+/// answered: a page whose domain was rebound to 127.0.0.1 sends its own.
+#[tokio::test]
+async fn without_a_token_only_loopback_hosts_are_answered() {
+    let resources = hooks::std_hooks::offline_resources([] as [&str; 0])
+        .await
+        .expect("resources");
+    let config = AgentConfig::parse("agent: open\n", ConfigFormat::Yaml, "agent.yaml", None)
+        .expect("config");
+    let agent = Agent::build(config, &resources).expect("agent");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+    tokio::spawn(serve(
+        listener,
+        agent,
+        ServeConfig::unauthenticated().answer_allow(),
+    ));
+    let http = reqwest::Client::new();
+    let send = |host: Option<&'static str>| {
+        let mut request = http.post(&url).json(&fixture("pre_tool_use"));
+        if let Some(host) = host {
+            request = request.header("host", host);
+        }
+        request.send()
+    };
+    let allowed = send(None).await.expect("answer");
+    assert_eq!(allowed.status().as_u16(), 200);
+    let answer: Value = allowed.json().await.expect("json");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "allow",
+        "answer_allow"
+    );
+    let rebound = send(Some("attacker.example:8377")).await.expect("answer");
+    assert_eq!(rebound.status().as_u16(), 403);
 }
 
 #[tokio::test]
 async fn a_second_pre_event_for_a_call_in_flight_is_denied() {
     let server = start().await;
     let (_, first) = server.post(&fixture("pre_tool_use")).await;
-    assert_eq!(first["hookSpecificOutput"]["permissionDecision"], "allow");
+    assert_eq!(first, json!({}), "let through unchanged: nothing said");
     let (_, second) = server.post(&fixture("pre_tool_use")).await;
     assert_eq!(second["hookSpecificOutput"]["permissionDecision"], "deny");
     assert!(
@@ -478,7 +606,7 @@ async fn hook_client_prints_an_allow_and_exits_2_on_a_deny_or_a_server_that_is_d
         String::from_utf8_lossy(&out.stderr)
     );
     let answer: Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    assert_eq!(answer, json!({}), "let through unchanged: nothing said");
 
     let out = hook_client(
         &server.url,
@@ -587,7 +715,7 @@ async fn the_cli_serves_a_config_and_refuses_a_public_address_without_a_token() 
 async fn a_call_without_its_post_event_is_recorded_as_abandoned() {
     let server = start_with_ttl(Duration::from_millis(300)).await;
     let (_, answer) = server.post(&fixture("pre_tool_use")).await;
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    assert_eq!(answer, json!({}), "let through unchanged: nothing said");
     tokio::time::sleep(Duration::from_millis(400)).await;
     // Any request sweeps.
     server

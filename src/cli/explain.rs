@@ -63,11 +63,11 @@ pub(super) async fn explain(
         )?;
     }
     match (&explanation.blocked_by, explanation.outcome) {
-        (Some(hook), _) => writeln!(out, "=> blocked by `{}`", printable(hook)),
-        (None, ExplainOutcome::WouldRun) => writeln!(
+        (_, ExplainOutcome::WouldRun) => writeln!(
             out,
             "=> depends on a command hook's verdict (--run-commands to run it)"
         ),
+        (Some(hook), _) => writeln!(out, "=> blocked by `{}`", printable(hook)),
         (None, ExplainOutcome::WouldAsk) => {
             writeln!(
                 out,

@@ -30,7 +30,7 @@
 //!       [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
 //! hooks test AGENT_CONFIG CASES [--read-only-org ID]... [--run-commands] [--format json]
 //! hooks serve AGENT_CONFIG --listen ADDR:PORT [--database URL] [--org ID] [--user ID]
-//!       [--user-header NAME] [--read-only-org ID]... [--defer-allowed]
+//!       [--user-header NAME] [--read-only-org ID]... [--answer-allow]
 //! hooks hook-client --url URL [--timeout SECONDS]
 //! ```
 //!
@@ -66,7 +66,7 @@ usage:
         [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
   hooks test AGENT_CONFIG CASES [--read-only-org ID]... [--run-commands] [--format json]
   hooks serve AGENT_CONFIG --listen ADDR:PORT [--database URL] [--org ID] [--user ID]
-        [--user-header NAME] [--read-only-org ID]... [--defer-allowed]
+        [--user-header NAME] [--read-only-org ID]... [--answer-allow]
   hooks hook-client --url URL [--timeout SECONDS]
 
 check    validates an agent config (YAML, JSON or TOML) and prints the run order.

@@ -26,7 +26,7 @@ pub(super) struct Serve {
     pub(super) org: String,
     pub(super) user: String,
     pub(super) user_header: Option<String>,
-    pub(super) defer_allowed: bool,
+    pub(super) answer_allow: bool,
 }
 
 /// `hook-client --url URL [--timeout SECONDS]`.
@@ -132,7 +132,7 @@ pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<Options, U
         org: String::new(),
         user: String::new(),
         user_header: None,
-        defer_allowed: false,
+        answer_allow: false,
     };
     let mut run_commands = false;
     let mut json = false;
@@ -197,9 +197,9 @@ pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<Options, U
                 }
             }
             #[cfg(feature = "serve")]
-            "--defer-allowed" => {
-                serve_only("--defer-allowed")?;
-                serve.defer_allowed = true;
+            "--answer-allow" => {
+                serve_only("--answer-allow")?;
+                serve.answer_allow = true;
             }
             "--read-only-org" => read_only_orgs.push(value("--read-only-org")?),
             "--run-commands" => run_commands = true,

@@ -23,6 +23,14 @@ pub(super) async fn serve(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<u8> {
+    if !read_only_orgs.is_empty() && options.org.is_empty() {
+        writeln!(
+            err,
+            "hooks serve: --read-only-org needs --org: every call is made in the org --org \
+             names, and a call with no org is never in read-only mode"
+        )?;
+        return Ok(2);
+    }
     let url = options.database.as_deref().unwrap_or("sqlite::memory:");
     let database = match Database::connect(url).await {
         Ok(database) => database,
@@ -58,7 +66,7 @@ pub(super) async fn serve(
     .org(options.org)
     .user(options.user);
     settings.user_header = options.user_header;
-    settings.defer_allowed = options.defer_allowed;
+    settings.answer_allow = options.answer_allow;
     let listener = match tokio::net::TcpListener::bind(&options.listen).await {
         Ok(listener) => listener,
         Err(error) => {

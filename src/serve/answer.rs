@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::input::Event;
+
 /// `PreToolUse` denied: the reason is what the model reads.
 pub(super) fn deny(reason: &str) -> Value {
     json!({"hookSpecificOutput": {
@@ -29,10 +31,33 @@ pub(super) fn nothing() -> Value {
     json!({})
 }
 
-/// A post event whose result the hooks withheld: the reason replaces what
-/// the model reads of the result.
-pub(super) fn withhold(reason: &str) -> Value {
-    json!({"decision": "block", "reason": reason})
+/// A post event whose result the hooks withheld: the result the model reads
+/// is replaced by the reason (`updatedToolOutput`, or
+/// `updatedMCPToolOutput` for an MCP tool), and `decision: "block"` tells
+/// the client why. A block alone would add the reason and leave the result
+/// in the model's context.
+pub(super) fn withhold(tool: &str, event: &str, reason: &str) -> Value {
+    let mut answer = rewritten_output(tool, event, &Value::String(reason.to_owned()));
+    answer["decision"] = "block".into();
+    answer["reason"] = reason.into();
+    answer
+}
+
+/// An input that could not be read, or a request that could not be
+/// answered: blocked in every event's terms the client may have sent. The
+/// top-level `decision: "block"` stops a pre event and flags a post one;
+/// a pre event known as such gets its `deny` too.
+pub(super) fn unreadable(reason: &str, event: Option<Event>) -> Value {
+    match event {
+        Some(Event::PreToolUse) => {
+            let mut answer = deny(reason);
+            answer["decision"] = "block".into();
+            answer["reason"] = reason.into();
+            answer
+        }
+        Some(Event::SessionStart) => stop(reason),
+        _ => json!({"decision": "block", "reason": reason}),
+    }
 }
 
 /// A post event whose result a hook rewrote. MCP tools (`mcp__server__tool`)

@@ -35,18 +35,25 @@ impl ClientAnswer {
 /// Posts `input` (the hook input read on stdin) to the hook server at `url`
 /// with `token`, waiting at most `timeout`, and says what to print.
 ///
-/// A deny (`permissionDecision: "deny"`), a block (`decision: "block"`) or a
-/// stop (`continue: false`) exits 2 with the reason on stderr; any other
-/// answer is printed for the client to read and exits 0. A server that
-/// cannot be reached, answers non-2xx, or answers what is not a JSON object
-/// exits 2.
+/// A pre event the server denies or blocks exits 2 with the reason on
+/// stderr. Every other answer is printed for the client to read, exit 0:
+/// a post event's withheld result is replaced through the printed JSON
+/// (exit 2 there would only show the reason beside the result), and a
+/// session's `continue: false` stops the session only when printed. A
+/// server that cannot be reached, answers non-2xx, or answers what is not a
+/// JSON object exits 2.
 pub async fn forward(
     url: &str,
     token: Option<&str>,
     input: Vec<u8>,
     timeout: Duration,
 ) -> ClientAnswer {
-    let client = match reqwest::Client::builder().timeout(timeout).build() {
+    // Never follow a redirect: the token would go wherever it points.
+    let client = match reqwest::Client::builder()
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+    {
         Ok(client) => client,
         Err(error) => {
             return ClientAnswer::blocked(format!(
@@ -54,6 +61,7 @@ pub async fn forward(
             ));
         }
     };
+    let input_copy = input.clone();
     let mut request = client
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -115,7 +123,16 @@ pub async fn forward(
             );
         }
     };
-    if let Some(reason) = refusal(&answer) {
+    let pre = serde_json::from_slice::<Value>(&input_copy)
+        .ok()
+        .and_then(|input| {
+            input
+                .get("hook_event_name")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .is_none_or(|event| event == "PreToolUse");
+    if pre && let Some(reason) = refusal(&answer) {
         return ClientAnswer::blocked(reason);
     }
     ClientAnswer {
@@ -143,9 +160,6 @@ fn refusal(answer: &Value) -> Option<String> {
     }
     if answer.get("decision").and_then(Value::as_str) == Some("block") {
         return Some(text(answer.get("reason"), "blocked by the hook server"));
-    }
-    if answer.get("continue").and_then(Value::as_bool) == Some(false) {
-        return Some(text(answer.get("stopReason"), "stopped by the hook server"));
     }
     None
 }

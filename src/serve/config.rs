@@ -12,7 +12,11 @@ pub const DEFAULT_PENDING_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// The most calls that may wait for their post event at once, unless
 /// configured.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 10_000;
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1_000;
+
+/// The most requests answered at once, unless configured: the gate holds a
+/// request while a person decides.
+pub const DEFAULT_MAX_CONCURRENT: usize = 256;
 
 /// The hook server's settings.
 #[derive(Clone)]
@@ -20,7 +24,9 @@ pub struct ServeConfig {
     /// The bearer token every request must carry (`Authorization: Bearer
     /// …`), compared in constant time. `None` accepts unauthenticated
     /// requests: allowed only on a loopback address (see
-    /// [`serve`](super::serve)).
+    /// [`serve`](super::serve)), and then only requests addressed to a
+    /// loopback host name. [`router`](super::router) does not check the
+    /// address it is mounted on: give it a token.
     pub token: Option<String>,
     /// The org every call is made in.
     pub org: String,
@@ -36,10 +42,14 @@ pub struct ServeConfig {
     /// The most calls that may wait for their post event at once; a pre
     /// event beyond it is denied.
     pub max_in_flight: usize,
-    /// When the hooks allow a call without rewriting it, say nothing
-    /// (leave the decision to the client's own permission rules) instead
-    /// of answering `allow`, which skips the client's own prompt.
-    pub defer_allowed: bool,
+    /// The most requests answered at once; one beyond is blocked.
+    pub max_concurrent: usize,
+    /// Answer `allow` for a call the hooks let through unchanged. Off by
+    /// default: the server then says nothing, and the client's own
+    /// permission rules still apply (`allow` would skip the client's own
+    /// prompt for every call no hook blocks). A call a person approved, or
+    /// whose input a hook rewrote, is answered `allow` either way.
+    pub answer_allow: bool,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -52,7 +62,8 @@ impl std::fmt::Debug for ServeConfig {
             .field("max_body", &self.max_body)
             .field("pending_ttl", &self.pending_ttl)
             .field("max_in_flight", &self.max_in_flight)
-            .field("defer_allowed", &self.defer_allowed)
+            .field("max_concurrent", &self.max_concurrent)
+            .field("answer_allow", &self.answer_allow)
             .finish()
     }
 }
@@ -76,7 +87,8 @@ impl ServeConfig {
             max_body: DEFAULT_MAX_BODY,
             pending_ttl: DEFAULT_PENDING_TTL,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
-            defer_allowed: false,
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
+            answer_allow: false,
         }
     }
 
@@ -89,6 +101,13 @@ impl ServeConfig {
     /// The user a call is made by when no user header names one.
     pub fn user(mut self, user: impl Into<String>) -> Self {
         self.user = user.into();
+        self
+    }
+
+    /// Answer `allow` for calls the hooks let through unchanged
+    /// (see [`answer_allow`](Self::answer_allow)).
+    pub fn answer_allow(mut self) -> Self {
+        self.answer_allow = true;
         self
     }
 

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use axum::Json;
-use axum::body::Bytes;
+use axum::body::{Body, to_bytes};
 use axum::extract::State;
+use axum::http::header::{CONTENT_TYPE, HOST};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -14,7 +17,8 @@ use super::answer;
 use super::auth::authorized;
 use super::config::ServeConfig;
 use super::in_flight::{InFlight, Refused};
-use super::input::{Event, HookInput, ToolCall};
+use super::input::{self, Event, HookInput, ToolCall};
+use crate::std_hooks::text::escape_hidden;
 use crate::{Agent, HookContext, Observation, PreToolUse, ToolOutcome};
 
 /// What every request shares.
@@ -22,44 +26,87 @@ pub(super) struct Server {
     pub(super) agent: Agent,
     pub(super) config: ServeConfig,
     pub(super) in_flight: InFlight,
+    /// Requests being answered at once (the gate holds some for minutes).
+    pub(super) busy: Arc<tokio::sync::Semaphore>,
 }
 
+/// How long a request's body may take to arrive.
+const BODY_DEADLINE: Duration = Duration::from_secs(30);
+
 /// `POST /hook`: one hook input in, one hook output out.
+///
+/// Only a request that is not the client's (no token, the wrong one, not
+/// JSON, or from a page a browser loaded) gets a 4xx. Everything after that
+/// is answered 200, with a block when the input cannot be read: a client
+/// takes a non-2xx answer as "go ahead", and the model can make an input
+/// unreadable (arguments over the size cap, nested too deep for the parser).
 pub(super) async fn hook(
     State(server): State<Arc<Server>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
-    if let Some(token) = &server.config.token
-        && !authorized(&headers, token)
-    {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "missing or wrong bearer token: send `Authorization: Bearer <token>` with the \
-             server's token",
-        );
+    if let Err((status, message)) = server.admit(&headers) {
+        return refuse(status, message);
     }
+    let Ok(_permit) = server.busy.clone().try_acquire_owned() else {
+        return Json(answer::unreadable(
+            "the hook server is answering as many requests as it allows; the call is blocked",
+            None,
+        ))
+        .into_response();
+    };
+    let body =
+        match tokio::time::timeout(BODY_DEADLINE, to_bytes(body, server.config.max_body)).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(_)) => {
+                return Json(answer::unreadable(
+                    &format!(
+                        "the hook input is over the server's {}-byte limit (the tool's input or \
+                     output is too large to check); the call is blocked",
+                        server.config.max_body
+                    ),
+                    None,
+                ))
+                .into_response();
+            }
+            Err(_) => {
+                return Json(answer::unreadable(
+                    "the hook input did not arrive in time; the call is blocked",
+                    None,
+                ))
+                .into_response();
+            }
+        };
     let input = match HookInput::parse(&body) {
         Ok(input) => input,
-        Err(problem) => return refuse(StatusCode::BAD_REQUEST, &problem),
+        Err(problem) => {
+            return Json(answer::unreadable(
+                &format!("{problem}; the call is blocked"),
+                input::sniff_event(&body),
+            ))
+            .into_response();
+        }
     };
-    let user = server.user(&headers);
+    let user = match server.user(&headers) {
+        Ok(user) => user,
+        Err(problem) => {
+            return Json(answer::unreadable(&problem, Some(input.event))).into_response();
+        }
+    };
     let answer = match (input.event, input.tool.as_ref()) {
         (Event::SessionStart, _) => server.session_start(&input, user).await,
         (Event::PreToolUse, Some(call)) => server.pre(&input, call, user).await,
         (Event::PostToolUse, Some(call)) => {
             let response = call.response.clone().unwrap_or(Value::Null);
             server
-                .post(input.event, call, ToolOutcome::Success(response))
+                .post(&input, call, ToolOutcome::Success(response))
                 .await
         }
         (Event::PostToolUseFailure, Some(call)) => {
             let error = call.error.clone().unwrap_or_default();
-            server
-                .post(input.event, call, ToolOutcome::Error(error))
-                .await
+            server.post(&input, call, ToolOutcome::Error(error)).await
         }
-        (_, None) => return refuse(StatusCode::BAD_REQUEST, "a tool event without its tool"),
+        (_, None) => answer::unreadable("a tool event without its tool", Some(input.event)),
     };
     Json(answer).into_response()
 }
@@ -71,17 +118,68 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 }
 
 impl Server {
-    /// The user a request is made by: the configured header's value when
-    /// present and readable, else the configured user.
-    fn user(&self, headers: &HeaderMap) -> String {
-        self.config
-            .user_header
-            .as_deref()
-            .and_then(|name| headers.get(name))
+    /// Whether the request is the client's: the token when one is set;
+    /// JSON (a page in a browser cannot post JSON to another origin without
+    /// asking first, and nothing here answers that); and, without a token,
+    /// addressed to a loopback name (a page whose domain was rebound to
+    /// 127.0.0.1 sends its own host name).
+    fn admit(&self, headers: &HeaderMap) -> Result<(), (StatusCode, &'static str)> {
+        match &self.config.token {
+            Some(token) if !authorized(headers, token) => {
+                return Err((
+                    StatusCode::UNAUTHORIZED,
+                    "missing or wrong bearer token: send `Authorization: Bearer <token>` with \
+                     the server's token",
+                ));
+            }
+            Some(_) => {}
+            None if !loopback_host(headers) => {
+                return Err((
+                    StatusCode::FORBIDDEN,
+                    "without a token this server answers requests addressed to 127.0.0.1, \
+                     localhost or [::1] only",
+                ));
+            }
+            None => {}
+        }
+        let json = headers
+            .get(CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
-            .map(str::trim)
-            .filter(|user| !user.is_empty())
-            .map_or_else(|| self.config.user.clone(), str::to_owned)
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"));
+        if !json {
+            return Err((
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send the hook input as `Content-Type: application/json`",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The user a request is made by: the configured header's value when
+    /// present, else the configured user. The header must appear once: a
+    /// proxy that appends its own value to the client's would otherwise let
+    /// the client choose.
+    fn user(&self, headers: &HeaderMap) -> Result<String, String> {
+        let Some(name) = self.config.user_header.as_deref() else {
+            return Ok(self.config.user.clone());
+        };
+        let mut values = headers.get_all(name).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            return match headers.get_all(name).iter().count() {
+                0 => Ok(self.config.user.clone()),
+                _ => Err(format!(
+                    "the `{name}` header appears more than once; the call is blocked"
+                )),
+            };
+        };
+        match value.to_str().map(str::trim) {
+            Ok("") => Ok(self.config.user.clone()),
+            Ok(user) => Ok(user.to_owned()),
+            Err(_) => Err(format!(
+                "the `{name}` header is not readable text; the call is blocked"
+            )),
+        }
     }
 
     /// The call's context: the agent's, with the request's identity.
@@ -105,10 +203,18 @@ impl Server {
     }
 
     /// The pre phase: the gate may hold this request until a person decides.
+    ///
+    /// A call the hooks let through unchanged is answered with nothing, so
+    /// the client's own permission rules still apply, unless a person
+    /// approved it (then `allow`, or the client would ask again) or the
+    /// server is set to [`answer_allow`](ServeConfig::answer_allow). A
+    /// rewritten input is always `allow` with `updatedInput`: the client
+    /// must run what the hooks checked.
     async fn pre(&self, input: &HookInput, call: &ToolCall, user: String) -> Value {
+        let key = (input.session_id.clone(), call.id.clone());
         // A second pre event for a call in flight is refused before any hook
         // runs: it must not ask an approver twice or pair with the wrong post.
-        if self.in_flight.contains(&call.id) {
+        if self.in_flight.contains(&key) {
             return answer::deny(&duplicate(&call.id));
         }
         let ctx = self
@@ -123,6 +229,10 @@ impl Server {
             PreToolUse::Proceed(pending) => pending,
         };
         let rewritten = pending.args() != &call.input;
+        let approved = pending
+            .trace()
+            .side_effects()
+            .any(|effect| effect.starts_with(APPROVED));
         let reply = if rewritten {
             answer::allow(
                 &format!(
@@ -131,22 +241,27 @@ impl Server {
                 ),
                 Some(pending.args()),
             )
-        } else if self.config.defer_allowed {
-            answer::nothing()
-        } else {
+        } else if approved {
+            answer::allow(
+                &format!("approved through the hooks of agent `{}`", self.agent.id()),
+                None,
+            )
+        } else if self.config.answer_allow {
             answer::allow(
                 &format!("allowed by the hooks of agent `{}`", self.agent.id()),
                 None,
             )
+        } else {
+            answer::nothing()
         };
-        match self.in_flight.hold(call.id.clone(), pending) {
+        match self.in_flight.hold(key, pending) {
             Ok(()) => reply,
             // The refused call was dropped: recorded once as abandoned.
             Err(refused) => answer::deny(&match refused {
                 Refused::Duplicate => duplicate(&call.id),
                 Refused::Full => format!(
                     "the hook server holds {} calls waiting for their results; try again \
-                         when some have finished",
+                     when some have finished",
                     self.config.max_in_flight
                 ),
             }),
@@ -154,21 +269,48 @@ impl Server {
     }
 
     /// The post phase, on the tool's result or error, paired with its pre
-    /// event by `tool_use_id`; the observers (the audit log) then see the
-    /// whole call once.
-    async fn post(&self, event: Event, call: &ToolCall, outcome: ToolOutcome) -> Value {
-        let Some(pending) = self.in_flight.take(&call.id) else {
-            // No pre event passed for this id (it was denied, never sent,
-            // or the server restarted): the result is not let through
-            // unchecked.
-            return answer::withhold(&format!(
-                "the hook server has no pre-tool-use record for tool_use_id {:?} (its pre event \
-                 was denied, never sent, or came before a restart); the result is withheld",
-                call.id
-            ));
+    /// event by session and `tool_use_id`; the observers (the audit log)
+    /// then see the whole call once.
+    async fn post(&self, input: &HookInput, call: &ToolCall, outcome: ToolOutcome) -> Value {
+        let event = input.event;
+        let key = (input.session_id.clone(), call.id.clone());
+        let Some(pending) = self.in_flight.take(&key) else {
+            // No pre event passed for this call (it was denied, never sent,
+            // came from another session, or came before a restart): the
+            // result is not let through unchecked.
+            return answer::withhold(
+                &call.name,
+                event.name(),
+                &format!(
+                    "the hook server has no pre-tool-use record for tool_use_id {:?} in this \
+                     session (its pre event was denied, never sent, or came before a \
+                     restart); the result is withheld",
+                    call.id
+                ),
+            );
+        };
+        // The tool must have run with what the hooks checked: another hook
+        // of the client's may have rewritten the input after this one. Then
+        // the result is withheld, and the audit row says why.
+        let mismatch = &call.input != pending.args();
+        let outcome = if mismatch {
+            ToolOutcome::Error(format!(
+                "the tool ran with input other than the input the hooks allowed ({} instead \
+                 of {}); its result is withheld",
+                escape_hidden(&call.input.to_string()).text,
+                escape_hidden(&pending.args().to_string()).text,
+            ))
+        } else {
+            outcome
         };
         let original = outcome.clone();
         let report = pending.run_post_tool_use(outcome).await;
+        if mismatch {
+            let ToolOutcome::Error(reason) = original else {
+                unreachable!("a mismatch is recorded as the tool's error")
+            };
+            return answer::withhold(&call.name, event.name(), &reason);
+        }
         match (&report.observation, &original) {
             (Observation::Output(output), ToolOutcome::Success(result)) if output == result => {
                 answer::nothing()
@@ -176,16 +318,37 @@ impl Server {
             (Observation::Output(output), ToolOutcome::Success(_)) => {
                 answer::rewritten_output(&call.name, event.name(), output)
             }
-            (Observation::Output(output), ToolOutcome::Error(_)) => json!({"hookSpecificOutput": {
-                "hookEventName": event.name(),
-                "additionalContext": format!("a hook replaced the tool's error with this result: {output}"),
-            }}),
+            (Observation::Output(output), ToolOutcome::Error(_)) => {
+                json!({"hookSpecificOutput": {
+                    "hookEventName": event.name(),
+                    "additionalContext": format!("a hook replaced the tool's error with this result: {output}"),
+                }})
+            }
             (Observation::ToolError(_), _) => answer::nothing(),
             (Observation::Withheld { .. } | Observation::Blocked { .. }, _) => {
-                answer::withhold(&report.observation.to_string())
+                answer::withhold(&call.name, event.name(), &report.observation.to_string())
             }
         }
     }
+}
+
+/// The start of the side effect the approval gate records when a person
+/// approved the call.
+const APPROVED: &str = "approved by ";
+
+/// Whether the request names a loopback host (`Host: 127.0.0.1:8377`).
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(HOST).and_then(|value| value.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn duplicate(id: &str) -> String {

@@ -7,10 +7,14 @@ use std::time::{Duration, Instant};
 
 use crate::PendingToolCall;
 
+/// A call's key: its session and the client's `tool_use_id`, so a post
+/// event from another session cannot finish (or spoil) this one.
+pub(super) type CallKey = (String, String);
+
 /// The calls in flight. A call that waits longer than the TTL is dropped,
 /// which records it once as abandoned (its outcome unknown).
 pub(super) struct InFlight {
-    calls: Mutex<HashMap<String, (PendingToolCall, Instant)>>,
+    calls: Mutex<HashMap<CallKey, (PendingToolCall, Instant)>>,
     ttl: Duration,
     capacity: usize,
 }
@@ -34,7 +38,7 @@ impl InFlight {
 
     /// Holds `call` until its post event. A refused call is dropped (and so
     /// recorded as abandoned) outside the lock.
-    pub(super) fn hold(&self, id: String, call: PendingToolCall) -> Result<(), Refused> {
+    pub(super) fn hold(&self, id: CallKey, call: PendingToolCall) -> Result<(), Refused> {
         let expired = self.take_expired();
         let mut calls = self.lock();
         let (result, refused_call) = if calls.contains_key(&id) {
@@ -52,12 +56,12 @@ impl InFlight {
     }
 
     /// Whether a call with this id waits.
-    pub(super) fn contains(&self, id: &str) -> bool {
+    pub(super) fn contains(&self, id: &CallKey) -> bool {
         self.lock().contains_key(id)
     }
 
     /// The call waiting for this post event, if any.
-    pub(super) fn take(&self, id: &str) -> Option<PendingToolCall> {
+    pub(super) fn take(&self, id: &CallKey) -> Option<PendingToolCall> {
         let expired = self.take_expired();
         let call = self.lock().remove(id).map(|(call, _)| call);
         drop(expired);
@@ -74,7 +78,7 @@ impl InFlight {
     fn take_expired(&self) -> Vec<PendingToolCall> {
         let mut calls = self.lock();
         let now = Instant::now();
-        let expired: Vec<String> = calls
+        let expired: Vec<CallKey> = calls
             .iter()
             .filter(|(_, (_, since))| now.duration_since(*since) > self.ttl)
             .map(|(id, _)| id.clone())
@@ -85,7 +89,7 @@ impl InFlight {
             .collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (PendingToolCall, Instant)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CallKey, (PendingToolCall, Instant)>> {
         // A panic while the map was held cannot leave it half-changed (each
         // change is one insert or remove), so a poisoned lock is still good.
         self.calls

@@ -14,7 +14,7 @@ pub(super) enum Event {
 }
 
 impl Event {
-    fn from_name(name: &str) -> Option<Self> {
+    pub(super) fn from_name(name: &str) -> Option<Self> {
         Some(match name {
             "PreToolUse" => Event::PreToolUse,
             "PostToolUse" => Event::PostToolUse,
@@ -55,7 +55,8 @@ pub(super) struct RawInput {
     tool_input: Option<Value>,
     #[serde(default)]
     tool_use_id: Option<String>,
-    #[serde(default)]
+    /// Present-and-null is a response (`null`), not a missing one.
+    #[serde(default, deserialize_with = "present")]
     tool_response: Option<Value>,
     #[serde(default)]
     error: Option<String>,
@@ -145,5 +146,53 @@ impl HookInput {
             metadata,
             tool,
         })
+    }
+}
+
+/// Any value, `null` included, as present.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// The event of an input that could not be read whole, when its
+/// `hook_event_name` can be picked out of the text (clients write it before
+/// the tool's input), so a blocked answer can speak that event's terms.
+pub(super) fn sniff_event(body: &[u8]) -> Option<Event> {
+    let text = String::from_utf8_lossy(&body[..body.len().min(4096)]);
+    let after = text.split("\"hook_event_name\"").nth(1)?;
+    let value = after
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
+    Event::from_name(value.split('"').next()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_event_of_an_unreadable_input_is_picked_out_when_it_can_be() {
+        let deep = format!(
+            r#"{{"session_id": "s", "hook_event_name" : "PreToolUse", "tool_input": {}1{}}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        assert!(
+            HookInput::parse(deep.as_bytes()).is_err(),
+            "too deep for the parser"
+        );
+        assert_eq!(sniff_event(deep.as_bytes()), Some(Event::PreToolUse));
+        assert_eq!(sniff_event(b"{\"hook_event_name\": \"Stop\"}"), None);
+        assert_eq!(sniff_event(b"garbage"), None);
+    }
+
+    #[test]
+    fn a_null_tool_response_is_a_response() {
+        let input = br#"{"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "T",
+                        "tool_input": {}, "tool_use_id": "t", "tool_response": null}"#;
+        let parsed = HookInput::parse(input).expect("parses");
+        assert_eq!(parsed.tool.and_then(|t| t.response), Some(Value::Null));
     }
 }

@@ -66,7 +66,10 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
 
-pub use config::{DEFAULT_MAX_BODY, DEFAULT_MAX_IN_FLIGHT, DEFAULT_PENDING_TTL, ServeConfig};
+pub use config::{
+    DEFAULT_MAX_BODY, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_IN_FLIGHT, DEFAULT_PENDING_TTL,
+    ServeConfig,
+};
 use handler::Server;
 use in_flight::InFlight;
 
@@ -97,13 +100,14 @@ pub fn router(agent: Agent, config: ServeConfig) -> Router {
 fn router_and_server(agent: Agent, config: ServeConfig) -> (Router, Arc<Server>) {
     let server = Arc::new(Server {
         in_flight: InFlight::new(config.pending_ttl, config.max_in_flight),
+        busy: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent)),
         agent,
         config,
     });
-    let max_body = server.config.max_body;
+    // The handler reads the body itself, after the token, with the cap.
     let router = Router::new()
         .route("/hook", post(handler::hook))
-        .layer(DefaultBodyLimit::max(max_body))
+        .layer(DefaultBodyLimit::disable())
         .with_state(server.clone());
     (router, server)
 }

@@ -102,10 +102,22 @@ pub enum ExplainOutcome {
 }
 
 impl ExplainOutcome {
-    /// The outcome of these steps, given the hook that blocks, if any.
+    /// The outcome of these steps, given the hook that blocks, if any. A
+    /// command that was not run before the block makes the outcome
+    /// unknown: it could have rewritten the arguments so that the later hook
+    /// lets them through (or blocked them itself).
     fn of(steps: &[ExplainStep], blocked: bool) -> Self {
         let any = |wanted: &ExplainVerdict| steps.iter().any(|step| step.verdict == *wanted);
-        if blocked {
+        let unknown_before_block = steps
+            .iter()
+            .take_while(|step| {
+                !matches!(
+                    step.verdict,
+                    ExplainVerdict::Block { .. } | ExplainVerdict::Fail { blocks: true, .. }
+                )
+            })
+            .any(|step| step.verdict == ExplainVerdict::WouldRun);
+        if blocked && !unknown_before_block {
             ExplainOutcome::Blocked
         } else if any(&ExplainVerdict::WouldRun) {
             ExplainOutcome::WouldRun

@@ -13,7 +13,7 @@
 //! it, so each case sees the quota as it stands: a table cannot test "the
 //! fourth call in a minute" (a test that makes real calls can).
 //!
-//! ```
+//! ```standalone_crate
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use hooks::cli::policy_test::PolicyCases;
 //! use hooks::config::AgentConfig;
