@@ -47,15 +47,17 @@ async fn bash(
 async fn if_conditions_on_failure_and_tool_failure_handlers_run() {
     let (project, path) = settings_file(&json!({
         "hooks": {
-            "PreToolUse": [{"matcher": "Bash", "hooks": [
-                {"type": "command", "if": "Bash(git push *)",
-                 "command": "echo 'pushes go through review' >&2; exit 2",
-                 "statusMessage": "checking pushes"},
-                {"type": "command", "if": "Bash(ls:*)", "onFailure": "allow",
-                 "command": "exit 1"},
-                {"type": "command", "if": "Bash(make:*)", "onFailure": "block",
-                 "command": "exit 1"}
-            ]}],
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [
+                    // The rule selects every Bash call (Claude Code matches
+                    // each subcommand, wider than any test on the line):
+                    // the script decides.
+                    {"type": "command", "if": "Bash(git push *)",
+                     "command": "if grep -q 'git push'; then echo 'pushes go through review' >&2; exit 2; fi",
+                     "statusMessage": "checking pushes"}]},
+                {"matcher": "Lint", "hooks": [{"type": "command", "onFailure": "allow", "command": "exit 1"}]},
+                {"matcher": "Make", "hooks": [{"type": "command", "onFailure": "block", "command": "exit 1"}]}
+            ],
             "PostToolUseFailure": [{"matcher": "Bash", "hooks": [
                 {"type": "command", "command": "cat > failure.json"}
             ]}]
@@ -63,22 +65,27 @@ async fn if_conditions_on_failure_and_tool_failure_handlers_run() {
     }));
     let registry = registry(&path).await;
 
-    let push = bash(&registry, "t1", "git push origin main", false).await;
-    assert!(!push.tool_ran);
-    assert!(
-        push.observation
-            .to_string()
-            .contains("pushes go through review")
-    );
+    for sneaky in [
+        "git push origin main",
+        "true && git push -f origin main",
+        "FOO=1 git push",
+    ] {
+        let push = bash(&registry, "t1", sneaky, false).await;
+        assert!(!push.tool_ran, "{sneaky}");
+        assert!(
+            push.observation
+                .to_string()
+                .contains("pushes go through review")
+        );
+    }
     let status = bash(&registry, "t2", "git status", false).await;
-    assert!(
-        status.tool_ran,
-        "the push rule does not match: its hook does not run"
-    );
+    assert!(status.tool_ran, "the script lets other commands through");
 
-    let ls = bash(&registry, "t3", "ls -la", false).await;
-    assert!(ls.tool_ran, "onFailure: allow is fail_open");
-    let make = bash(&registry, "t4", "make deploy", false).await;
+    let tool = async |_: &Value| Ok::<_, String>(json!("ok"));
+    let call = |name: &str| HookContext::tool_call(name, json!({})).with_tool_call_id("t3");
+    let lint = registry.run_tool_call(call("Lint"), tool).await;
+    assert!(lint.tool_ran, "onFailure: allow is fail_open");
+    let make = registry.run_tool_call(call("Make"), tool).await;
     assert!(!make.tool_ran, "onFailure: block is fail_closed");
 
     // The failure handler runs after a failed tool only, with the failure input.
@@ -156,11 +163,12 @@ async fn policy_server() -> (String, tokio::task::JoinHandle<()>) {
     async fn decide(
         headers: HeaderMap,
         axum::Json(input): axum::Json<Value>,
-    ) -> (StatusCode, String) {
+    ) -> axum::response::Response {
+        use axum::response::IntoResponse;
         if headers.get("authorization").and_then(|v| v.to_str().ok())
             != Some("Bearer policy-token-1")
         {
-            return (StatusCode::UNAUTHORIZED, "no token".into());
+            return (StatusCode::UNAUTHORIZED, "no token").into_response();
         }
         let command = input["tool_input"]["command"]
             .as_str()
@@ -175,12 +183,16 @@ async fn policy_server() -> (String, tokio::task::JoinHandle<()>) {
         } else if command.starts_with("crash") {
             return (
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "policy store unavailable".into(),
-            );
+                "policy store unavailable",
+            )
+                .into_response();
+        } else if command.starts_with("plain") {
+            // A page, not a hook answer: not an "allow".
+            return (StatusCode::OK, "ok").into_response();
         } else {
             json!({})
         };
-        (StatusCode::OK, answer.to_string())
+        axum::Json(answer).into_response()
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -231,6 +243,11 @@ async fn http_handlers_post_the_input_and_fail_closed() {
         crash.observation.to_string().contains("HTTP 500"),
         "{}",
         crash.observation
+    );
+    let plain = bash(&registry, "h4", "plain text please", false).await;
+    assert!(
+        !plain.tool_ran,
+        "a 2xx answer that is not a JSON object fails closed"
     );
     let fine = bash(&registry, "h4", "ls", false).await;
     assert!(fine.tool_ran);

@@ -107,6 +107,18 @@ async fn a_key_below_a_string_cannot_exist() {
     );
 }
 
+/// Tests on `tool_name` no one tool passes together: the guard never
+/// fires, which is an error, not a silent pass.
+#[tokio::test]
+async fn a_when_restricted_to_no_tool_fails_the_build() {
+    let hooks = format!(
+        "{SCHEMA}{}",
+        gate(r#"tool_name == "shell_exec" && tool_name == "sql_exec" && args.command == "x""#)
+    );
+    let text = build(&hooks).await.expect_err("never matches").to_string();
+    assert!(text.contains("no one tool can pass together"), "{text}");
+}
+
 #[tokio::test]
 async fn correct_paths_build_without_warnings_about_them() {
     let hooks = format!(

@@ -77,10 +77,12 @@ fn is_default_ignorable(c: char) -> bool {
 }
 
 /// `text` as a table shows it: hidden characters written as `\u{…}` escapes,
-/// and cut to `max_chars` characters with a trailing `…`.
+/// backslashes doubled, and cut to `max_chars` characters with a trailing `…`.
 pub(crate) fn shown(text: &str, max_chars: usize) -> Cow<'_, str> {
     let fits = text.chars().nth(max_chars).is_none();
-    if fits && !text.chars().any(is_hidden) {
+    // A backslash is doubled, so a typed `\u{202E}` cannot pass for an
+    // escaped hidden character.
+    if fits && !text.chars().any(|c| is_hidden(c) || c == '\\') {
         return Cow::Borrowed(text);
     }
     let mut out = String::new();
@@ -91,6 +93,8 @@ pub(crate) fn shown(text: &str, max_chars: usize) -> Cow<'_, str> {
         }
         if is_hidden(c) {
             let _ = write!(out, "\\u{{{:X}}}", u32::from(c));
+        } else if c == '\\' {
+            out.push_str("\\\\");
         } else {
             out.push(c);
         }

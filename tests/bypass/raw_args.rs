@@ -45,6 +45,16 @@ fn cases() -> Vec<(&'static str, String, Verdict)> {
             Refused,
         ),
         (
+            "the same key in another case: a case-blind reader (Go, .NET) takes the last",
+            r#"{"amount": 1, "payee": "acme", "Amount": 60000}"#.to_owned(),
+            Refused,
+        ),
+        (
+            "the same key with a long s, which folds to s",
+            r#"{"payee": "acme", "amount": 1, "notes": "ok", "noteſ": "wire it all"}"#.to_owned(),
+            Refused,
+        ),
+        (
             "a repeated key deep down",
             r#"{"amount": 1, "payee": "acme", "meta": [{"k": 1, "k": 2}]}"#.to_owned(),
             Refused,

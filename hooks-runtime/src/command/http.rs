@@ -26,7 +26,7 @@ impl fmt::Debug for HttpEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("HttpEndpoint")
-            .field("url", &self.url.as_str())
+            .field("url", &self.to_string())
             .field("headers", &names)
             .finish()
     }
@@ -62,7 +62,12 @@ impl HttpEndpoint {
         })
     }
 
-    /// The URL.
+    /// The host the hook posts to (for names and tables).
+    pub fn host(&self) -> &str {
+        self.url.host_str().unwrap_or_default()
+    }
+
+    /// The URL as configured (credentials included: not for display).
     pub fn url(&self) -> &str {
         self.url.as_str()
     }
@@ -85,14 +90,20 @@ impl HttpEndpoint {
         let mut response = request
             .send()
             .await
-            .map_err(|error| describe(&error, timeout))?;
+            .map_err(|error| describe(error, timeout))?;
         let status = response.status();
+        let json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"));
         let mut body = Vec::new();
         let mut dropped = false;
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|error| describe(&error, timeout))?
+            .map_err(|error| describe(error, timeout))?
         {
             let room = BYTE_LIMIT.saturating_sub(body.len());
             if chunk.len() > room {
@@ -102,15 +113,19 @@ impl HttpEndpoint {
             }
             body.extend_from_slice(&chunk);
         }
+        // The body of an error page stays out of the message: the message
+        // is the block reason the model reads.
         if !status.is_success() {
-            let text = String::from_utf8_lossy(&body);
+            return Err(format!("answered HTTP {status}"));
+        }
+        // A hook answers with a JSON object. An empty or non-JSON 2xx answer
+        // is a wrong URL (a health check, a proxy's page), not an "allow".
+        let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if !json || !object {
             return Err(format!(
-                "answered HTTP {status}{}",
-                if text.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", super::protocol::excerpt(text.trim(), 300))
-                }
+                "answered HTTP {status} without a JSON object (`Content-Type: \
+                 application/json`); a hook endpoint answers with the hook output, `{{}}` for \
+                 no decision"
             ));
         }
         Ok(Finished {
@@ -122,14 +137,24 @@ impl HttpEndpoint {
     }
 }
 
+/// `POST scheme://host[:port]/path`: credentials in the URL and its query
+/// stay out, since this text reaches tables, traces and block reasons.
 impl fmt::Display for HttpEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "POST {}", self.url)
+        let scheme = self.url.scheme();
+        let host = self.url.host_str().unwrap_or_default();
+        let path = self.url.path();
+        match self.url.port() {
+            Some(port) => write!(f, "POST {scheme}://{host}:{port}{path}"),
+            None => write!(f, "POST {scheme}://{host}{path}"),
+        }
     }
 }
 
-/// A request error as a hook failure.
-fn describe(error: &reqwest::Error, timeout: Duration) -> String {
+/// A request error as a hook failure, without the URL (it may hold
+/// credentials).
+fn describe(error: reqwest::Error, timeout: Duration) -> String {
+    let error = error.without_url();
     if error.is_timeout() {
         format!("did not answer within {timeout:?}")
     } else if error.is_connect() {
@@ -235,5 +260,21 @@ mod tests {
             !format!("{endpoint:?}").contains("s3cret"),
             "header values stay out of Debug"
         );
+    }
+
+    #[test]
+    fn credentials_in_the_url_are_never_shown() {
+        let endpoint = HttpEndpoint::new(
+            "https://user:pw@policy.example:8443/hook?token=t0k",
+            [],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            endpoint.to_string(),
+            "POST https://policy.example:8443/hook"
+        );
+        assert!(!format!("{endpoint:?}").contains("t0k"));
+        assert_eq!(endpoint.host(), "policy.example");
     }
 }

@@ -59,12 +59,13 @@ impl CommandLine {
     }
 
     /// The first word: the program of the exec form, the first
-    /// whitespace-separated word of the shell form (empty when there is none).
+    /// whitespace-separated word of the shell form (empty when there is
+    /// none), the host of an HTTP endpoint.
     pub fn first_word(&self) -> &str {
         match self {
             CommandLine::Exec(argv) => argv.first().map_or("", String::as_str),
             CommandLine::Shell(line) => line.split_whitespace().next().unwrap_or(""),
-            CommandLine::Http(endpoint) => endpoint.url(),
+            CommandLine::Http(endpoint) => endpoint.host(),
         }
     }
 

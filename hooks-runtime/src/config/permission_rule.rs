@@ -6,9 +6,10 @@
 ///
 /// - `Tool` → `tool_name == "Tool"`;
 /// - `mcp__server` → every tool of that MCP server; `mcp__server__*` too;
-/// - `Bash(npm run test:*)` → the command starts with `npm run test`;
-/// - `Bash(git push *)` → the command matches the glob (`*` is any text);
-/// - `Bash(ls)` → the command is exactly `ls`.
+/// - `Bash(…)` (`Bash(git push *)`, `Bash(npm run test:*)`) → every `Bash`
+///   call: deliberately wider than Claude Code's match, which looks at each
+///   subcommand of the line; no test on the text here would match as
+///   widely, and a narrower one would let a guard be skipped.
 ///
 /// Rules whose meaning depends on what this project cannot see the same way
 /// (paths relative to a settings file or a working directory, gitignore
@@ -48,21 +49,23 @@ pub(super) fn rule_to_when(rule: &str) -> Result<String, String> {
     if specifier.is_empty() {
         return Err(format!("`if` {rule:?}: `Bash()` names no command"));
     }
-    let command = if let Some(prefix) = specifier.strip_suffix(":*") {
-        format!("args.command starts_with {}", quote(prefix))
-    } else if specifier.contains('*') {
-        format!("args.command matches {}", quote(&glob_of(specifier)))
-    } else {
-        format!("args.command == {}", quote(specifier))
-    };
-    Ok(format!("{tool_test} && {command}"))
+    // Claude Code matches a Bash rule against each subcommand of the line,
+    // after dropping `VAR=value` prefixes and some wrappers; a test on the
+    // whole line (`args.command matches "git push *"`) misses
+    // `true && git push`, `FOO=1 git push`, `g\it push`. A guard whose
+    // condition misses is a guard that does not run, so the rule selects
+    // every Bash call and the hook itself decides which commands it stops.
+    Ok(tool_test)
 }
 
 /// The test on the tool's name.
 fn tool_test(tool: &str, rule: &str) -> Result<String, String> {
     if let Some(server) = tool.strip_prefix("mcp__") {
-        let server = server.strip_suffix("__*").unwrap_or(server);
-        if server.is_empty() || server.contains('*') {
+        let whole = server.strip_suffix("__*");
+        let server = whole.unwrap_or(server);
+        // `mcp__server__*` is the only wildcard: a star anywhere else, or
+        // after a tool name (`mcp__a__b__*`), would match nothing.
+        if server.is_empty() || server.contains('*') || (whole.is_some() && server.contains("__")) {
             return Err(format!(
                 "`if` {rule:?}: write `mcp__server`, `mcp__server__*` or `mcp__server__tool`"
             ));
@@ -81,19 +84,6 @@ fn tool_test(tool: &str, rule: &str) -> Result<String, String> {
         ));
     }
     Ok(format!("tool_name == {}", quote(tool)))
-}
-
-/// A Claude Code command pattern (only `*` is special) as a glob: the other
-/// glob metacharacters are escaped.
-fn glob_of(pattern: &str) -> String {
-    let mut glob = String::with_capacity(pattern.len());
-    for c in pattern.chars() {
-        if matches!(c, '?' | '[' | ']' | '\\') {
-            glob.push('\\');
-        }
-        glob.push(c);
-    }
-    glob
 }
 
 /// A `when` string literal.
@@ -123,19 +113,11 @@ mod tests {
     fn rules_that_translate() {
         for (rule, when) in [
             ("Bash", r#"tool_name == "Bash""#),
-            (
-                "Bash(git push *)",
-                r#"tool_name == "Bash" && args.command matches "git push *""#,
-            ),
-            (
-                "Bash(npm run test:*)",
-                r#"tool_name == "Bash" && args.command starts_with "npm run test""#,
-            ),
-            ("Bash(ls)", r#"tool_name == "Bash" && args.command == "ls""#),
-            (
-                "Bash(echo \"[x]?\" *)",
-                r#"tool_name == "Bash" && args.command matches "echo \"\\[x\\]\\?\" *""#,
-            ),
+            // Every Bash call: Claude Code matches each subcommand, which
+            // no test on the whole line here matches as widely.
+            ("Bash(git push *)", r#"tool_name == "Bash""#),
+            ("Bash(npm run test:*)", r#"tool_name == "Bash""#),
+            ("Bash(ls)", r#"tool_name == "Bash""#),
             (
                 "mcp__github",
                 r#"(tool_name == "mcp__github" || tool_name starts_with "mcp__github__")"#,
@@ -163,6 +145,7 @@ mod tests {
             ("Ba sh", "not a tool name"),
             ("Bash*", "no wildcards"),
             ("mcp__*", "mcp__server"),
+            ("mcp__a__b__*", "mcp__server"),
             ("", "not a tool name"),
         ] {
             let error = rule_to_when(rule).unwrap_err();

@@ -105,7 +105,7 @@ impl HookRegistry {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let registry = hooks_runtime::HookRegistry::builder().build().unwrap();
+    /// let registry = hooks::HookRegistry::builder().build().unwrap();
     /// registry.flush_observers().await; // nothing running: returns at once
     /// # });
     /// ```

@@ -95,7 +95,7 @@ impl HookRegistry {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use hooks_runtime::{HookContext, HookRegistry, Observation, PreToolUse, ToolOutcome};
+    /// use hooks::{HookContext, HookRegistry, Observation, PreToolUse, ToolOutcome};
     /// use serde_json::json;
     ///
     /// let registry = HookRegistry::builder().build().unwrap();

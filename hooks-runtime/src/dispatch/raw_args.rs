@@ -150,16 +150,26 @@ impl<'de> Visitor<'de> for NoRepeatedKeys {
     fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> Result<(), A::Error> {
         let mut seen = HashSet::new();
         while let Some(key) = entries.next_key::<String>()? {
-            if seen.contains(&key) {
+            // Keys equal but for case count as one: parsers that match keys
+            // without regard to case (Go's, .NET's) would take whichever
+            // comes last, which need not be the one the hooks read
+            // (`sql` and `ſql`, `filePath` and `filepath`).
+            if !seen.insert(folded(&key)) {
                 // The key is the model's text: escaped and cut.
                 let key = shown(&key, KEY_CHARS);
                 return Err(de::Error::custom(format_args!(
-                    "the key `{key}` appears twice in one object; send each argument once"
+                    "the key `{key}` appears twice in one object (keys that differ only in \
+                     case count as the same); send each argument once"
                 )));
             }
-            seen.insert(key);
             entries.next_value_seed(NoRepeatedKeys)?;
         }
         Ok(())
     }
+}
+
+/// A key with case folded: upper-cased then lower-cased, which also maps
+/// the long s (`ſ`) and the Kelvin sign onto `s` and `k`.
+fn folded(key: &str) -> String {
+    key.to_uppercase().to_lowercase()
 }

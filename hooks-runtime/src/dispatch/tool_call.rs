@@ -80,7 +80,7 @@ impl ToolCallReport {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use hooks_runtime::{HookContext, HookRegistry};
+    /// use hooks::{HookContext, HookRegistry};
     /// use serde_json::{json, Value};
     ///
     /// #[derive(Debug)]
@@ -155,7 +155,7 @@ impl HookRegistry {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use hooks_runtime::{HookContext, HookRegistry, Observation};
+    /// use hooks::{HookContext, HookRegistry, Observation};
     /// use serde_json::{json, Value};
     ///
     /// let registry = HookRegistry::builder().build().unwrap();
@@ -238,7 +238,7 @@ impl HookRegistry {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use hooks_runtime::{HookContext, HookRegistry, Observation};
+    /// use hooks::{HookContext, HookRegistry, Observation};
     /// use serde_json::{json, Value};
     ///
     /// let registry = HookRegistry::builder().build().unwrap();

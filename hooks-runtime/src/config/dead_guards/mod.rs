@@ -65,12 +65,24 @@ pub(super) fn check(registry: &HookRegistry, schemas: &[DeclaredSchema]) -> Find
         let Some(source) = hook.when_source() else {
             continue;
         };
-        // Every `when` was checked when its hook was built; one that does
-        // not parse here is not ours to report.
-        let Ok(expr) = hooks_when::parse(source, point) else {
+        let name = hook.name();
+        // A command hook with a matcher shows `<when> [matcher: …]`: its
+        // `when` is the part before. A condition that still does not parse
+        // is said to be unchecked, never skipped in silence.
+        let when = source
+            .rsplit_once(" [matcher: ")
+            .map_or(source, |(when, _)| when);
+        let Ok(expr) = hooks_when::parse(when, point) else {
+            if source.contains("args") {
+                findings.warnings.push((
+                    name.to_owned(),
+                    "its condition is not a plain `when` expression, so the `args` paths it \
+                     reads are not checked"
+                        .to_owned(),
+                ));
+            }
             continue;
         };
-        let name = hook.name();
         for read in expr.args_uses() {
             let path = shown_path(read.path);
             let Some(tools) = read.tools else {
@@ -83,6 +95,16 @@ pub(super) fn check(registry: &HookRegistry, schemas: &[DeclaredSchema]) -> Find
                 ));
                 continue;
             };
+            if tools.is_empty() {
+                findings.errors.push((
+                    name.to_owned(),
+                    format!(
+                        "the `when` reads `{path}` under tests on `tool_name` that no one tool \
+                         can pass together, so this test never matches"
+                    ),
+                ));
+                continue;
+            }
             for tool in tools {
                 let tool_shown = crate::printable::shown(tool, 60);
                 let Some(declared) = by_tool.get(tool) else {
