@@ -64,6 +64,6 @@ pub use eval::Subject;
 pub use front_end::parse;
 pub use glob::{Glob, GlobError, glob_match};
 pub use point::{HookPoint, UnknownEvent};
-pub use suggest::{did_you_mean, edit_distance};
+pub use suggest::{SUGGESTION_MAX_CHARS, did_you_mean, edit_distance};
 pub use surface::Surface;
 pub use syntax::MAX_DEPTH;

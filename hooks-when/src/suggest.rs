@@ -1,17 +1,31 @@
 //! "Did you mean …?" suggestions by edit distance.
 
+/// The longest name [`did_you_mean`] compares, in characters.
+pub const SUGGESTION_MAX_CHARS: usize = 128;
+
 /// The candidate closest to `input`, if it is close enough to be a plausible typo.
 ///
 /// Close enough means an edit distance of at most a third of the input's length
 /// (at least 1), so `readonly_gaurd` suggests `readonly_guard` but `x` suggests
-/// nothing.
+/// nothing. Names longer than [`SUGGESTION_MAX_CHARS`], and candidates whose
+/// length alone puts them past the limit, are not compared: the distance
+/// table grows with the product of the two lengths, and a name that long is
+/// no typo.
 pub fn did_you_mean<'a, I>(input: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let limit = (input.chars().count() / 3).max(1);
+    let length = input.chars().count();
+    if length > SUGGESTION_MAX_CHARS {
+        return None;
+    }
+    let limit = (length / 3).max(1);
     candidates
         .into_iter()
+        .filter(|candidate| {
+            let other = candidate.chars().count();
+            other <= SUGGESTION_MAX_CHARS && other.abs_diff(length) <= limit
+        })
         .map(|candidate| (edit_distance(input, candidate), candidate))
         .filter(|(distance, _)| *distance <= limit)
         .min_by_key(|(distance, _)| *distance)
@@ -58,6 +72,17 @@ mod tests {
         );
         assert_eq!(did_you_mean("audit_lgo", names), Some("audit_log"));
         assert_eq!(did_you_mean("something_else", names), None);
+    }
+
+    #[test]
+    fn huge_names_are_not_compared() {
+        // Two 300,000-character names would need a table of 90 billion
+        // cells; they are simply not suggested.
+        let long = "k".repeat(300_000);
+        let other = format!("{long}x");
+        assert_eq!(did_you_mean(&long, [other.as_str()]), None);
+        let near = format!("{}x", "k".repeat(100));
+        assert_eq!(did_you_mean(&"k".repeat(101), [near.as_str()]), Some(near.as_str()));
     }
 
     #[test]
