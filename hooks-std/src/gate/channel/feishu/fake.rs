@@ -7,6 +7,14 @@
 //! and posts them to a callback URL. Failure controls simulate a bot
 //! missing from the chat, rate limiting and token expiry.
 //!
+//! Like the real API, sends are deduplicated by the request body's `uuid`:
+//! Feishu's "Send message" API (`POST /open-apis/im/v1/messages`) documents
+//! `uuid` as a dedup key — requests carrying the same `uuid` send at most one
+//! message within one hour. The fake answers a repeat within that hour with
+//! the message already sent (same `message_id`) and posts nothing new; that
+//! the repeat gets the first message's id is the fake's reading of the
+//! documented guarantee, which the gate relies on only to store a reference.
+//!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use hooks::std_hooks::gate::channel::Channel;
@@ -200,8 +208,13 @@ struct FakeState {
     rate_limit_reset: Option<u64>,
     reject_next_tokens: usize,
     sent: Vec<SentCard>,
+    /// `uuid` → (message id, when first sent), for send dedup.
+    sent_by_uuid: HashMap<String, (String, std::time::Instant)>,
     updates: Vec<(String, Value)>,
 }
+
+/// How long Feishu deduplicates sends with the same `uuid`.
+const UUID_DEDUP_WINDOW: Duration = Duration::from_secs(3600);
 
 impl Shared {
     fn state(&self) -> MutexGuard<'_, FakeState> {
@@ -232,7 +245,13 @@ pub struct FakeFeishu {
 impl FakeFeishu {
     /// Starts the server on a random local port. Needs a Tokio runtime.
     pub async fn start(config: FakeFeishuConfig) -> io::Result<FakeFeishu> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        Self::start_on(config, 0).await
+    }
+
+    /// Starts the server on `127.0.0.1:port` (`0`: a random port), e.g. a
+    /// port agreed with processes that talk to it. Needs a Tokio runtime.
+    pub async fn start_on(config: FakeFeishuConfig, port: u16) -> io::Result<FakeFeishu> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let address = listener.local_addr()?;
         let shared = Arc::new(Shared {
             config,
@@ -246,6 +265,7 @@ impl FakeFeishu {
                 rate_limit_reset: Some(1),
                 reject_next_tokens: 0,
                 sent: Vec::new(),
+                sent_by_uuid: HashMap::new(),
                 updates: Vec::new(),
             }),
         });
@@ -804,6 +824,23 @@ async fn send_endpoint(
         Ok(card) => card,
         Err((code, msg)) => return api(StatusCode::BAD_REQUEST, code, msg, None),
     };
+    // Feishu sends at most one message per `uuid` within an hour: a repeat
+    // gets the message already sent.
+    if let Some(uuid) = &uuid
+        && let Some((message_id, first)) = state.sent_by_uuid.get(uuid)
+        && first.elapsed() < UUID_DEDUP_WINDOW
+    {
+        return api(
+            StatusCode::OK,
+            0,
+            "success",
+            Some(json!({
+                "message_id": message_id,
+                "msg_type": "interactive",
+                "chat_id": chat_id,
+            })),
+        );
+    }
     if state.fail_next_sends > 0 {
         state.fail_next_sends -= 1;
         return api(
@@ -814,6 +851,12 @@ async fn send_endpoint(
         );
     }
     let message_id = format!("om_{}", Uuid::new_v4().simple());
+    if let Some(uuid) = &uuid {
+        state.sent_by_uuid.insert(
+            uuid.clone(),
+            (message_id.clone(), std::time::Instant::now()),
+        );
+    }
     state.sent.push(SentCard {
         message_id: message_id.clone(),
         chat_id: chat_id.to_owned(),
