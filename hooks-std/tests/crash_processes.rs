@@ -1,0 +1,317 @@
+//! Crash tests with real processes and `kill -9` (feature `failpoints`):
+//! `cargo test -p hooks-std --features failpoints --test crash_processes`.
+//!
+//! The agent and the replica are separate `hooks-crash-process` processes
+//! sharing one SQLite file; the fake Feishu runs in the test process. A
+//! process started with `--crash-at POINT` freezes at that failpoint and
+//! says so; the test then kills it with SIGKILL (`Child::kill`), restarts
+//! what the scenario needs, and checks: at most one card, the decision
+//! honoured, the tool run at most once (a line per run in a file), and the
+//! card finally showing the final state.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use hooks_std::Database;
+use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
+use hooks_std::gate::{CardDelivery, ConfirmationStatus, ConfirmationStore, Decision, crash_points};
+use serde_json::Value;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+const CHAT: &str = "oc_finance";
+
+/// A running `hooks-crash-process` and the lines it prints.
+struct Process {
+    child: Child,
+    lines: UnboundedReceiver<String>,
+}
+
+impl Process {
+    fn start(args: &[&str]) -> Process {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hooks-crash-process"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start hooks-crash-process");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = unbounded_channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Process { child, lines }
+    }
+
+    /// The first line starting with `prefix` (within 20 s).
+    async fn line(&mut self, prefix: &str) -> String {
+        let wait = async {
+            while let Some(line) = self.lines.recv().await {
+                if line.starts_with(prefix) {
+                    return line;
+                }
+            }
+            panic!("the process exited without printing {prefix}");
+        };
+        tokio::time::timeout(Duration::from_secs(20), wait)
+            .await
+            .unwrap_or_else(|_| panic!("no {prefix} line within 20 s"))
+    }
+
+    /// SIGKILL, and reap.
+    fn kill9(&mut self) {
+        self.child.kill().expect("kill -9");
+        self.child.wait().expect("reap");
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What outlives every process: the fake, the SQLite file, the tool's log.
+struct World {
+    fake: FakeFeishu,
+    url: String,
+    ran: String,
+    store: ConfirmationStore,
+    _dir: tempfile::TempDir,
+}
+
+async fn world() -> World {
+    let (database, url, dir) = support::sqlite_file().await;
+    let ran = dir.path().join("ran.log").display().to_string();
+    World {
+        fake: FakeFeishu::start(FakeFeishuConfig::default())
+            .await
+            .expect("fake feishu"),
+        url,
+        ran,
+        store: ConfirmationStore::new(database),
+        _dir: dir,
+    }
+}
+
+impl World {
+    fn agent(&self, extra: &[&str]) -> Process {
+        let mut args = vec![
+            "agent",
+            "--db",
+            &self.url,
+            "--feishu",
+            self.fake.base_url(),
+            "--ran",
+            &self.ran,
+        ];
+        args.extend_from_slice(extra);
+        Process::start(&args)
+    }
+
+    /// A replica and its callback URL.
+    async fn replica(&self, extra: &[&str]) -> (Process, String) {
+        let mut args = vec!["replica", "--db", &self.url, "--feishu", self.fake.base_url()];
+        args.extend_from_slice(extra);
+        let mut process = Process::start(&args);
+        let ready = process.line("READY ").await;
+        let url = ready.trim_start_matches("READY ").to_owned();
+        (process, url)
+    }
+
+    fn tool_runs(&self) -> usize {
+        std::fs::read_to_string(&self.ran)
+            .map(|log| log.lines().count())
+            .unwrap_or(0)
+    }
+
+    fn cards(&self) -> usize {
+        self.fake.sent_cards().len()
+    }
+
+    async fn request_id(&self) -> String {
+        self.store
+            .by_key("6:conv-1:c1")
+            .await
+            .expect("read")
+            .expect("the request was created")
+            .id
+    }
+
+    async fn delivery(&self, id: &str) -> CardDelivery {
+        self.store.delivery(id).await.expect("read").expect("request")
+    }
+
+    async fn status(&self, id: &str) -> ConfirmationStatus {
+        self.store.get(id).await.expect("read").expect("request").status
+    }
+
+    /// Waits (at most 10 s) until `check` holds on the request `id`.
+    async fn until(&self, id: &str, what: &str, check: impl Fn(&CardDelivery, ConfirmationStatus) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if check(&self.delivery(id).await, self.status(id).await) {
+                return;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Moves the card claim of `id` back past the gate's 60 s lease.
+    async fn age_claim(&self, id: &str) {
+        let Database::Sqlite(pool) = self.store.database() else {
+            unreachable!("these tests use SQLite")
+        };
+        sqlx::query(
+            "UPDATE confirmation_requests SET card_claimed_at_ms = card_claimed_at_ms - 61000 \
+             WHERE id = ?1",
+        )
+        .bind(id)
+        .execute(pool)
+        .await
+        .expect("age the claim");
+    }
+
+    fn approve(&self, id: &str, event: &str) -> CardClick {
+        let mut click = CardClick::new(id, Decision::Approve, "ou_bob", CHAT);
+        click.event_id = Some(event.to_owned());
+        click
+    }
+
+    fn last_update_has_buttons(&self) -> bool {
+        let (_, card) = self.fake.card_updates().pop().expect("the card was redrawn");
+        card.to_string().contains("\"button\"")
+    }
+}
+
+/// The agent is killed after Feishu accepted the card, before its reference
+/// was stored. The restarted agent re-sends after the lease with the same
+/// `uuid`: Feishu (the fake, like the real API) posts nothing new; the
+/// click on the one card runs the call once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_killed_after_the_send_before_the_reference() {
+    let world = world().await;
+    let mut agent = world.agent(&["--crash-at", crash_points::AFTER_SEND]);
+    agent.line("REACHED").await;
+    agent.kill9();
+    let id = world.request_id().await;
+    assert_eq!(world.cards(), 1);
+    assert!(matches!(world.delivery(&id).await, CardDelivery::Claimed { .. }));
+
+    let (_replica, callback) = world.replica(&[]).await;
+    world.age_claim(&id).await;
+    let mut agent = world.agent(&[]);
+    world
+        .until(&id, "the re-sent card's reference is stored", |delivery, _| {
+            matches!(delivery, CardDelivery::Delivered { .. })
+        })
+        .await;
+    assert_eq!(world.cards(), 1, "the re-send was deduplicated");
+    let (code, reply) = world
+        .fake
+        .click(&callback, &world.approve(&id, "evt-1"))
+        .await
+        .expect("button");
+    assert_eq!(code, 200, "{reply}");
+    assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+}
+
+/// The replica is killed between recording the event and the decision (in
+/// one uncommitted transaction): the platform's retry of the same event on
+/// a restarted replica decides, and the waiting agent runs the call once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_killed_between_event_and_decision() {
+    let world = world().await;
+    let mut agent = world.agent(&[]);
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(20))
+        .await
+        .expect("card");
+    let id = world.request_id().await;
+
+    let (mut replica, callback) = world
+        .replica(&["--crash-at", crash_points::BETWEEN_EVENT_AND_DECISION])
+        .await;
+    let sealed = world
+        .fake
+        .seal(&world.fake.card_action_event(&world.approve(&id, "evt-retried")).expect("event"));
+    // The click reaches the replica, which freezes mid-transaction and is
+    // killed there.
+    let ((code, _), ()) = tokio::join!(world.fake.deliver(&callback, &sealed), async {
+        replica.line("REACHED").await;
+        replica.kill9();
+    });
+    assert_ne!(code, 200, "the killed replica never answered");
+    assert_eq!(world.status(&id).await, ConfirmationStatus::Pending);
+    assert!(!world.store.event_seen("evt-retried").await.expect("read"));
+
+    let (_replica, callback) = world.replica(&[]).await;
+    let (code, reply): (u16, Value) = world.fake.deliver(&callback, &sealed).await;
+    assert_eq!(code, 200);
+    assert!(reply.to_string().contains("Approved"), "{reply}");
+    assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+}
+
+/// The agent is killed after consuming the approval, before the tool ran:
+/// approved calls run at most once. The restarted agent is blocked, and the
+/// request stays approved and consumed (how an operator sees it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_killed_during_the_tool() {
+    let world = world().await;
+    let mut agent = world.agent(&["--crash-at", crash_points::AFTER_CONSUME]);
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(20))
+        .await
+        .expect("card");
+    let id = world.request_id().await;
+    let (_replica, callback) = world.replica(&[]).await;
+    world
+        .fake
+        .click(&callback, &world.approve(&id, "evt-1"))
+        .await
+        .expect("button");
+    agent.line("REACHED").await;
+    agent.kill9();
+
+    let mut again = world.agent(&[]);
+    let outcome = again.line("OUTCOME").await;
+    assert!(outcome.contains("tool_ran=false") && outcome.contains("already used"), "{outcome}");
+    let request = world.store.get(&id).await.expect("read").expect("request");
+    assert_eq!(request.status, ConfirmationStatus::Approved);
+    assert!(request.consumed_at_ms.is_some());
+    assert_eq!((world.cards(), world.tool_runs()), (1, 0));
+}
+
+/// The agent is killed while waiting and nothing runs past the deadline: the
+/// first replica to start expires the request and its card is redrawn
+/// without buttons from the outbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expiry_while_everything_is_down() {
+    let world = world().await;
+    let mut agent = world.agent(&["--timeout", "1s", "--crash-at", crash_points::WAITING]);
+    agent.line("REACHED").await;
+    agent.kill9();
+    let id = world.request_id().await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+
+    let (_replica, _) = world.replica(&[]).await;
+    world
+        .until(&id, "expired and the card redrawn", |delivery, status| {
+            status == ConfirmationStatus::Expired && matches!(delivery, CardDelivery::Updated { .. })
+        })
+        .await;
+    assert!(!world.last_update_has_buttons());
+    assert_eq!((world.cards(), world.tool_runs()), (1, 0));
+}
