@@ -26,8 +26,8 @@ use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
 use hooks_std::fail;
 use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
 use hooks_std::gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, CardDelivery, ConfirmationStatus,
-    ConfirmationStore, Decision, StaticDirectory, crash_points,
+    ApprovalGate, Approvals, ApprovalsConfig, CardDelivery, ConfirmationStatus, ConfirmationStore,
+    Decision, StaticDirectory, crash_points,
 };
 use hooks_std::{Database, StorageError};
 use serde_json::{Value, json};
@@ -79,7 +79,10 @@ async fn process(fake: &FakeFeishu, url: &str, timeout: &str) -> Process {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let callback_url = format!("http://{}/feishu/callback", listener.local_addr().expect("addr"));
+    let callback_url = format!(
+        "http://{}/feishu/callback",
+        listener.local_addr().expect("addr")
+    );
     let server = tokio::spawn(async move {
         axum::serve(listener, app).await.expect("serve");
     });
@@ -163,13 +166,16 @@ impl World {
 }
 
 fn call() -> HookContext {
-    HookContext::tool_call("oa__purchase_pay", json!({"amount": 60_000, "payee": "ACME"}))
-        .with_conversation("conv-1")
-        .with_tool_call_id("c1")
-        .with_agent("finance-bot")
-        .with_user("alice")
-        .with_org("acme")
-        .with_metadata("requires_confirmation", true)
+    HookContext::tool_call(
+        "oa__purchase_pay",
+        json!({"amount": 60_000, "payee": "ACME"}),
+    )
+    .with_conversation("conv-1")
+    .with_tool_call_id("c1")
+    .with_agent("finance-bot")
+    .with_user("alice")
+    .with_org("acme")
+    .with_metadata("requires_confirmation", true)
 }
 
 async fn finished(run: JoinHandle<ToolCallReport>) -> ToolCallReport {
@@ -250,7 +256,11 @@ async fn agent_killed_before_the_claim() {
 
     let second = world.process().await;
     let run = world.run(&second);
-    world.fake.wait_for_card(1, Duration::from_secs(5)).await.expect("card");
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(5))
+        .await
+        .expect("card");
     world.clicked(&second, &id, "evt-1").await;
     assert!(finished(run).await.tool_ran);
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
@@ -291,7 +301,10 @@ async fn agent_killed_after_the_claim_before_the_send() {
     fail::cfg(crash_points::AFTER_CLAIM, "return").expect("failpoint");
     assert!(!finished(world.run(&first)).await.tool_ran);
     let id = world.request_id(&first).await;
-    assert!(matches!(delivery(&first, &id).await, CardDelivery::Claimed { .. }));
+    assert!(matches!(
+        delivery(&first, &id).await,
+        CardDelivery::Claimed { .. }
+    ));
     drop(first);
     fail::remove(crash_points::AFTER_CLAIM);
 
@@ -308,7 +321,11 @@ async fn agent_killed_after_the_claim_before_the_send() {
     age_claim(&world.url, &id).await;
     let third = world.process().await;
     let run = world.run(&third);
-    let card = world.fake.wait_for_card(1, Duration::from_secs(5)).await.expect("card");
+    let card = world
+        .fake
+        .wait_for_card(1, Duration::from_secs(5))
+        .await
+        .expect("card");
     assert_eq!(card.uuid.as_deref(), Some(id.as_str()));
     world.clicked(&third, &id, "evt-1").await;
     assert!(finished(run).await.tool_ran);
@@ -330,20 +347,29 @@ async fn agent_killed_after_the_send_before_the_reference() {
     assert!(!finished(world.run(&first)).await.tool_ran);
     let id = world.request_id(&first).await;
     assert_eq!(world.cards(), 1);
-    assert!(matches!(delivery(&first, &id).await, CardDelivery::Claimed { .. }));
+    assert!(matches!(
+        delivery(&first, &id).await,
+        CardDelivery::Claimed { .. }
+    ));
     drop(first);
     fail::remove(crash_points::AFTER_SEND);
 
     let second = world.process().await;
     let report = second.approvals.sweep(&config()).await.expect("sweep");
-    assert_eq!(report.cancelled, 0, "a live card is never swept as an orphan");
+    assert_eq!(
+        report.cancelled, 0,
+        "a live card is never swept as an orphan"
+    );
     age_claim(&world.url, &id).await;
     let run = world.run(&second);
     // The re-send after the lease reaches Feishu with the same uuid: no
     // second card, and the reference of the first is stored.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while !matches!(delivery(&second, &id).await, CardDelivery::Delivered { .. }) {
-        assert!(tokio::time::Instant::now() < deadline, "the reference is stored");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the reference is stored"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let first_card = world.fake.sent_cards()[0].message_id.clone();
@@ -395,7 +421,11 @@ async fn agent_killed_during_the_tool_runs_it_at_most_once() {
     let first = world.process().await;
     fail::cfg(crash_points::AFTER_CONSUME, "return").expect("failpoint");
     let run = world.run(&first);
-    world.fake.wait_for_card(1, Duration::from_secs(5)).await.expect("card");
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(5))
+        .await
+        .expect("card");
     let id = world.request_id(&first).await;
     world.clicked(&first, &id, "evt-1").await;
     assert!(!finished(run).await.tool_ran);
@@ -410,7 +440,13 @@ async fn agent_killed_during_the_tool_runs_it_at_most_once() {
         "{}",
         report.observation
     );
-    let request = second.approvals.store().get(&id).await.expect("read").expect("request");
+    let request = second
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("request");
     assert_eq!(request.status, ConfirmationStatus::Approved);
     assert!(request.consumed_at_ms.is_some());
     assert_eq!((world.cards(), world.tool_runs()), (1, 0));
@@ -426,15 +462,29 @@ async fn replica_killed_between_event_and_decision_the_retry_decides() {
     let world = world().await;
     let agent = world.process().await;
     let run = world.run(&agent);
-    world.fake.wait_for_card(1, Duration::from_secs(5)).await.expect("card");
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(5))
+        .await
+        .expect("card");
     let id = world.request_id(&agent).await;
 
     let replica = world.process().await;
     fail::cfg(crash_points::BETWEEN_EVENT_AND_DECISION, "return").expect("failpoint");
     let (_, reply) = world.clicked(&replica, &id, "evt-retried").await;
-    assert!(reply.to_string().contains("could not be recorded"), "{reply}");
+    assert!(
+        reply.to_string().contains("could not be recorded"),
+        "{reply}"
+    );
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
-    assert!(!replica.approvals.store().event_seen("evt-retried").await.expect("read"));
+    assert!(
+        !replica
+            .approvals
+            .store()
+            .event_seen("evt-retried")
+            .await
+            .expect("read")
+    );
     drop(replica);
     fail::remove(crash_points::BETWEEN_EVENT_AND_DECISION);
 
@@ -455,7 +505,11 @@ async fn replica_killed_after_the_decision_before_the_reply() {
     let world = world().await;
     let agent = world.process().await;
     let run = world.run(&agent);
-    world.fake.wait_for_card(1, Duration::from_secs(5)).await.expect("card");
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(5))
+        .await
+        .expect("card");
     let id = world.request_id(&agent).await;
 
     let replica = world.process().await;
@@ -481,11 +535,18 @@ async fn two_agents_at_once_send_one_card() {
     let world = world().await;
     let (a, b) = (world.process().await, world.process().await);
     let (run_a, run_b) = (world.run(&a), world.run(&b));
-    world.fake.wait_for_card(1, Duration::from_secs(5)).await.expect("card");
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(5))
+        .await
+        .expect("card");
     let id = world.request_id(&a).await;
     world.clicked(&a, &id, "evt-1").await;
     let (report_a, report_b) = (finished(run_a).await, finished(run_b).await);
-    assert!(report_a.tool_ran != report_b.tool_ran, "exactly one run runs the tool");
+    assert!(
+        report_a.tool_ran != report_b.tool_ran,
+        "exactly one run runs the tool"
+    );
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
     scenario.teardown();
 }
@@ -529,7 +590,10 @@ async fn a_card_update_lost_with_its_process_is_retried_by_a_sweeper() {
     assert!(!finished(world.run(&first)).await.tool_ran);
     let id = world.request_id(&first).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(matches!(delivery(&first, &id).await, CardDelivery::Delivered { .. }));
+    assert!(matches!(
+        delivery(&first, &id).await,
+        CardDelivery::Delivered { .. }
+    ));
     assert!(world.fake.card_updates().is_empty());
     drop(first);
     fail::remove(crash_points::BEFORE_CARD_UPDATE);

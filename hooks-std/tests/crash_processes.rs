@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use hooks_std::Database;
 use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
-use hooks_std::gate::{CardDelivery, ConfirmationStatus, ConfirmationStore, Decision, crash_points};
+use hooks_std::gate::{
+    CardDelivery, ConfirmationStatus, ConfirmationStore, Decision, crash_points,
+};
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
@@ -118,7 +120,13 @@ impl World {
 
     /// A replica and its callback URL.
     async fn replica(&self, extra: &[&str]) -> (Process, String) {
-        let mut args = vec!["replica", "--db", &self.url, "--feishu", self.fake.base_url()];
+        let mut args = vec![
+            "replica",
+            "--db",
+            &self.url,
+            "--feishu",
+            self.fake.base_url(),
+        ];
         args.extend_from_slice(extra);
         let mut process = Process::start(&args);
         let ready = process.line("READY ").await;
@@ -146,15 +154,29 @@ impl World {
     }
 
     async fn delivery(&self, id: &str) -> CardDelivery {
-        self.store.delivery(id).await.expect("read").expect("request")
+        self.store
+            .delivery(id)
+            .await
+            .expect("read")
+            .expect("request")
     }
 
     async fn status(&self, id: &str) -> ConfirmationStatus {
-        self.store.get(id).await.expect("read").expect("request").status
+        self.store
+            .get(id)
+            .await
+            .expect("read")
+            .expect("request")
+            .status
     }
 
     /// Waits (at most 10 s) until `check` holds on the request `id`.
-    async fn until(&self, id: &str, what: &str, check: impl Fn(&CardDelivery, ConfirmationStatus) -> bool) {
+    async fn until(
+        &self,
+        id: &str,
+        what: &str,
+        check: impl Fn(&CardDelivery, ConfirmationStatus) -> bool,
+    ) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             if check(&self.delivery(id).await, self.status(id).await) {
@@ -187,7 +209,11 @@ impl World {
     }
 
     fn last_update_has_buttons(&self) -> bool {
-        let (_, card) = self.fake.card_updates().pop().expect("the card was redrawn");
+        let (_, card) = self
+            .fake
+            .card_updates()
+            .pop()
+            .expect("the card was redrawn");
         card.to_string().contains("\"button\"")
     }
 }
@@ -204,15 +230,20 @@ async fn agent_killed_after_the_send_before_the_reference() {
     agent.kill9();
     let id = world.request_id().await;
     assert_eq!(world.cards(), 1);
-    assert!(matches!(world.delivery(&id).await, CardDelivery::Claimed { .. }));
+    assert!(matches!(
+        world.delivery(&id).await,
+        CardDelivery::Claimed { .. }
+    ));
 
     let (_replica, callback) = world.replica(&[]).await;
     world.age_claim(&id).await;
     let mut agent = world.agent(&[]);
     world
-        .until(&id, "the re-sent card's reference is stored", |delivery, _| {
-            matches!(delivery, CardDelivery::Delivered { .. })
-        })
+        .until(
+            &id,
+            "the re-sent card's reference is stored",
+            |delivery, _| matches!(delivery, CardDelivery::Delivered { .. }),
+        )
         .await;
     assert_eq!(world.cards(), 1, "the re-send was deduplicated");
     let (code, reply) = world
@@ -242,9 +273,12 @@ async fn replica_killed_between_event_and_decision() {
     let (mut replica, callback) = world
         .replica(&["--crash-at", crash_points::BETWEEN_EVENT_AND_DECISION])
         .await;
-    let sealed = world
-        .fake
-        .seal(&world.fake.card_action_event(&world.approve(&id, "evt-retried")).expect("event"));
+    let sealed = world.fake.seal(
+        &world
+            .fake
+            .card_action_event(&world.approve(&id, "evt-retried"))
+            .expect("event"),
+    );
     // The click reaches the replica, which freezes mid-transaction and is
     // killed there.
     let ((code, _), ()) = tokio::join!(world.fake.deliver(&callback, &sealed), async {
@@ -287,7 +321,10 @@ async fn agent_killed_during_the_tool() {
 
     let mut again = world.agent(&[]);
     let outcome = again.line("OUTCOME").await;
-    assert!(outcome.contains("tool_ran=false") && outcome.contains("already used"), "{outcome}");
+    assert!(
+        outcome.contains("tool_ran=false") && outcome.contains("already used"),
+        "{outcome}"
+    );
     let request = world.store.get(&id).await.expect("read").expect("request");
     assert_eq!(request.status, ConfirmationStatus::Approved);
     assert!(request.consumed_at_ms.is_some());
@@ -309,7 +346,8 @@ async fn expiry_while_everything_is_down() {
     let (_replica, _) = world.replica(&[]).await;
     world
         .until(&id, "expired and the card redrawn", |delivery, status| {
-            status == ConfirmationStatus::Expired && matches!(delivery, CardDelivery::Updated { .. })
+            status == ConfirmationStatus::Expired
+                && matches!(delivery, CardDelivery::Updated { .. })
         })
         .await;
     assert!(!world.last_update_has_buttons());

@@ -24,7 +24,9 @@ use hooks_runtime::{HookContext, HookRegistry};
 use hooks_std::Database;
 use hooks_std::fail;
 use hooks_std::gate::channel::feishu::{FakeFeishuConfig, FeishuChannel, FeishuConfig};
-use hooks_std::gate::{ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+use hooks_std::gate::{
+    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
+};
 use serde_json::{Value, json};
 
 /// The chat every crash-test card goes to.
@@ -42,7 +44,9 @@ struct Options {
 
 fn options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
-    let role = args.next().ok_or("usage: hooks-crash-process agent|replica --db URL --feishu BASE_URL …")?;
+    let role = args
+        .next()
+        .ok_or("usage: hooks-crash-process agent|replica --db URL --feishu BASE_URL …")?;
     let mut options = Options {
         role,
         db: String::new(),
@@ -116,13 +120,16 @@ async fn agent(options: &Options) -> Result<(), String> {
         .pre(hook)
         .build()
         .map_err(|error| error.to_string())?;
-    let call = HookContext::tool_call("oa__purchase_pay", json!({"amount": 60_000, "payee": "ACME"}))
-        .with_conversation("conv-1")
-        .with_tool_call_id("c1")
-        .with_agent("finance-bot")
-        .with_user("alice")
-        .with_org("acme")
-        .with_metadata("requires_confirmation", true);
+    let call = HookContext::tool_call(
+        "oa__purchase_pay",
+        json!({"amount": 60_000, "payee": "ACME"}),
+    )
+    .with_conversation("conv-1")
+    .with_tool_call_id("c1")
+    .with_agent("finance-bot")
+    .with_user("alice")
+    .with_org("acme")
+    .with_metadata("requires_confirmation", true);
     let ran = options.ran.clone().ok_or("agent needs --ran FILE")?;
     let report = registry
         .run_tool_call(call, async move |_: &Value| {
@@ -136,7 +143,10 @@ async fn agent(options: &Options) -> Result<(), String> {
             Ok::<_, String>(json!("paid"))
         })
         .await;
-    println!("OUTCOME tool_ran={} {}", report.tool_ran, report.observation);
+    println!(
+        "OUTCOME tool_ran={} {}",
+        report.tool_ran, report.observation
+    );
     Ok(())
 }
 

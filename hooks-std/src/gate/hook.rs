@@ -368,7 +368,9 @@ impl ApprovalGate {
                 self.deliver(approvals, &request, claim).await?;
             }
         }
-        crash_point!(crash_points::WAITING, |_| Err(stopped(crash_points::WAITING)));
+        crash_point!(crash_points::WAITING, |_| Err(stopped(
+            crash_points::WAITING
+        )));
         // The deadline is the one stored with the request, on the database's
         // clock: read the clock after delivery, so however long delivery took
         // the wait ends at that deadline (a few milliseconds late at most,

@@ -401,8 +401,7 @@ impl ConfirmationStore {
     /// Records why an attempt to redraw the card of request `id` failed; it
     /// is retried once its back-off has passed.
     pub async fn card_update_failed(&self, id: &str, error: &str) -> Result<(), StorageError> {
-        let sql =
-            self.sql("UPDATE confirmation_requests SET card_update_error = $1 WHERE id = $2");
+        let sql = self.sql("UPDATE confirmation_requests SET card_update_error = $1 WHERE id = $2");
         on_pool_write!(self, pool => sqlx::query(&sql).bind(error).bind(id).execute(pool).await.map(|_| ()))
             .map_err(StorageError::query(format!(
                 "recording a failed card update of confirmation request {id}"
