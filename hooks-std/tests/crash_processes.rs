@@ -353,3 +353,164 @@ async fn expiry_while_everything_is_down() {
     assert!(!world.last_update_has_buttons());
     assert_eq!((world.cards(), world.tool_runs()), (1, 0));
 }
+
+/// The agent is killed before the claim: no card can exist, the request is
+/// an orphan; a re-run sends the one card and runs once approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_killed_before_the_claim() {
+    let world = world().await;
+    let mut agent = world.agent(&["--crash-at", crash_points::AFTER_CREATE]);
+    agent.line("REACHED").await;
+    agent.kill9();
+    let id = world.request_id().await;
+    assert_eq!(world.delivery(&id).await, CardDelivery::Unclaimed);
+
+    let mut again = world.agent(&[]);
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(20))
+        .await
+        .expect("card");
+    let (_replica, callback) = world.replica(&[]).await;
+    world
+        .fake
+        .click(&callback, &world.approve(&id, "evt-1"))
+        .await
+        .expect("button");
+    assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+}
+
+/// The agent is killed after claiming, before calling Feishu: a replica's
+/// sweeper does not cancel the claimed request; after the lease the re-run
+/// sends the one card (the request id as its `uuid`) and runs once approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_killed_after_the_claim_before_the_send() {
+    let world = world().await;
+    let mut agent = world.agent(&["--crash-at", crash_points::AFTER_CLAIM]);
+    agent.line("REACHED").await;
+    agent.kill9();
+    let id = world.request_id().await;
+    assert_eq!(world.cards(), 0);
+    let (_replica, callback) = world.replica(&[]).await;
+    // The replica sweeps every 200 ms; a claimed request is no orphan.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(world.status(&id).await, ConfirmationStatus::Pending);
+
+    world.age_claim(&id).await;
+    let mut again = world.agent(&[]);
+    let card = world
+        .fake
+        .wait_for_card(1, Duration::from_secs(20))
+        .await
+        .expect("card");
+    assert_eq!(card.uuid.as_deref(), Some(id.as_str()));
+    world
+        .until(&id, "the card's reference is stored", |delivery, _| {
+            matches!(delivery, CardDelivery::Delivered { .. })
+        })
+        .await;
+    world
+        .fake
+        .click(&callback, &world.approve(&id, "evt-1"))
+        .await
+        .expect("button");
+    assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+}
+
+/// The agent is killed while waiting and the approver decides while it is
+/// down: the re-run sends nothing and runs the call once, at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_killed_while_waiting_then_approved() {
+    let world = world().await;
+    let mut agent = world.agent(&["--crash-at", crash_points::WAITING]);
+    agent.line("REACHED").await;
+    agent.kill9();
+    let id = world.request_id().await;
+    let (_replica, callback) = world.replica(&[]).await;
+    let (code, reply) = world
+        .fake
+        .click(&callback, &world.approve(&id, "evt-1"))
+        .await
+        .expect("button");
+    assert_eq!(code, 200, "{reply}");
+
+    let mut again = world.agent(&[]);
+    assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    world
+        .until(&id, "the card redrawn from the outbox", |delivery, _| {
+            matches!(delivery, CardDelivery::Updated { .. })
+        })
+        .await;
+    assert!(!world.last_update_has_buttons());
+}
+
+/// The replica is killed after committing the decision, before replying:
+/// the decision stands, the waiting agent runs the call once, the retried
+/// event is answered "already handled", and the card is redrawn by the
+/// restarted replica's sweeper.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_killed_after_the_decision_before_the_reply() {
+    let world = world().await;
+    let mut agent = world.agent(&[]);
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(20))
+        .await
+        .expect("card");
+    let id = world.request_id().await;
+    let (mut replica, callback) = world
+        .replica(&["--crash-at", crash_points::AFTER_DECISION])
+        .await;
+    let sealed = world.fake.seal(
+        &world
+            .fake
+            .card_action_event(&world.approve(&id, "evt-1"))
+            .expect("event"),
+    );
+    let ((code, _), ()) = tokio::join!(world.fake.deliver(&callback, &sealed), async {
+        replica.line("REACHED").await;
+        replica.kill9();
+    });
+    assert_ne!(code, 200, "the killed replica never answered");
+    assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
+
+    let (_replica, callback) = world.replica(&[]).await;
+    let (_, reply) = world.fake.deliver(&callback, &sealed).await;
+    assert!(reply.to_string().contains("already handled"), "{reply}");
+    world
+        .until(&id, "the card redrawn from the outbox", |delivery, _| {
+            matches!(delivery, CardDelivery::Updated { .. })
+        })
+        .await;
+    assert!(!world.last_update_has_buttons());
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+}
+
+/// Two agent processes run the same call at once: one card, one tool run,
+/// the other run blocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_agents_at_once() {
+    let world = world().await;
+    let (mut a, mut b) = (world.agent(&[]), world.agent(&[]));
+    world
+        .fake
+        .wait_for_card(1, Duration::from_secs(20))
+        .await
+        .expect("card");
+    let id = world.request_id().await;
+    let (_replica, callback) = world.replica(&[]).await;
+    world
+        .fake
+        .click(&callback, &world.approve(&id, "evt-1"))
+        .await
+        .expect("button");
+    let (outcome_a, outcome_b) = (a.line("OUTCOME").await, b.line("OUTCOME").await);
+    assert!(
+        outcome_a.contains("tool_ran=true") != outcome_b.contains("tool_ran=true"),
+        "{outcome_a} / {outcome_b}"
+    );
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+}
