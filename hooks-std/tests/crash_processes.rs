@@ -6,7 +6,8 @@
 //! process started with `--crash-at POINT` freezes at that failpoint and
 //! says so; the test then kills it with SIGKILL (`Child::kill`), restarts
 //! what the scenario needs, and checks: at most one card, the decision
-//! honoured, the tool run at most once (a line per run in a file), and the
+//! honoured, the tool run at most once (a line per run in a file), one
+//! audit row per call that finished (a killed run writes none), and the
 //! card finally showing the final state.
 
 mod support;
@@ -208,6 +209,18 @@ impl World {
         click
     }
 
+    /// The audit log's outcomes, in order: one row per call that finished
+    /// (a killed process writes none).
+    async fn audit(&self) -> Vec<String> {
+        let Database::Sqlite(pool) = self.store.database() else {
+            unreachable!("these tests use SQLite")
+        };
+        sqlx::query_scalar("SELECT outcome FROM connector_call_logs ORDER BY id")
+            .fetch_all(pool)
+            .await
+            .expect("read the audit log")
+    }
+
     fn last_update_has_buttons(&self) -> bool {
         let (_, card) = self
             .fake
@@ -254,6 +267,7 @@ async fn agent_killed_after_the_send_before_the_reference() {
     assert_eq!(code, 200, "{reply}");
     assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    assert_eq!(world.audit().await, ["ok"]);
 }
 
 /// The replica is killed between recording the event and the decision (in
@@ -295,6 +309,7 @@ async fn replica_killed_between_event_and_decision() {
     assert!(reply.to_string().contains("Approved"), "{reply}");
     assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    assert_eq!(world.audit().await, ["ok"]);
 }
 
 /// The agent is killed after consuming the approval, before the tool ran:
@@ -329,6 +344,11 @@ async fn agent_killed_during_the_tool() {
     assert_eq!(request.status, ConfirmationStatus::Approved);
     assert!(request.consumed_at_ms.is_some());
     assert_eq!((world.cards(), world.tool_runs()), (1, 0));
+    assert_eq!(
+        world.audit().await,
+        ["blocked"],
+        "the killed run wrote none"
+    );
 }
 
 /// The agent is killed while waiting and nothing runs past the deadline: the
@@ -352,6 +372,7 @@ async fn expiry_while_everything_is_down() {
         .await;
     assert!(!world.last_update_has_buttons());
     assert_eq!((world.cards(), world.tool_runs()), (1, 0));
+    assert!(world.audit().await.is_empty(), "the killed run wrote none");
 }
 
 /// The agent is killed before the claim: no card can exist, the request is
@@ -379,6 +400,7 @@ async fn agent_killed_before_the_claim() {
         .expect("button");
     assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    assert_eq!(world.audit().await, ["ok"]);
 }
 
 /// The agent is killed after claiming, before calling Feishu: a replica's
@@ -417,6 +439,7 @@ async fn agent_killed_after_the_claim_before_the_send() {
         .expect("button");
     assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    assert_eq!(world.audit().await, ["ok"]);
 }
 
 /// The agent is killed while waiting and the approver decides while it is
@@ -445,6 +468,7 @@ async fn agent_killed_while_waiting_then_approved() {
         })
         .await;
     assert!(!world.last_update_has_buttons());
+    assert_eq!(world.audit().await, ["ok"]);
 }
 
 /// The replica is killed after committing the decision, before replying:
@@ -487,6 +511,7 @@ async fn replica_killed_after_the_decision_before_the_reply() {
         .await;
     assert!(!world.last_update_has_buttons());
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    assert_eq!(world.audit().await, ["ok"]);
 }
 
 /// Two agent processes run the same call at once: one card, one tool run,
@@ -513,4 +538,7 @@ async fn two_agents_at_once() {
         "{outcome_a} / {outcome_b}"
     );
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    let mut audit = world.audit().await;
+    audit.sort();
+    assert_eq!(audit, ["blocked", "ok"], "one row per attempted call");
 }

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `agent` runs the one gated tool call of the tests (conversation `conv-1`,
-//! tool call `c1`); the tool appends a line to `FILE`; it prints
+//! tool call `c1`) under the audit log; the tool appends a line to `FILE`; it prints
 //! `OUTCOME tool_ran=<bool> <observation>` and exits. `replica` serves the
 //! callback router on a random local port, prints `READY <callback url>` and
 //! sweeps every 200 ms until killed. With `--crash-at POINT` (a name from
@@ -21,12 +21,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hooks_runtime::{HookContext, HookRegistry};
-use hooks_std::Database;
 use hooks_std::fail;
 use hooks_std::gate::channel::feishu::{FakeFeishuConfig, FeishuChannel, FeishuConfig};
 use hooks_std::gate::{
     ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
 };
+use hooks_std::{AuditLogHook, Database};
 use serde_json::{Value, json};
 
 /// The chat every crash-test card goes to.
@@ -115,9 +115,11 @@ async fn approvals(options: &Options) -> Result<Approvals, String> {
 async fn agent(options: &Options) -> Result<(), String> {
     let approvals = approvals(options).await?;
     let gate = json!({"approver_scope": "org_members", "timeout": options.timeout});
+    let audit = AuditLogHook::new(approvals.store().database().clone());
     let hook = ApprovalGate::from_config(approvals, &gate).map_err(|error| error.to_string())?;
     let registry = HookRegistry::builder()
         .pre(hook)
+        .observer(Arc::new(audit))
         .build()
         .map_err(|error| error.to_string())?;
     let call = HookContext::tool_call(
