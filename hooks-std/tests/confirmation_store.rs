@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use hooks_std::Database;
 use hooks_std::gate::{
-    ApproverScope, CardDelivery, ConfirmationMode, ConfirmationStatus, ConfirmationStore,
-    DecideOutcome, Decision, EventDecision, NewConfirmation, args_digest,
+    ApproverScope, CardDelivery, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
+    ConfirmationStore, DecideOutcome, Decision, EventDecision, NewConfirmation, args_digest,
 };
 use serde_json::json;
 
@@ -633,19 +633,28 @@ async fn store_on_postgres() {
     events(database).await;
 }
 
+/// A store on `database` and a fresh pending request in it (60 s).
+async fn pending_request(
+    database: Database,
+    prefix: &str,
+) -> (ConfirmationStore, ConfirmationRequest) {
+    let store = ConfirmationStore::new(database);
+    let (request, _) = store
+        .create_or_resume(&new_request(
+            &support::unique(prefix),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    (store, request)
+}
+
 /// A card's delivery is claimed before the platform is called, a claimed
 /// request is never an orphan, and a final request with a card stays in the
 /// outbox — taken by one attempt at a time, retried after its back-off —
 /// until the platform's confirmation is recorded.
 async fn delivery_states_and_the_card_outbox(database: Database) {
-    let store = ConfirmationStore::new(database);
-    let (request, _) = store
-        .create_or_resume(&new_request(
-            &support::unique("outbox"),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
+    let (store, request) = pending_request(database, "outbox").await;
     let delivery = |store: ConfirmationStore, id: String| async move {
         store.delivery(&id).await.expect("read").expect("request")
     };
@@ -742,14 +751,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
 /// A stale claim is taken over (and the card re-sent) only while the
 /// request is younger than the platform's deduplication window allows.
 async fn resend_window(database: Database) {
-    let store = ConfirmationStore::new(database);
-    let (request, _) = store
-        .create_or_resume(&new_request(
-            &support::unique("resend"),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
+    let (store, request) = pending_request(database, "resend").await;
     store
         .claim_card(&request.id, Duration::ZERO)
         .await
@@ -803,8 +805,8 @@ async fn a_failed_decision_leaves_its_event_unused_so_the_retry_decides() {
     .execute(pool)
     .await
     .expect("trigger");
-    let failed = store
-        .decide_for_event(
+    let approve = || {
+        store.decide_for_event(
             "evt-1",
             "feishu",
             &request.id,
@@ -813,25 +815,15 @@ async fn a_failed_decision_leaves_its_event_unused_so_the_retry_decides() {
             None,
             || true,
         )
-        .await;
+    };
+    let failed = approve().await;
     assert!(failed.is_err(), "{failed:?}");
     assert!(!store.event_seen("evt-1").await.expect("read"));
     sqlx::query("DROP TRIGGER fail_decisions")
         .execute(pool)
         .await
         .expect("drop trigger");
-    let retried = store
-        .decide_for_event(
-            "evt-1",
-            "feishu",
-            &request.id,
-            Decision::Approve,
-            "bob",
-            None,
-            || true,
-        )
-        .await
-        .expect("retry");
+    let retried = approve().await.expect("retry");
     let EventDecision::Recorded(outcome) = retried else {
         panic!("the retry is handled as new: {retried:?}");
     };

@@ -23,13 +23,13 @@ use std::time::Duration;
 
 use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
+use hooks_std::Database;
 use hooks_std::fail;
 use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
 use hooks_std::gate::{
     ApprovalGate, Approvals, ApprovalsConfig, CardDelivery, ConfirmationStatus, ConfirmationStore,
     Decision, StaticDirectory, crash_points,
 };
-use hooks_std::{Database, StorageError};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -155,6 +155,65 @@ impl World {
             .id
     }
 
+    /// Runs the call on a fresh process that stops at failpoint `point`,
+    /// then drops the process: the crash. The request's id, and its card's
+    /// state as the crash left it.
+    async fn crashed_at(&self, point: &str, timeout: &str) -> (String, CardDelivery) {
+        let process = process(&self.fake, &self.url, timeout).await;
+        fail::cfg(point, "return").expect("failpoint");
+        let report = finished(self.run(&process)).await;
+        fail::remove(point);
+        assert!(!report.tool_ran, "the run stopped at {point}");
+        let id = self.request_id(&process).await;
+        let state = delivery(&process, &id).await;
+        (id, state)
+    }
+
+    /// Starts the call on `process` and waits for its card: the run and
+    /// the request's id.
+    async fn waiting(&self, process: &Process) -> (JoinHandle<ToolCallReport>, String) {
+        let run = self.run(process);
+        self.fake
+            .wait_for_card(1, Duration::from_secs(5))
+            .await
+            .expect("card");
+        (run, self.request_id(process).await)
+    }
+
+    /// Approves `id` through a fresh replica that stops at failpoint `point`
+    /// while handling the click: the reply's text, and the replica (drop it
+    /// to crash it).
+    async fn click_on_crashing_replica(
+        &self,
+        point: &str,
+        id: &str,
+        event: &str,
+    ) -> (String, Process) {
+        let replica = self.process().await;
+        fail::cfg(point, "return").expect("failpoint");
+        let (_, reply) = self.clicked(&replica, id, event).await;
+        fail::remove(point);
+        (reply.to_string(), replica)
+    }
+
+    /// Sweeps on `process` until the card of `id` is confirmed redrawn
+    /// (the outbox), at most 5 s; the redrawn card has no buttons.
+    async fn card_redrawn_without_buttons(&self, process: &Process, id: &str) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            process.approvals.sweep(&config()).await.expect("sweep");
+            if matches!(delivery(process, id).await, CardDelivery::Updated { .. }) {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the card of {id} was never confirmed redrawn"
+            );
+            tokio::time::sleep(Duration::from_millis(60)).await;
+        }
+        support::assert_last_card_update_has_no_buttons(&self.fake);
+    }
+
     async fn clicked(&self, process: &Process, id: &str, event: &str) -> (u16, Value) {
         let mut click = CardClick::new(id, Decision::Approve, "ou_bob", CHAT);
         click.event_id = Some(event.to_owned());
@@ -200,67 +259,17 @@ async fn status(process: &Process, id: &str) -> ConfirmationStatus {
     request.expect("request").status
 }
 
-/// Moves the card claim of `id` back past the gate's 60 s lease, as if
-/// that long had passed since the claimer died.
-async fn age_claim(url: &str, id: &str) {
-    let database = Database::connect(url).await.expect("db");
-    let Database::Sqlite(pool) = &database else {
-        unreachable!("these tests use SQLite")
-    };
-    sqlx::query(
-        "UPDATE confirmation_requests SET card_claimed_at_ms = card_claimed_at_ms - 61000 \
-         WHERE id = ?1",
-    )
-    .bind(id)
-    .execute(pool)
-    .await
-    .expect("age the claim");
-    database.close().await;
-}
-
-/// Sweeps until the card of `id` is confirmed redrawn (the outbox), at most 5 s.
-async fn card_finally_updated(process: &Process, id: &str) -> Result<(), StorageError> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        process.approvals.sweep(&config()).await?;
-        if matches!(delivery(process, id).await, CardDelivery::Updated { .. }) {
-            return Ok(());
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the card of {id} was never confirmed redrawn"
-        );
-        tokio::time::sleep(Duration::from_millis(60)).await;
-    }
-}
-
-fn last_update_has_buttons(fake: &FakeFeishu) -> bool {
-    let (_, card) = fake.card_updates().pop().expect("the card was redrawn");
-    card.to_string().contains("\"button\"")
-}
-
 /// Killed after creating the request, before claiming the card: no card
-/// exists, so the sweeper may cancel it as an orphan; a re-run before that
-/// sends exactly one card and runs once approved.
+/// exists; a re-run sends exactly one card and runs once approved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_killed_before_the_claim() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
-    let first = world.process().await;
-    fail::cfg(crash_points::AFTER_CREATE, "return").expect("failpoint");
-    assert!(!finished(world.run(&first)).await.tool_ran);
-    let id = world.request_id(&first).await;
-    assert_eq!(delivery(&first, &id).await, CardDelivery::Unclaimed);
-    drop(first);
-    fail::remove(crash_points::AFTER_CREATE);
+    let (id, state) = world.crashed_at(crash_points::AFTER_CREATE, "30s").await;
+    assert_eq!(state, CardDelivery::Unclaimed);
 
     let second = world.process().await;
-    let run = world.run(&second);
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(5))
-        .await
-        .expect("card");
+    let (run, _) = world.waiting(&second).await;
     world.clicked(&second, &id, "evt-1").await;
     assert!(finished(run).await.tool_ran);
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
@@ -273,12 +282,7 @@ async fn agent_killed_before_the_claim() {
 async fn an_unclaimed_request_is_swept_as_an_orphan() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
-    let first = world.process().await;
-    fail::cfg(crash_points::AFTER_CREATE, "return").expect("failpoint");
-    finished(world.run(&first)).await;
-    let id = world.request_id(&first).await;
-    drop(first);
-    fail::remove(crash_points::AFTER_CREATE);
+    let (id, _) = world.crashed_at(crash_points::AFTER_CREATE, "30s").await;
 
     let second = world.process().await;
     let report = second.approvals.sweep(&config()).await.expect("sweep");
@@ -297,16 +301,8 @@ async fn an_unclaimed_request_is_swept_as_an_orphan() {
 async fn agent_killed_after_the_claim_before_the_send() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
-    let first = world.process().await;
-    fail::cfg(crash_points::AFTER_CLAIM, "return").expect("failpoint");
-    assert!(!finished(world.run(&first)).await.tool_ran);
-    let id = world.request_id(&first).await;
-    assert!(matches!(
-        delivery(&first, &id).await,
-        CardDelivery::Claimed { .. }
-    ));
-    drop(first);
-    fail::remove(crash_points::AFTER_CLAIM);
+    let (id, state) = world.crashed_at(crash_points::AFTER_CLAIM, "30s").await;
+    assert!(matches!(state, CardDelivery::Claimed { .. }));
 
     let second = world.process().await;
     let report = second.approvals.sweep(&config()).await.expect("sweep");
@@ -318,15 +314,13 @@ async fn agent_killed_after_the_claim_before_the_send() {
     waiting.abort();
     drop(second);
 
-    age_claim(&world.url, &id).await;
+    support::age_card_claim(&world.url, &id).await;
     let third = world.process().await;
-    let run = world.run(&third);
-    let card = world
-        .fake
-        .wait_for_card(1, Duration::from_secs(5))
-        .await
-        .expect("card");
-    assert_eq!(card.uuid.as_deref(), Some(id.as_str()));
+    let (run, _) = world.waiting(&third).await;
+    assert_eq!(
+        world.fake.sent_cards()[0].uuid.as_deref(),
+        Some(id.as_str())
+    );
     world.clicked(&third, &id, "evt-1").await;
     assert!(finished(run).await.tool_ran);
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
@@ -334,25 +328,16 @@ async fn agent_killed_after_the_claim_before_the_send() {
 }
 
 /// Killed after Feishu accepted the card, before its reference was stored:
-/// the card is live; the sweeper does not cancel the request, a click on
-/// the live card decides it, a re-run within the lease sends nothing and
-/// runs the call once; after the lease a re-send with the same `uuid` is
-/// deduplicated by the platform and stores the same message's reference.
+/// the card is live; the sweeper does not cancel the request; after the
+/// lease a re-send with the same `uuid` is deduplicated by the platform and
+/// stores the first message's reference; a click on it runs the call once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_killed_after_the_send_before_the_reference() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
-    let first = world.process().await;
-    fail::cfg(crash_points::AFTER_SEND, "return").expect("failpoint");
-    assert!(!finished(world.run(&first)).await.tool_ran);
-    let id = world.request_id(&first).await;
+    let (id, state) = world.crashed_at(crash_points::AFTER_SEND, "30s").await;
+    assert!(matches!(state, CardDelivery::Claimed { .. }));
     assert_eq!(world.cards(), 1);
-    assert!(matches!(
-        delivery(&first, &id).await,
-        CardDelivery::Claimed { .. }
-    ));
-    drop(first);
-    fail::remove(crash_points::AFTER_SEND);
 
     let second = world.process().await;
     let report = second.approvals.sweep(&config()).await.expect("sweep");
@@ -360,10 +345,8 @@ async fn agent_killed_after_the_send_before_the_reference() {
         report.cancelled, 0,
         "a live card is never swept as an orphan"
     );
-    age_claim(&world.url, &id).await;
+    support::age_card_claim(&world.url, &id).await;
     let run = world.run(&second);
-    // The re-send after the lease reaches Feishu with the same uuid: no
-    // second card, and the reference of the first is stored.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while !matches!(delivery(&second, &id).await, CardDelivery::Delivered { .. }) {
         assert!(
@@ -391,12 +374,7 @@ async fn agent_killed_after_the_send_before_the_reference() {
 async fn agent_killed_while_waiting_then_approved() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
-    let first = world.process().await;
-    fail::cfg(crash_points::WAITING, "return").expect("failpoint");
-    assert!(!finished(world.run(&first)).await.tool_ran);
-    let id = world.request_id(&first).await;
-    drop(first);
-    fail::remove(crash_points::WAITING);
+    let (id, _) = world.crashed_at(crash_points::WAITING, "30s").await;
 
     let replica = world.process().await;
     let (code, reply) = world.clicked(&replica, &id, "evt-1").await;
@@ -405,8 +383,7 @@ async fn agent_killed_while_waiting_then_approved() {
     let agent = world.process().await;
     assert!(finished(world.run(&agent)).await.tool_ran);
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
-    card_finally_updated(&replica, &id).await.expect("sweep");
-    assert!(!last_update_has_buttons(&world.fake));
+    world.card_redrawn_without_buttons(&replica, &id).await;
     scenario.teardown();
 }
 
@@ -420,13 +397,7 @@ async fn agent_killed_during_the_tool_runs_it_at_most_once() {
     let world = world().await;
     let first = world.process().await;
     fail::cfg(crash_points::AFTER_CONSUME, "return").expect("failpoint");
-    let run = world.run(&first);
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(5))
-        .await
-        .expect("card");
-    let id = world.request_id(&first).await;
+    let (run, id) = world.waiting(&first).await;
     world.clicked(&first, &id, "evt-1").await;
     assert!(!finished(run).await.tool_ran);
     drop(first);
@@ -440,13 +411,8 @@ async fn agent_killed_during_the_tool_runs_it_at_most_once() {
         "{}",
         report.observation
     );
-    let request = second
-        .approvals
-        .store()
-        .get(&id)
-        .await
-        .expect("read")
-        .expect("request");
+    let request = second.approvals.store().get(&id).await.expect("read");
+    let request = request.expect("request");
     assert_eq!(request.status, ConfirmationStatus::Approved);
     assert!(request.consumed_at_ms.is_some());
     assert_eq!((world.cards(), world.tool_runs()), (1, 0));
@@ -461,32 +427,16 @@ async fn replica_killed_between_event_and_decision_the_retry_decides() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
     let agent = world.process().await;
-    let run = world.run(&agent);
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(5))
-        .await
-        .expect("card");
-    let id = world.request_id(&agent).await;
+    let (run, id) = world.waiting(&agent).await;
 
-    let replica = world.process().await;
-    fail::cfg(crash_points::BETWEEN_EVENT_AND_DECISION, "return").expect("failpoint");
-    let (_, reply) = world.clicked(&replica, &id, "evt-retried").await;
-    assert!(
-        reply.to_string().contains("could not be recorded"),
-        "{reply}"
-    );
+    let (reply, replica) = world
+        .click_on_crashing_replica(crash_points::BETWEEN_EVENT_AND_DECISION, &id, "evt-retried")
+        .await;
+    assert!(reply.contains("could not be recorded"), "{reply}");
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
-    assert!(
-        !replica
-            .approvals
-            .store()
-            .event_seen("evt-retried")
-            .await
-            .expect("read")
-    );
+    let store = replica.approvals.store();
+    assert!(!store.event_seen("evt-retried").await.expect("read"));
     drop(replica);
-    fail::remove(crash_points::BETWEEN_EVENT_AND_DECISION);
 
     let restarted = world.process().await;
     let (_, reply) = world.clicked(&restarted, &id, "evt-retried").await;
@@ -504,26 +454,18 @@ async fn replica_killed_after_the_decision_before_the_reply() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
     let agent = world.process().await;
-    let run = world.run(&agent);
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(5))
-        .await
-        .expect("card");
-    let id = world.request_id(&agent).await;
+    let (run, id) = world.waiting(&agent).await;
 
-    let replica = world.process().await;
-    fail::cfg(crash_points::AFTER_DECISION, "return").expect("failpoint");
-    world.clicked(&replica, &id, "evt-1").await;
+    let (_, replica) = world
+        .click_on_crashing_replica(crash_points::AFTER_DECISION, &id, "evt-1")
+        .await;
     drop(replica);
-    fail::remove(crash_points::AFTER_DECISION);
     assert!(finished(run).await.tool_ran);
 
     let restarted = world.process().await;
     let (_, reply) = world.clicked(&restarted, &id, "evt-1").await;
     assert!(reply.to_string().contains("already handled"), "{reply}");
-    card_finally_updated(&restarted, &id).await.expect("sweep");
-    assert!(!last_update_has_buttons(&world.fake));
+    world.card_redrawn_without_buttons(&restarted, &id).await;
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
     scenario.teardown();
 }
@@ -534,13 +476,8 @@ async fn two_agents_at_once_send_one_card() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
     let (a, b) = (world.process().await, world.process().await);
-    let (run_a, run_b) = (world.run(&a), world.run(&b));
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(5))
-        .await
-        .expect("card");
-    let id = world.request_id(&a).await;
+    let run_b = world.run(&b);
+    let (run_a, id) = world.waiting(&a).await;
     world.clicked(&a, &id, "evt-1").await;
     let (report_a, report_b) = (finished(run_a).await, finished(run_b).await);
     assert!(
@@ -558,20 +495,14 @@ async fn two_agents_at_once_send_one_card() {
 async fn expiry_while_everything_is_down() {
     let scenario = fail::FailScenario::setup();
     let world = world().await;
-    let first = process(&world.fake, &world.url, "1s").await;
-    fail::cfg(crash_points::WAITING, "return").expect("failpoint");
-    finished(world.run(&first)).await;
-    let id = world.request_id(&first).await;
-    drop(first);
-    fail::remove(crash_points::WAITING);
+    let (id, _) = world.crashed_at(crash_points::WAITING, "1s").await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
 
     let restarted = world.process().await;
     let report = restarted.approvals.sweep(&config()).await.expect("sweep");
     assert_eq!(report.expired, 1);
     assert_eq!(status(&restarted, &id).await, ConfirmationStatus::Expired);
-    card_finally_updated(&restarted, &id).await.expect("sweep");
-    assert!(!last_update_has_buttons(&world.fake));
+    world.card_redrawn_without_buttons(&restarted, &id).await;
     assert!(!finished(world.run(&restarted)).await.tool_ran);
     assert_eq!((world.cards(), world.tool_runs()), (1, 0));
     scenario.teardown();
@@ -599,8 +530,7 @@ async fn a_card_update_lost_with_its_process_is_retried_by_a_sweeper() {
     fail::remove(crash_points::BEFORE_CARD_UPDATE);
 
     let other = world.process().await;
-    card_finally_updated(&other, &id).await.expect("sweep");
+    world.card_redrawn_without_buttons(&other, &id).await;
     assert_eq!(world.fake.card_updates().len(), 1);
-    assert!(!last_update_has_buttons(&world.fake));
     scenario.teardown();
 }

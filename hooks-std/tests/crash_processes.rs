@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use hooks_std::Database;
-use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
+use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, SignedCallback};
 use hooks_std::gate::{
     CardDelivery, ConfirmationStatus, ConfirmationStore, Decision, crash_points,
 };
@@ -188,21 +188,6 @@ impl World {
         }
     }
 
-    /// Moves the card claim of `id` back past the gate's 60 s lease.
-    async fn age_claim(&self, id: &str) {
-        let Database::Sqlite(pool) = self.store.database() else {
-            unreachable!("these tests use SQLite")
-        };
-        sqlx::query(
-            "UPDATE confirmation_requests SET card_claimed_at_ms = card_claimed_at_ms - 61000 \
-             WHERE id = ?1",
-        )
-        .bind(id)
-        .execute(pool)
-        .await
-        .expect("age the claim");
-    }
-
     fn approve(&self, id: &str, event: &str) -> CardClick {
         let mut click = CardClick::new(id, Decision::Approve, "ou_bob", CHAT);
         click.event_id = Some(event.to_owned());
@@ -221,13 +206,62 @@ impl World {
             .expect("read the audit log")
     }
 
-    fn last_update_has_buttons(&self) -> bool {
-        let (_, card) = self
+    /// Starts an agent that freezes at failpoint `point`, kills it there
+    /// with SIGKILL, and returns the request's id.
+    async fn agent_killed_at(&self, point: &str, extra: &[&str]) -> String {
+        let mut args = vec!["--crash-at", point];
+        args.extend_from_slice(extra);
+        let mut agent = self.agent(&args);
+        agent.line("REACHED").await;
+        agent.kill9();
+        self.request_id().await
+    }
+
+    /// Starts an agent and waits for its card: the agent and the request's id.
+    async fn waiting_agent(&self) -> (Process, String) {
+        let agent = self.agent(&[]);
+        self.fake
+            .wait_for_card(1, Duration::from_secs(20))
+            .await
+            .expect("card");
+        (agent, self.request_id().await)
+    }
+
+    /// Approves `id` through the replica at `callback`: the HTTP status
+    /// and the reply.
+    async fn approve_at(&self, callback: &str, id: &str) -> (u16, Value) {
+        self.fake
+            .click(callback, &self.approve(id, "evt-1"))
+            .await
+            .expect("the card has the button")
+    }
+
+    /// Starts a replica that freezes at failpoint `point` while handling
+    /// an approval of `id` (event `event`), kills it there with SIGKILL, and
+    /// returns the sealed callback (for the platform's retry); asserts the
+    /// click got no answer.
+    async fn replica_killed_at(&self, point: &str, id: &str, event: &str) -> SignedCallback {
+        let (mut replica, callback) = self.replica(&["--crash-at", point]).await;
+        let click = self.approve(id, event);
+        let sealed = self
             .fake
-            .card_updates()
-            .pop()
-            .expect("the card was redrawn");
-        card.to_string().contains("\"button\"")
+            .seal(&self.fake.card_action_event(&click).expect("event"));
+        let ((code, _), ()) = tokio::join!(self.fake.deliver(&callback, &sealed), async {
+            replica.line("REACHED").await;
+            replica.kill9();
+        });
+        assert_ne!(code, 200, "the killed replica never answered");
+        sealed
+    }
+
+    /// Waits until the card of `id` is confirmed redrawn (a replica's
+    /// sweeper, from the outbox); the redrawn card has no buttons.
+    async fn card_redrawn_without_buttons(&self, id: &str) {
+        self.until(id, "the card redrawn from the outbox", |delivery, _| {
+            matches!(delivery, CardDelivery::Updated { .. })
+        })
+        .await;
+        support::assert_last_card_update_has_no_buttons(&self.fake);
     }
 }
 
@@ -238,10 +272,7 @@ impl World {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_killed_after_the_send_before_the_reference() {
     let world = world().await;
-    let mut agent = world.agent(&["--crash-at", crash_points::AFTER_SEND]);
-    agent.line("REACHED").await;
-    agent.kill9();
-    let id = world.request_id().await;
+    let id = world.agent_killed_at(crash_points::AFTER_SEND, &[]).await;
     assert_eq!(world.cards(), 1);
     assert!(matches!(
         world.delivery(&id).await,
@@ -249,7 +280,7 @@ async fn agent_killed_after_the_send_before_the_reference() {
     ));
 
     let (_replica, callback) = world.replica(&[]).await;
-    world.age_claim(&id).await;
+    support::age_card_claim(&world.url, &id).await;
     let mut agent = world.agent(&[]);
     world
         .until(
@@ -259,11 +290,7 @@ async fn agent_killed_after_the_send_before_the_reference() {
         )
         .await;
     assert_eq!(world.cards(), 1, "the re-send was deduplicated");
-    let (code, reply) = world
-        .fake
-        .click(&callback, &world.approve(&id, "evt-1"))
-        .await
-        .expect("button");
+    let (code, reply) = world.approve_at(&callback, &id).await;
     assert_eq!(code, 200, "{reply}");
     assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
@@ -276,30 +303,10 @@ async fn agent_killed_after_the_send_before_the_reference() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replica_killed_between_event_and_decision() {
     let world = world().await;
-    let mut agent = world.agent(&[]);
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(20))
-        .await
-        .expect("card");
-    let id = world.request_id().await;
-
-    let (mut replica, callback) = world
-        .replica(&["--crash-at", crash_points::BETWEEN_EVENT_AND_DECISION])
+    let (mut agent, id) = world.waiting_agent().await;
+    let sealed = world
+        .replica_killed_at(crash_points::BETWEEN_EVENT_AND_DECISION, &id, "evt-retried")
         .await;
-    let sealed = world.fake.seal(
-        &world
-            .fake
-            .card_action_event(&world.approve(&id, "evt-retried"))
-            .expect("event"),
-    );
-    // The click reaches the replica, which freezes mid-transaction and is
-    // killed there.
-    let ((code, _), ()) = tokio::join!(world.fake.deliver(&callback, &sealed), async {
-        replica.line("REACHED").await;
-        replica.kill9();
-    });
-    assert_ne!(code, 200, "the killed replica never answered");
     assert_eq!(world.status(&id).await, ConfirmationStatus::Pending);
     assert!(!world.store.event_seen("evt-retried").await.expect("read"));
 
@@ -308,6 +315,27 @@ async fn replica_killed_between_event_and_decision() {
     assert_eq!(code, 200);
     assert!(reply.to_string().contains("Approved"), "{reply}");
     assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    assert_eq!(world.audit().await, ["ok"]);
+}
+
+/// The replica is killed after committing the decision, before replying:
+/// the decision stands, the waiting agent runs the call once, the retried
+/// event is answered "already handled", and the card is redrawn by the
+/// restarted replica's sweeper.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_killed_after_the_decision_before_the_reply() {
+    let world = world().await;
+    let (mut agent, id) = world.waiting_agent().await;
+    let sealed = world
+        .replica_killed_at(crash_points::AFTER_DECISION, &id, "evt-1")
+        .await;
+    assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
+
+    let (_replica, callback) = world.replica(&[]).await;
+    let (_, reply) = world.fake.deliver(&callback, &sealed).await;
+    assert!(reply.to_string().contains("already handled"), "{reply}");
+    world.card_redrawn_without_buttons(&id).await;
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
     assert_eq!(world.audit().await, ["ok"]);
 }
@@ -326,11 +354,7 @@ async fn agent_killed_during_the_tool() {
         .expect("card");
     let id = world.request_id().await;
     let (_replica, callback) = world.replica(&[]).await;
-    world
-        .fake
-        .click(&callback, &world.approve(&id, "evt-1"))
-        .await
-        .expect("button");
+    world.approve_at(&callback, &id).await;
     agent.line("REACHED").await;
     agent.kill9();
 
@@ -357,47 +381,29 @@ async fn agent_killed_during_the_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expiry_while_everything_is_down() {
     let world = world().await;
-    let mut agent = world.agent(&["--timeout", "1s", "--crash-at", crash_points::WAITING]);
-    agent.line("REACHED").await;
-    agent.kill9();
-    let id = world.request_id().await;
+    let id = world
+        .agent_killed_at(crash_points::WAITING, &["--timeout", "1s"])
+        .await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
 
     let (_replica, _) = world.replica(&[]).await;
-    world
-        .until(&id, "expired and the card redrawn", |delivery, status| {
-            status == ConfirmationStatus::Expired
-                && matches!(delivery, CardDelivery::Updated { .. })
-        })
-        .await;
-    assert!(!world.last_update_has_buttons());
+    world.card_redrawn_without_buttons(&id).await;
+    assert_eq!(world.status(&id).await, ConfirmationStatus::Expired);
     assert_eq!((world.cards(), world.tool_runs()), (1, 0));
     assert!(world.audit().await.is_empty(), "the killed run wrote none");
 }
 
-/// The agent is killed before the claim: no card can exist, the request is
-/// an orphan; a re-run sends the one card and runs once approved.
+/// The agent is killed before the claim: no card can exist; a re-run sends
+/// the one card and runs once approved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_killed_before_the_claim() {
     let world = world().await;
-    let mut agent = world.agent(&["--crash-at", crash_points::AFTER_CREATE]);
-    agent.line("REACHED").await;
-    agent.kill9();
-    let id = world.request_id().await;
+    let id = world.agent_killed_at(crash_points::AFTER_CREATE, &[]).await;
     assert_eq!(world.delivery(&id).await, CardDelivery::Unclaimed);
 
-    let mut again = world.agent(&[]);
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(20))
-        .await
-        .expect("card");
+    let (mut again, _) = world.waiting_agent().await;
     let (_replica, callback) = world.replica(&[]).await;
-    world
-        .fake
-        .click(&callback, &world.approve(&id, "evt-1"))
-        .await
-        .expect("button");
+    world.approve_at(&callback, &id).await;
     assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
     assert_eq!(world.audit().await, ["ok"]);
@@ -409,34 +415,25 @@ async fn agent_killed_before_the_claim() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_killed_after_the_claim_before_the_send() {
     let world = world().await;
-    let mut agent = world.agent(&["--crash-at", crash_points::AFTER_CLAIM]);
-    agent.line("REACHED").await;
-    agent.kill9();
-    let id = world.request_id().await;
+    let id = world.agent_killed_at(crash_points::AFTER_CLAIM, &[]).await;
     assert_eq!(world.cards(), 0);
     let (_replica, callback) = world.replica(&[]).await;
     // The replica sweeps every 200 ms; a claimed request is no orphan.
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(world.status(&id).await, ConfirmationStatus::Pending);
 
-    world.age_claim(&id).await;
-    let mut again = world.agent(&[]);
-    let card = world
-        .fake
-        .wait_for_card(1, Duration::from_secs(20))
-        .await
-        .expect("card");
-    assert_eq!(card.uuid.as_deref(), Some(id.as_str()));
+    support::age_card_claim(&world.url, &id).await;
+    let (mut again, _) = world.waiting_agent().await;
+    assert_eq!(
+        world.fake.sent_cards()[0].uuid.as_deref(),
+        Some(id.as_str())
+    );
     world
         .until(&id, "the card's reference is stored", |delivery, _| {
             matches!(delivery, CardDelivery::Delivered { .. })
         })
         .await;
-    world
-        .fake
-        .click(&callback, &world.approve(&id, "evt-1"))
-        .await
-        .expect("button");
+    world.approve_at(&callback, &id).await;
     assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
     assert_eq!(world.audit().await, ["ok"]);
@@ -447,70 +444,15 @@ async fn agent_killed_after_the_claim_before_the_send() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_killed_while_waiting_then_approved() {
     let world = world().await;
-    let mut agent = world.agent(&["--crash-at", crash_points::WAITING]);
-    agent.line("REACHED").await;
-    agent.kill9();
-    let id = world.request_id().await;
+    let id = world.agent_killed_at(crash_points::WAITING, &[]).await;
     let (_replica, callback) = world.replica(&[]).await;
-    let (code, reply) = world
-        .fake
-        .click(&callback, &world.approve(&id, "evt-1"))
-        .await
-        .expect("button");
+    let (code, reply) = world.approve_at(&callback, &id).await;
     assert_eq!(code, 200, "{reply}");
 
     let mut again = world.agent(&[]);
     assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
-    world
-        .until(&id, "the card redrawn from the outbox", |delivery, _| {
-            matches!(delivery, CardDelivery::Updated { .. })
-        })
-        .await;
-    assert!(!world.last_update_has_buttons());
-    assert_eq!(world.audit().await, ["ok"]);
-}
-
-/// The replica is killed after committing the decision, before replying:
-/// the decision stands, the waiting agent runs the call once, the retried
-/// event is answered "already handled", and the card is redrawn by the
-/// restarted replica's sweeper.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn replica_killed_after_the_decision_before_the_reply() {
-    let world = world().await;
-    let mut agent = world.agent(&[]);
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(20))
-        .await
-        .expect("card");
-    let id = world.request_id().await;
-    let (mut replica, callback) = world
-        .replica(&["--crash-at", crash_points::AFTER_DECISION])
-        .await;
-    let sealed = world.fake.seal(
-        &world
-            .fake
-            .card_action_event(&world.approve(&id, "evt-1"))
-            .expect("event"),
-    );
-    let ((code, _), ()) = tokio::join!(world.fake.deliver(&callback, &sealed), async {
-        replica.line("REACHED").await;
-        replica.kill9();
-    });
-    assert_ne!(code, 200, "the killed replica never answered");
-    assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
-
-    let (_replica, callback) = world.replica(&[]).await;
-    let (_, reply) = world.fake.deliver(&callback, &sealed).await;
-    assert!(reply.to_string().contains("already handled"), "{reply}");
-    world
-        .until(&id, "the card redrawn from the outbox", |delivery, _| {
-            matches!(delivery, CardDelivery::Updated { .. })
-        })
-        .await;
-    assert!(!world.last_update_has_buttons());
-    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    world.card_redrawn_without_buttons(&id).await;
     assert_eq!(world.audit().await, ["ok"]);
 }
 
@@ -519,19 +461,10 @@ async fn replica_killed_after_the_decision_before_the_reply() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_agents_at_once() {
     let world = world().await;
-    let (mut a, mut b) = (world.agent(&[]), world.agent(&[]));
-    world
-        .fake
-        .wait_for_card(1, Duration::from_secs(20))
-        .await
-        .expect("card");
-    let id = world.request_id().await;
+    let mut b = world.agent(&[]);
+    let (mut a, id) = world.waiting_agent().await;
     let (_replica, callback) = world.replica(&[]).await;
-    world
-        .fake
-        .click(&callback, &world.approve(&id, "evt-1"))
-        .await
-        .expect("button");
+    world.approve_at(&callback, &id).await;
     let (outcome_a, outcome_b) = (a.line("OUTCOME").await, b.line("OUTCOME").await);
     assert!(
         outcome_a.contains("tool_ran=true") != outcome_b.contains("tool_ran=true"),

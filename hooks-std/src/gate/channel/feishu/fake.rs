@@ -830,16 +830,7 @@ async fn send_endpoint(
         && let Some((message_id, first)) = state.sent_by_uuid.get(uuid)
         && first.elapsed() < UUID_DEDUP_WINDOW
     {
-        return api(
-            StatusCode::OK,
-            0,
-            "success",
-            Some(json!({
-                "message_id": message_id,
-                "msg_type": "interactive",
-                "chat_id": chat_id,
-            })),
-        );
+        return message_sent(message_id, chat_id);
     }
     if state.fail_next_sends > 0 {
         state.fail_next_sends -= 1;
@@ -864,6 +855,12 @@ async fn send_endpoint(
         uuid,
         card,
     });
+    message_sent(&message_id, chat_id)
+}
+
+/// The answer to a send: the message's id (a new one, or the one already
+/// sent under the same `uuid`).
+fn message_sent(message_id: &str, chat_id: &str) -> Response {
     api(
         StatusCode::OK,
         0,
