@@ -84,6 +84,9 @@ impl Drop for Process {
 /// What outlives every process: the fake, the SQLite file, the tool's log.
 struct World {
     fake: FakeFeishu,
+    /// Where agents and replicas reach Feishu: the in-process fake, unless
+    /// a test runs the fake in a process of its own.
+    feishu_url: String,
     url: String,
     ran: String,
     store: ConfirmationStore,
@@ -93,10 +96,12 @@ struct World {
 async fn world() -> World {
     let (database, url, dir) = support::sqlite_file().await;
     let ran = dir.path().join("ran.log").display().to_string();
+    let fake = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .expect("fake feishu");
     World {
-        fake: FakeFeishu::start(FakeFeishuConfig::default())
-            .await
-            .expect("fake feishu"),
+        feishu_url: fake.base_url().to_owned(),
+        fake,
         url,
         ran,
         store: ConfirmationStore::new(database),
@@ -111,7 +116,7 @@ impl World {
             "--db",
             &self.url,
             "--feishu",
-            self.fake.base_url(),
+            &self.feishu_url,
             "--ran",
             &self.ran,
         ];
@@ -121,13 +126,7 @@ impl World {
 
     /// A replica and its callback URL.
     async fn replica(&self, extra: &[&str]) -> (Process, String) {
-        let mut args = vec![
-            "replica",
-            "--db",
-            &self.url,
-            "--feishu",
-            self.fake.base_url(),
-        ];
+        let mut args = vec!["replica", "--db", &self.url, "--feishu", &self.feishu_url];
         args.extend_from_slice(extra);
         let mut process = Process::start(&args);
         let ready = process.line("READY ").await;
@@ -474,4 +473,70 @@ async fn two_agents_at_once() {
     let mut audit = world.audit().await;
     audit.sort();
     assert_eq!(audit, ["blocked", "ok"], "one row per attempted call");
+}
+
+/// The fake Feishu in a process of its own, driven over HTTP: the agent is
+/// killed after the send, before the reference; the re-send after the lease
+/// reaches the fake process with the same `uuid` and posts nothing new; a
+/// press through the fake's control endpoint runs the call once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn feishu_in_its_own_process() {
+    let mut world = world().await;
+    let mut feishu = Process::start(&["fake"]);
+    world.feishu_url = feishu
+        .line("READY ")
+        .await
+        .trim_start_matches("READY ")
+        .to_owned();
+    let http = reqwest::Client::builder().no_proxy().build().expect("http");
+    let sent = || async {
+        let cards: Vec<Value> = http
+            .get(format!("{}/fake/sent", world.feishu_url))
+            .send()
+            .await
+            .expect("GET /fake/sent")
+            .json()
+            .await
+            .expect("JSON");
+        cards
+    };
+    let id = world.agent_killed_at(crash_points::AFTER_SEND, &[]).await;
+    assert_eq!(sent().await.len(), 1);
+
+    let (_replica, callback) = world.replica(&[]).await;
+    support::age_card_claim(&world.url, &id).await;
+    let mut agent = world.agent(&[]);
+    world
+        .until(
+            &id,
+            "the re-sent card's reference is stored",
+            |delivery, _| matches!(delivery, CardDelivery::Delivered { .. }),
+        )
+        .await;
+    let cards = sent().await;
+    assert_eq!(cards.len(), 1, "the re-send was deduplicated: {cards:?}");
+    assert_eq!(cards[0]["uuid"], id.as_str());
+    let pressed: Value = http
+        .post(format!("{}/fake/click", world.feishu_url))
+        .json(&serde_json::json!({
+            "callback_url": callback,
+            "request_id": id,
+            "decision": "approve",
+            "operator": "ou_bob",
+            "chat_id": CHAT,
+        }))
+        .send()
+        .await
+        .expect("POST /fake/click")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(pressed["status"], 200, "{pressed}");
+    assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
+    assert_eq!(world.tool_runs(), 1);
+    assert!(
+        world.fake.sent_cards().is_empty(),
+        "the in-process fake was not used"
+    );
+    feishu.kill9();
 }

@@ -5,6 +5,7 @@
 //! ```text
 //! hooks-crash-process agent   --db URL --feishu BASE_URL --ran FILE [--timeout 30s] [--crash-at POINT]
 //! hooks-crash-process replica --db URL --feishu BASE_URL [--crash-at POINT]
+//! hooks-crash-process fake
 //! ```
 //!
 //! `agent` runs the one gated tool call of the tests (conversation `conv-1`,
@@ -14,6 +15,8 @@
 //! sweeps every 200 ms until killed. With `--crash-at POINT` (a name from
 //! `hooks_std::gate::crash_points`) the process prints `REACHED POINT` when
 //! it gets there and freezes, so the test can `kill -9` it at that point.
+//! `fake` runs a `FakeFeishu` on a random local port, prints `READY <base
+//! url>` and serves until killed (driven through its `/fake/…` endpoints).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -22,7 +25,7 @@ use std::time::Duration;
 
 use hooks_runtime::{HookContext, HookRegistry};
 use hooks_std::fail;
-use hooks_std::gate::channel::feishu::{FakeFeishuConfig, FeishuChannel, FeishuConfig};
+use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel, FeishuConfig};
 use hooks_std::gate::{
     ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
 };
@@ -66,7 +69,7 @@ fn options() -> Result<Options, String> {
             _ => return Err(format!("unknown option {flag}")),
         }
     }
-    if options.db.is_empty() || options.feishu.is_empty() {
+    if options.role != "fake" && (options.db.is_empty() || options.feishu.is_empty()) {
         return Err("--db and --feishu are required".to_owned());
     }
     Ok(options)
@@ -166,6 +169,16 @@ async fn replica(options: &Options) -> Result<(), String> {
         .map_err(|error| error.to_string())
 }
 
+async fn fake() -> Result<(), String> {
+    let fake = FakeFeishu::start_on(FakeFeishuConfig::default(), 0)
+        .await
+        .map_err(|error| format!("could not start the fake Feishu: {error}"))?;
+    println!("READY {}", fake.base_url());
+    let _ = std::io::stdout().flush();
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let run = async {
@@ -176,7 +189,8 @@ async fn main() -> ExitCode {
         match options.role.as_str() {
             "agent" => agent(&options).await,
             "replica" => replica(&options).await,
-            other => Err(format!("unknown role {other}: use agent or replica")),
+            "fake" => fake().await,
+            other => Err(format!("unknown role {other}: use agent, replica or fake")),
         }
     };
     match run.await {

@@ -130,9 +130,9 @@ pub const NO_APPROVAL_CHANNEL: &str = "this call needs approval, and no approval
 const DELIVERY_ALLOWANCE: Duration = Duration::from_secs(30);
 
 /// How long delivering a card — sending it and storing its reference —
-/// may take before the run gives up (and cancels the request, if no card is
-/// recorded). Well under [`CARD_CLAIM_LEASE`]: a run stops waiting on its
-/// delivery before anyone may take its claim over.
+/// may take before the run gives up (the request stays claimed: the card
+/// may have reached the chat). Well under [`CARD_CLAIM_LEASE`]: a run stops
+/// waiting on its delivery before anyone may take its claim over.
 const CARD_DELIVERY_DEADLINE: Duration = Duration::from_secs(25);
 
 /// How long a run's claim on sending the card holds; after it, a re-run of

@@ -46,6 +46,7 @@ use super::callback::{NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use super::card::REASON_INPUT_NAME;
 use super::config::FeishuConfig;
 use super::crypto::{encrypt, signature};
+use super::fake_control::control_routes;
 use crate::gate::Decision;
 
 /// Credentials the fake server expects and signs callbacks with.
@@ -192,7 +193,7 @@ impl SignedCallback {
 }
 
 #[derive(Debug)]
-struct Shared {
+pub(super) struct Shared {
     config: FakeFeishuConfig,
     state: Mutex<FakeState>,
 }
@@ -233,7 +234,10 @@ impl Shared {
 /// messages with a schema 2.0 card, at most 30 KB) and `PATCH
 /// /open-apis/im/v1/messages/{id}` (known ids only, the new card must keep
 /// `config.update_multi: true`). Issued tokens stay valid until
-/// [`invalidate_tokens`](Self::invalidate_tokens).
+/// [`invalidate_tokens`](Self::invalidate_tokens). Control endpoints let
+/// another process drive it (see [`start_on`](Self::start_on)):
+/// `GET /fake/sent` and `GET /fake/updates` list the cards sent and
+/// redrawn, and `POST /fake/click` presses a button.
 #[derive(Debug)]
 pub struct FakeFeishu {
     base_url: String,
@@ -250,6 +254,13 @@ impl FakeFeishu {
 
     /// Starts the server on `127.0.0.1:port` (`0`: a random port), e.g. a
     /// port agreed with processes that talk to it. Needs a Tokio runtime.
+    ///
+    /// A test in another process drives it through its control endpoints:
+    /// `GET /fake/sent` (`[{message_id, chat_id, uuid, card}]`), `GET
+    /// /fake/updates` (`[{message_id, card}]`) and `POST /fake/click` with
+    /// `{callback_url, request_id, decision, operator, chat_id, event_id?}`,
+    /// answered with `{status, body}` of the callback it delivered (as
+    /// [`click`](Self::click)).
     pub async fn start_on(config: FakeFeishuConfig, port: u16) -> io::Result<FakeFeishu> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let address = listener.local_addr()?;
@@ -279,6 +290,7 @@ impl FakeFeishu {
                 "/open-apis/im/v1/messages/{message_id}",
                 patch(update_endpoint),
             )
+            .merge(control_routes())
             .with_state(Arc::clone(&shared));
         let (shutdown, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
@@ -561,6 +573,25 @@ impl FakeFeishu {
             .header(axum::http::header::CONTENT_TYPE, "application/json")
             .body(sealed.body);
         exchange(request).await
+    }
+}
+
+impl FakeFeishu {
+    /// Another handle on the server behind `shared`, for its control
+    /// endpoints: it reads the same records and clicks the same cards, and
+    /// dropping it does not stop the server.
+    pub(super) fn handle(shared: Arc<Shared>) -> io::Result<FakeFeishu> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(io::Error::other)?;
+        Ok(FakeFeishu {
+            base_url: String::new(),
+            shared,
+            http,
+            shutdown: None,
+        })
     }
 }
 
