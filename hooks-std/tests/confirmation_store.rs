@@ -9,7 +9,8 @@ use std::time::Duration;
 use hooks_std::Database;
 use hooks_std::gate::{
     ApproverScope, CardDelivery, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
-    ConfirmationStore, DecideOutcome, Decision, EventDecision, NewConfirmation, args_digest,
+    ConfirmationStore, DecideOutcome, Decision, EventDecision, MAX_CARD_UPDATE_ATTEMPTS,
+    NewConfirmation, args_digest,
 };
 use serde_json::json;
 
@@ -613,6 +614,7 @@ async fn store_on_sqlite() {
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     delivery_states_and_the_card_outbox(database.clone()).await;
+    the_outbox_gives_up_on_a_card(database.clone()).await;
     resend_window(database.clone()).await;
     events(database).await;
 }
@@ -629,6 +631,7 @@ async fn store_on_postgres() {
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     delivery_states_and_the_card_outbox(database.clone()).await;
+    the_outbox_gives_up_on_a_card(database.clone()).await;
     resend_window(database.clone()).await;
     events(database).await;
 }
@@ -745,6 +748,41 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
             .expect("take"),
         None,
         "a confirmed update leaves the outbox"
+    );
+}
+
+/// A card the platform never confirms (deleted, too old to edit) is tried
+/// [`MAX_CARD_UPDATE_ATTEMPTS`] times, then left with its last error.
+async fn the_outbox_gives_up_on_a_card(database: Database) {
+    let (store, request) = pending_request(database, "gives-up").await;
+    let claim = store
+        .claim_card(&request.id, Duration::from_secs(60))
+        .await
+        .expect("claim")
+        .expect("claimed");
+    store
+        .set_message_ref(&request.id, claim, "om_deleted")
+        .await
+        .expect("store");
+    store.expire(&request.id).await.expect("expire");
+    for attempt in 1..=MAX_CARD_UPDATE_ATTEMPTS {
+        let taken = store
+            .take_card_update(&request.id, Duration::ZERO)
+            .await
+            .expect("take");
+        assert!(taken.is_some(), "attempt {attempt} is made");
+        store
+            .card_update_failed(&request.id, "message deleted")
+            .await
+            .expect("record failure");
+    }
+    assert_eq!(
+        store
+            .take_card_update(&request.id, Duration::ZERO)
+            .await
+            .expect("take"),
+        None,
+        "given up after {MAX_CARD_UPDATE_ATTEMPTS} attempts"
     );
 }
 

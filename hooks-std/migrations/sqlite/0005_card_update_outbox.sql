@@ -12,3 +12,8 @@ ALTER TABLE confirmation_requests ADD COLUMN card_update_error TEXT;
 CREATE INDEX confirmation_requests_card_updates
     ON confirmation_requests (card_update_due_at_ms)
     WHERE status <> 'pending' AND message_ref IS NOT NULL AND card_updated_at_ms IS NULL;
+
+-- Requests already final before this migration had their card redrawn (or
+-- not) by the process of the time: they are not put in the outbox.
+UPDATE confirmation_requests SET card_updated_at_ms = decided_at_ms
+    WHERE status <> 'pending' AND message_ref IS NOT NULL;

@@ -37,4 +37,6 @@ pub use hook::{ApprovalGate, ApprovalGateConfig, ChannelName, NO_APPROVAL_CHANNE
 pub use request::{
     ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
 };
-pub use store::{ConfirmationStore, DecideOutcome, EventDecision, NewConfirmation};
+pub use store::{
+    ConfirmationStore, DecideOutcome, EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation,
+};

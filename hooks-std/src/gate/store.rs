@@ -35,10 +35,17 @@ macro_rules! on_pool_write {
 }
 
 /// The outbox's condition for a card update that is due: the request is
-/// final, has a card that is not confirmed redrawn, and no attempt holds it.
+/// final, has a card that is not confirmed redrawn, no attempt holds it, and
+/// fewer than [`MAX_CARD_UPDATE_ATTEMPTS`] were made (a card the platform
+/// will never update — deleted, too old — is given up on, its last error
+/// left in `card_update_error`).
 const UPDATE_DUE: &str = "status <> 'pending' AND message_ref IS NOT NULL \
-    AND card_updated_at_ms IS NULL \
+    AND card_updated_at_ms IS NULL AND card_update_attempts < {max_attempts} \
     AND (card_update_due_at_ms IS NULL OR card_update_due_at_ms <= {now_ms})";
+
+/// How many times the outbox tries to redraw one card (with the default
+/// 5 s back-off, over about 80 minutes) before giving up.
+pub const MAX_CARD_UPDATE_ATTEMPTS: u32 = 20;
 
 /// Taking a due card update: count the attempt, hold it for the back-off
 /// (`$2` ms doubled per earlier attempt, at most 64 times).
@@ -143,8 +150,11 @@ impl ConfirmationStore {
     /// milliseconds, and SQLite gets `?n` placeholders.
     fn sql(&self, template: &str) -> String {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        self.database
-            .dialect(&template.replace("{columns}", COLUMNS))
+        self.database.dialect(
+            &template
+                .replace("{columns}", COLUMNS)
+                .replace("{max_attempts}", &MAX_CARD_UPDATE_ATTEMPTS.to_string()),
+        )
     }
 
     /// Creates the request for `new.idempotency_key`, or returns the one that
