@@ -6,7 +6,13 @@
 //!   router: event dedup, channel binding, approver scope, waking waiters
 //!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
 //! * [`ApprovalGate`] — the pre hook that creates or resumes a request,
-//!   sends the card through a [`Channel`](channel::Channel) and waits.
+//!   claims its card ([`CardDelivery`]) before sending it through a
+//!   [`Channel`](channel::Channel), and waits.
+//! * The card-update outbox — a final request whose card is not confirmed
+//!   redrawn — sent at once where possible and by any replica's sweeper
+//!   until the platform confirms.
+//! * [`crash_points`] — the failpoints of the crash tests (feature
+//!   `failpoints`).
 //! * [`channel`] — where the gate talks to people (Feishu/Lark, Slack). It
 //!   lives under the gate because it speaks the gate's types (requests,
 //!   decisions); the gate's state machine never depends on a particular channel.
