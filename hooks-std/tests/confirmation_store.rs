@@ -652,6 +652,21 @@ async fn pending_request(
     (store, request)
 }
 
+/// Claims the card of request `id` and stores `message_ref` as its reference.
+async fn deliver(store: &ConfirmationStore, id: &str, message_ref: &str) {
+    let claim = store
+        .claim_card(id, Duration::from_secs(60))
+        .await
+        .expect("claim")
+        .expect("claimed");
+    assert!(
+        store
+            .set_message_ref(id, claim, message_ref)
+            .await
+            .expect("store")
+    );
+}
+
 /// A card's delivery is claimed before the platform is called, a claimed
 /// request is never an orphan, and a final request with a card stays in the
 /// outbox — taken by one attempt at a time, retried after its back-off —
@@ -755,15 +770,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
 /// [`MAX_CARD_UPDATE_ATTEMPTS`] times, then left with its last error.
 async fn the_outbox_gives_up_on_a_card(database: Database) {
     let (store, request) = pending_request(database, "gives-up").await;
-    let claim = store
-        .claim_card(&request.id, Duration::from_secs(60))
-        .await
-        .expect("claim")
-        .expect("claimed");
-    store
-        .set_message_ref(&request.id, claim, "om_deleted")
-        .await
-        .expect("store");
+    deliver(&store, &request.id, "om_deleted").await;
     store.expire(&request.id).await.expect("expire");
     for attempt in 1..=MAX_CARD_UPDATE_ATTEMPTS {
         let taken = store

@@ -205,6 +205,14 @@ impl World {
             .expect("read the audit log")
     }
 
+    /// `agent` ran the call: one card, one tool run, one audit row `ok`.
+    async fn ran_once(&self, agent: &mut Process) {
+        let outcome = agent.line("OUTCOME").await;
+        assert!(outcome.contains("tool_ran=true"), "{outcome}");
+        assert_eq!((self.cards(), self.tool_runs()), (1, 1));
+        assert_eq!(self.audit().await, ["ok"]);
+    }
+
     /// Starts an agent that freezes at failpoint `point`, kills it there
     /// with SIGKILL, and returns the request's id.
     async fn agent_killed_at(&self, point: &str, extra: &[&str]) -> String {
@@ -291,9 +299,7 @@ async fn agent_killed_after_the_send_before_the_reference() {
     assert_eq!(world.cards(), 1, "the re-send was deduplicated");
     let (code, reply) = world.approve_at(&callback, &id).await;
     assert_eq!(code, 200, "{reply}");
-    assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
-    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
-    assert_eq!(world.audit().await, ["ok"]);
+    world.ran_once(&mut agent).await;
 }
 
 /// The replica is killed between recording the event and the decision (in
@@ -313,9 +319,7 @@ async fn replica_killed_between_event_and_decision() {
     let (code, reply): (u16, Value) = world.fake.deliver(&callback, &sealed).await;
     assert_eq!(code, 200);
     assert!(reply.to_string().contains("Approved"), "{reply}");
-    assert!(agent.line("OUTCOME").await.contains("tool_ran=true"));
-    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
-    assert_eq!(world.audit().await, ["ok"]);
+    world.ran_once(&mut agent).await;
 }
 
 /// The replica is killed after committing the decision, before replying:
@@ -403,9 +407,7 @@ async fn agent_killed_before_the_claim() {
     let (mut again, _) = world.waiting_agent().await;
     let (_replica, callback) = world.replica(&[]).await;
     world.approve_at(&callback, &id).await;
-    assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
-    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
-    assert_eq!(world.audit().await, ["ok"]);
+    world.ran_once(&mut again).await;
 }
 
 /// The agent is killed after claiming, before calling Feishu: a replica's
@@ -433,9 +435,7 @@ async fn agent_killed_after_the_claim_before_the_send() {
         })
         .await;
     world.approve_at(&callback, &id).await;
-    assert!(again.line("OUTCOME").await.contains("tool_ran=true"));
-    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
-    assert_eq!(world.audit().await, ["ok"]);
+    world.ran_once(&mut again).await;
 }
 
 /// The agent is killed while waiting and the approver decides while it is

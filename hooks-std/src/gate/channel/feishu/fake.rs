@@ -301,11 +301,7 @@ impl FakeFeishu {
                 tracing::warn!(%error, "fake feishu server stopped with an error");
             }
         });
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .map_err(io::Error::other)?;
+        let http = http_client()?;
         Ok(FakeFeishu {
             base_url: format!("http://{address}"),
             shared,
@@ -581,11 +577,7 @@ impl FakeFeishu {
     /// endpoints: it reads the same records and clicks the same cards, and
     /// dropping it does not stop the server.
     pub(super) fn handle(shared: Arc<Shared>) -> io::Result<FakeFeishu> {
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .map_err(io::Error::other)?;
+        let http = http_client()?;
         Ok(FakeFeishu {
             base_url: String::new(),
             shared,
@@ -593,6 +585,15 @@ impl FakeFeishu {
             shutdown: None,
         })
     }
+}
+
+/// The client the fake delivers callbacks with (no proxy, 30 s timeout).
+fn http_client() -> io::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(io::Error::other)
 }
 
 impl Drop for FakeFeishu {
