@@ -58,6 +58,11 @@ pub mod storage;
 pub mod text;
 pub mod truncate;
 
+/// The failpoint crate behind [`gate::crash_points`] (feature `failpoints`):
+/// tests configure failpoints with it (`fail::cfg`, `fail::FailScenario`).
+#[cfg(feature = "failpoints")]
+pub use fail;
+
 pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
 pub use config::ConfigError;
 pub use factory::{

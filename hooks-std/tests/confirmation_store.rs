@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use hooks_std::Database;
 use hooks_std::gate::{
-    ApproverScope, ConfirmationMode, ConfirmationStatus, ConfirmationStore, DecideOutcome,
-    Decision, EventDecision, NewConfirmation, args_digest,
+    ApproverScope, CardDelivery, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
+    ConfirmationStore, DecideOutcome, Decision, EventDecision, MAX_CARD_UPDATE_ATTEMPTS,
+    NewConfirmation, args_digest,
 };
 use serde_json::json;
 
@@ -612,6 +613,9 @@ async fn store_on_sqlite() {
     a_taken_over_claim_stores_no_card(database.clone()).await;
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
+    delivery_states_and_the_card_outbox(database.clone()).await;
+    the_outbox_gives_up_on_a_card(database.clone()).await;
+    resend_window(database.clone()).await;
     events(database).await;
 }
 
@@ -626,7 +630,249 @@ async fn store_on_postgres() {
     a_taken_over_claim_stores_no_card(database.clone()).await;
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
+    delivery_states_and_the_card_outbox(database.clone()).await;
+    the_outbox_gives_up_on_a_card(database.clone()).await;
+    resend_window(database.clone()).await;
     events(database).await;
+}
+
+/// A store on `database` and a fresh pending request in it (60 s).
+async fn pending_request(
+    database: Database,
+    prefix: &str,
+) -> (ConfirmationStore, ConfirmationRequest) {
+    let store = ConfirmationStore::new(database);
+    let (request, _) = store
+        .create_or_resume(&new_request(
+            &support::unique(prefix),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    (store, request)
+}
+
+/// Claims the card of request `id` and stores `message_ref` as its reference.
+async fn deliver(store: &ConfirmationStore, id: &str, message_ref: &str) {
+    let claim = store
+        .claim_card(id, Duration::from_secs(60))
+        .await
+        .expect("claim")
+        .expect("claimed");
+    assert!(
+        store
+            .set_message_ref(id, claim, message_ref)
+            .await
+            .expect("store")
+    );
+}
+
+/// A card's delivery is claimed before the platform is called, a claimed
+/// request is never an orphan, and a final request with a card stays in the
+/// outbox — taken by one attempt at a time, retried after its back-off —
+/// until the platform's confirmation is recorded.
+async fn delivery_states_and_the_card_outbox(database: Database) {
+    let (store, request) = pending_request(database, "outbox").await;
+    let delivery = |store: ConfirmationStore, id: String| async move {
+        store.delivery(&id).await.expect("read").expect("request")
+    };
+    assert_eq!(
+        delivery(store.clone(), request.id.clone()).await,
+        CardDelivery::Unclaimed
+    );
+    let claim = store
+        .claim_card(&request.id, Duration::from_secs(60))
+        .await
+        .expect("claim")
+        .expect("claimed");
+    assert_eq!(
+        delivery(store.clone(), request.id.clone()).await,
+        CardDelivery::Claimed {
+            claimed_at_ms: claim.claimed_at_ms()
+        }
+    );
+    let orphans = store
+        .cancel_orphans("feishu", "oc_finance", Duration::ZERO)
+        .await
+        .expect("sweep");
+    assert!(
+        orphans.iter().all(|orphan| orphan.id != request.id),
+        "a claimed card may be live in the chat: not an orphan"
+    );
+    assert!(
+        store
+            .set_message_ref(&request.id, claim, "om_outbox")
+            .await
+            .expect("store")
+    );
+    let backoff = Duration::from_millis(200);
+    assert_eq!(
+        store
+            .take_card_update(&request.id, backoff)
+            .await
+            .expect("take"),
+        None,
+        "a pending request's card needs no update"
+    );
+    store
+        .decide(&request.id, Decision::Reject, "bob", Some("no"))
+        .await
+        .expect("decide");
+    let taken = store
+        .take_card_update(&request.id, backoff)
+        .await
+        .expect("take")
+        .expect("the decision put the card update in the outbox");
+    assert_eq!(taken.status, ConfirmationStatus::Rejected);
+    assert_eq!(
+        store
+            .take_card_update(&request.id, backoff)
+            .await
+            .expect("take"),
+        None,
+        "an update in flight is held for its back-off"
+    );
+    store
+        .card_update_failed(&request.id, "platform unavailable")
+        .await
+        .expect("record failure");
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(
+        store
+            .take_card_update(&request.id, backoff)
+            .await
+            .expect("take")
+            .is_some(),
+        "retried once the back-off passed"
+    );
+    store
+        .card_update_confirmed(&request.id)
+        .await
+        .expect("confirm");
+    let CardDelivery::Updated { message_ref, .. } =
+        delivery(store.clone(), request.id.clone()).await
+    else {
+        panic!("confirmed");
+    };
+    assert_eq!(message_ref, "om_outbox");
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(
+        store
+            .take_card_update(&request.id, backoff)
+            .await
+            .expect("take"),
+        None,
+        "a confirmed update leaves the outbox"
+    );
+}
+
+/// A card the platform never confirms (deleted, too old to edit) is tried
+/// [`MAX_CARD_UPDATE_ATTEMPTS`] times, then left with its last error.
+async fn the_outbox_gives_up_on_a_card(database: Database) {
+    let (store, request) = pending_request(database, "gives-up").await;
+    deliver(&store, &request.id, "om_deleted").await;
+    store.expire(&request.id).await.expect("expire");
+    for attempt in 1..=MAX_CARD_UPDATE_ATTEMPTS {
+        let taken = store
+            .take_card_update(&request.id, Duration::ZERO)
+            .await
+            .expect("take");
+        assert!(taken.is_some(), "attempt {attempt} is made");
+        store
+            .card_update_failed(&request.id, "message deleted")
+            .await
+            .expect("record failure");
+    }
+    assert_eq!(
+        store
+            .take_card_update(&request.id, Duration::ZERO)
+            .await
+            .expect("take"),
+        None,
+        "given up after {MAX_CARD_UPDATE_ATTEMPTS} attempts"
+    );
+}
+
+/// A stale claim is taken over (and the card re-sent) only while the
+/// request is younger than the platform's deduplication window allows.
+async fn resend_window(database: Database) {
+    let (store, request) = pending_request(database, "resend").await;
+    store
+        .claim_card(&request.id, Duration::ZERO)
+        .await
+        .expect("claim")
+        .expect("claimed");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(
+        store
+            .claim_card_within(&request.id, Duration::ZERO, Some(Duration::from_millis(5)))
+            .await
+            .expect("claim"),
+        None,
+        "past the window a re-send could post a second card"
+    );
+    assert!(
+        store
+            .claim_card_within(&request.id, Duration::MAX, None)
+            .await
+            .expect("claim")
+            .is_none(),
+        "an endless lease is never taken over"
+    );
+    assert!(
+        store
+            .claim_card_within(&request.id, Duration::ZERO, Some(Duration::from_secs(3600)))
+            .await
+            .expect("claim")
+            .is_some(),
+        "inside the window the stale claim is taken over"
+    );
+}
+
+/// The crash between a callback's event id and its decision: when the
+/// decision statement fails, the event id is not kept either, so the
+/// platform's retry of the event decides.
+#[tokio::test]
+async fn a_failed_decision_leaves_its_event_unused_so_the_retry_decides() {
+    let (database, _url, _dir) = support::sqlite_file().await;
+    let store = ConfirmationStore::new(database.clone());
+    let (request, _) = store
+        .create_or_resume(&new_request("retried", Duration::from_secs(60)))
+        .await
+        .expect("create");
+    let Database::Sqlite(pool) = &database else {
+        unreachable!("a SQLite file")
+    };
+    sqlx::query(
+        "CREATE TRIGGER fail_decisions BEFORE UPDATE OF status ON confirmation_requests \
+         BEGIN SELECT RAISE(ABORT, 'the decision statement failed'); END",
+    )
+    .execute(pool)
+    .await
+    .expect("trigger");
+    let approve = || {
+        store.decide_for_event(
+            "evt-1",
+            "feishu",
+            &request.id,
+            Decision::Approve,
+            "bob",
+            None,
+            || true,
+        )
+    };
+    let failed = approve().await;
+    assert!(failed.is_err(), "{failed:?}");
+    assert!(!store.event_seen("evt-1").await.expect("read"));
+    sqlx::query("DROP TRIGGER fail_decisions")
+        .execute(pool)
+        .await
+        .expect("drop trigger");
+    let retried = approve().await.expect("retry");
+    let EventDecision::Recorded(outcome) = retried else {
+        panic!("the retry is handled as new: {retried:?}");
+    };
+    assert!(matches!(*outcome, DecideOutcome::Decided(_)), "{outcome:?}");
 }
 
 #[tokio::test]

@@ -301,6 +301,32 @@ fn invalid_config_is_refused() {
 
 // ---------------------------------------------------------------- cards
 
+/// A card re-sent for the same request (its id is the message `uuid`) is
+/// deduplicated like the real API does within an hour: the same message,
+/// nothing new in the chat. Another request's card is a new message.
+#[tokio::test]
+async fn a_resent_card_is_deduplicated_by_its_uuid() {
+    let (fake, channel) = setup().await;
+    assert_eq!(
+        channel.send_dedup_window(),
+        Some(std::time::Duration::from_secs(3600))
+    );
+    let first = request("7d0f3f1e-0000-4000-8000-00000000000a");
+    let sent = channel.send_card(&first).await.unwrap();
+    let again = channel.send_card(&first).await.unwrap();
+    assert_eq!(
+        again, sent,
+        "the platform answers with the card already sent"
+    );
+    assert_eq!(fake.sent_cards().len(), 1);
+    let other = channel
+        .send_card(&request("7d0f3f1e-0000-4000-8000-00000000000b"))
+        .await
+        .unwrap();
+    assert_ne!(other, sent);
+    assert_eq!(fake.sent_cards().len(), 2);
+}
+
 #[tokio::test]
 async fn the_sent_card_carries_the_request() {
     let (fake, channel) = setup().await;

@@ -10,6 +10,8 @@ use serde::Deserialize;
 use tokio::task::JoinHandle;
 
 use super::approvers::{Approver, ApproverDirectory, may_decide};
+use super::card_outbox::{push_card_update, send_due_card_updates};
+use super::crash_points::{self, crash_point};
 use super::reply_window::ReplyWindow;
 use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
 use super::store::{ConfirmationStore, DecideOutcome, EventDecision};
@@ -36,6 +38,11 @@ pub struct ApprovalsConfig {
     /// Handled callback event ids are kept this long for dedup (default `"24h"`).
     #[serde(deserialize_with = "ConfigDuration::text")]
     pub event_retention: Duration,
+    /// The first back-off of a card update the platform did not confirm
+    /// (default `"5s"`), doubled per attempt up to 64 times; it also holds an
+    /// update in flight, so no other replica sends it meanwhile.
+    #[serde(deserialize_with = "ConfigDuration::text")]
+    pub card_update_backoff: Duration,
 }
 
 impl Default for ApprovalsConfig {
@@ -45,6 +52,7 @@ impl Default for ApprovalsConfig {
             sweep_interval: Duration::from_secs(30),
             orphan_ttl: Duration::from_secs(600),
             event_retention: Duration::from_secs(24 * 3600),
+            card_update_backoff: Duration::from_secs(5),
         }
     }
 }
@@ -116,10 +124,13 @@ pub struct SweepReport {
     pub cancelled: usize,
     /// Old callback event ids forgotten.
     pub forgotten_events: u64,
+    /// Cards of final requests redrawn from the outbox (platform confirmed).
+    pub cards_updated: usize,
 }
 
 struct Inner {
     store: ConfirmationStore,
+    card_update_backoff: Duration,
     channel: Arc<dyn Channel>,
     directory: Arc<dyn ApproverDirectory>,
     waiters: Arc<Waiters>,
@@ -153,6 +164,7 @@ impl Approvals {
         config: ApprovalsConfig,
     ) -> Self {
         let waiters = Arc::new(Waiters::default());
+        let card_update_backoff = config.card_update_backoff;
         let mut tasks = vec![
             tokio::spawn(poll_decisions(
                 store.clone(),
@@ -173,6 +185,7 @@ impl Approvals {
         Approvals {
             inner: Arc::new(Inner {
                 store,
+                card_update_backoff,
                 channel,
                 directory,
                 waiters,
@@ -326,6 +339,10 @@ impl Approvals {
                 || window.begin_commit(),
             )
             .await?;
+        crash_point!(crash_points::AFTER_DECISION, |_| Err(StorageError::Query {
+            what: format!("failpoint {}", crash_points::AFTER_DECISION),
+            source: sqlx::Error::Protocol("the replica stopped before replying".into()),
+        }));
         Ok(match recorded {
             EventDecision::Recorded(outcome) => self.decided(*outcome, callback.decision),
             EventDecision::Replayed => return self.already_handled(callback).await,
@@ -393,6 +410,10 @@ impl Approvals {
             .store
             .decide(&request.id, decision, &approver.user_id, reason.as_deref())
             .await?;
+        // No callback reply redraws this card: the outbox does.
+        if let DecideOutcome::Decided(decided) | DecideOutcome::PastDeadline(decided) = &outcome {
+            self.push_card_update(&decided.id);
+        }
         Ok(self.decided(outcome, decision))
     }
 
@@ -450,16 +471,27 @@ impl Approvals {
     /// The reply went out before a commit's outcome was known: once it is,
     /// redraw the card, so the approver sees whether their decision stands.
     fn redraw_when_committed(&self, recording: JoinHandle<CallbackOutcome>) {
-        let channel = self.inner.channel.clone();
+        let this = self.clone();
         tokio::spawn(async move {
             if let Ok(outcome) = recording.await
                 && let Some(request) = outcome
                     .request
                     .filter(|request| request.status.is_terminal())
             {
-                update_card(&channel, &request);
+                this.push_card_update(&request.id);
             }
         });
+    }
+
+    /// Redraws the card of final request `id` from the outbox now, in the
+    /// background (a sweeper retries it if this fails or the process dies).
+    fn push_card_update(&self, id: &str) {
+        push_card_update(
+            &self.inner.store,
+            &self.inner.channel,
+            id,
+            self.inner.card_update_backoff,
+        );
     }
 
     fn belongs_here(&self, request: &ConfirmationRequest, callback: &DecisionCallback) -> bool {
@@ -469,8 +501,9 @@ impl Approvals {
             && callback.channel_id == request.channel_id
     }
 
-    /// Expires overdue requests, cancels orphans and forgets old event ids
-    /// now (the background sweeper does this every `sweep_interval`).
+    /// Expires overdue requests, cancels orphans, sends due card updates from
+    /// the outbox and forgets old event ids now (the background sweeper does
+    /// this every `sweep_interval`).
     pub async fn sweep(&self, config: &ApprovalsConfig) -> Result<SweepReport, StorageError> {
         sweep_once(
             &self.inner.store,
@@ -502,9 +535,9 @@ impl Approvals {
         id: &str,
     ) -> Result<Option<ConfirmationRequest>, StorageError> {
         let expired = self.inner.store.expire(id).await?;
-        if let Some(request) = &expired {
+        if expired.is_some() {
             self.inner.waiters.wake(id);
-            update_card(&self.inner.channel, request);
+            self.push_card_update(id);
         }
         Ok(expired)
     }
@@ -524,28 +557,6 @@ fn final_message(request: &ConfirmationRequest) -> String {
     }
 }
 
-/// How long a background card update may take (rate-limit back-off included).
-const CARD_UPDATE_DEADLINE: Duration = Duration::from_secs(120);
-
-/// Redraws the card of a decided or expired request in the background, so a
-/// slow or rate-limited platform never delays a verdict. Best effort: the
-/// decision stands whether or not the card can be redrawn.
-fn update_card(channel: &Arc<dyn Channel>, request: &ConfirmationRequest) {
-    if request.message_ref.is_none() {
-        return;
-    }
-    let (channel, request) = (channel.clone(), request.clone());
-    tokio::spawn(async move {
-        match tokio::time::timeout(CARD_UPDATE_DEADLINE, channel.update_card(&request)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => {
-                tracing::warn!(%error, request = %request.id, "could not update the approval card");
-            }
-            Err(_) => tracing::warn!(request = %request.id, "updating the approval card timed out"),
-        }
-    });
-}
-
 async fn sweep_once(
     store: &ConfirmationStore,
     channel: &Arc<dyn Channel>,
@@ -556,17 +567,19 @@ async fn sweep_once(
     let expired = store.expire_overdue(kind, id).await?;
     for request in &expired {
         waiters.wake(&request.id);
-        update_card(channel, request);
     }
     let cancelled = store.cancel_orphans(kind, id, config.orphan_ttl).await?;
     for request in &cancelled {
         waiters.wake(&request.id);
     }
     let forgotten_events = store.forget_events(config.event_retention).await?;
+    // After expiring: the cards of requests expired just now go out at once.
+    let cards_updated = send_due_card_updates(store, channel, config.card_update_backoff).await?;
     Ok(SweepReport {
         expired: expired.len(),
         cancelled: cancelled.len(),
         forgotten_events,
+        cards_updated,
     })
 }
 

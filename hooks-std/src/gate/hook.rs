@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::approvals::Approvals;
 use super::card_claim::CardClaim;
+use super::crash_points::{self, crash_point};
 use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
@@ -129,14 +130,27 @@ pub const NO_APPROVAL_CHANNEL: &str = "this call needs approval, and no approval
 const DELIVERY_ALLOWANCE: Duration = Duration::from_secs(30);
 
 /// How long delivering a card — sending it and storing its reference —
-/// may take before the run gives up (and cancels the request, if no card is
-/// recorded). Well under [`CARD_CLAIM_LEASE`]: a run stops waiting on its
-/// delivery before anyone may take its claim over.
+/// may take before the run gives up (the request stays claimed: the card
+/// may have reached the chat). Well under [`CARD_CLAIM_LEASE`]: a run stops
+/// waiting on its delivery before anyone may take its claim over.
 const CARD_DELIVERY_DEADLINE: Duration = Duration::from_secs(25);
 
 /// How long a run's claim on sending the card holds; after it, a re-run of
-/// the same tool call may send the card (its first run died mid-send).
+/// the same tool call may send the card again with the same idempotency key
+/// (its first run died mid-send), on a channel whose platform deduplicates.
 const CARD_CLAIM_LEASE: Duration = Duration::from_secs(60);
+
+/// A card is re-sent only while the request is this much younger than the
+/// platform's deduplication window, so the platform's window (counted from
+/// the first send, which came after the request was created) still covers it
+/// whatever the send's latency and the clocks' skew.
+const RESEND_MARGIN: Duration = Duration::from_secs(300);
+
+/// A failpoint firing in the gate: the run stops there, as if killed.
+#[cfg(feature = "failpoints")]
+fn stopped(point: &str) -> HookError {
+    HookError::new(format!("failpoint {point}: the run stopped here"))
+}
 
 /// The human-approval gate.
 ///
@@ -302,6 +316,9 @@ impl ApprovalGate {
             .create_or_resume(&new)
             .await
             .map_err(|error| HookError::new(format!("could not record the request: {error}")))?;
+        crash_point!(crash_points::AFTER_CREATE, |_| Err(stopped(
+            crash_points::AFTER_CREATE
+        )));
         if request.args_digest != digest {
             return Ok(HookResult::block(format!(
                 "the arguments differ from those in confirmation request {} for this tool call; \
@@ -323,16 +340,37 @@ impl ApprovalGate {
         // Subscribe before looking at the state, so no decision slips between.
         let mut subscription = approvals.subscribe(&request.id);
         // Concurrent runs of one tool call share its request; only the run
-        // that claims the card sends it, the others wait for the same decision.
+        // that claims the card sends it, the others (and a restarted run that
+        // finds a live claim) wait for the same decision. The claim is
+        // written before the platform is called, so a card may exist only
+        // for a claimed request.
         if request.status == ConfirmationStatus::Pending && request.message_ref.is_none() {
-            let claim = store
-                .claim_card(&request.id, CARD_CLAIM_LEASE)
-                .await
+            let claimed = match channel.send_dedup_window() {
+                Some(window) => {
+                    store
+                        .claim_card_within(
+                            &request.id,
+                            CARD_CLAIM_LEASE,
+                            Some(window.saturating_sub(RESEND_MARGIN)),
+                        )
+                        .await
+                }
+                // No deduplication on the platform: a claim is never taken
+                // over, so at most one card is ever sent.
+                None => store.claim_card(&request.id, Duration::MAX).await,
+            };
+            let claim = claimed
                 .map_err(|error| HookError::new(format!("could not claim the card: {error}")))?;
             if let Some(claim) = claim {
+                crash_point!(crash_points::AFTER_CLAIM, |_| Err(stopped(
+                    crash_points::AFTER_CLAIM
+                )));
                 self.deliver(approvals, &request, claim).await?;
             }
         }
+        crash_point!(crash_points::WAITING, |_| Err(stopped(
+            crash_points::WAITING
+        )));
         // The deadline is the one stored with the request, on the database's
         // clock: read the clock after delivery, so however long delivery took
         // the wait ends at that deadline (a few milliseconds late at most,
@@ -366,15 +404,16 @@ impl ApprovalGate {
     }
 
     /// Sends the card and stores its reference under `claim`, both within
-    /// [`CARD_DELIVERY_DEADLINE`]. If that fails or takes too long, cancels
+    /// [`CARD_DELIVERY_DEADLINE`]. If the platform refuses the card, cancels
     /// the request when no card is recorded for it (nobody could decide it;
-    /// runs waiting on it wake) and fails, which blocks the call. If the
+    /// runs waiting on it wake) and fails, which blocks the call. If the send
+    /// or the storing does not finish in time, or the reference cannot be
+    /// stored, fails without cancelling: the card may be live in the chat,
+    /// so the request stays claimed and decidable until its deadline (a
+    /// re-run waits for the decision; on a deduplicating platform it re-sends
+    /// with the same key after the lease, which stores the reference). If the
     /// claim was lost meanwhile, fails without cancelling: the run that took
-    /// it over is delivering its own card.
-    ///
-    /// A card whose send was abandoned may still reach the platform (an HTTP
-    /// request cannot be recalled); its request is cancelled, so a click on
-    /// it decides nothing.
+    /// it over is delivering the card.
     async fn deliver(
         &self,
         approvals: &Approvals,
@@ -383,39 +422,47 @@ impl ApprovalGate {
     ) -> Result<(), HookError> {
         let store = approvals.store();
         let channel = approvals.channel();
-        let delivery = async {
-            let message_ref = channel
-                .send_card(request)
-                .await
-                .map_err(|error| format!("approval card not delivered: {error}"))?;
-            store
-                .set_message_ref(&request.id, claim, &message_ref)
-                .await
-                .map_err(|error| {
-                    format!("the approval card was sent but its reference was not stored: {error}")
-                })
-        };
-        let failure = match tokio::time::timeout(CARD_DELIVERY_DEADLINE, delivery).await {
-            Ok(Ok(true)) => return Ok(()),
-            Ok(Ok(false)) => {
-                return Err(HookError::new(format!(
-                    "the approval card of confirmation request {} was sent, but another run of \
-                     this tool call took its delivery over; this run is blocked",
-                    request.id
-                )));
-            }
-            Ok(Err(failure)) => failure,
-            Err(_) => format!(
+        let deadline = tokio::time::Instant::now() + CARD_DELIVERY_DEADLINE;
+        let late = || {
+            HookError::new(format!(
                 "approval card not delivered within {} (sending it through the {} channel and \
                  storing its reference); check that the platform and the database are reachable",
                 ConfigDuration::from(CARD_DELIVERY_DEADLINE),
                 channel.kind()
-            ),
+            ))
         };
-        if let Err(cancel_error) = approvals.cancel(&request.id, &failure).await {
-            tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
+        let message_ref = match tokio::time::timeout_at(deadline, channel.send_card(request)).await
+        {
+            Ok(Ok(message_ref)) => message_ref,
+            Ok(Err(error)) => {
+                let failure = format!("approval card not delivered: {error}");
+                if let Err(cancel_error) = approvals.cancel(&request.id, &failure).await {
+                    tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
+                }
+                return Err(HookError::new(failure));
+            }
+            Err(_) => return Err(late()),
+        };
+        crash_point!(crash_points::AFTER_SEND, |_| Err(stopped(
+            crash_points::AFTER_SEND
+        )));
+        let stored = tokio::time::timeout_at(
+            deadline,
+            store.set_message_ref(&request.id, claim, &message_ref),
+        )
+        .await;
+        match stored {
+            Ok(Ok(true)) => Ok(()),
+            Ok(Ok(false)) => Err(HookError::new(format!(
+                "the approval card of confirmation request {} was sent, but another run of \
+                 this tool call took its delivery over; this run is blocked",
+                request.id
+            ))),
+            Ok(Err(error)) => Err(HookError::new(format!(
+                "the approval card was sent but its reference was not stored: {error}"
+            ))),
+            Err(_) => Err(late()),
         }
-        Err(HookError::new(failure))
     }
 
     /// The verdict on a final request. An approval lets its call run once:
@@ -438,6 +485,9 @@ impl ApprovalGate {
                     request.id
                 )));
             }
+            crash_point!(crash_points::AFTER_CONSUME, |_| Err(stopped(
+                crash_points::AFTER_CONSUME
+            )));
         }
         Ok(self.verdict(request))
     }

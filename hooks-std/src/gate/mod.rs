@@ -6,7 +6,13 @@
 //!   router: event dedup, channel binding, approver scope, waking waiters
 //!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
 //! * [`ApprovalGate`] — the pre hook that creates or resumes a request,
-//!   sends the card through a [`Channel`](channel::Channel) and waits.
+//!   claims its card ([`CardDelivery`]) before sending it through a
+//!   [`Channel`](channel::Channel), and waits.
+//! * The card-update outbox — a final request whose card is not confirmed
+//!   redrawn — sent at once where possible and by any replica's sweeper
+//!   until the platform confirms.
+//! * [`crash_points`] — the failpoints of the crash tests (feature
+//!   `failpoints`).
 //! * [`channel`] — where the gate talks to people (Feishu/Lark, Slack). It
 //!   lives under the gate because it speaks the gate's types (requests,
 //!   decisions); the gate's state machine never depends on a particular channel.
@@ -14,8 +20,11 @@
 mod approvals;
 mod approvers;
 mod card_claim;
+mod card_delivery;
+mod card_outbox;
 pub mod channel;
 mod columns;
+pub mod crash_points;
 mod digest;
 mod hook;
 mod reply_window;
@@ -27,10 +36,13 @@ mod wakeup;
 pub use approvals::{Approvals, ApprovalsConfig, CallbackOutcome, SweepReport};
 pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirectory, may_decide};
 pub use card_claim::CardClaim;
+pub use card_delivery::CardDelivery;
 pub use columns::UnknownColumnValue;
 pub use digest::args_digest;
 pub use hook::{ApprovalGate, ApprovalGateConfig, ChannelName, NO_APPROVAL_CHANNEL};
 pub use request::{
     ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
 };
-pub use store::{ConfirmationStore, DecideOutcome, EventDecision, NewConfirmation};
+pub use store::{
+    ConfirmationStore, DecideOutcome, EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation,
+};

@@ -13,6 +13,8 @@ use serde_json::Value;
 use sqlx::types::Json;
 
 use super::card_claim::CardClaim;
+use super::card_delivery::CardDelivery;
+use super::crash_points::{self, crash_point};
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, Decision};
 use crate::storage::{Database, StorageError, on_pool};
 
@@ -31,6 +33,25 @@ macro_rules! on_pool_write {
         }
     };
 }
+
+/// The outbox's condition for a card update that is due: the request is
+/// final, has a card that is not confirmed redrawn, no attempt holds it, and
+/// fewer than [`MAX_CARD_UPDATE_ATTEMPTS`] were made (a card the platform
+/// will never update — deleted, too old — is given up on, its last error
+/// left in `card_update_error`).
+const UPDATE_DUE: &str = "status <> 'pending' AND message_ref IS NOT NULL \
+    AND card_updated_at_ms IS NULL AND card_update_attempts < {max_attempts} \
+    AND (card_update_due_at_ms IS NULL OR card_update_due_at_ms <= {now_ms})";
+
+/// How many times the outbox tries to redraw one card (with the default
+/// 5 s back-off, over about 80 minutes) before giving up.
+pub const MAX_CARD_UPDATE_ATTEMPTS: u32 = 20;
+
+/// Taking a due card update: count the attempt, hold it for the back-off
+/// (`$2` ms doubled per earlier attempt, at most 64 times).
+const TAKE_UPDATE: &str = "card_update_attempts = card_update_attempts + 1, \
+    card_update_due_at_ms = {now_ms} + $2 * (1 << (CASE WHEN card_update_attempts > 6 \
+    THEN 6 ELSE card_update_attempts END))";
 
 const COLUMNS: &str = "id, idempotency_key, tool_name, args, args_digest, agent_id, \
     initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, channel_id, \
@@ -129,8 +150,11 @@ impl ConfirmationStore {
     /// milliseconds, and SQLite gets `?n` placeholders.
     fn sql(&self, template: &str) -> String {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        self.database
-            .dialect(&template.replace("{columns}", COLUMNS))
+        self.database.dialect(
+            &template
+                .replace("{columns}", COLUMNS)
+                .replace("{max_attempts}", &MAX_CARD_UPDATE_ATTEMPTS.to_string()),
+        )
     }
 
     /// Creates the request for `new.idempotency_key`, or returns the one that
@@ -255,28 +279,144 @@ impl ConfirmationStore {
     /// request without a card. A run that outlives its lease loses the claim:
     /// [`set_message_ref`](Self::set_message_ref) then refuses its card, so
     /// the claimer should finish sending and storing well within the lease.
+    ///
+    /// Taking a claim over re-sends a card that may already be in the chat:
+    /// only do it on a channel whose platform deduplicates sends (see
+    /// [`claim_card_within`](Self::claim_card_within)).
     pub async fn claim_card(
         &self,
         id: &str,
         lease: Duration,
     ) -> Result<Option<CardClaim>, StorageError> {
+        self.claim_card_within(id, lease, None).await
+    }
+
+    /// Like [`claim_card`](Self::claim_card), but a stale claim is taken over
+    /// only while the request is younger than `resend_window` (when given):
+    /// the platform deduplicates a re-sent card only within its window (Feishu:
+    /// one hour per message `uuid`), and the first send came after the
+    /// request was created. With a `lease` of [`Duration::MAX`] a claim is
+    /// never taken over (a platform without deduplication: at most one card).
+    pub async fn claim_card_within(
+        &self,
+        id: &str,
+        lease: Duration,
+        resend_window: Option<Duration>,
+    ) -> Result<Option<CardClaim>, StorageError> {
         let sql = self.sql(
             "UPDATE confirmation_requests SET card_claimed_at_ms = {now_ms} \
              WHERE id = $1 AND status = 'pending' AND message_ref IS NULL \
              AND expires_at_ms > {now_ms} \
-             AND (card_claimed_at_ms IS NULL OR card_claimed_at_ms <= {now_ms} - $2) \
+             AND (card_claimed_at_ms IS NULL \
+                  OR (card_claimed_at_ms <= {now_ms} - $2 AND created_at_ms > {now_ms} - $3)) \
              RETURNING card_claimed_at_ms",
         );
-        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+        let lease_ms = clamp_ms(lease);
+        let window_ms = resend_window.map_or(i64::MAX / 2, clamp_ms);
         let claimed: Option<i64> = on_pool_write!(self, pool => sqlx::query_scalar(&sql)
             .bind(id)
             .bind(lease_ms)
+            .bind(window_ms)
             .fetch_optional(pool)
             .await)
         .map_err(StorageError::query(format!(
             "claiming the card of confirmation request {id}"
         )))?;
         Ok(claimed.map(CardClaim::new))
+    }
+
+    /// Where the card of request `id` is (`None`: no such request).
+    pub async fn delivery(&self, id: &str) -> Result<Option<CardDelivery>, StorageError> {
+        let sql = self.sql(
+            "SELECT card_claimed_at_ms, message_ref, card_updated_at_ms \
+             FROM confirmation_requests WHERE id = $1",
+        );
+        let row: Option<(Option<i64>, Option<String>, Option<i64>)> =
+            on_pool!(&self.database, pool => sqlx::query_as(&sql)
+                .bind(id)
+                .fetch_optional(pool)
+                .await)
+            .map_err(StorageError::query(format!(
+                "reading the card delivery of confirmation request {id}"
+            )))?;
+        Ok(row.map(|(claimed, message_ref, updated)| {
+            CardDelivery::from_columns(claimed, message_ref, updated)
+        }))
+    }
+
+    /// Takes the outbox's card update of request `id` if it is due (the
+    /// request is final, has a card, the card is not confirmed redrawn, and
+    /// no attempt is in flight or backing off): counts the attempt and pushes
+    /// the next one `backoff × 2^attempts` (at most ×64) ahead, which is also
+    /// how long this attempt holds it. `None` if not due or taken by another.
+    pub async fn take_card_update(
+        &self,
+        id: &str,
+        backoff: Duration,
+    ) -> Result<Option<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(&format!(
+            "UPDATE confirmation_requests SET {TAKE_UPDATE} WHERE id = $1 AND {UPDATE_DUE} \
+             RETURNING {{columns}}"
+        ));
+        on_pool_write!(self, pool => sqlx::query_as(&sql)
+            .bind(id)
+            .bind(clamp_ms(backoff))
+            .fetch_optional(pool)
+            .await)
+        .map_err(StorageError::query(format!(
+            "taking the card update of confirmation request {id}"
+        )))
+    }
+
+    /// Takes up to `limit` due card updates of channel `channel_kind` /
+    /// `channel_id`, oldest decision first, as
+    /// [`take_card_update`](Self::take_card_update) does for one.
+    pub async fn take_due_card_updates(
+        &self,
+        channel_kind: &str,
+        channel_id: &str,
+        limit: u32,
+        backoff: Duration,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(&format!(
+            "UPDATE confirmation_requests SET {TAKE_UPDATE} WHERE id IN \
+             (SELECT id FROM confirmation_requests WHERE {UPDATE_DUE} \
+              AND channel_kind = $1 AND channel_id = $3 ORDER BY decided_at_ms LIMIT $4) \
+             AND {UPDATE_DUE} RETURNING {{columns}}"
+        ));
+        on_pool_write!(self, pool => sqlx::query_as(&sql)
+            .bind(channel_kind)
+            .bind(clamp_ms(backoff))
+            .bind(channel_id)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await)
+        .map_err(StorageError::query("taking due approval card updates"))
+    }
+
+    /// Records that the platform confirmed the redrawn card of request `id`:
+    /// its outbox entry is done.
+    pub async fn card_update_confirmed(&self, id: &str) -> Result<(), StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET card_updated_at_ms = {now_ms}, \
+             card_update_error = NULL WHERE id = $1",
+        );
+        on_pool_write!(self, pool => sqlx::query(&sql).bind(id).execute(pool).await.map(|_| ()))
+            .map_err(StorageError::query(format!(
+                "recording the card update of confirmation request {id}"
+            )))?;
+        Ok(())
+    }
+
+    /// Records why an attempt to redraw the card of request `id` failed; it
+    /// is retried once its back-off has passed.
+    pub async fn card_update_failed(&self, id: &str, error: &str) -> Result<(), StorageError> {
+        let sql = self.sql("UPDATE confirmation_requests SET card_update_error = $1 WHERE id = $2");
+        on_pool_write!(self, pool => sqlx::query(&sql).bind(error).bind(id).execute(pool).await.map(|_| ()))
+            .map_err(StorageError::query(format!(
+                "recording a failed card update of confirmation request {id}"
+            )))?;
+        Ok(())
     }
 
     /// Applies `decision` by `decided_by` to request `id` if, and only if, it
@@ -372,6 +512,11 @@ impl ConfirmationStore {
                 tx.rollback().await?;
                 return Ok(EventDecision::Replayed);
             }
+            // A crash here rolls the event back with the decision: the
+            // platform's retry of the event is handled as new.
+            crash_point!(crash_points::BETWEEN_EVENT_AND_DECISION, |_| Err(
+                sqlx::Error::Protocol("failpoint: stopped between event and decision".into())
+            ));
             let decided: Option<ConfirmationRequest> = sqlx::query_as(&decide)
                 .bind(decision.status().as_str())
                 .bind(decided_by)
@@ -489,8 +634,10 @@ impl ConfirmationStore {
     }
 
     /// Cancels pending requests older than `ttl` whose card was never
-    /// delivered (their gate died between creating the row and sending the
-    /// card). Returns them.
+    /// claimed (their gate died between creating the row and claiming the
+    /// card, so no card can exist). A claimed request is never an orphan: its
+    /// card may be live in the chat though its reference was not stored; it
+    /// stays decidable until its deadline. Returns the cancelled requests.
     pub async fn cancel_orphans(
         &self,
         channel_kind: &str,
@@ -500,7 +647,8 @@ impl ConfirmationStore {
         let sql = self.sql(
             "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now_ms}, \
              decided_by = 'system', reason = 'the approval card was never delivered' \
-             WHERE status = 'pending' AND message_ref IS NULL AND channel_kind = $1 \
+             WHERE status = 'pending' AND message_ref IS NULL AND card_claimed_at_ms IS NULL \
+             AND channel_kind = $1 \
              AND channel_id = $2 AND created_at_ms <= {now_ms} - $3 RETURNING {columns}",
         );
         let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2);
@@ -602,4 +750,9 @@ impl ConfirmationStore {
         })
         .map_err(StorageError::query(what))
     }
+}
+
+/// `duration` in milliseconds for a statement (very long ones capped far out).
+fn clamp_ms(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX / 2)
 }

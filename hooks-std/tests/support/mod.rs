@@ -63,3 +63,30 @@ pub(crate) fn unique(prefix: &str) -> String {
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
 }
+
+/// Moves the card claim of request `id` in the SQLite database at `url`
+/// back past the gate's 60 s lease, as if that long had passed since the
+/// process that claimed it died.
+pub(crate) async fn age_card_claim(url: &str, id: &str) {
+    let database = Database::connect(url).await.expect("database");
+    let Database::Sqlite(pool) = &database else {
+        unreachable!("age_card_claim is for SQLite files")
+    };
+    sqlx::query(
+        "UPDATE confirmation_requests SET card_claimed_at_ms = card_claimed_at_ms - 61000 \
+         WHERE id = ?1",
+    )
+    .bind(id)
+    .execute(pool)
+    .await
+    .expect("age the card claim");
+    database.close().await;
+}
+
+/// The last card redrawn on `fake` shows an outcome: no buttons left.
+pub(crate) fn assert_last_card_update_has_no_buttons(
+    fake: &hooks_std::gate::channel::feishu::FakeFeishu,
+) {
+    let (_, card) = fake.card_updates().pop().expect("the card was redrawn");
+    assert!(!card.to_string().contains("\"button\""), "{card}");
+}

@@ -189,6 +189,18 @@ pub trait Channel: Send + Sync {
     /// reference (stored so the card can be updated later).
     fn send_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, String>;
 
+    /// How long the platform deduplicates a re-sent card of the same request
+    /// (the request id as the platform's idempotency key), or `None` if it
+    /// does not. With a window, a card whose sender died before storing its
+    /// reference is sent again (same key) after the claim's lease, within the
+    /// window: the platform answers with the card already posted. Without
+    /// one (the default), such a card is never re-sent: at most one card per
+    /// request, and the request stays decidable from that card (if it reached
+    /// the chat) until its deadline.
+    fn send_dedup_window(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Replaces the card of a decided, expired or cancelled `request` with one
     /// showing the outcome and no buttons.
     fn update_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, ()>;

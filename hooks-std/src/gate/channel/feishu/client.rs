@@ -414,6 +414,12 @@ impl Channel for FeishuChannel {
         })
     }
 
+    /// One hour: Feishu sends at most one message per `uuid` within an hour
+    /// ("Send message" API, request body field `uuid`).
+    fn send_dedup_window(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_secs(3600))
+    }
+
     /// PATCHes the card message to [`outcome_card`].
     fn update_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, ()> {
         Box::pin(async move {

@@ -7,6 +7,14 @@
 //! and posts them to a callback URL. Failure controls simulate a bot
 //! missing from the chat, rate limiting and token expiry.
 //!
+//! Like the real API, sends are deduplicated by the request body's `uuid`:
+//! Feishu's "Send message" API (`POST /open-apis/im/v1/messages`) documents
+//! `uuid` as a dedup key — requests carrying the same `uuid` send at most one
+//! message within one hour. The fake answers a repeat within that hour with
+//! the message already sent (same `message_id`) and posts nothing new; that
+//! the repeat gets the first message's id is the fake's reading of the
+//! documented guarantee, which the gate relies on only to store a reference.
+//!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use hooks::std_hooks::gate::channel::Channel;
@@ -38,6 +46,7 @@ use super::callback::{NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use super::card::REASON_INPUT_NAME;
 use super::config::FeishuConfig;
 use super::crypto::{encrypt, signature};
+use super::fake_control::control_routes;
 use crate::gate::Decision;
 
 /// Credentials the fake server expects and signs callbacks with.
@@ -184,7 +193,7 @@ impl SignedCallback {
 }
 
 #[derive(Debug)]
-struct Shared {
+pub(super) struct Shared {
     config: FakeFeishuConfig,
     state: Mutex<FakeState>,
 }
@@ -200,8 +209,13 @@ struct FakeState {
     rate_limit_reset: Option<u64>,
     reject_next_tokens: usize,
     sent: Vec<SentCard>,
+    /// `uuid` → (message id, when first sent), for send dedup.
+    sent_by_uuid: HashMap<String, (String, std::time::Instant)>,
     updates: Vec<(String, Value)>,
 }
+
+/// How long Feishu deduplicates sends with the same `uuid`.
+const UUID_DEDUP_WINDOW: Duration = Duration::from_secs(3600);
 
 impl Shared {
     fn state(&self) -> MutexGuard<'_, FakeState> {
@@ -220,7 +234,10 @@ impl Shared {
 /// messages with a schema 2.0 card, at most 30 KB) and `PATCH
 /// /open-apis/im/v1/messages/{id}` (known ids only, the new card must keep
 /// `config.update_multi: true`). Issued tokens stay valid until
-/// [`invalidate_tokens`](Self::invalidate_tokens).
+/// [`invalidate_tokens`](Self::invalidate_tokens). Control endpoints let
+/// another process drive it (see [`start_on`](Self::start_on)):
+/// `GET /fake/sent` and `GET /fake/updates` list the cards sent and
+/// redrawn, and `POST /fake/click` presses a button.
 #[derive(Debug)]
 pub struct FakeFeishu {
     base_url: String,
@@ -232,7 +249,20 @@ pub struct FakeFeishu {
 impl FakeFeishu {
     /// Starts the server on a random local port. Needs a Tokio runtime.
     pub async fn start(config: FakeFeishuConfig) -> io::Result<FakeFeishu> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        Self::start_on(config, 0).await
+    }
+
+    /// Starts the server on `127.0.0.1:port` (`0`: a random port), e.g. a
+    /// port agreed with processes that talk to it. Needs a Tokio runtime.
+    ///
+    /// A test in another process drives it through its control endpoints:
+    /// `GET /fake/sent` (`[{message_id, chat_id, uuid, card}]`), `GET
+    /// /fake/updates` (`[{message_id, card}]`) and `POST /fake/click` with
+    /// `{callback_url, request_id, decision, operator, chat_id, event_id?}`,
+    /// answered with `{status, body}` of the callback it delivered (as
+    /// [`click`](Self::click)).
+    pub async fn start_on(config: FakeFeishuConfig, port: u16) -> io::Result<FakeFeishu> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let address = listener.local_addr()?;
         let shared = Arc::new(Shared {
             config,
@@ -246,6 +276,7 @@ impl FakeFeishu {
                 rate_limit_reset: Some(1),
                 reject_next_tokens: 0,
                 sent: Vec::new(),
+                sent_by_uuid: HashMap::new(),
                 updates: Vec::new(),
             }),
         });
@@ -259,6 +290,7 @@ impl FakeFeishu {
                 "/open-apis/im/v1/messages/{message_id}",
                 patch(update_endpoint),
             )
+            .merge(control_routes())
             .with_state(Arc::clone(&shared));
         let (shutdown, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
@@ -269,11 +301,7 @@ impl FakeFeishu {
                 tracing::warn!(%error, "fake feishu server stopped with an error");
             }
         });
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .map_err(io::Error::other)?;
+        let http = http_client()?;
         Ok(FakeFeishu {
             base_url: format!("http://{address}"),
             shared,
@@ -544,6 +572,30 @@ impl FakeFeishu {
     }
 }
 
+impl FakeFeishu {
+    /// Another handle on the server behind `shared`, for its control
+    /// endpoints: it reads the same records and clicks the same cards, and
+    /// dropping it does not stop the server.
+    pub(super) fn handle(shared: Arc<Shared>) -> io::Result<FakeFeishu> {
+        let http = http_client()?;
+        Ok(FakeFeishu {
+            base_url: String::new(),
+            shared,
+            http,
+            shutdown: None,
+        })
+    }
+}
+
+/// The client the fake delivers callbacks with (no proxy, 30 s timeout).
+fn http_client() -> io::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(io::Error::other)
+}
+
 impl Drop for FakeFeishu {
     fn drop(&mut self) {
         if let Some(shutdown) = self.shutdown.take() {
@@ -804,6 +856,14 @@ async fn send_endpoint(
         Ok(card) => card,
         Err((code, msg)) => return api(StatusCode::BAD_REQUEST, code, msg, None),
     };
+    // Feishu sends at most one message per `uuid` within an hour: a repeat
+    // gets the message already sent.
+    if let Some(uuid) = &uuid
+        && let Some((message_id, first)) = state.sent_by_uuid.get(uuid)
+        && first.elapsed() < UUID_DEDUP_WINDOW
+    {
+        return message_sent(message_id, chat_id);
+    }
     if state.fail_next_sends > 0 {
         state.fail_next_sends -= 1;
         return api(
@@ -814,6 +874,12 @@ async fn send_endpoint(
         );
     }
     let message_id = format!("om_{}", Uuid::new_v4().simple());
+    if let Some(uuid) = &uuid {
+        state.sent_by_uuid.insert(
+            uuid.clone(),
+            (message_id.clone(), std::time::Instant::now()),
+        );
+    }
     state.sent.push(SentCard {
         message_id: message_id.clone(),
         chat_id: chat_id.to_owned(),
@@ -821,6 +887,12 @@ async fn send_endpoint(
         uuid,
         card,
     });
+    message_sent(&message_id, chat_id)
+}
+
+/// The answer to a send: the message's id (a new one, or the one already
+/// sent under the same `uuid`).
+fn message_sent(message_id: &str, chat_id: &str) -> Response {
     api(
         StatusCode::OK,
         0,

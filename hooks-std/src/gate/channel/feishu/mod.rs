@@ -28,6 +28,8 @@ mod config;
 mod crypto;
 #[cfg(feature = "test-util")]
 mod fake;
+#[cfg(feature = "test-util")]
+mod fake_control;
 
 pub use callback::{CARD_ACTION_EVENT_TYPE, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 pub use card::{ARGS_EXCERPT_CHARS, REASON_INPUT_NAME, approval_card, outcome_card};

@@ -330,6 +330,12 @@ impl Channel for SlackChannel {
 
     /// Posts [`approval_message`] to the channel with `chat.postMessage`;
     /// the reference is `{channel}:{ts}` of the posted message.
+    ///
+    /// `chat.postMessage` has no idempotency key, so the channel keeps the
+    /// default [`send_dedup_window`](Channel::send_dedup_window) of `None`:
+    /// a message whose sender died before storing its reference is never
+    /// posted again (at most one message per request; an approver can still
+    /// decide from it until the request's deadline).
     fn send_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, String> {
         Box::pin(async move {
             let what = format!(

@@ -9,6 +9,11 @@
 //! payloads from the buttons of the messages it received, signs them like
 //! Slack, and posts them to an interactivity URL.
 //!
+//! Unlike [`FakeFeishu`](crate::gate::channel::feishu::FakeFeishu) it does
+//! not deduplicate posts: Slack's `chat.postMessage` takes no idempotency
+//! key, so every post is a new message, here as on Slack (which is why the
+//! gate never re-sends a Slack message).
+//!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use hooks::std_hooks::gate::channel::Channel;
