@@ -82,7 +82,10 @@ mod tests {
         let other = format!("{long}x");
         assert_eq!(did_you_mean(&long, [other.as_str()]), None);
         let near = format!("{}x", "k".repeat(100));
-        assert_eq!(did_you_mean(&"k".repeat(101), [near.as_str()]), Some(near.as_str()));
+        assert_eq!(
+            did_you_mean(&"k".repeat(101), [near.as_str()]),
+            Some(near.as_str())
+        );
     }
 
     #[test]
