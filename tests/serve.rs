@@ -652,6 +652,7 @@ async fn the_cli_serves_a_config_and_refuses_a_public_address_without_a_token() 
     let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
         .args([
             "serve",
+            "--config",
             &config,
             "--listen",
             "127.0.0.1:0",

@@ -29,7 +29,7 @@
 //! hooks explain AGENT_CONFIG --tool NAME [--args JSON] [--metadata JSON]
 //!       [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
 //! hooks test AGENT_CONFIG CASES [--read-only-org ID]... [--run-commands] [--format json]
-//! hooks serve AGENT_CONFIG --listen ADDR:PORT [--database URL] [--org ID] [--user ID]
+//! hooks serve AGENT_CONFIG [--listen ADDR:PORT] [--database URL] [--org ID] [--user ID]
 //!       [--user-header NAME] [--read-only-org ID]... [--answer-allow]
 //! hooks hook-client --url URL [--timeout SECONDS]
 //! ```
@@ -65,7 +65,7 @@ usage:
   hooks explain AGENT_CONFIG --tool NAME [--args JSON] [--metadata JSON]
         [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
   hooks test AGENT_CONFIG CASES [--read-only-org ID]... [--run-commands] [--format json]
-  hooks serve AGENT_CONFIG --listen ADDR:PORT [--database URL] [--org ID] [--user ID]
+  hooks serve AGENT_CONFIG [--listen ADDR:PORT] [--database URL] [--org ID] [--user ID]
         [--user-header NAME] [--read-only-org ID]... [--answer-allow]
   hooks hook-client --url URL [--timeout SECONDS]
 
@@ -82,7 +82,8 @@ test     runs a table of cases (calls and the verdict each must get: allowed,
          blocked, asks, withheld, unknown) as dry runs and prints pass/fail.
          A case may script the approver's answer and the tool's result.
 serve    answers Claude Code style hook requests (POST /hook: PreToolUse,
-         PostToolUse, PostToolUseFailure, SessionStart) with the agent's hooks.
+         PostToolUse, PostToolUseFailure, SessionStart) with the agent's hooks,
+         on 127.0.0.1:8377 unless --listen says otherwise.
          The bearer token comes from HOOKS_SERVE_TOKEN (required unless the
          address is loopback); --database keeps the audit log and limits in
          SQLite or PostgreSQL (default: in memory). Approvals need a channel:
@@ -90,6 +91,8 @@ serve    answers Claude Code style hook requests (POST /hook: PreToolUse,
 hook-client  a command hook that forwards its stdin to a hook server
          (token from HOOKS_SERVE_TOKEN) and prints the answer; exits 2 when
          the server denies or cannot be reached (fail closed).
+
+The agent config may also be given as --config PATH.
 
 exit codes: 0 ok / would go ahead / every case passed, 1 invalid config or
             cases file, 2 bad usage, 3 would be blocked, 4 would ask for

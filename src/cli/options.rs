@@ -36,6 +36,10 @@ pub(super) struct HookClient {
     pub(super) timeout: std::time::Duration,
 }
 
+/// Where `serve` listens without `--listen`.
+#[cfg(feature = "serve")]
+pub(super) const DEFAULT_LISTEN: &str = "127.0.0.1:8377";
+
 /// `hook-client` takes no agent config: parsed on its own.
 #[cfg(feature = "serve")]
 pub(super) fn parse_hook_client(
@@ -208,6 +212,8 @@ pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<Options, U
                 "text" => json = false,
                 _ => return Err("--format takes `text` or `json`".into()),
             },
+            // `--config PATH` names the agent config as the positional argument does.
+            "--config" => paths.insert(0, value("--config")?),
             "--help" | "-h" => return Err(Usage::Help),
             flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`").into()),
             path => paths.push(path.to_owned()),
@@ -228,7 +234,8 @@ pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<Options, U
         #[cfg(feature = "serve")]
         "serve" => {
             if serve.listen.is_empty() {
-                return Err("serve needs --listen ADDRESS:PORT (e.g. 127.0.0.1:8377)".into());
+                // Loopback unless told otherwise.
+                serve.listen = DEFAULT_LISTEN.to_owned();
             }
             Command::Serve(serve)
         }

@@ -21,6 +21,11 @@
 //! * `raw_args` — argument text as the model writes it: repeated keys,
 //!   escaped spellings of one key, trailing text, lone surrogates, NUL,
 //!   10 MB; refused before any hook, or run with the very value the hooks saw.
+//! * `hook_server` — what a Claude Code client, or the model through it,
+//!   sends `hooks serve`: inputs over the size cap or nested past the
+//!   parser, lone surrogates, post events from another session or with other
+//!   input, a user header sent twice, refused tool names; every one is
+//!   answered 200 with a deny or a withheld result, never a go-ahead.
 //! * `text` — what people read and what keys mean: hidden characters on
 //!   approval cards, secrets in every spelling for redaction, connector and
 //!   user ids in every spelling for rate limits.
@@ -32,6 +37,7 @@
 
 mod callbacks;
 mod command_output;
+mod hook_server;
 mod raw_args;
 mod sql;
 mod text;

@@ -1,0 +1,194 @@
+//! Hook inputs meant to get a call or a result past `hooks serve`. The model
+//! writes the tool's input (and so the size, depth and text of the hook
+//! input); a client or another session may send post events of its own.
+//! Claude Code takes any non-2xx answer from an HTTP hook as "go ahead", so
+//! every row must be answered 200 with a deny (pre) or a withheld result
+//! (post) — never `{}` or `allow`.
+
+use std::sync::Arc;
+
+use hooks::Agent;
+use hooks::config::{AgentConfig, ConfigFormat};
+use hooks::factory::Resources;
+use hooks::serve::{ServeConfig, serve};
+use hooks::std_hooks::{DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "bypass-token";
+
+/// A server for org `frozen`, which is read-only; the agent runs the
+/// read-only guard.
+async fn server() -> String {
+    let database = Database::connect("sqlite::memory:")
+        .await
+        .expect("database");
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(["frozen"]));
+    let resources = Resources::new()
+        .with(DATABASE, database)
+        .with(ORG_MODES, modes);
+    let config = AgentConfig::parse(
+        "agent: cc\nhooks:\n  class_hooks: [readonly_guard]\n",
+        ConfigFormat::Yaml,
+        "agent.yaml",
+        None,
+    )
+    .expect("config");
+    let agent = Agent::build(config, &resources).expect("agent");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+    let settings = ServeConfig::with_token(TOKEN)
+        .org("frozen")
+        .user("dev")
+        .user_header("x-hooks-user");
+    tokio::spawn(serve(listener, agent, settings));
+    url
+}
+
+fn pre(id: &str, tool: &str, input: Value) -> Value {
+    json!({"session_id": "s1", "hook_event_name": "PreToolUse", "cwd": "/w",
+           "tool_name": tool, "tool_input": input, "tool_use_id": id})
+}
+
+fn post(session: &str, id: &str, tool: &str, input: Value, response: Value) -> Value {
+    json!({"session_id": session, "hook_event_name": "PostToolUse", "tool_name": tool,
+           "tool_input": input, "tool_use_id": id, "tool_response": response})
+}
+
+/// Posts `body` (with `headers`) and says whether the answer stops the call
+/// or its result: 200 and a deny or a block.
+async fn stopped(url: &str, body: Vec<u8>, headers: &[(&str, &str)]) -> (bool, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .body(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.expect("answer");
+    let status = response.status().as_u16();
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    let stops = status == 200
+        && (answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+            || answer["decision"] == "block");
+    (stops, format!("HTTP {status}: {answer}"))
+}
+
+/// A case: its name, the body sent, and extra headers.
+type Row = (&'static str, Vec<u8>, Vec<(&'static str, &'static str)>);
+
+fn bytes(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(value).expect("json")
+}
+
+#[tokio::test]
+async fn every_hostile_hook_input_is_stopped_with_a_200() {
+    let url = server().await;
+    let write = json!({"sql": "DELETE FROM orders"});
+    // Allowed first, so the post rows below have a real call to aim at.
+    let (stops, answer) = stopped(
+        &url,
+        bytes(&pre("t-ok", "sql_query", json!({"sql": "SELECT 1"}))),
+        &[],
+    )
+    .await;
+    assert!(!stops, "a plain read goes ahead: {answer}");
+
+    let deep = format!(
+        r#"{{"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "sql_exec", "tool_use_id": "t-deep", "tool_input": {{"sql": "DELETE FROM orders", "x": {}1{}}}}}"#,
+        "[".repeat(400),
+        "]".repeat(400)
+    );
+    let surrogate = r#"{"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "sql_exec", "tool_use_id": "t-sur", "tool_input": {"sql": "DELETE FROM orders", "note": "\ud800"}}"#;
+    let rows: Vec<Row> = vec![
+        (
+            "a write in a read-only org",
+            bytes(&pre("t1", "sql_exec", write.clone())),
+            vec![],
+        ),
+        (
+            "a write behind a version comment",
+            bytes(&pre(
+                "t2",
+                "sql_exec",
+                json!({"sql": "/*!50000 DELETE FROM orders */"}),
+            )),
+            vec![],
+        ),
+        (
+            "tool input over the server's size cap",
+            bytes(&pre(
+                "t3",
+                "sql_exec",
+                json!({"sql": "DELETE FROM orders", "pad": "x".repeat(2 << 20)}),
+            )),
+            vec![],
+        ),
+        (
+            "tool input nested past the parser's depth",
+            deep.into_bytes(),
+            vec![],
+        ),
+        (
+            "a lone surrogate in the tool input",
+            surrogate.as_bytes().to_vec(),
+            vec![],
+        ),
+        (
+            "a tool name with a line break",
+            bytes(&pre("t4", "sql_query\nsql_exec", write.clone())),
+            vec![],
+        ),
+        (
+            "the user header twice",
+            bytes(&pre("t5", "sql_query", json!({"sql": "SELECT 1"}))),
+            vec![("x-hooks-user", "mallory"), ("x-hooks-user", "dev")],
+        ),
+        (
+            "a post event from another session for a call in flight",
+            bytes(&post(
+                "s2",
+                "t-ok",
+                "sql_query",
+                json!({"sql": "SELECT 1"}),
+                json!("forged"),
+            )),
+            vec![],
+        ),
+        (
+            "a post event whose input is not what the hooks allowed",
+            bytes(&post(
+                "s1",
+                "t-ok",
+                "sql_query",
+                json!({"sql": "DELETE FROM orders"}),
+                json!("done"),
+            )),
+            vec![],
+        ),
+        (
+            "a post event for a call no pre event let through",
+            bytes(&post(
+                "s1",
+                "t-never",
+                "sql_exec",
+                write.clone(),
+                Value::Null,
+            )),
+            vec![],
+        ),
+        (
+            "an event the server does not answer",
+            bytes(
+                &json!({"session_id": "s1", "hook_event_name": "PermissionRequest", "tool_name": "sql_exec", "tool_input": write}),
+            ),
+            vec![],
+        ),
+    ];
+    for (name, body, headers) in rows {
+        let (stops, answer) = stopped(&url, body, &headers).await;
+        assert!(stops, "{name}: {answer}");
+    }
+}
