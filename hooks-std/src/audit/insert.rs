@@ -1,69 +1,130 @@
 //! The INSERT for audit rows, shared by both backends.
+//!
+//! A batch is written as a few multi-row statements whose sizes are powers of
+//! two (37 rows: 32 + 4 + 1), so the handful of statement texts stay in each
+//! connection's prepared-statement cache instead of being parsed anew for
+//! every batch size.
+
+use std::sync::OnceLock;
 
 use serde_json::Value;
 use sqlx::types::Json;
-use sqlx::{Encode, Postgres, QueryBuilder, Sqlite, Type};
+use sqlx::{Encode, Executor, IntoArguments, Postgres, Sqlite, Type};
 
 use super::row::AuditRow;
-use crate::storage::{Database, StorageError};
+use crate::storage::{Conn, Database, StorageError};
 
-const INSERT: &str = "INSERT INTO connector_call_logs (conversation_id, tool_call_id, agent_id, \
-    user_id, org_id, surface, tool_name, connector, action, outcome, blocked_by, reason, args, \
-    result_size, observation_size, duration_ms) ";
+const COLUMNS: &str = "conversation_id, tool_call_id, agent_id, user_id, org_id, surface, \
+    tool_name, connector, action, outcome, blocked_by, reason, args, result_size, \
+    observation_size, duration_ms";
 
-/// One multi-row INSERT statement for `rows`: one statement, one transaction.
-fn insert_statement<'r, DB>(rows: &[&'r AuditRow]) -> QueryBuilder<'r, DB>
+/// Values per row.
+const ARITY: usize = 16;
+
+/// The largest statement: 256 rows (4,096 values, within both backends' limits).
+const LARGEST: u32 = 8;
+
+/// The statement inserting `2^exponent` rows, in PostgreSQL's placeholders
+/// (`$n`, which SQLite reads too); built once per size.
+fn statement(exponent: u32) -> &'static str {
+    static STATEMENTS: [OnceLock<String>; LARGEST as usize + 1] = [const { OnceLock::new() }; 9];
+    STATEMENTS[exponent as usize].get_or_init(|| {
+        let rows = 1usize << exponent;
+        let mut sql = format!("INSERT INTO connector_call_logs ({COLUMNS}) VALUES ");
+        for row in 0..rows {
+            sql.push_str(if row == 0 { "(" } else { ", (" });
+            for column in 0..ARITY {
+                if column > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push('$');
+                sql.push_str(&(row * ARITY + column + 1).to_string());
+            }
+            sql.push(')');
+        }
+        sql
+    })
+}
+
+/// Inserts `rows` with one statement of exactly their number (a power of two).
+async fn insert_chunk<'c, DB, E>(
+    executor: E,
+    sql: &'static str,
+    rows: &[&AuditRow],
+) -> Result<(), sqlx::Error>
 where
     DB: sqlx::Database,
-    &'r str: Encode<'r, DB> + Type<DB>,
-    Option<&'r str>: Encode<'r, DB> + Type<DB>,
-    Json<&'r Value>: Encode<'r, DB> + Type<DB>,
-    i64: Encode<'r, DB> + Type<DB>,
-    Option<i64>: Encode<'r, DB> + Type<DB>,
+    E: Executor<'c, Database = DB>,
+    for<'a> <DB as sqlx::Database>::Arguments<'a>: IntoArguments<'a, DB>,
+    for<'a> &'a str: Encode<'a, DB> + Type<DB>,
+    for<'a> Option<&'a str>: Encode<'a, DB> + Type<DB>,
+    for<'a> Json<&'a Value>: Encode<'a, DB> + Type<DB>,
+    i64: for<'a> Encode<'a, DB> + Type<DB>,
+    Option<i64>: for<'a> Encode<'a, DB> + Type<DB>,
 {
-    let mut statement = QueryBuilder::new(INSERT);
-    statement.push_values(rows.iter().copied(), |mut values, row: &'r AuditRow| {
-        values
-            .push_bind(row.conversation_id.as_str())
-            .push_bind(row.tool_call_id.as_str())
-            .push_bind(row.agent_id.as_str())
-            .push_bind(row.user_id.as_str())
-            .push_bind(row.org_id.as_str())
-            .push_bind(row.surface)
-            .push_bind(row.tool_name.as_str())
-            .push_bind(row.connector.as_deref())
-            .push_bind(row.action.as_deref())
-            .push_bind(row.outcome.as_str())
-            .push_bind(row.blocked_by.as_deref())
-            .push_bind(row.reason.as_deref())
-            .push_bind(Json(&row.args))
-            .push_bind(row.result_size)
-            .push_bind(row.observation_size)
-            .push_bind(row.duration_ms);
-    });
-    statement
+    let mut query = sqlx::query::<DB>(sql);
+    for row in rows {
+        query = query
+            .bind(row.conversation_id.as_str())
+            .bind(row.tool_call_id.as_str())
+            .bind(row.agent_id.as_str())
+            .bind(row.user_id.as_str())
+            .bind(row.org_id.as_str())
+            .bind(row.surface)
+            .bind(row.tool_name.as_str())
+            .bind(row.connector.as_deref())
+            .bind(row.action.as_deref())
+            .bind(row.outcome.as_str())
+            .bind(row.blocked_by.as_deref())
+            .bind(row.reason.as_deref())
+            .bind(Json(&row.args))
+            .bind(row.result_size)
+            .bind(row.observation_size)
+            .bind(row.duration_ms);
+    }
+    query.execute(executor).await.map(drop)
+}
+
+/// Inserts `rows` inside the transaction of `conn`.
+pub(super) async fn insert_rows(mut conn: Conn<'_>, rows: &[&AuditRow]) -> Result<(), sqlx::Error> {
+    let mut rest = rows;
+    while !rest.is_empty() {
+        let exponent = rest.len().ilog2().min(LARGEST);
+        let (chunk, after) = rest.split_at(1 << exponent);
+        let sql = statement(exponent);
+        match conn.reborrow() {
+            Conn::Sqlite(connection) => insert_chunk::<Sqlite, _>(connection, sql, chunk).await?,
+            Conn::Postgres(connection) => {
+                insert_chunk::<Postgres, _>(connection, sql, chunk).await?
+            }
+        }
+        rest = after;
+    }
+    Ok(())
 }
 
 impl Database {
-    /// Inserts `rows` in one statement (so one transaction), committed when this returns.
+    /// Inserts `rows` in one transaction of their own, committed when this returns.
     pub(crate) async fn insert_audit_rows(&self, rows: &[&AuditRow]) -> Result<(), StorageError> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let what = || format!("writing {} audit row(s) to connector_call_logs", rows.len());
-        match self {
-            Database::Sqlite(pool) => insert_statement::<Sqlite>(rows)
-                .build()
-                .execute(pool)
+        let what = format!("writing {} audit row(s) to connector_call_logs", rows.len());
+        let written = match self {
+            Database::Sqlite(pool) => {
+                async {
+                    let mut tx = pool.begin().await?;
+                    insert_rows(Conn::Sqlite(&mut tx), rows).await?;
+                    tx.commit().await
+                }
                 .await
-                .map(drop)
-                .map_err(StorageError::query(what())),
-            Database::Postgres(pool) => insert_statement::<Postgres>(rows)
-                .build()
-                .execute(pool)
+            }
+            Database::Postgres(pool) => {
+                async {
+                    let mut tx = pool.begin().await?;
+                    insert_rows(Conn::Postgres(&mut tx), rows).await?;
+                    tx.commit().await
+                }
                 .await
-                .map(drop)
-                .map_err(StorageError::query(what())),
-        }
+            }
+        };
+        written.map_err(StorageError::query(what))
     }
 }

@@ -328,6 +328,7 @@ impl Approvals {
         if let Some(refusal) = self.check_scope(&request, &approver).await {
             return self.refuse(callback, refusal).await;
         }
+        let commit_window = window.clone();
         let recorded = store
             .decide_for_event(
                 &callback.event_id,
@@ -336,7 +337,7 @@ impl Approvals {
                 callback.decision,
                 &approver.user_id,
                 callback.reason.as_deref(),
-                || window.begin_commit(),
+                move || commit_window.begin_commit(),
             )
             .await?;
         crash_point!(crash_points::AFTER_DECISION, |_| Err(StorageError::Query {

@@ -1,7 +1,9 @@
 //! The human-approval gate: a gated tool call pauses until a person decides.
 //!
 //! * [`ConfirmationStore`] — the durable truth (`confirmation_requests`),
-//!   where only a pending request moves, once, before its deadline.
+//!   where only a pending request moves, once, before its deadline. Its
+//!   writes share transactions (group commit, the mechanism the audit log
+//!   uses too): each caller learns its own outcome once it is durable.
 //! * [`Approvals`] — the state machine shared by gates and the callback
 //!   router: event dedup, channel binding, approver scope, waking waiters
 //!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
@@ -32,6 +34,7 @@ mod request;
 mod router;
 mod store;
 mod wakeup;
+mod write_queue;
 
 pub use approvals::{Approvals, ApprovalsConfig, CallbackOutcome, SweepReport};
 pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirectory, may_decide};

@@ -16,21 +16,70 @@ use super::card_claim::CardClaim;
 use super::card_delivery::CardDelivery;
 use super::crash_points::{self, crash_point};
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, Decision};
-use crate::storage::{Database, StorageError, on_pool};
+use super::write_queue::{AskedOnce, GateWrites, Job};
+use crate::storage::{BoxFuture, Conn, Database, GroupCommit, StorageError, on_conn, on_pool};
+use sqlx::Connection;
+use tokio::sync::oneshot;
 
-/// Like `on_pool!`, for statements that write: on SQLite they take the
-/// store's writer lock first. SQLite admits one writer at a time and makes
-/// the others sleep and retry (in steps of up to 100 ms); queueing writers in
-/// the process instead keeps a decision's path to its waiting gate short.
+/// Runs `$body` as one write of the store's group commit and returns its
+/// result once the shared transaction is committed. `$pool` is the
+/// transaction's connection (either backend); the listed variables are
+/// turned into owned values and moved in, cloned for each run (a write runs
+/// again, alone, if its batch fails).
 macro_rules! on_pool_write {
-    ($store:expr, $pool:ident => $body:expr) => {
-        match &$store.database {
-            Database::Sqlite($pool) => {
-                let _one_writer = $store.writer.lock().await;
-                $body
+    ($store:expr, [$($owned:ident),*], $what:expr, $pool:ident => $body:expr) => {{
+        $(let $owned = $owned.to_owned();)*
+        let what = $what;
+        $store
+            .write(what, move |conn| {
+                $(let $owned = $owned.clone();)*
+                let job: BoxFuture<'_, Result<_, sqlx::Error>> =
+                    Box::pin(async move { on_conn!(conn, $pool => $body) });
+                job
+            })
+            .await
+    }};
+}
+
+/// Decides request `$id` on connection `$conn` (inside a transaction) if it
+/// is pending and before its deadline; otherwise reads it, and a pending
+/// request past its deadline is expired instead.
+macro_rules! decide_in {
+    ($conn:expr, $statements:ident, $id:ident, $decision:ident, $decided_by:ident, $reason:ident) => {
+        async {
+            let decided: Option<ConfirmationRequest> = sqlx::query_as(&$statements.decide)
+                .bind($decision.status().as_str())
+                .bind(&$decided_by)
+                .bind(&$reason)
+                .bind(&$id)
+                .fetch_optional($conn)
+                .await?;
+            if let Some(decided) = decided {
+                return Ok::<_, sqlx::Error>(DecideOutcome::Decided(decided));
             }
-            Database::Postgres($pool) => $body,
+            let found: Option<ConfirmationRequest> = sqlx::query_as(&$statements.current)
+                .bind(&$id)
+                .fetch_optional($conn)
+                .await?;
+            Ok(match found {
+                None => DecideOutcome::NotFound,
+                Some(request) if request.status.is_terminal() => {
+                    DecideOutcome::AlreadyFinal(request)
+                }
+                // Pending, yet not decidable: past its deadline.
+                Some(request) => {
+                    let expired: Option<ConfirmationRequest> = sqlx::query_as(&$statements.expire)
+                        .bind(&$id)
+                        .fetch_optional($conn)
+                        .await?;
+                    match expired {
+                        Some(expired) => DecideOutcome::PastDeadline(expired),
+                        None => DecideOutcome::AlreadyFinal(request),
+                    }
+                }
+            })
         }
+        .await
     };
 }
 
@@ -122,16 +171,20 @@ pub enum EventDecision {
 pub struct ConfirmationStore {
     database: Database,
     queries: Arc<AtomicU64>,
-    writer: Arc<tokio::sync::Mutex<()>>,
+    writes: Arc<GroupCommit<GateWrites>>,
 }
 
 impl ConfirmationStore {
     /// A store on `database` (already migrated by [`Database::connect`]).
     pub fn new(database: Database) -> Self {
         ConfirmationStore {
-            database,
+            database: database.clone(),
             queries: Arc::default(),
-            writer: Arc::default(),
+            writes: Arc::new(GroupCommit::new(
+                database.clone(),
+                GateWrites,
+                MAX_WRITES_PER_BATCH,
+            )),
         }
     }
 
@@ -144,6 +197,41 @@ impl ConfirmationStore {
     /// The database behind the store.
     pub fn database(&self) -> &Database {
         &self.database
+    }
+
+    /// Runs `write` in the group commit; its result once committed.
+    async fn write<T, F>(&self, what: impl Into<String>, write: F) -> Result<T, StorageError>
+    where
+        T: Send + 'static,
+        F: for<'t> Fn(Conn<'t>) -> BoxFuture<'t, Result<T, sqlx::Error>> + Send + 'static,
+    {
+        let what = what.into();
+        let (done, result) = oneshot::channel();
+        self.writes
+            .submit(Box::new(Job::new(write, what.clone(), done)))
+            .await;
+        result.await.unwrap_or_else(|_| {
+            Err(StorageError::Unavailable {
+                what,
+                why: "the group-commit writer stopped before committing".into(),
+            })
+        })
+    }
+
+    /// The statements of a decision (see `decide_in!`).
+    fn decide_statements(&self) -> DecideStatements {
+        DecideStatements {
+            decide: self.sql(
+                "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now_ms}, \
+                 decided_by = $2, reason = $3 \
+                 WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
+            ),
+            current: self.sql("SELECT {columns} FROM confirmation_requests WHERE id = $1"),
+            expire: self.sql(
+                "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
+                 decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
+            ),
+        }
     }
 
     /// `template` for this backend: `{now_ms}` becomes the database clock in
@@ -179,7 +267,7 @@ impl ConfirmationStore {
                 new.idempotency_key
             )
         };
-        let inserted = on_pool_write!(self, pool => sqlx::query(&insert)
+        let inserted = on_pool_write!(self, [insert, id, new, timeout_ms], what(), pool => sqlx::query(&insert)
             .bind(&id)
             .bind(&new.idempotency_key)
             .bind(&new.tool_name)
@@ -196,8 +284,7 @@ impl ConfirmationStore {
             .bind(timeout_ms)
             .execute(pool)
             .await
-            .map(|done| done.rows_affected()))
-        .map_err(StorageError::query(what()))?;
+            .map(|done| done.rows_affected()))?;
         let request =
             self.by_key(&new.idempotency_key)
                 .await?
@@ -258,16 +345,15 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET message_ref = $1 \
              WHERE id = $2 AND card_claimed_at_ms = $3 AND message_ref IS NULL",
         );
-        let updated = on_pool_write!(self, pool => sqlx::query(&sql)
+        let updated = on_pool_write!(self, [sql, message_ref, id, claim], format!(
+            "storing the card reference of confirmation request {id}"
+        ), pool => sqlx::query(&sql)
             .bind(message_ref)
             .bind(id)
             .bind(claim.claimed_at_ms())
             .execute(pool)
             .await
-            .map(|done| done.rows_affected()))
-        .map_err(StorageError::query(format!(
-            "storing the card reference of confirmation request {id}"
-        )))?;
+            .map(|done| done.rows_affected()))?;
         Ok(updated == 1)
     }
 
@@ -313,15 +399,14 @@ impl ConfirmationStore {
         );
         let lease_ms = clamp_ms(lease);
         let window_ms = resend_window.map_or(i64::MAX / 2, clamp_ms);
-        let claimed: Option<i64> = on_pool_write!(self, pool => sqlx::query_scalar(&sql)
+        let claimed: Option<i64> = on_pool_write!(self, [sql, id, lease_ms, window_ms], format!(
+            "claiming the card of confirmation request {id}"
+        ), pool => sqlx::query_scalar(&sql)
             .bind(id)
             .bind(lease_ms)
             .bind(window_ms)
             .fetch_optional(pool)
-            .await)
-        .map_err(StorageError::query(format!(
-            "claiming the card of confirmation request {id}"
-        )))?;
+            .await)?;
         Ok(claimed.map(CardClaim::new))
     }
 
@@ -358,14 +443,13 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET {TAKE_UPDATE} WHERE id = $1 AND {UPDATE_DUE} \
              RETURNING {{columns}}"
         ));
-        on_pool_write!(self, pool => sqlx::query_as(&sql)
+        on_pool_write!(self, [sql, id, backoff], format!(
+            "taking the card update of confirmation request {id}"
+        ), pool => sqlx::query_as(&sql)
             .bind(id)
             .bind(clamp_ms(backoff))
             .fetch_optional(pool)
             .await)
-        .map_err(StorageError::query(format!(
-            "taking the card update of confirmation request {id}"
-        )))
     }
 
     /// Takes up to `limit` due card updates of channel `channel_kind` /
@@ -384,14 +468,13 @@ impl ConfirmationStore {
               AND channel_kind = $1 AND channel_id = $3 ORDER BY decided_at_ms LIMIT $4) \
              AND {UPDATE_DUE} RETURNING {{columns}}"
         ));
-        on_pool_write!(self, pool => sqlx::query_as(&sql)
+        on_pool_write!(self, [sql, channel_kind, backoff, channel_id, limit], "taking due approval card updates", pool => sqlx::query_as(&sql)
             .bind(channel_kind)
             .bind(clamp_ms(backoff))
             .bind(channel_id)
             .bind(i64::from(limit))
             .fetch_all(pool)
             .await)
-        .map_err(StorageError::query("taking due approval card updates"))
     }
 
     /// Records that the platform confirmed the redrawn card of request `id`:
@@ -401,10 +484,9 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET card_updated_at_ms = {now_ms}, \
              card_update_error = NULL WHERE id = $1",
         );
-        on_pool_write!(self, pool => sqlx::query(&sql).bind(id).execute(pool).await.map(|_| ()))
-            .map_err(StorageError::query(format!(
+        on_pool_write!(self, [sql, id], format!(
                 "recording the card update of confirmation request {id}"
-            )))?;
+            ), pool => sqlx::query(&sql).bind(id).execute(pool).await.map(|_| ()))?;
         Ok(())
     }
 
@@ -412,10 +494,9 @@ impl ConfirmationStore {
     /// is retried once its back-off has passed.
     pub async fn card_update_failed(&self, id: &str, error: &str) -> Result<(), StorageError> {
         let sql = self.sql("UPDATE confirmation_requests SET card_update_error = $1 WHERE id = $2");
-        on_pool_write!(self, pool => sqlx::query(&sql).bind(error).bind(id).execute(pool).await.map(|_| ()))
-            .map_err(StorageError::query(format!(
+        on_pool_write!(self, [sql, error, id], format!(
                 "recording a failed card update of confirmation request {id}"
-            )))?;
+            ), pool => sqlx::query(&sql).bind(error).bind(id).execute(pool).await.map(|_| ()))?;
         Ok(())
     }
 
@@ -428,39 +509,11 @@ impl ConfirmationStore {
         decided_by: &str,
         reason: Option<&str>,
     ) -> Result<DecideOutcome, StorageError> {
-        let sql = self.sql(
-            "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now_ms}, \
-             decided_by = $2, reason = $3 \
-             WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
-        );
-        let decided: Option<ConfirmationRequest> =
-            on_pool_write!(self, pool => sqlx::query_as(&sql)
-            .bind(decision.status().as_str())
-            .bind(decided_by)
-            .bind(reason)
-            .bind(id)
-            .fetch_optional(pool)
-            .await)
-            .map_err(StorageError::query(format!(
-                "recording a decision on confirmation request {id}"
-            )))?;
-        if let Some(decided) = decided {
-            return Ok(DecideOutcome::Decided(decided));
-        }
-        match self.get(id).await? {
-            None => Ok(DecideOutcome::NotFound),
-            Some(request) if request.status.is_terminal() => {
-                Ok(DecideOutcome::AlreadyFinal(request))
-            }
-            Some(_) => match self.expire(id).await? {
-                Some(expired) => Ok(DecideOutcome::PastDeadline(expired)),
-                // Someone else moved it in between: report what it is now.
-                None => match self.get(id).await? {
-                    Some(request) => Ok(DecideOutcome::AlreadyFinal(request)),
-                    None => Ok(DecideOutcome::NotFound),
-                },
-            },
-        }
+        let statements = Arc::new(self.decide_statements());
+        let reason = reason.map(str::to_owned);
+        on_pool_write!(self, [statements, id, decided_by, reason],
+            format!("recording a decision on confirmation request {id}"),
+            pool => decide_in!(&mut *pool, statements, id, decision, decided_by, reason))
     }
 
     /// Applies a decision delivered as callback event `event_id` in one
@@ -481,83 +534,48 @@ impl ConfirmationStore {
         decision: Decision,
         decided_by: &str,
         reason: Option<&str>,
-        may_commit: impl FnOnce() -> bool + Send,
+        may_commit: impl FnOnce() -> bool + Send + 'static,
     ) -> Result<EventDecision, StorageError> {
         let record_event = self.sql(
             "INSERT INTO callback_events (event_id, channel_kind, received_at_ms) \
              VALUES ($1, $2, {now_ms}) ON CONFLICT (event_id) DO NOTHING",
         );
-        let decide = self.sql(
-            "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now_ms}, \
-             decided_by = $2, reason = $3 \
-             WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
-        );
-        let current = self.sql("SELECT {columns} FROM confirmation_requests WHERE id = $1");
-        let expire = self.sql(
-            "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
-             decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
-        );
-        // The event insert comes first: on SQLite it takes the write lock
-        // before anything is read, so the transaction never has to upgrade.
-        let applied = on_pool_write!(self, pool => async {
-            let mut tx = pool.begin().await?;
-            let fresh = sqlx::query(&record_event)
-                .bind(event_id)
-                .bind(channel_kind)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected()
-                == 1;
-            if !fresh {
-                tx.rollback().await?;
-                return Ok(EventDecision::Replayed);
-            }
-            // A crash here rolls the event back with the decision: the
-            // platform's retry of the event is handled as new.
-            crash_point!(crash_points::BETWEEN_EVENT_AND_DECISION, |_| Err(
-                sqlx::Error::Protocol("failpoint: stopped between event and decision".into())
-            ));
-            let decided: Option<ConfirmationRequest> = sqlx::query_as(&decide)
-                .bind(decision.status().as_str())
-                .bind(decided_by)
-                .bind(reason)
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            let outcome = match decided {
-                Some(request) => DecideOutcome::Decided(request),
-                None => {
-                    let found: Option<ConfirmationRequest> =
-                        sqlx::query_as(&current).bind(id).fetch_optional(&mut *tx).await?;
-                    match found {
-                        None => DecideOutcome::NotFound,
-                        Some(request) if request.status.is_terminal() => {
-                            DecideOutcome::AlreadyFinal(request)
-                        }
-                        // Pending, yet not decidable: past its deadline.
-                        Some(request) => {
-                            let expired: Option<ConfirmationRequest> =
-                                sqlx::query_as(&expire).bind(id).fetch_optional(&mut *tx).await?;
-                            match expired {
-                                Some(expired) => DecideOutcome::PastDeadline(expired),
-                                None => DecideOutcome::AlreadyFinal(request),
-                            }
-                        }
-                    }
+        let statements = Arc::new(self.decide_statements());
+        let reason = reason.map(str::to_owned);
+        let may_commit = AskedOnce::new(may_commit);
+        // The event insert comes first: on SQLite the batch holds the write
+        // lock from BEGIN IMMEDIATE, and on PostgreSQL the event's row lock
+        // serialises replays. A savepoint keeps a withdrawal to this write
+        // alone, whatever else shares the transaction.
+        on_pool_write!(self, [record_event, statements, event_id, channel_kind, id, decided_by, reason, may_commit],
+            format!("recording callback event {event_id} and its decision on confirmation request {id}"),
+            pool => async {
+                let mut savepoint = pool.begin().await?;
+                let fresh = sqlx::query(&record_event)
+                    .bind(&event_id)
+                    .bind(&channel_kind)
+                    .execute(&mut *savepoint)
+                    .await?
+                    .rows_affected()
+                    == 1;
+                if !fresh {
+                    savepoint.rollback().await?;
+                    return Ok(EventDecision::Replayed);
                 }
-            };
-            if !may_commit() {
-                tx.rollback().await?;
-                return Ok(EventDecision::Withdrawn);
+                // A crash here rolls the event back with the decision: the
+                // platform's retry of the event is handled as new.
+                crash_point!(crash_points::BETWEEN_EVENT_AND_DECISION, |_| Err(
+                    sqlx::Error::Protocol("failpoint: stopped between event and decision".into())
+                ));
+                let outcome = decide_in!(&mut *savepoint, statements, id, decision, decided_by, reason)?;
+                if !may_commit.ask() {
+                    savepoint.rollback().await?;
+                    return Ok(EventDecision::Withdrawn);
+                }
+                savepoint.commit().await?;
+                Ok::<_, sqlx::Error>(EventDecision::Recorded(Box::new(outcome)))
             }
-            tx.commit().await?;
-            Ok::<_, sqlx::Error>(EventDecision::Recorded(Box::new(outcome)))
-        }
-        .await)
-        .map_err(StorageError::query(format!(
-            "recording callback event {event_id} and its decision on confirmation request {id}"
-        )))?;
-        Ok(applied)
+            .await)
     }
 
     /// Whether callback event `event_id` was handled already (read only).
@@ -581,13 +599,12 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
              decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
         );
-        on_pool_write!(self, pool => sqlx::query_as(&sql)
+        on_pool_write!(self, [sql, id], format!(
+            "expiring confirmation request {id}"
+        ), pool => sqlx::query_as(&sql)
             .bind(id)
             .fetch_optional(pool)
             .await)
-        .map_err(StorageError::query(format!(
-            "expiring confirmation request {id}"
-        )))
     }
 
     /// Cancels request `id` if it is still pending and its card was never
@@ -602,14 +619,13 @@ impl ConfirmationStore {
              decided_by = 'system', reason = $1 WHERE id = $2 AND status = 'pending' \
              AND message_ref IS NULL RETURNING {columns}",
         );
-        on_pool_write!(self, pool => sqlx::query_as(&sql)
+        on_pool_write!(self, [sql, reason, id], format!(
+            "cancelling confirmation request {id}"
+        ), pool => sqlx::query_as(&sql)
             .bind(reason)
             .bind(id)
             .fetch_optional(pool)
             .await)
-        .map_err(StorageError::query(format!(
-            "cancelling confirmation request {id}"
-        )))
     }
 
     /// Expires every pending request of channel `channel_kind`/`channel_id`
@@ -667,14 +683,13 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET consumed_at_ms = {now_ms} \
              WHERE id = $1 AND status = 'approved' AND consumed_at_ms IS NULL",
         );
-        let updated = on_pool_write!(self, pool => sqlx::query(&sql)
+        let updated = on_pool_write!(self, [sql, id], format!(
+            "using the approval of confirmation request {id}"
+        ), pool => sqlx::query(&sql)
             .bind(id)
             .execute(pool)
             .await
-            .map(|done| done.rows_affected()))
-        .map_err(StorageError::query(format!(
-            "using the approval of confirmation request {id}"
-        )))?;
+            .map(|done| done.rows_affected()))?;
         Ok(updated == 1)
     }
 
@@ -710,15 +725,14 @@ impl ConfirmationStore {
             "INSERT INTO callback_events (event_id, channel_kind, received_at_ms) \
              VALUES ($1, $2, {now_ms}) ON CONFLICT (event_id) DO NOTHING",
         );
-        let inserted = on_pool_write!(self, pool => sqlx::query(&sql)
+        let inserted = on_pool_write!(self, [sql, event_id, channel_kind], format!(
+            "recording callback event {event_id}"
+        ), pool => sqlx::query(&sql)
             .bind(event_id)
             .bind(channel_kind)
             .execute(pool)
             .await
-            .map(|done| done.rows_affected()))
-        .map_err(StorageError::query(format!(
-            "recording callback event {event_id}"
-        )))?;
+            .map(|done| done.rows_affected()))?;
         Ok(inserted == 1)
     }
 
@@ -727,12 +741,11 @@ impl ConfirmationStore {
     pub async fn forget_events(&self, age: Duration) -> Result<u64, StorageError> {
         let sql = self.sql("DELETE FROM callback_events WHERE received_at_ms <= {now_ms} - $1");
         let age_ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX / 2);
-        on_pool_write!(self, pool => sqlx::query(&sql)
+        on_pool_write!(self, [sql, age_ms], "forgetting old callback events", pool => sqlx::query(&sql)
             .bind(age_ms)
             .execute(pool)
             .await
             .map(|done| done.rows_affected()))
-        .map_err(StorageError::query("forgetting old callback events"))
     }
 
     async fn many(
@@ -741,16 +754,25 @@ impl ConfirmationStore {
         (kind, channel, param): (&str, &str, Option<i64>),
         what: &str,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        on_pool_write!(self, pool => {
-            let mut query = sqlx::query_as(sql).bind(kind).bind(channel);
+        on_pool_write!(self, [sql, kind, channel, param], what, pool => {
+            let mut query = sqlx::query_as(&sql).bind(kind).bind(channel);
             if let Some(param) = param {
                 query = query.bind(param);
             }
             query.fetch_all(pool).await
         })
-        .map_err(StorageError::query(what))
     }
 }
+
+/// The statements of a decision, in the store's dialect.
+struct DecideStatements {
+    decide: String,
+    current: String,
+    expire: String,
+}
+
+/// Most gate writes sharing one transaction.
+const MAX_WRITES_PER_BATCH: usize = 256;
 
 /// `duration` in milliseconds for a statement (very long ones capped far out).
 fn clamp_ms(duration: Duration) -> i64 {

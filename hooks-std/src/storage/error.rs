@@ -37,6 +37,14 @@ pub enum StorageError {
         /// The driver's error.
         source: sqlx::Error,
     },
+    /// The write shared a transaction that failed, or never reached one.
+    #[error("{what} failed: {why}")]
+    Unavailable {
+        /// What was being done.
+        what: String,
+        /// Why it was not done (the shared transaction's error, or why the writer is gone).
+        why: String,
+    },
 }
 
 impl StorageError {

@@ -12,6 +12,7 @@
 
 mod connect;
 mod error;
+mod group_commit;
 
 /// Runs `$body` with `$pool` bound to the database's pool, whatever the
 /// backend: one statement text (see [`Database::dialect`]), one binding chain.
@@ -29,6 +30,7 @@ use sqlx::{PgPool, SqlitePool};
 
 pub use connect::DatabaseOptions;
 pub use error::StorageError;
+pub(crate) use group_commit::{Batch, BoxFuture, Conn, GroupCommit, on_conn};
 
 /// A connection pool to the hooks' database, migrated.
 ///
