@@ -1,26 +1,36 @@
-//! Approval gate benchmark.
+//! Approval gate benchmark: many calls waiting, decisions arriving steadily.
 //!
-//! For 1,000 and then 10,000 concurrent gated calls on a SQLite file:
-//!   * every call creates its confirmation request and waits;
-//!   * while they all wait, the database load is measured (statements per
-//!     second over a few seconds of idling): it must not grow with the number
-//!     pending;
-//!   * then every request is decided — 1,000 decisions per second, each
-//!     through the same scope-checked path a channel callback takes — and the
-//!     latency from the decision's commit to the tool actually running is
-//!     recorded (and from the click, which adds the decision's own write).
+//! Each phase keeps `pending` gated calls waiting (a call that is approved
+//! and has run makes its next gated call at once, so the number waiting stays
+//! put) and decides them at a steady rate for at least five seconds, each
+//! decision through the same scope-checked path a channel callback takes.
+//! It reports:
+//!   * commit→resume: from the decision's commit returning to the tool
+//!     running (the wake-up, the gate's read and its approval stamp);
+//!   * click→resume: from the start of the decision (its own durable write
+//!     included) to the tool running;
+//!   * idle queries/s: statements per second while every call waits and
+//!     nothing is decided (it must not grow with the number pending).
 //!
+//! Backends: a SQLite file with the default durability (`synchronous =
+//! FULL`, WAL); and, when `HOOKS_TEST_POSTGRES_URL` is set, PostgreSQL with
+//! two replicas — two `Approvals` on separate pools, decisions delivered to
+//! one, the gates waiting on the other and woken by `LISTEN/NOTIFY`.
 //! Cards go to an in-process channel that only records them, so the figures
 //! are the gate's own, not an IM platform's.
 //!
-//! Run with `cargo run --release --example bench_gate`.
-//! Targets: p99 decision→resume under 50 ms; idle load independent of the
-//! number pending. Last line:
-//! `gate: 10000 pending: p50 <A> ms, p99 <B> ms, idle <C> queries/s`
+//! Run with `cargo run --release --example bench_gate [sqlite|postgres]`.
+//! Targets: SQLite, 10,000 pending, 1,000 decisions/s: p99 commit→resume
+//! under 10 ms; 2,000/s: under 50 ms. PostgreSQL, two replicas, 10,000
+//! pending, 1,000/s: under 20 ms. Idle load independent of the number
+//! pending. The last lines:
+//! `gate: 10000 pending: p50 <A> ms, p99 <B> ms, idle <C> queries/s` (SQLite, 1,000/s) and
+//! `gate-pg: 10000 pending, 2 replicas: p50 <A> ms, p99 <B> ms, idle <C> queries/s`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hooks::prelude::*;
 use hooks::std_hooks::gate::channel::{
@@ -33,10 +43,25 @@ use hooks::std_hooks::gate::{
 use hooks::std_hooks::{Database, DatabaseOptions};
 use serde_json::{Value, json};
 
-/// Records the cards it is asked to send.
-#[derive(Default)]
+/// Records the cards it is asked to send, in order, for the deciders to take.
 struct RecordingChannel {
-    sent: Mutex<Vec<String>>,
+    room: String,
+    cards: Mutex<VecDeque<String>>,
+    sent: AtomicUsize,
+}
+
+impl RecordingChannel {
+    fn new(room: String) -> Self {
+        RecordingChannel {
+            room,
+            cards: Mutex::default(),
+            sent: AtomicUsize::new(0),
+        }
+    }
+
+    fn next_card(&self) -> Option<String> {
+        self.cards.lock().expect("lock").pop_front()
+    }
 }
 
 impl Channel for RecordingChannel {
@@ -44,11 +69,15 @@ impl Channel for RecordingChannel {
         "bench"
     }
     fn channel_id(&self) -> &str {
-        "bench-room"
+        &self.room
     }
     fn send_card<'a>(&'a self, request: &'a ConfirmationRequest) -> ChannelFuture<'a, String> {
         Box::pin(async move {
-            self.sent.lock().expect("lock").push(request.id.clone());
+            self.cards
+                .lock()
+                .expect("lock")
+                .push_back(request.id.clone());
+            self.sent.fetch_add(1, Ordering::Relaxed);
             Ok(format!("msg-{}", request.id))
         })
     }
@@ -65,36 +94,53 @@ impl Channel for RecordingChannel {
     }
 }
 
-/// The rate at which the simulated approvers decide.
-const DECISIONS_PER_SECOND: u32 = 1_000;
+/// Where the phase runs.
+#[derive(Clone)]
+enum Backend {
+    /// A fresh SQLite file, default durability.
+    Sqlite,
+    /// Two replicas on this PostgreSQL database.
+    Postgres(String),
+}
+
+impl Backend {
+    fn name(&self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres(_) => "postgres, 2 replicas",
+        }
+    }
+}
+
+/// How long decisions arrive in each phase.
+const DECIDING: Duration = Duration::from_secs(5);
 
 struct Figures {
+    decisions: usize,
     p50_ms: f64,
     p99_ms: f64,
-    /// From the start of the decision (including waiting for SQLite's write lock behind other deciders).
+    click_p50_ms: f64,
     click_p99_ms: f64,
     idle_queries_per_s: f64,
 }
 
-async fn run(pending: usize) -> Figures {
-    let dir =
-        std::env::temp_dir().join(format!("hooks-bench-gate-{}-{pending}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temporary directory");
-    let url = format!("sqlite://{}", dir.join("gate.db").display());
-    // Setup speed only: the measured paths are reads and single-row updates.
-    let options = DatabaseOptions {
-        sync_full: false,
-        ..DatabaseOptions::default()
-    };
-    let database = Database::connect_with(&url, &options)
+/// One replica: its store, approvals and gate registry.
+struct Replica {
+    database: Database,
+    store: ConfirmationStore,
+    approvals: Approvals,
+    registry: HookRegistry,
+}
+
+async fn replica(url: &str, channel: Arc<RecordingChannel>) -> Replica {
+    let database = Database::connect_with(url, &DatabaseOptions::default())
         .await
-        .expect("sqlite file");
+        .expect("database");
     let store = ConfirmationStore::new(database.clone());
-    let channel = Arc::new(RecordingChannel::default());
     let directory = StaticDirectory::new().person("bench", "op-1", "alice", "acme");
     let approvals = Approvals::start(
         store.clone(),
-        channel.clone(),
+        channel,
         Arc::new(directory),
         ApprovalsConfig::default(),
     );
@@ -104,131 +150,267 @@ async fn run(pending: usize) -> Figures {
     };
     let gate = ApprovalGate::with_config(approvals.clone(), gate_config).expect("gate");
     let registry = HookRegistry::builder().pre(gate).build().expect("registry");
+    Replica {
+        database,
+        store,
+        approvals,
+        registry,
+    }
+}
 
-    let resumed: Arc<Mutex<HashMap<usize, Instant>>> = Arc::default();
+async fn run(backend: &Backend, pending: usize, per_second: u32) -> Figures {
+    let tag = format!(
+        "{}-{}",
+        std::process::id(),
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or_default()
+    );
+    let dir = std::env::temp_dir().join(format!("hooks-bench-gate-{tag}-{pending}"));
+    let channel = Arc::new(RecordingChannel::new(format!("bench-{tag}")));
+    // The gates wait on `waiting`; decisions go to `deciding` (the same
+    // replica on SQLite, the other one on PostgreSQL).
+    let (waiting, deciding) = match backend {
+        Backend::Sqlite => {
+            std::fs::create_dir_all(&dir).expect("temporary directory");
+            let url = format!("sqlite://{}", dir.join("gate.db").display());
+            (replica(&url, channel.clone()).await, None)
+        }
+        Backend::Postgres(url) => (
+            replica(url, channel.clone()).await,
+            Some(replica(url, channel.clone()).await),
+        ),
+    };
+    let deciders_replica = deciding.as_ref().unwrap_or(&waiting);
+    let queries = || {
+        waiting.store.queries_issued()
+            + deciding
+                .as_ref()
+                .map_or(0, |replica| replica.store.queries_issued())
+    };
+
+    // Request id → call number (from the card), call number → when its tool ran.
+    let resumed: Arc<Mutex<HashMap<u64, Instant>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let next_call = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let calls: Vec<_> = (0..pending)
-        .map(|i| {
-            let (registry, resumed) = (registry.clone(), resumed.clone());
+        .map(|_| {
+            let registry = waiting.registry.clone();
+            let (resumed, stop, next_call, tag) = (
+                resumed.clone(),
+                stop.clone(),
+                next_call.clone(),
+                tag.clone(),
+            );
             tokio::spawn(async move {
-                let ctx = HookContext::tool_call("oa__purchase_pay", json!({"n": i}))
-                    .with_conversation("bench")
-                    .with_tool_call_id(format!("call-{i}"))
-                    .with_user("alice")
-                    .with_org("acme")
-                    .with_metadata("requires_confirmation", true);
-                let report = registry
-                    .run_tool_call(ctx, async |_: &Value| {
-                        resumed.lock().expect("lock").insert(i, Instant::now());
-                        Ok::<_, String>(json!("paid"))
-                    })
-                    .await;
-                assert!(report.tool_ran, "{}", report.observation);
+                while !stop.load(Ordering::Relaxed) {
+                    let n = next_call.fetch_add(1, Ordering::Relaxed);
+                    let ctx = HookContext::tool_call("oa__purchase_pay", json!({"n": n}))
+                        .with_conversation(format!("bench-{tag}"))
+                        .with_tool_call_id(format!("call-{n}"))
+                        .with_user("alice")
+                        .with_org("acme")
+                        .with_metadata("requires_confirmation", true);
+                    let resumed = resumed.clone();
+                    let report = registry
+                        .run_tool_call(ctx, async move |_: &Value| {
+                            resumed.lock().expect("lock").insert(n, Instant::now());
+                            Ok::<_, String>(json!("paid"))
+                        })
+                        .await;
+                    if !report.tool_ran {
+                        // Rejected at the end of the phase.
+                        return;
+                    }
+                }
             })
         })
         .collect();
 
-    while channel.sent.lock().expect("lock").len() < pending {
+    while channel.sent.load(Ordering::Relaxed) < pending {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // Let every gate reach its wait (the statement count stops climbing),
     // then measure the idle load.
     loop {
-        let before = store.queries_issued();
+        let before = queries();
         tokio::time::sleep(Duration::from_millis(500)).await;
-        if store.queries_issued() - before < 5 {
+        if queries() - before < 5 {
             break;
         }
     }
     let idle_window = Duration::from_secs(6);
-    let before = store.queries_issued();
+    let before = queries();
     tokio::time::sleep(idle_window).await;
-    let idle_queries_per_s = (store.queries_issued() - before) as f64 / idle_window.as_secs_f64();
+    let idle_queries_per_s = (queries() - before) as f64 / idle_window.as_secs_f64();
 
-    let ids: Vec<String> = channel.sent.lock().expect("lock").clone();
     let approver = Approver {
         user_id: "alice".into(),
         org_id: "acme".into(),
     };
-    let decided: Arc<Mutex<HashMap<String, (Instant, Instant)>>> = Arc::default();
-    // Decisions arrive at a steady DECISIONS_PER_SECOND (far above what people
-    // click), each from its own task, so the figure is the wake-up path's
-    // latency and not the length of a queue of writers the bench itself built.
-    let mut ticks = tokio::time::interval(Duration::from_secs(1) / DECISIONS_PER_SECOND);
-    let mut deciders = Vec::with_capacity(ids.len());
-    for id in ids {
+    let decided: Arc<Mutex<Vec<(String, Instant, Instant)>>> = Arc::default();
+    let mut ticks = tokio::time::interval(Duration::from_secs(1) / per_second);
+    let mut deciders = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < DECIDING {
         ticks.tick().await;
-        let (approvals, approver, decided) = (approvals.clone(), approver.clone(), decided.clone());
+        let Some(id) = channel.next_card() else {
+            continue;
+        };
+        let (approvals, approver, decided) = (
+            deciders_replica.approvals.clone(),
+            approver.clone(),
+            decided.clone(),
+        );
+        // Each decision from its own task, so the figure is the wake-up
+        // path's latency, not the length of a queue the bench built.
         deciders.push(tokio::spawn(async move {
             let clicked = Instant::now();
             approvals
                 .decide(&id, &approver, Decision::Approve, None)
                 .await
                 .expect("decide");
-            // The decision is committed: from here the gate must wake.
             decided
                 .lock()
                 .expect("lock")
-                .insert(id, (clicked, Instant::now()));
+                .push((id, clicked, Instant::now()));
         }));
     }
+    stop.store(true, Ordering::Relaxed);
     for decider in deciders {
         decider.await.expect("decider");
     }
-    for call in calls {
-        call.await.expect("call");
+    let decided = std::mem::take(&mut *decided.lock().expect("lock"));
+    // Every approved call runs; wait for the last ones.
+    let mut numbers = HashMap::with_capacity(decided.len());
+    for (id, _, _) in &decided {
+        let request = waiting.store.get(id).await.expect("get").expect("request");
+        numbers.insert(id.clone(), request.args["n"].as_u64().expect("n"));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while numbers
+        .values()
+        .any(|n| !resumed.lock().expect("lock").contains_key(n))
+    {
+        assert!(Instant::now() < deadline, "approved calls did not resume");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
-    // Map request ids back to calls through the store.
-    let decided = decided.lock().expect("lock").clone();
     let resumed = resumed.lock().expect("lock").clone();
-    let mut latencies = Vec::with_capacity(pending);
-    let mut click_latencies = Vec::with_capacity(pending);
-    for (id, (clicked, committed)) in decided {
-        let request = store.get(&id).await.expect("get").expect("request");
-        let n = request.args["n"].as_u64().expect("n") as usize;
+    let mut latencies = Vec::with_capacity(decided.len());
+    let mut click_latencies = Vec::with_capacity(decided.len());
+    for (id, clicked, committed) in &decided {
+        let ran = resumed[&numbers[id]];
         // A gate may resume before its decider sees the commit return: 0 then.
-        latencies.push(
-            resumed[&n]
-                .saturating_duration_since(committed)
-                .as_secs_f64()
-                * 1000.0,
-        );
-        click_latencies.push(resumed[&n].duration_since(clicked).as_secs_f64() * 1000.0);
+        latencies.push(ran.saturating_duration_since(*committed).as_secs_f64() * 1000.0);
+        click_latencies.push(ran.duration_since(*clicked).as_secs_f64() * 1000.0);
     }
     latencies.sort_by(f64::total_cmp);
     click_latencies.sort_by(f64::total_cmp);
     let at =
         |sorted: &[f64], p: f64| sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)];
-    let percentile = |p: f64| at(&latencies, p);
-    let click_p99_ms = at(&click_latencies, 0.99);
-    drop(approvals);
-    database.close().await;
+
+    // The calls still waiting are rejected (all at once) so their tasks end.
+    let give_up = Instant::now() + Duration::from_secs(30);
+    while calls.iter().any(|call| !call.is_finished()) && Instant::now() < give_up {
+        let rejections: Vec<_> = std::iter::from_fn(|| channel.next_card())
+            .map(|id| {
+                let (approvals, approver) = (deciders_replica.approvals.clone(), approver.clone());
+                tokio::spawn(async move {
+                    let _ = approvals
+                        .decide(&id, &approver, Decision::Reject, Some("bench over"))
+                        .await;
+                })
+            })
+            .collect();
+        for rejection in rejections {
+            let _ = rejection.await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for call in &calls {
+        call.abort();
+    }
+    for replica in [Some(waiting), deciding].into_iter().flatten() {
+        drop(replica.approvals);
+        replica.database.close().await;
+    }
     let _ = std::fs::remove_dir_all(&dir);
     Figures {
-        p50_ms: percentile(0.50),
-        p99_ms: percentile(0.99),
-        click_p99_ms,
+        decisions: decided.len(),
+        p50_ms: at(&latencies, 0.50),
+        p99_ms: at(&latencies, 0.99),
+        click_p50_ms: at(&click_latencies, 0.50),
+        click_p99_ms: at(&click_latencies, 0.99),
         idle_queries_per_s,
     }
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let only = args.first().cloned();
+    // `bench_gate sqlite 10000 2000` runs that one phase (for profiling).
+    let phases = match (args.get(1), args.get(2)) {
+        (Some(pending), Some(rate)) => vec![(
+            pending.parse().expect("pending: a number"),
+            rate.parse().expect("decisions per second: a number"),
+        )],
+        _ => vec![
+            (1_000, 1_000),
+            (1_000, 2_000),
+            (10_000, 1_000),
+            (10_000, 2_000),
+        ],
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let mut last = None;
-    for pending in [1_000, 10_000] {
-        let figures = runtime.block_on(run(pending));
-        println!(
-            "{pending:>6} pending, {DECISIONS_PER_SECOND} decisions/s: commit→resume p50 {:.2} ms, p99 {:.2} ms; click→resume p99 {:.2} ms; idle {:.2} queries/s",
-            figures.p50_ms, figures.p99_ms, figures.click_p99_ms, figures.idle_queries_per_s
-        );
-        last = Some((pending, figures));
+    let mut backends = Vec::new();
+    if only.as_deref() != Some("postgres") {
+        backends.push(Backend::Sqlite);
     }
-    let (pending, figures) = last.expect("ran");
-    println!(
-        "gate: {pending} pending: p50 {:.2} ms, p99 {:.2} ms, idle {:.2} queries/s",
-        figures.p50_ms, figures.p99_ms, figures.idle_queries_per_s
-    );
+    match std::env::var("HOOKS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() && only.as_deref() != Some("sqlite") => {
+            backends.push(Backend::Postgres(url));
+        }
+        _ if only.as_deref() != Some("sqlite") => {
+            println!("(PostgreSQL skipped: HOOKS_TEST_POSTGRES_URL is not set)");
+        }
+        _ => {}
+    }
+    let mut summary = Vec::new();
+    for backend in &backends {
+        for &(pending, per_second) in &phases {
+            let figures = runtime.block_on(run(backend, pending, per_second));
+            println!(
+                "{:<20} {pending:>6} pending, {per_second} decisions/s ({} decided): \
+                 commit→resume p50 {:.2} ms, p99 {:.2} ms; click→resume p50 {:.2} ms, p99 {:.2} ms; \
+                 idle {:.2} queries/s",
+                backend.name(),
+                figures.decisions,
+                figures.p50_ms,
+                figures.p99_ms,
+                figures.click_p50_ms,
+                figures.click_p99_ms,
+                figures.idle_queries_per_s
+            );
+            if pending == 10_000 && per_second == 1_000 {
+                summary.push(match backend {
+                    Backend::Sqlite => format!(
+                        "gate: {pending} pending: p50 {:.2} ms, p99 {:.2} ms, idle {:.2} queries/s",
+                        figures.p50_ms, figures.p99_ms, figures.idle_queries_per_s
+                    ),
+                    Backend::Postgres(_) => format!(
+                        "gate-pg: {pending} pending, 2 replicas: p50 {:.2} ms, p99 {:.2} ms, idle {:.2} queries/s",
+                        figures.p50_ms, figures.p99_ms, figures.idle_queries_per_s
+                    ),
+                });
+            }
+        }
+    }
+    for line in summary {
+        println!("{line}");
+    }
 }

@@ -551,10 +551,13 @@ async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)])
     let store = ConfirmationStore::new(database.clone());
     for (column, value) in columns {
         let key = support::unique("corrupt");
-        let (created, _) = store
-            .create_or_resume(&new_request(&key, Duration::from_secs(60)))
-            .await
-            .expect("create");
+        // A channel of its own: the other tests sweep `oc_finance`, and a
+        // row they cannot read would fail their sweeps in a shared database.
+        let request = NewConfirmation {
+            channel_id: support::unique("oc_corrupt"),
+            ..new_request(&key, Duration::from_secs(60))
+        };
+        let (created, _) = store.create_or_resume(&request).await.expect("create");
         corrupt(&database, &created.id, column, value).await;
         let expected = format!("confirmation_requests.{column} holds an unknown value \"{value}\"");
         for error in [
@@ -564,10 +567,7 @@ async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)])
                 .decide(&created.id, Decision::Approve, "bob", None)
                 .await
                 .expect_err("decide"),
-            store
-                .create_or_resume(&new_request(&key, Duration::from_secs(60)))
-                .await
-                .expect_err("resume"),
+            store.create_or_resume(&request).await.expect_err("resume"),
         ] {
             let message = error.to_string();
             assert!(message.contains(&expected), "{column}: {message}");

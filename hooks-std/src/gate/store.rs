@@ -259,7 +259,7 @@ impl ConfirmationStore {
              agent_id, initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, \
              channel_id, mode, status, created_at_ms, expires_at_ms) \
              VALUES ($1, $2, $3, $4{json}, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'pending', {now_ms}, {now_ms} + $14) \
-             ON CONFLICT (idempotency_key) DO NOTHING",
+             ON CONFLICT (idempotency_key) DO NOTHING RETURNING {columns}",
         );
         let what = || {
             format!(
@@ -267,7 +267,7 @@ impl ConfirmationStore {
                 new.idempotency_key
             )
         };
-        let inserted = on_pool_write!(self, [insert, id, new, timeout_ms], what(), pool => sqlx::query(&insert)
+        let inserted: Option<ConfirmationRequest> = on_pool_write!(self, [insert, id, new, timeout_ms], what(), pool => sqlx::query_as(&insert)
             .bind(&id)
             .bind(&new.idempotency_key)
             .bind(&new.tool_name)
@@ -282,9 +282,11 @@ impl ConfirmationStore {
             .bind(&new.channel_id)
             .bind(new.mode.as_str())
             .bind(timeout_ms)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
+            .fetch_optional(pool)
+            .await)?;
+        if let Some(created) = inserted {
+            return Ok((created, true));
+        }
         let request =
             self.by_key(&new.idempotency_key)
                 .await?
@@ -292,7 +294,7 @@ impl ConfirmationStore {
                     what: what(),
                     source: sqlx::Error::RowNotFound,
                 })?;
-        Ok((request, inserted == 1))
+        Ok((request, false))
     }
 
     /// The request with this id.

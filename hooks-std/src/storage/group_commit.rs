@@ -25,7 +25,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Connection, PgConnection, Postgres, Sqlite, SqliteConnection};
 use std::future::Future;
 use std::pin::Pin;
-use tokio::sync::mpsc;
+use tokio::sync::{Mutex, mpsc};
 
 use super::{Database, StorageError};
 
@@ -119,12 +119,15 @@ impl<B: Batch> GroupCommit<B> {
     pub(crate) async fn submit(&self, item: B::Item) {
         let queue = self.queue.get_or_init(|| {
             let (sender, receiver) = mpsc::channel(self.max_batch * 16);
-            tokio::spawn(commit_batches(
-                self.database.clone(),
-                self.batch.clone(),
-                receiver,
-                self.max_batch,
-            ));
+            let receiver = Arc::new(Mutex::new(receiver));
+            for _ in 0..writers(&self.database) {
+                tokio::spawn(commit_batches(
+                    self.database.clone(),
+                    self.batch.clone(),
+                    receiver.clone(),
+                    self.max_batch,
+                ));
+            }
             sender
         });
         if let Err(refused) = queue.send(item).await {
@@ -148,7 +151,7 @@ enum Held {
 async fn commit_batches<B: Batch>(
     database: Database,
     batch: Arc<B>,
-    mut queue: mpsc::Receiver<B::Item>,
+    queue: Arc<Mutex<mpsc::Receiver<B::Item>>>,
     max_batch: usize,
 ) {
     let mut items = Vec::with_capacity(max_batch);
@@ -159,7 +162,14 @@ async fn commit_batches<B: Batch>(
         Database::Sqlite(pool) => pool.options().get_max_connections() > 1,
         Database::Postgres(_) => true,
     };
-    while queue.recv_many(&mut items, max_batch).await > 0 {
+    loop {
+        let more_queued = {
+            let mut queue = queue.lock().await;
+            if queue.recv_many(&mut items, max_batch).await == 0 {
+                return;
+            }
+            !queue.is_empty()
+        };
         match commit(&database, &mut held, &*batch, &mut items).await {
             Ok(()) => {
                 for item in items.drain(..) {
@@ -185,11 +195,26 @@ async fn commit_batches<B: Batch>(
                 }
             }
         }
-        if !keep || queue.is_empty() || database_closed(&database) {
+        if !keep || !more_queued || database_closed(&database) {
             held = None;
         }
     }
 }
+
+/// How many writer tasks share the queue: one for SQLite, which takes one
+/// writer at a time anyway; several for PostgreSQL, whose row locks let
+/// batches of unrelated rows commit side by side (and whose own WAL flush
+/// groups their commits). Two batches that lock the same rows in opposite
+/// orders deadlock; PostgreSQL aborts one, and its items are retried alone.
+fn writers(database: &Database) -> usize {
+    match database {
+        Database::Sqlite(_) => 1,
+        Database::Postgres(_) => POSTGRES_WRITERS,
+    }
+}
+
+/// Writer tasks per PostgreSQL committer.
+const POSTGRES_WRITERS: usize = 4;
 
 fn database_closed(database: &Database) -> bool {
     match database {
