@@ -6,8 +6,10 @@
 //!     transaction per row;
 //!   * in-memory rate-limit checks per second on one thread.
 //!
+//! With `HOOKS_TEST_POSTGRES_URL` set, the audit log on PostgreSQL too.
+//!
 //! Run with `cargo run --release --example bench_std`.
-//! Targets: group commit ≥ 5× per-row; ≥ 20,000 audited calls/s;
+//! Targets: group commit ≥ 10× per-row; ≥ 50,000 audited calls/s (SQLite);
 //! ≥ 2,000,000 limiter checks/s.
 
 use std::hint::black_box;
@@ -21,15 +23,23 @@ use serde_json::{Value, json};
 const CALLERS: usize = 64;
 
 /// Audited calls per second with `CALLERS` tasks making `per_caller` calls each.
-async fn audited_calls_per_second(group_commit: bool, per_caller: usize) -> f64 {
+/// On `postgres` (a URL) when given, else on a fresh SQLite file.
+async fn audited_calls_per_second(
+    group_commit: bool,
+    per_caller: usize,
+    postgres: Option<&str>,
+) -> f64 {
     let dir = std::env::temp_dir().join(format!(
         "hooks-bench-std-{}-{}",
         std::process::id(),
         group_commit
     ));
     std::fs::create_dir_all(&dir).expect("temporary directory");
-    let url = format!("sqlite://{}", dir.join("audit.db").display());
-    let database = Database::connect(&url).await.expect("sqlite file");
+    let url = match postgres {
+        Some(url) => url.to_owned(),
+        None => format!("sqlite://{}", dir.join("audit.db").display()),
+    };
+    let database = Database::connect(&url).await.expect("database");
     let audit = AuditLogHook::from_config(database.clone(), &json!({"group_commit": group_commit}))
         .expect("audit config");
     let registry = HookRegistry::builder()
@@ -93,11 +103,20 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let per_row = runtime.block_on(audited_calls_per_second(false, 30));
-    let grouped = runtime.block_on(audited_calls_per_second(true, 600));
+    let per_row = runtime.block_on(audited_calls_per_second(false, 30, None));
+    let grouped = runtime.block_on(audited_calls_per_second(true, 600, None));
     let limiter = limiter_checks_per_second();
     println!("audit, one transaction per row: {per_row:>12.0} rows/s ({CALLERS} callers)");
     println!("audit, group commit:            {grouped:>12.0} rows/s ({CALLERS} callers)");
+    match std::env::var("HOOKS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => {
+            let per_row = runtime.block_on(audited_calls_per_second(false, 30, Some(&url)));
+            let grouped = runtime.block_on(audited_calls_per_second(true, 300, Some(&url)));
+            println!("audit on PostgreSQL, per row:   {per_row:>12.0} rows/s ({CALLERS} callers)");
+            println!("audit on PostgreSQL, grouped:   {grouped:>12.0} rows/s ({CALLERS} callers)");
+        }
+        _ => println!("(audit on PostgreSQL skipped: HOOKS_TEST_POSTGRES_URL is not set)"),
+    }
     println!("rate limit, in memory:          {limiter:>12.0} checks/s (one thread)");
     println!(
         "std: audit {grouped:.0} rows/s (group commit {:.1}x per-row), limiter {limiter:.0} checks/s",
