@@ -23,7 +23,15 @@ pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 /// besides those `pass_env` names: enough to find and run a program
 /// (`npx`, `uvx`, a binary on `PATH`) and nothing that holds a secret.
 pub const ENV_ALLOWLIST: [&str; 9] = [
-    "PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT",
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "SYSTEMROOT",
 ];
 
 /// The proxy's settings.
@@ -103,9 +111,8 @@ impl Default for McpProxyConfig {
 impl McpProxyConfig {
     /// Reads the section from its JSON value; the error names the key at fault.
     pub fn from_value(value: &Value) -> Result<Self, McpProxyError> {
-        let config = McpProxyConfig::deserialize(value).map_err(|error| {
-            McpProxyError::Config(format!("`{SECTION}`: {error}"))
-        })?;
+        let config = McpProxyConfig::deserialize(value)
+            .map_err(|error| McpProxyError::Config(format!("`{SECTION}`: {error}")))?;
         if config.server.trim().is_empty() || config.server.chars().any(char::is_control) {
             return Err(McpProxyError::Config(format!(
                 "`{SECTION}.server` must be a name without control characters, such as \

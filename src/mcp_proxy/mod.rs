@@ -53,10 +53,10 @@ mod upstream;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerConfig, ServerPeerInfo};
 use rmcp::service::RoleServer;
 use rmcp::transport::IntoTransport;
-use rmcp::ServiceExt;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESTARTS, ENV_ALLOWLIST, McpProxyConfig, SECTION,
@@ -101,10 +101,13 @@ impl McpProxy {
     ) -> Result<McpProxy, McpProxyError> {
         let downstream = Downstream::default();
         let upstream = Upstream::start(&settings, downstream.clone()).await?;
-        let upstream_info = upstream.info().await.ok_or_else(|| McpProxyError::Initialize {
-            command: settings.command.join(" "),
-            message: "it answered without saying what it serves".to_owned(),
-        })?;
+        let upstream_info = upstream
+            .info()
+            .await
+            .ok_or_else(|| McpProxyError::Initialize {
+                command: settings.command.join(" "),
+                message: "it answered without saying what it serves".to_owned(),
+            })?;
         let tools = match upstream_info.capabilities.tools {
             Some(_) => upstream
                 .peer()
@@ -150,6 +153,12 @@ impl McpProxy {
     /// compile, with why; their calls are blocked.
     pub fn unusable_schemas(&self) -> &BTreeMap<String, String> {
         &self.shared.unusable_schemas
+    }
+
+    /// The conversation id of every call this proxy makes (its audit rows'
+    /// `conversation_id`).
+    pub fn session_id(&self) -> &str {
+        &self.shared.session
     }
 
     /// The process id of the upstream now running, if known.

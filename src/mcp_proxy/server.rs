@@ -113,7 +113,10 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.read_resource_once(request).await.map_err(passed_on)
+        upstream
+            .read_resource_once(request)
+            .await
+            .map_err(passed_on)
     }
 
     async fn list_prompts(

@@ -174,7 +174,12 @@ impl Upstream {
     /// The upstream's `initialize` answer.
     pub(super) async fn info(&self) -> Option<ServerPeerInfo> {
         let state = self.state.lock().await;
-        state.0.service.peer().peer_info().map(|info| (*info).clone())
+        state
+            .0
+            .service
+            .peer()
+            .peer_info()
+            .map(|info| (*info).clone())
     }
 }
 
