@@ -501,3 +501,119 @@ async fn an_upstream_that_does_not_start_or_speak_mcp_is_a_start_error() {
         .expect("refused");
     assert!(matches!(error, McpProxyError::NoUpstream), "{error}");
 }
+
+/// Runs `hooks mcp-proxy ARGS` and returns its exit code and stderr.
+fn cli(args: &[&str]) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .arg("mcp-proxy")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("hooks runs");
+    assert!(
+        output.stdout.is_empty(),
+        "stdout is the MCP channel: nothing else is printed there"
+    );
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_refuses_to_start_with_a_clear_message_and_a_non_zero_exit() {
+    let dir = tempfile::tempdir().expect("dir");
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "agent: x\nhooks:\n  class_hooks: [no_such_hook]\n").expect("write");
+    let good = dir.path().join("agent.yaml");
+    std::fs::write(
+        &good,
+        "agent: x\nhooks:\n  class_hooks: [audit_log]\nmcp_proxy:\n  server: files\n",
+    )
+    .expect("write");
+    let unknown = dir.path().join("unknown.yaml");
+    std::fs::write(&unknown, "agent: x\nmcp_proxy:\n  sever: files\n").expect("write");
+
+    let (code, err) = cli(&["--config", bad.to_str().expect("path"), "--", "true"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no_such_hook"), "{err}");
+
+    let (code, err) = cli(&["--config", unknown.to_str().expect("path"), "--", "true"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("sever"), "the misspelt key is named: {err}");
+
+    let (code, err) = cli(&[
+        "--config",
+        good.to_str().expect("path"),
+        "--",
+        "/nonexistent/mcp-server",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("cannot start the upstream MCP server `/nonexistent/mcp-server`"),
+        "{err}"
+    );
+
+    let (code, err) = cli(&["--config", good.to_str().expect("path")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("give its command after `--`"), "{err}");
+
+    let (code, err) = cli(&["--", "true"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--config"), "{err}");
+}
+
+#[tokio::test]
+async fn the_cli_proxies_a_reference_server_for_a_real_client_over_stdio() {
+    let Some(peers) = peers() else { return };
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("agent.yaml");
+    std::fs::write(
+        &config,
+        "agent: desktop\nhooks:\n  class_hooks:\n    - name: approval_gate\n      config:\n        \
+         when: 'connector == \"everything\" && tool_name == \"get-sum\"'\n    - audit_log\n",
+    )
+    .expect("write");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"));
+    command
+        .arg("mcp-proxy")
+        .arg("--config")
+        .arg(&config)
+        .arg("--name")
+        .arg("everything")
+        .arg("--")
+        .args(server_command(&peers, "server-everything", &["stdio"]));
+    let transport = rmcp::transport::TokioChildProcess::new(command).expect("spawn hooks");
+    let client = ().serve(transport).await.expect("handshake through the proxy");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|tool| tool.name == "echo"));
+    let echoed = client
+        .call_tool(
+            CallToolRequestParams::new("echo").with_arguments(
+                json!({"message": "hi"})
+                    .as_object()
+                    .cloned()
+                    .expect("object"),
+            ),
+        )
+        .await
+        .expect("answer");
+    assert_ne!(echoed.is_error, Some(true), "{echoed:?}");
+    assert!(text(&echoed).contains("hi"), "{echoed:?}");
+    // The hooks binary has no approval channel: a call that needs approval
+    // is held back, never run unapproved.
+    let held = client
+        .call_tool(
+            CallToolRequestParams::new("get-sum").with_arguments(
+                json!({"a": 1, "b": 2})
+                    .as_object()
+                    .cloned()
+                    .expect("object"),
+            ),
+        )
+        .await
+        .expect("answer");
+    assert_eq!(held.is_error, Some(true), "{held:?}");
+    assert!(text(&held).contains("approval_gate"), "{held:?}");
+    client.cancel().await.expect("close");
+}

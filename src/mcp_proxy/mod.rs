@@ -99,6 +99,8 @@ impl McpProxy {
         settings: McpProxyConfig,
         resources: &Resources,
     ) -> Result<McpProxy, McpProxyError> {
+        // A config error is reported before any upstream is started.
+        Agent::build(agent.clone(), resources)?;
         let downstream = Downstream::default();
         let upstream = Upstream::start(&settings, downstream.clone()).await?;
         let upstream_info = upstream
