@@ -19,7 +19,8 @@ use hooks::std_hooks::gate::{
 };
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ProgressNotificationParam, RequestMetaObject,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -353,16 +354,13 @@ async fn a_gated_call_waits_for_the_approver_with_progress_then_runs() {
     let running = Arc::new(start(everything(&peers)).await);
     let caller = running.clone();
     let waiting = tokio::spawn(async move {
-        let mut params = CallToolRequestParams::new("get-sum").with_arguments(
+        // rmcp's client asks for progress on every request.
+        let params = CallToolRequestParams::new("get-sum").with_arguments(
             json!({"a": 1, "b": 60000})
                 .as_object()
                 .cloned()
                 .expect("object"),
         );
-        params.meta = Some(RequestMetaObject::with_progress_token(
-            rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("gate-1".into())),
-        ));
-        let _ = PeerRequestOptions::no_options();
         caller.client.call_tool(params).await
     });
     let card = running
@@ -616,4 +614,122 @@ async fn the_cli_proxies_a_reference_server_for_a_real_client_over_stdio() {
     assert_eq!(held.is_error, Some(true), "{held:?}");
     assert!(text(&held).contains("approval_gate"), "{held:?}");
     client.cancel().await.expect("close");
+}
+
+/// Sends `tools/call` as a request the test can cancel, and whose progress
+/// token it knows.
+async fn cancellable(
+    running: &Running,
+    tool: &str,
+    args: Value,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let params = CallToolRequestParams::new(tool.to_owned())
+        .with_arguments(args.as_object().cloned().expect("object"));
+    running
+        .client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent")
+}
+
+#[tokio::test]
+async fn the_upstreams_progress_reaches_the_client_under_the_clients_token() {
+    let Some(peers) = peers() else { return };
+    let running = start(everything(&peers)).await;
+    let handle = cancellable(
+        &running,
+        "trigger-long-running-operation",
+        json!({"duration": 1, "steps": 3}),
+    )
+    .await;
+    let token = handle.progress_token.clone();
+    let answer = handle.await_response().await.expect("answer");
+    let ServerResult::CallToolResult(result) = answer else {
+        panic!("a tool result: {answer:?}")
+    };
+    assert!(text(&result).contains("completed"), "{result:?}");
+    let progress = running.heard.progress.lock().expect("lock").clone();
+    let steps: Vec<f64> = progress
+        .iter()
+        .filter(|note| note.total == Some(3.0))
+        .map(|note| note.progress)
+        .collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0], "{progress:?}");
+    assert!(
+        progress.iter().all(|note| note.progress_token == token),
+        "every note names the client's request: {progress:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_the_client_cancels_is_cancelled_and_recorded_as_failed() {
+    let Some(peers) = peers() else { return };
+    let running = start(everything(&peers)).await;
+    let handle = cancellable(
+        &running,
+        "trigger-long-running-operation",
+        json!({"duration": 20, "steps": 20}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    handle
+        .cancel(Some("the user pressed stop".into()))
+        .await
+        .expect("cancelled");
+    let rows = running.audit(1).await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].outcome, "tool_error");
+    assert!(
+        rows[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("cancelled")),
+        "{:?}",
+        rows[0].reason
+    );
+    assert!(
+        rows[0].duration_ms < 15_000,
+        "not left to run to its end: {} ms",
+        rows[0].duration_ms
+    );
+    // The session goes on.
+    let result = running.call("echo", json!({"message": "still here"})).await;
+    assert!(text(&result).contains("STILL HERE"), "{result:?}");
+}
+
+#[tokio::test]
+async fn resources_and_prompts_pass_through() {
+    let Some(peers) = peers() else { return };
+    let running = start(everything(&peers)).await;
+    let resources = running
+        .client
+        .list_all_resources()
+        .await
+        .expect("resources/list");
+    let first = resources.first().expect("the server lists resources");
+    let read = running
+        .client
+        .read_resource(ReadResourceRequestParams::new(first.uri.clone()))
+        .await
+        .expect("resources/read");
+    assert!(!read.contents.is_empty(), "{read:?}");
+
+    let prompts = running
+        .client
+        .list_all_prompts()
+        .await
+        .expect("prompts/list");
+    assert!(
+        prompts.iter().any(|prompt| prompt.name == "simple-prompt"),
+        "{prompts:?}"
+    );
+    let prompt = running
+        .client
+        .get_prompt(GetPromptRequestParams::new("simple-prompt"))
+        .await
+        .expect("prompts/get");
+    assert!(!prompt.messages.is_empty(), "{prompt:?}");
 }

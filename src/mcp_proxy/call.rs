@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ProgressNotificationParam,
-    RequestMetaObject,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, ContentBlock, ProgressNotificationParam, ServerResult,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{PeerRequestOptions, RequestContext};
 use serde_json::Value;
 
 use super::Shared;
@@ -70,20 +70,8 @@ pub(super) async fn call_tool(
             .await;
         return refused(reason.to_owned());
     };
-    let mut forwarded = CallToolRequestParams::new(params.name.clone()).with_arguments(arguments);
-    // The client's progress token goes along, so the upstream's progress
-    // notifications (passed back) name the client's request.
-    forwarded.meta = context
-        .meta
-        .get_progress_token()
-        .map(RequestMetaObject::with_progress_token);
-    let answer = tokio::select! {
-        answer = upstream_call(shared, forwarded) => answer,
-        () = context.ct.cancelled() => Err(
-            "the client cancelled the call while the upstream ran it; whether it took effect is \
-             unknown".to_owned()
-        ),
-    };
+    let forwarded = CallToolRequestParams::new(params.name.clone()).with_arguments(arguments);
+    let answer = upstream_call(shared, forwarded, &context).await;
     let (outcome, upstream) = match answer {
         Ok(result) if result.is_error == Some(true) => {
             (ToolOutcome::Error(text_of(&result)), Some(result))
@@ -116,25 +104,64 @@ pub(super) async fn call_tool(
     }
 }
 
-/// The upstream's answer, or why there is none.
+/// The upstream's answer, or why there is none. The client's progress
+/// token (if any) is relayed: the upstream's progress reaches the client
+/// under it. The client's cancellation and the timeout cancel the call
+/// upstream too.
 async fn upstream_call(
     shared: &Shared,
     params: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, String> {
     let server = &shared.settings.server;
     let peer = shared.upstream.peer().await?;
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|error| {
+            format!("the upstream MCP server `{server}` could not be sent the call: {error}")
+        })?;
+    let _relay = context.meta.get_progress_token().map(|client| {
+        shared
+            .downstream
+            .relay_progress(handle.progress_token.clone(), client)
+    });
+    let id = handle.id.clone();
     let timeout = shared.settings.call_timeout;
-    match tokio::time::timeout(timeout, peer.call_tool(params)).await {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(error)) => Err(format!(
-            "the upstream MCP server `{server}` failed the call: {error}; whether it took effect \
-             is unknown"
-        )),
-        Err(_) => Err(format!(
-            "the upstream MCP server `{server}` did not answer within {}s \
-             (`mcp_proxy.call_timeout`); whether the call took effect is unknown",
-            timeout.as_secs_f64()
-        )),
+    let cancel = |reason: &str| {
+        let peer = peer.clone();
+        let note = CancelledNotificationParam::new(Some(id.clone()), Some(reason.to_owned()));
+        async move {
+            let _ = peer.notify_cancelled(note).await;
+        }
+    };
+    tokio::select! {
+        answer = tokio::time::timeout(timeout, handle.await_response()) => match answer {
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            Ok(Ok(_)) => Err(format!(
+                "the upstream MCP server `{server}` answered the call with something other than \
+                 a tool result (the proxy does not pass on input requests or tasks); whether it \
+                 took effect is unknown"
+            )),
+            Ok(Err(error)) => Err(format!(
+                "the upstream MCP server `{server}` failed the call: {error}; whether it took \
+                 effect is unknown"
+            )),
+            Err(_) => {
+                cancel("timed out in hooks mcp-proxy").await;
+                Err(format!(
+                    "the upstream MCP server `{server}` did not answer within {}s \
+                     (`mcp_proxy.call_timeout`); whether the call took effect is unknown",
+                    timeout.as_secs_f64()
+                ))
+            }
+        },
+        () = context.ct.cancelled() => {
+            cancel("cancelled by the client").await;
+            Err("the client cancelled the call while the upstream ran it; whether it took \
+                 effect is unknown".to_owned())
+        }
     }
 }
 

@@ -72,3 +72,59 @@ pub(super) fn register(config: &mut AgentConfig, tools: &[Tool]) -> BTreeMap<Str
 fn constrains_nothing(schema: &Value) -> bool {
     schema.as_object().is_some_and(Map::is_empty)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::config::ConfigFormat;
+
+    fn tool(name: &'static str, schema: Value) -> Tool {
+        let Value::Object(schema) = schema else {
+            panic!("a schema object")
+        };
+        Tool::new(name, "a tool", schema)
+    }
+
+    #[test]
+    fn upstream_schemas_join_the_guard_and_the_configs_own_win() {
+        let yaml = "agent: a\nhooks:\n  class_hooks:\n    - name: args_schema\n      config:\n        \
+                    schemas:\n          pay: {type: object, required: [amount]}\n";
+        let mut config =
+            AgentConfig::parse(yaml, ConfigFormat::Yaml, "a.yaml", None).expect("config");
+        let tools = [
+            tool("pay", json!({"type": "object"})),
+            tool("echo", json!({"type": "object", "required": ["message"]})),
+            tool("anything", json!({})),
+            tool(
+                "broken",
+                json!({"type": "object", "pattern": "(?=look-around)"}),
+            ),
+        ];
+        let unusable = register(&mut config, &tools);
+        let schemas = &config.class_hooks[0].config["schemas"];
+        assert_eq!(
+            schemas["pay"],
+            json!({"type": "object", "required": ["amount"]})
+        );
+        assert_eq!(schemas["echo"]["required"], json!(["message"]));
+        assert!(schemas.get("anything").is_none());
+        assert!(schemas.get("broken").is_none());
+        assert_eq!(unusable.keys().collect::<Vec<_>>(), ["broken"]);
+    }
+
+    #[test]
+    fn a_config_without_the_guard_gets_it() {
+        let mut config =
+            AgentConfig::parse("agent: a\n", ConfigFormat::Yaml, "a.yaml", None).expect("config");
+        let unusable = register(&mut config, &[tool("echo", json!({"type": "object"}))]);
+        assert!(unusable.is_empty());
+        assert_eq!(config.class_hooks.len(), 1);
+        assert_eq!(config.class_hooks[0].name, "args_schema");
+        assert_eq!(
+            config.class_hooks[0].config["schemas"]["echo"],
+            json!({"type": "object"})
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! The upstream MCP server: spawned with a scrubbed environment, spoken to
 //! as an MCP client, started again (per config) when it dies.
 
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 #[allow(deprecated)]
 use rmcp::model::{
     ClientConfig, Implementation, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ResourceUpdatedNotificationParam, ServerPeerInfo,
+    ProgressToken, ResourceUpdatedNotificationParam, ServerPeerInfo,
 };
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -21,19 +22,57 @@ use super::error::McpProxyError;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The MCP client currently connected to the proxy, where the upstream's
-/// notifications go.
+/// notifications go, and the progress tokens of calls in flight.
 #[derive(Clone, Default)]
-pub(super) struct Downstream(Arc<Mutex<Option<Peer<RoleServer>>>>);
+pub(super) struct Downstream {
+    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
+    /// The token the proxy gave the upstream → the client's token.
+    tokens: Arc<Mutex<HashMap<ProgressToken, ProgressToken>>>,
+}
 
 impl Downstream {
     pub(super) fn set(&self, peer: Peer<RoleServer>) {
-        if let Ok(mut slot) = self.0.lock() {
+        if let Ok(mut slot) = self.peer.lock() {
             *slot = Some(peer);
         }
     }
 
     pub(super) fn peer(&self) -> Option<Peer<RoleServer>> {
-        self.0.lock().ok().and_then(|slot| slot.clone())
+        self.peer.lock().ok().and_then(|slot| slot.clone())
+    }
+
+    /// Passes the upstream's progress on `upstream` to the client as
+    /// progress on `client`, until the guard is dropped.
+    pub(super) fn relay_progress(
+        &self,
+        upstream: ProgressToken,
+        client: ProgressToken,
+    ) -> ProgressRelay {
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.insert(upstream.clone(), client);
+        }
+        ProgressRelay {
+            tokens: self.tokens.clone(),
+            upstream,
+        }
+    }
+
+    fn client_token(&self, upstream: &ProgressToken) -> Option<ProgressToken> {
+        self.tokens.lock().ok()?.get(upstream).cloned()
+    }
+}
+
+/// Relays one call's progress while it lives.
+pub(super) struct ProgressRelay {
+    tokens: Arc<Mutex<HashMap<ProgressToken, ProgressToken>>>,
+    upstream: ProgressToken,
+}
+
+impl Drop for ProgressRelay {
+    fn drop(&mut self) {
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.remove(&self.upstream);
+        }
     }
 }
 
@@ -51,12 +90,18 @@ impl ClientHandler for Forward {
         info
     }
 
+    /// Progress on a call the client asked progress of, under the client's
+    /// token; any other progress (a token the proxy never gave) is dropped.
     async fn on_progress(
         &self,
-        params: ProgressNotificationParam,
+        mut params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        let Some(token) = self.downstream.client_token(&params.progress_token) else {
+            return;
+        };
         if let Some(peer) = self.downstream.peer() {
+            params.progress_token = token;
             let _ = peer.notify_progress(params).await;
         }
     }
@@ -245,4 +290,49 @@ pub(super) fn scrubbed_env(
         env.insert(name.clone(), value.clone());
     }
     env.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_upstream_inherits_the_allowlist_and_what_config_names_only() {
+        let config = McpProxyConfig::from_value(&json!({
+            "command": ["server"],
+            "pass_env": ["GITHUB_TOKEN"],
+            "env": {"PATH": "/opt/bin", "MODE": "ro"},
+        }))
+        .expect("config");
+        let outside = |name: &str| match name {
+            "PATH" => Some("/usr/bin".to_owned()),
+            "HOME" => Some("/home/a".to_owned()),
+            "GITHUB_TOKEN" => Some("ghp_x".to_owned()),
+            "AWS_SECRET_ACCESS_KEY" | "LD_PRELOAD" => Some("leak".to_owned()),
+            _ => None,
+        };
+        let env = scrubbed_env(&config, outside);
+        assert_eq!(
+            env,
+            [
+                ("GITHUB_TOKEN".to_owned(), "ghp_x".to_owned()),
+                ("HOME".to_owned(), "/home/a".to_owned()),
+                ("MODE".to_owned(), "ro".to_owned()),
+                ("PATH".to_owned(), "/opt/bin".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_misspelt_or_nameless_section_is_refused() {
+        let error = McpProxyConfig::from_value(&json!({"comand": ["x"]})).expect_err("typo");
+        assert!(error.to_string().contains("comand"), "{error}");
+        let error = McpProxyConfig::from_value(&json!({"server": " "})).expect_err("blank");
+        assert!(error.to_string().contains("server"), "{error}");
+        let error =
+            McpProxyConfig::from_value(&json!({"call_timeout": "soon"})).expect_err("duration");
+        assert!(error.to_string().contains("soon"), "{error}");
+    }
 }
