@@ -733,3 +733,71 @@ async fn resources_and_prompts_pass_through() {
         .expect("prompts/get");
     assert!(!prompt.messages.is_empty(), "{prompt:?}");
 }
+
+#[tokio::test]
+async fn the_cli_blocks_a_filesystem_write_with_the_docs_command_hook_while_reads_pass() {
+    let Some(peers) = peers() else { return };
+    let dir = tempfile::tempdir().expect("dir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    let data = root.join("data");
+    std::fs::create_dir(&data).expect("mkdir");
+    std::fs::write(data.join("plan.txt"), "ship on friday").expect("write");
+    let config = root.join("agent.yaml");
+    // The read-only rule of docs/mcp-proxy.md, as a command hook.
+    std::fs::write(
+        &config,
+        r#"agent: desktop
+hooks:
+  class_hooks:
+    - audit_log
+  commands:
+    - name: no_writes
+      event: PreToolUse
+      when: 'connector == "filesystem" && (tool_name starts_with "write" || tool_name starts_with "edit" || tool_name starts_with "move" || tool_name starts_with "create")'
+      command: ["sh", "-c", "cat >/dev/null; echo 'the filesystem is read-only for this agent' >&2; exit 2"]
+mcp_proxy:
+  server: filesystem
+"#,
+    )
+    .expect("write");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"));
+    command
+        .arg("mcp-proxy")
+        .arg("--config")
+        .arg(&config)
+        .arg("--")
+        .args(server_command(
+            &peers,
+            "server-filesystem",
+            &[data.to_str().expect("path")],
+        ));
+    let transport = rmcp::transport::TokioChildProcess::new(command).expect("spawn hooks");
+    let client = ().serve(transport).await.expect("handshake through the proxy");
+    let file = data.join("plan.txt").display().to_string();
+    let call = |tool: &str, args: Value| {
+        CallToolRequestParams::new(tool.to_owned())
+            .with_arguments(args.as_object().cloned().expect("object"))
+    };
+    let read = client
+        .call_tool(call("read_text_file", json!({"path": file})))
+        .await
+        .expect("answer");
+    assert!(text(&read).contains("ship on friday"), "{read:?}");
+    let write = client
+        .call_tool(call(
+            "write_file",
+            json!({"path": file, "content": "never"}),
+        ))
+        .await
+        .expect("answer");
+    assert_eq!(write.is_error, Some(true), "{write:?}");
+    assert!(
+        text(&write).contains("the filesystem is read-only for this agent"),
+        "{write:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(data.join("plan.txt")).expect("read"),
+        "ship on friday"
+    );
+    client.cancel().await.expect("close");
+}
