@@ -801,3 +801,140 @@ mcp_proxy:
     );
     client.cancel().await.expect("close");
 }
+
+/// One JSON-RPC message over streamable HTTP, as a client without an SDK
+/// sends it; the answer (JSON or the first SSE event's data) and the session.
+async fn post_mcp(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, Value) {
+    let mut request = http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.send().await.expect("the proxy answers");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.expect("body");
+    let json = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|data| data.starts_with('{'))
+        .map(str::to_owned)
+        .unwrap_or(text);
+    (
+        status,
+        session,
+        serde_json::from_str(&json).unwrap_or(Value::String(json)),
+    )
+}
+
+#[tokio::test]
+async fn streamable_http_serves_sessions_behind_the_token() {
+    let Some(peers) = peers() else { return };
+    let (resources, database, ..) = resources().await;
+    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let proxy = McpProxy::start(config, everything(&peers), &resources)
+        .await
+        .expect("the proxy starts");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!(
+        "http://{}{}",
+        listener.local_addr().expect("addr"),
+        hooks::mcp_proxy::MCP_PATH
+    );
+    let serving = proxy.clone();
+    tokio::spawn(async move { serving.serve_http(listener, Some("s3cret-9".into())).await });
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "curl-like", "version": "1"}}});
+
+    let (status, _, _) = post_mcp(&http, &url, None, None, initialize.clone()).await;
+    assert_eq!(status, 401, "no token, no session");
+    let (status, _, _) = post_mcp(&http, &url, Some("s3cret-8"), None, initialize.clone()).await;
+    assert_eq!(status, 401, "the wrong token, no session");
+
+    let (status, session, answer) = post_mcp(&http, &url, Some("s3cret-9"), None, initialize).await;
+    assert_eq!(status, 200, "{answer}");
+    let session = session.expect("a session id");
+    assert!(
+        answer["result"]["serverInfo"]["name"]
+            .as_str()
+            .is_some_and(|name| name.starts_with("hooks-mcp-proxy/")),
+        "{answer}"
+    );
+    post_mcp(
+        &http,
+        &url,
+        Some("s3cret-9"),
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let call = |id: u64, a: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "get-sum", "arguments": {"a": a, "b": 1}}})
+    };
+    let (_, _, answer) = post_mcp(&http, &url, Some("s3cret-9"), Some(&session), call(2, 4)).await;
+    assert_ne!(answer["result"]["isError"], json!(true), "{answer}");
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains('5')),
+        "{answer}"
+    );
+    let (_, _, answer) =
+        post_mcp(&http, &url, Some("s3cret-9"), Some(&session), call(3, 4000)).await;
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "Blocked by hook `no_big_sums`: sums over 1000 need a human"
+    );
+    let conversation = format!("{}-http-1", proxy.session_id());
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows = database.audit_entries(&conversation).await.expect("audit");
+        if rows.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        rows.len(),
+        2,
+        "the HTTP session's calls, under its own conversation id"
+    );
+}
+
+#[tokio::test]
+async fn streamable_http_without_a_token_is_refused_off_loopback() {
+    let Some(peers) = peers() else { return };
+    let (resources, ..) = resources().await;
+    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let proxy = McpProxy::start(config, everything(&peers), &resources)
+        .await
+        .expect("the proxy starts");
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0")
+        .await
+        .expect("bind");
+    let error = proxy.serve_http(listener, None).await.expect_err("refused");
+    assert!(matches!(error, McpProxyError::TokenRequired(_)), "{error}");
+}

@@ -19,8 +19,12 @@ pub(super) struct McpProxyOptions {
     user: Option<String>,
     org: Option<String>,
     read_only_orgs: Vec<String>,
+    listen: Option<String>,
     command: Vec<String>,
 }
+
+/// The environment variable the bearer token of `--listen` is read from.
+const TOKEN_VARIABLE: &str = "HOOKS_MCP_PROXY_TOKEN";
 
 /// Parses `hooks mcp-proxy`'s arguments (after the command's name).
 pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<McpProxyOptions, Usage> {
@@ -41,6 +45,7 @@ pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<McpProxyOp
             "--database" => options.database = Some(value("--database")?),
             "--user" => options.user = Some(value("--user")?),
             "--org" => options.org = Some(value("--org")?),
+            "--listen" => options.listen = Some(value("--listen")?),
             "--read-only-org" => options.read_only_orgs.push(value("--read-only-org")?),
             "--help" | "-h" => return Err(Usage::Help),
             other if !other.starts_with('-') && options.config.is_empty() => {
@@ -132,15 +137,47 @@ pub(super) async fn run(
              checked ({problem})"
         )?;
     }
-    writeln!(
-        err,
-        "hooks mcp-proxy: agent `{}` in front of `{}` ({}), serving MCP on stdio",
-        proxy.agent().id(),
-        proxy.settings().server,
-        proxy.settings().command.join(" ")
-    )?;
-    err.flush()?;
-    match proxy.serve_stdio().await {
+    let served = match options.listen {
+        Some(address) => {
+            let listener = match tokio::net::TcpListener::bind(&address).await {
+                Ok(listener) => listener,
+                Err(error) => {
+                    writeln!(err, "hooks mcp-proxy: cannot listen on {address}: {error}")?;
+                    return Ok(1);
+                }
+            };
+            let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
+            writeln!(
+                err,
+                "hooks mcp-proxy: agent `{}` in front of `{}` ({}), serving MCP at http://{}{} \
+                 ({})",
+                proxy.agent().id(),
+                proxy.settings().server,
+                proxy.settings().command.join(" "),
+                listener.local_addr()?,
+                crate::mcp_proxy::MCP_PATH,
+                if token.is_some() {
+                    "bearer token required"
+                } else {
+                    "no token: loopback only"
+                }
+            )?;
+            err.flush()?;
+            proxy.serve_http(listener, token).await
+        }
+        None => {
+            writeln!(
+                err,
+                "hooks mcp-proxy: agent `{}` in front of `{}` ({}), serving MCP on stdio",
+                proxy.agent().id(),
+                proxy.settings().server,
+                proxy.settings().command.join(" ")
+            )?;
+            err.flush()?;
+            proxy.serve_stdio().await
+        }
+    };
+    match served {
         Ok(()) => Ok(0),
         Err(error) => {
             writeln!(err, "hooks mcp-proxy: {error}")?;

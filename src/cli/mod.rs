@@ -32,8 +32,8 @@
 //! hooks serve AGENT_CONFIG [--listen ADDR:PORT] [--database URL] [--org ID] [--user ID]
 //!       [--user-header NAME] [--read-only-org ID]... [--answer-allow]
 //! hooks hook-client --url URL [--timeout SECONDS]
-//! hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--database URL] [--org ID]
-//!       [--user ID] [--read-only-org ID]... [-- UPSTREAM_COMMAND...]
+//! hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--listen ADDR:PORT] [--database URL]
+//!       [--org ID] [--user ID] [--read-only-org ID]... [-- UPSTREAM_COMMAND...]
 //! ```
 //!
 //! Exit codes: 0 — the config is valid (`check`), the call would go ahead
@@ -72,8 +72,8 @@ usage:
   hooks serve AGENT_CONFIG [--listen ADDR:PORT] [--database URL] [--org ID] [--user ID]
         [--user-header NAME] [--read-only-org ID]... [--answer-allow]
   hooks hook-client --url URL [--timeout SECONDS]
-  hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--database URL] [--org ID]
-        [--user ID] [--read-only-org ID]... [-- UPSTREAM_COMMAND...]
+  hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--listen ADDR:PORT] [--database URL]
+        [--org ID] [--user ID] [--read-only-org ID]... [-- UPSTREAM_COMMAND...]
 
 check    validates an agent config (YAML, JSON or TOML) and prints the run order.
          Every command hook's program must be found and executable (for a
@@ -97,7 +97,9 @@ serve    answers Claude Code style hook requests (POST /hook: PreToolUse,
 hook-client  a command hook that forwards its stdin to a hook server
          (token from HOOKS_SERVE_TOKEN) and prints the answer; exits 2 when
          the server denies or cannot be reached (fail closed).
-mcp-proxy  serves MCP on stdin/stdout in front of the MCP server it starts
+mcp-proxy  serves MCP on stdin/stdout (or streamable HTTP at --listen ADDR,
+         path /mcp, token from HOOKS_MCP_PROXY_TOKEN, required unless the
+         address is loopback) in front of the MCP server it starts
          (the command after `--`, or `mcp_proxy.command` in the config): every
          tools/call runs through the agent's hooks; --name is the server's
          name (every call's connector). The upstream gets a scrubbed

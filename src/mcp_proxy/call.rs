@@ -23,6 +23,7 @@ pub(super) const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// is answered with an error result, never with the tool's output unchecked.
 pub(super) async fn call_tool(
     shared: &Shared,
+    session: &str,
     params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> CallToolResult {
@@ -45,7 +46,7 @@ pub(super) async fn call_tool(
         .context(name.clone(), args)
         .with_user(shared.settings.user.clone())
         .with_org(shared.settings.org.clone())
-        .with_conversation(shared.session.clone())
+        .with_conversation(session.to_owned())
         .with_tool_call_id(context.id.to_string())
         .with_metadata("connector", shared.settings.server.clone());
     let pre = with_progress(
@@ -123,9 +124,11 @@ async fn upstream_call(
             format!("the upstream MCP server `{server}` could not be sent the call: {error}")
         })?;
     let _relay = context.meta.get_progress_token().map(|client| {
-        shared
-            .downstream
-            .relay_progress(handle.progress_token.clone(), client)
+        shared.downstream.relay_progress(
+            handle.progress_token.clone(),
+            client,
+            context.peer.clone(),
+        )
     });
     let id = handle.id.clone();
     let timeout = shared.settings.call_timeout;

@@ -49,6 +49,12 @@ pub enum McpProxyError {
     /// The MCP client on the other side did not complete the handshake.
     #[error("the MCP client did not complete the handshake: {0}")]
     Client(String),
+    /// No token, on an address other hosts can reach.
+    #[error(
+        "refusing to serve MCP over HTTP without a token on {0}, which is not a loopback \
+         address: set a token (HOOKS_MCP_PROXY_TOKEN for the CLI) or listen on 127.0.0.1"
+    )]
+    TokenRequired(std::net::SocketAddr),
     /// Serving stopped abnormally.
     #[error("the proxy stopped: {0}")]
     Stopped(String),

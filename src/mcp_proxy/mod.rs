@@ -46,6 +46,7 @@
 mod call;
 mod config;
 mod error;
+mod http;
 mod schema;
 mod server;
 mod upstream;
@@ -62,6 +63,7 @@ pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESTARTS, ENV_ALLOWLIST, McpProxyConfig, SECTION,
 };
 pub use error::McpProxyError;
+pub use http::MCP_PATH;
 use server::ProxyServer;
 use upstream::{Downstream, Upstream};
 
@@ -157,8 +159,9 @@ impl McpProxy {
         &self.shared.unusable_schemas
     }
 
-    /// The conversation id of every call this proxy makes (its audit rows'
-    /// `conversation_id`).
+    /// The conversation id of the calls of a session served with
+    /// [`serve`](Self::serve) or [`serve_stdio`](Self::serve_stdio) (their
+    /// audit rows' `conversation_id`).
     pub fn session_id(&self) -> &str {
         &self.shared.session
     }
@@ -177,6 +180,7 @@ impl McpProxy {
     {
         let server = ProxyServer {
             shared: self.shared.clone(),
+            session: self.shared.session.as_str().into(),
         };
         let running = server
             .serve(transport)
@@ -187,6 +191,20 @@ impl McpProxy {
             .await
             .map_err(|error| McpProxyError::Stopped(error.to_string()))?;
         Ok(())
+    }
+
+    /// Serves MCP over streamable HTTP on `listener`, at [`MCP_PATH`], to
+    /// any number of clients, each session with its own conversation id
+    /// (this proxy's [`session_id`](Self::session_id) and `-http-<n>`),
+    /// until the listener fails. Every request must carry `Authorization:
+    /// Bearer <token>` when a token is given; without one, only a loopback
+    /// address is served, and only to requests that name a loopback host.
+    pub async fn serve_http(
+        &self,
+        listener: tokio::net::TcpListener,
+        token: Option<String>,
+    ) -> Result<(), McpProxyError> {
+        http::serve(self.shared.clone(), listener, token).await
     }
 
     /// Serves the MCP client on this process's stdin and stdout until it

@@ -19,6 +19,8 @@ use super::{Shared, call};
 #[derive(Clone)]
 pub(super) struct ProxyServer {
     pub(super) shared: Arc<Shared>,
+    /// The session's conversation id.
+    pub(super) session: Arc<str>,
 }
 
 impl ProxyServer {
@@ -55,7 +57,7 @@ impl ServerHandler for ProxyServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        self.shared.downstream.set(context.peer.clone());
+        self.shared.downstream.add(context.peer.clone());
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -83,7 +85,11 @@ impl ServerHandler for ProxyServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(call::call_tool(&self.shared, request, context).await.into())
+        Ok(
+            call::call_tool(&self.shared, &self.session, request, context)
+                .await
+                .into(),
+        )
     }
 
     async fn list_resources(
@@ -156,10 +162,6 @@ impl ServerHandler for ProxyServer {
     ) -> Result<(), ErrorData> {
         let upstream = self.upstream().await?;
         upstream.set_level(request).await.map_err(passed_on)
-    }
-
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.shared.downstream.set(context.peer);
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {

@@ -21,35 +21,46 @@ use super::error::McpProxyError;
 /// How long the upstream may take to start and answer `initialize`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The MCP client currently connected to the proxy, where the upstream's
+/// The MCP clients connected to the proxy, where the upstream's
 /// notifications go, and the progress tokens of calls in flight.
 #[derive(Clone, Default)]
 pub(super) struct Downstream {
-    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
-    /// The token the proxy gave the upstream → the client's token.
-    tokens: Arc<Mutex<HashMap<ProgressToken, ProgressToken>>>,
+    peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    /// The token the proxy gave the upstream → the client that asked and
+    /// its token.
+    tokens: Arc<Mutex<HashMap<ProgressToken, (ProgressToken, Peer<RoleServer>)>>>,
 }
 
 impl Downstream {
-    pub(super) fn set(&self, peer: Peer<RoleServer>) {
-        if let Ok(mut slot) = self.peer.lock() {
-            *slot = Some(peer);
+    /// Adds a client that completed its handshake (and forgets those gone).
+    pub(super) fn add(&self, peer: Peer<RoleServer>) {
+        if let Ok(mut peers) = self.peers.lock() {
+            peers.retain(|known| !known.is_transport_closed());
+            peers.push(peer);
         }
     }
 
-    pub(super) fn peer(&self) -> Option<Peer<RoleServer>> {
-        self.peer.lock().ok().and_then(|slot| slot.clone())
+    /// The clients still connected.
+    fn peers(&self) -> Vec<Peer<RoleServer>> {
+        match self.peers.lock() {
+            Ok(mut peers) => {
+                peers.retain(|known| !known.is_transport_closed());
+                peers.clone()
+            }
+            Err(_) => Vec::new(),
+        }
     }
 
-    /// Passes the upstream's progress on `upstream` to the client as
-    /// progress on `client`, until the guard is dropped.
+    /// Passes the upstream's progress on `upstream` to `peer` as progress
+    /// on `client`, until the guard is dropped.
     pub(super) fn relay_progress(
         &self,
         upstream: ProgressToken,
         client: ProgressToken,
+        peer: Peer<RoleServer>,
     ) -> ProgressRelay {
         if let Ok(mut tokens) = self.tokens.lock() {
-            tokens.insert(upstream.clone(), client);
+            tokens.insert(upstream.clone(), (client, peer));
         }
         ProgressRelay {
             tokens: self.tokens.clone(),
@@ -57,14 +68,14 @@ impl Downstream {
         }
     }
 
-    fn client_token(&self, upstream: &ProgressToken) -> Option<ProgressToken> {
+    fn client_token(&self, upstream: &ProgressToken) -> Option<(ProgressToken, Peer<RoleServer>)> {
         self.tokens.lock().ok()?.get(upstream).cloned()
     }
 }
 
 /// Relays one call's progress while it lives.
 pub(super) struct ProgressRelay {
-    tokens: Arc<Mutex<HashMap<ProgressToken, ProgressToken>>>,
+    tokens: Arc<Mutex<HashMap<ProgressToken, (ProgressToken, Peer<RoleServer>)>>>,
     upstream: ProgressToken,
 }
 
@@ -77,7 +88,7 @@ impl Drop for ProgressRelay {
 }
 
 /// The proxy's client side toward the upstream: passes the upstream's
-/// notifications (progress, log messages, list changes) on to the client.
+/// notifications (progress, log messages, list changes) on to the clients.
 #[derive(Clone)]
 pub(super) struct Forward {
     downstream: Downstream,
@@ -97,13 +108,11 @@ impl ClientHandler for Forward {
         mut params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let Some(token) = self.downstream.client_token(&params.progress_token) else {
+        let Some((token, peer)) = self.downstream.client_token(&params.progress_token) else {
             return;
         };
-        if let Some(peer) = self.downstream.peer() {
-            params.progress_token = token;
-            let _ = peer.notify_progress(params).await;
-        }
+        params.progress_token = token;
+        let _ = peer.notify_progress(params).await;
     }
 
     // Logging is deprecated in the newest protocol revision; clients and
@@ -114,8 +123,8 @@ impl ClientHandler for Forward {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(peer) = self.downstream.peer() {
-            let _ = peer.notify_logging_message(params).await;
+        for peer in self.downstream.peers() {
+            let _ = peer.notify_logging_message(params.clone()).await;
         }
     }
 
@@ -124,25 +133,25 @@ impl ClientHandler for Forward {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(peer) = self.downstream.peer() {
-            let _ = peer.notify_resource_updated(params).await;
+        for peer in self.downstream.peers() {
+            let _ = peer.notify_resource_updated(params.clone()).await;
         }
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(peer) = self.downstream.peer() {
+        for peer in self.downstream.peers() {
             let _ = peer.notify_resource_list_changed().await;
         }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(peer) = self.downstream.peer() {
+        for peer in self.downstream.peers() {
             let _ = peer.notify_tool_list_changed().await;
         }
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(peer) = self.downstream.peer() {
+        for peer in self.downstream.peers() {
             let _ = peer.notify_prompt_list_changed().await;
         }
     }
