@@ -21,6 +21,10 @@ use super::error::McpProxyError;
 /// How long the upstream may take to start and answer `initialize`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The token the proxy gave the upstream → the client that asked and its
+/// token.
+type Relays = HashMap<ProgressToken, (ProgressToken, Peer<RoleServer>)>;
+
 /// The MCP clients connected to the proxy, where the upstream's
 /// notifications go, and the progress tokens of calls in flight.
 #[derive(Clone, Default)]
@@ -28,7 +32,7 @@ pub(super) struct Downstream {
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
     /// The token the proxy gave the upstream → the client that asked and
     /// its token.
-    tokens: Arc<Mutex<HashMap<ProgressToken, (ProgressToken, Peer<RoleServer>)>>>,
+    tokens: Arc<Mutex<Relays>>,
 }
 
 impl Downstream {
@@ -75,7 +79,7 @@ impl Downstream {
 
 /// Relays one call's progress while it lives.
 pub(super) struct ProgressRelay {
-    tokens: Arc<Mutex<HashMap<ProgressToken, (ProgressToken, Peer<RoleServer>)>>>,
+    tokens: Arc<Mutex<Relays>>,
     upstream: ProgressToken,
 }
 
