@@ -518,6 +518,27 @@ fn cli(args: &[&str]) -> (i32, String) {
     )
 }
 
+/// An MCP client of `hooks mcp-proxy --config CONFIG FLAGS -- UPSTREAM`,
+/// started as Claude Desktop starts a server.
+async fn cli_client(
+    config: &std::path::Path,
+    flags: &[&str],
+    upstream: Vec<String>,
+) -> RunningService<RoleClient, ()> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"));
+    command
+        .arg("mcp-proxy")
+        .arg("--config")
+        .arg(config)
+        .args(flags)
+        .arg("--")
+        .args(upstream);
+    let transport = rmcp::transport::TokioChildProcess::new(command).expect("spawn hooks");
+    ().serve(transport)
+        .await
+        .expect("handshake through the proxy")
+}
+
 #[test]
 fn the_cli_refuses_to_start_with_a_clear_message_and_a_non_zero_exit() {
     let dir = tempfile::tempdir().expect("dir");
@@ -572,17 +593,12 @@ async fn the_cli_proxies_a_reference_server_for_a_real_client_over_stdio() {
          when: 'connector == \"everything\" && tool_name == \"get-sum\"'\n    - audit_log\n",
     )
     .expect("write");
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"));
-    command
-        .arg("mcp-proxy")
-        .arg("--config")
-        .arg(&config)
-        .arg("--name")
-        .arg("everything")
-        .arg("--")
-        .args(server_command(&peers, "server-everything", &["stdio"]));
-    let transport = rmcp::transport::TokioChildProcess::new(command).expect("spawn hooks");
-    let client = ().serve(transport).await.expect("handshake through the proxy");
+    let client = cli_client(
+        &config,
+        &["--name", "everything"],
+        server_command(&peers, "server-everything", &["stdio"]),
+    )
+    .await;
     let tools = client.list_all_tools().await.expect("tools/list");
     assert!(tools.iter().any(|tool| tool.name == "echo"));
     let echoed = client
@@ -760,19 +776,12 @@ mcp_proxy:
 "#,
     )
     .expect("write");
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"));
-    command
-        .arg("mcp-proxy")
-        .arg("--config")
-        .arg(&config)
-        .arg("--")
-        .args(server_command(
-            &peers,
-            "server-filesystem",
-            &[data.to_str().expect("path")],
-        ));
-    let transport = rmcp::transport::TokioChildProcess::new(command).expect("spawn hooks");
-    let client = ().serve(transport).await.expect("handshake through the proxy");
+    let client = cli_client(
+        &config,
+        &[],
+        server_command(&peers, "server-filesystem", &[data.to_str().expect("path")]),
+    )
+    .await;
     let file = data.join("plan.txt").display().to_string();
     let call = |tool: &str, args: Value| {
         CallToolRequestParams::new(tool.to_owned())

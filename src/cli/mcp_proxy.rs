@@ -2,13 +2,11 @@
 //! to an MCP client on stdin and stdout.
 
 use std::io::{self, Write};
-use std::sync::Arc;
 
 use super::AddResources;
 use super::options::Usage;
-use crate::factory::Resources;
+use super::serve::server_resources;
 use crate::mcp_proxy::{McpProxy, McpProxyConfig};
-use crate::std_hooks::{DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
 
 /// What `hooks mcp-proxy` was asked to do.
 #[derive(Debug, Default, PartialEq)]
@@ -100,28 +98,14 @@ pub(super) async fn run(
         )?;
         return Ok(2);
     }
-    let url = options.database.as_deref().unwrap_or("sqlite::memory:");
-    let database = match Database::connect(url).await {
-        Ok(database) => database,
-        Err(error) => {
-            writeln!(
-                err,
-                "hooks mcp-proxy: cannot open the database {url}: {error}"
-            )?;
-            return Ok(1);
-        }
-    };
-    // No approval channel: a call that needs approval is blocked with "no
-    // approval channel is configured". Approvals come from a binary of your
-    // own (`Cli::with_resources`, or `hooks::mcp_proxy::McpProxy`).
-    let modes: Arc<dyn OrgModeSource> =
-        Arc::new(StaticOrgModes::with_read_only(options.read_only_orgs));
-    let mut resources = Resources::new()
-        .with(DATABASE, database)
-        .with(ORG_MODES, modes);
-    for add in add {
-        add(&mut resources);
-    }
+    let resources =
+        match server_resources(options.database.as_deref(), options.read_only_orgs, add).await {
+            Ok(resources) => resources,
+            Err(problem) => {
+                writeln!(err, "hooks mcp-proxy: {problem}")?;
+                return Ok(1);
+            }
+        };
     let proxy = match McpProxy::start(agent, settings, &resources).await {
         Ok(proxy) => proxy,
         Err(error) => {
