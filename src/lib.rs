@@ -52,6 +52,8 @@ pub use hooks_runtime::*;
 
 #[cfg(feature = "std-hooks")]
 pub mod cli;
+#[cfg(feature = "mcp")]
+pub mod mcp_proxy;
 #[cfg(feature = "serve")]
 pub mod serve;
 

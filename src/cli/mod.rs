@@ -32,6 +32,8 @@
 //! hooks serve AGENT_CONFIG [--listen ADDR:PORT] [--database URL] [--org ID] [--user ID]
 //!       [--user-header NAME] [--read-only-org ID]... [--answer-allow]
 //! hooks hook-client --url URL [--timeout SECONDS]
+//! hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--listen ADDR:PORT] [--database URL]
+//!       [--org ID] [--user ID] [--read-only-org ID]... [-- UPSTREAM_COMMAND...]
 //! ```
 //!
 //! Exit codes: 0 — the config is valid (`check`), the call would go ahead
@@ -43,6 +45,8 @@
 mod check;
 mod escape;
 mod explain;
+#[cfg(feature = "mcp")]
+mod mcp_proxy;
 mod options;
 pub mod policy_test;
 #[cfg(feature = "serve")]
@@ -68,6 +72,8 @@ usage:
   hooks serve AGENT_CONFIG [--listen ADDR:PORT] [--database URL] [--org ID] [--user ID]
         [--user-header NAME] [--read-only-org ID]... [--answer-allow]
   hooks hook-client --url URL [--timeout SECONDS]
+  hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--listen ADDR:PORT] [--database URL]
+        [--org ID] [--user ID] [--read-only-org ID]... [-- UPSTREAM_COMMAND...]
 
 check    validates an agent config (YAML, JSON or TOML) and prints the run order.
          Every command hook's program must be found and executable (for a
@@ -91,6 +97,15 @@ serve    answers Claude Code style hook requests (POST /hook: PreToolUse,
 hook-client  a command hook that forwards its stdin to a hook server
          (token from HOOKS_SERVE_TOKEN) and prints the answer; exits 2 when
          the server denies or cannot be reached (fail closed).
+mcp-proxy  serves MCP on stdin/stdout (or streamable HTTP at --listen ADDR,
+         path /mcp, token from HOOKS_MCP_PROXY_TOKEN, required unless the
+         address is loopback) in front of the MCP server it starts
+         (the command after `--`, or `mcp_proxy.command` in the config): every
+         tools/call runs through the agent's hooks; --name is the server's
+         name (every call's connector). The upstream gets a scrubbed
+         environment (PATH, HOME, USER, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR,
+         plus `mcp_proxy.pass_env` and `mcp_proxy.env`). Exits 1 when the
+         config is wrong or the upstream does not start or speak MCP.
 
 The agent config may also be given as --config PATH.
 
@@ -185,6 +200,21 @@ impl Cli {
                 Err(Usage::Error(message)) => {
                     // Exit 2 blocks the call in a client that runs this as a hook.
                     writeln!(err, "hooks hook-client: {message}\n\n{USAGE}")?;
+                    Ok(2)
+                }
+            };
+        }
+        #[cfg(feature = "mcp")]
+        if args.peek().map(String::as_str) == Some("mcp-proxy") {
+            args.next();
+            return match mcp_proxy::parse(args) {
+                Ok(options) => mcp_proxy::run(options, self.add, err).await,
+                Err(Usage::Help) => {
+                    writeln!(out, "{USAGE}")?;
+                    Ok(0)
+                }
+                Err(Usage::Error(message)) => {
+                    writeln!(err, "hooks mcp-proxy: {message}\n\n{USAGE}")?;
                     Ok(2)
                 }
             };

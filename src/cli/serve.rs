@@ -31,24 +31,13 @@ pub(super) async fn serve(
         )?;
         return Ok(2);
     }
-    let url = options.database.as_deref().unwrap_or("sqlite::memory:");
-    let database = match Database::connect(url).await {
-        Ok(database) => database,
-        Err(error) => {
-            writeln!(err, "hooks serve: cannot open the database {url}: {error}")?;
+    let resources = match server_resources(options.database.as_deref(), read_only_orgs, add).await {
+        Ok(resources) => resources,
+        Err(problem) => {
+            writeln!(err, "hooks serve: {problem}")?;
             return Ok(1);
         }
     };
-    // No approval machinery: a call that needs approval is blocked with
-    // "no approval channel is configured". Approvals come from a binary of
-    // your own (`hooks::serve`, or `Cli::with_resources`).
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(read_only_orgs));
-    let mut resources = Resources::new()
-        .with(DATABASE, database)
-        .with(ORG_MODES, modes);
-    for add in add {
-        add(&mut resources);
-    }
     let agent = match AgentConfig::load(config).and_then(|config| Agent::build(config, &resources))
     {
         Ok(agent) => agent,
@@ -97,6 +86,30 @@ pub(super) async fn serve(
             Ok(1)
         }
     }
+}
+
+/// What a server command's hooks use: the database at `database` (in
+/// memory when `None`), the read-only orgs, then the caller's own
+/// resources. No approval machinery: a call that needs approval is blocked
+/// with "no approval channel is configured". Approvals come from a binary of
+/// your own (`hooks::serve`, `hooks::mcp_proxy`, or `Cli::with_resources`).
+pub(super) async fn server_resources(
+    database: Option<&str>,
+    read_only_orgs: Vec<String>,
+    add: Vec<AddResources>,
+) -> Result<Resources, String> {
+    let url = database.unwrap_or("sqlite::memory:");
+    let database = Database::connect(url)
+        .await
+        .map_err(|error| format!("cannot open the database {url}: {error}"))?;
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(read_only_orgs));
+    let mut resources = Resources::new()
+        .with(DATABASE, database)
+        .with(ORG_MODES, modes);
+    for add in add {
+        add(&mut resources);
+    }
+    Ok(resources)
 }
 
 /// Forwards stdin to the hook server and prints its answer.

@@ -5,7 +5,7 @@ use axum::http::header::AUTHORIZATION;
 
 /// Whether `headers` carry `Authorization: Bearer <token>`. The comparison
 /// takes the same time whatever prefix of the token a guess gets right.
-pub(super) fn authorized(headers: &HeaderMap, token: &str) -> bool {
+pub(crate) fn authorized(headers: &HeaderMap, token: &str) -> bool {
     let Some(given) = headers
         .get(AUTHORIZATION)
         .and_then(|value| value.to_str().ok())

@@ -52,7 +52,7 @@
 //! ```
 
 mod answer;
-mod auth;
+pub(crate) mod auth;
 pub mod client;
 mod config;
 mod handler;

@@ -1,0 +1,116 @@
+//! `hooks mcp-proxy` benchmark: 1,000 `tools/call` of a trivial tool (the
+//! reference server's `echo`) straight to the upstream and through the
+//! proxy, in one run, with the standard stack minus the approval gate
+//! (read-only guard, rate limit, truncation, audit log, and the `args_schema`
+//! guard the proxy adds from the upstream's schemas).
+//!
+//! Needs Node and `npm ci --prefix tests/mcp`. Run with
+//! `cargo run --release --example bench_mcp_proxy`; it prints
+//! `mcp-proxy: <N> calls: direct p50 <A> ms, proxied p50 <B> ms, added p99 <C> ms`.
+//! Target: added p99 under 1 ms.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hooks::config::{AgentConfig, ConfigFormat};
+use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
+use rmcp::RoleClient;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RunningService, ServiceExt};
+use serde_json::json;
+
+const CALLS: usize = 1_000;
+const WARM_UP: usize = 50;
+
+const AGENT: &str = r#"
+agent: bench
+hooks:
+  class_hooks:
+    - readonly_guard
+    - name: connector_rate_limit
+      config: { per_user_per_minute: 1000000 }
+    - name: result_truncate
+      config: { max_chars: 10000 }
+    - audit_log
+"#;
+
+/// Milliseconds per call, sorted.
+async fn timings(client: &RunningService<RoleClient, ()>, calls: usize) -> Vec<f64> {
+    let mut taken = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let params = CallToolRequestParams::new("echo").with_arguments(
+            json!({"message": format!("call {i}")})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+        let started = Instant::now();
+        let result = client
+            .call_tool(params)
+            .await
+            .expect("the call is answered");
+        taken.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+    }
+    taken.sort_by(f64::total_cmp);
+    taken
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/node_modules");
+    let script = peers.join("@modelcontextprotocol/server-everything/dist/index.js");
+    if !script.exists() {
+        println!("SKIPPED: run `npm ci --prefix tests/mcp` first (needs Node)");
+        return;
+    }
+    let command = [
+        "node".to_owned(),
+        script.display().to_string(),
+        "stdio".to_owned(),
+    ];
+
+    let mut upstream = tokio::process::Command::new(&command[0]);
+    upstream
+        .args(&command[1..])
+        .stderr(std::process::Stdio::null());
+    let direct =
+        ().serve(rmcp::transport::TokioChildProcess::new(upstream).expect("spawn"))
+            .await
+            .expect("direct handshake");
+
+    let resources = hooks::std_hooks::offline_resources([] as [&str; 0])
+        .await
+        .expect("resources");
+    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "bench.yaml", None).expect("config");
+    let mut settings = McpProxyConfig::default();
+    settings.server = "everything".to_owned();
+    settings.command = command.to_vec();
+    let proxy = McpProxy::start(config, settings, &resources)
+        .await
+        .expect("the proxy starts");
+    let (client_side, proxy_side) = tokio::io::duplex(1 << 16);
+    let serving = proxy.clone();
+    tokio::spawn(async move { serving.serve(proxy_side).await });
+    let proxied = ().serve(client_side).await.expect("proxied handshake");
+
+    timings(&direct, WARM_UP).await;
+    timings(&proxied, WARM_UP).await;
+    let direct_ms = timings(&direct, CALLS).await;
+    let proxied_ms = timings(&proxied, CALLS).await;
+    // Let the audit writer finish before the process goes.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let added_p99 = percentile(&proxied_ms, 0.99) - percentile(&direct_ms, 0.99);
+    println!(
+        "mcp-proxy: {CALLS} calls: direct p50 {:.3} ms, proxied p50 {:.3} ms, added p99 {:.3} ms",
+        percentile(&direct_ms, 0.5),
+        percentile(&proxied_ms, 0.5),
+        added_p99
+    );
+}

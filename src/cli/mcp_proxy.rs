@@ -1,0 +1,171 @@
+//! `hooks mcp-proxy`: the agent's hooks in front of an MCP server, served
+//! to an MCP client on stdin and stdout.
+
+use std::io::{self, Write};
+
+use super::AddResources;
+use super::options::Usage;
+use super::serve::server_resources;
+use crate::mcp_proxy::{McpProxy, McpProxyConfig};
+
+/// What `hooks mcp-proxy` was asked to do.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct McpProxyOptions {
+    config: String,
+    name: Option<String>,
+    database: Option<String>,
+    user: Option<String>,
+    org: Option<String>,
+    read_only_orgs: Vec<String>,
+    listen: Option<String>,
+    command: Vec<String>,
+}
+
+/// The environment variable the bearer token of `--listen` is read from.
+const TOKEN_VARIABLE: &str = "HOOKS_MCP_PROXY_TOKEN";
+
+/// Parses `hooks mcp-proxy`'s arguments (after the command's name).
+pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<McpProxyOptions, Usage> {
+    let mut options = McpProxyOptions::default();
+    while let Some(arg) = argv.next() {
+        let mut value = |flag: &str| {
+            argv.next()
+                .filter(|value| !value.is_empty())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match arg.as_str() {
+            "--" => {
+                options.command = argv.by_ref().collect();
+                break;
+            }
+            "--config" => options.config = value("--config")?,
+            "--name" => options.name = Some(value("--name")?),
+            "--database" => options.database = Some(value("--database")?),
+            "--user" => options.user = Some(value("--user")?),
+            "--org" => options.org = Some(value("--org")?),
+            "--listen" => options.listen = Some(value("--listen")?),
+            "--read-only-org" => options.read_only_orgs.push(value("--read-only-org")?),
+            "--help" | "-h" => return Err(Usage::Help),
+            other if !other.starts_with('-') && options.config.is_empty() => {
+                options.config = other.to_owned();
+            }
+            other => {
+                return Err(format!(
+                    "unexpected argument `{other}` for mcp-proxy (the upstream's command goes \
+                     after `--`)"
+                )
+                .into());
+            }
+        }
+    }
+    if options.config.is_empty() {
+        return Err("mcp-proxy needs the agent config: --config PATH".into());
+    }
+    Ok(options)
+}
+
+/// Starts the upstream and serves the client on stdin/stdout until it
+/// disconnects. Stdout is the MCP channel: everything said goes to `err`.
+pub(super) async fn run(
+    options: McpProxyOptions,
+    add: Vec<AddResources>,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    let (agent, mut settings) = match McpProxyConfig::load(&options.config) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            writeln!(err, "hooks mcp-proxy: {error}")?;
+            return Ok(1);
+        }
+    };
+    if !options.command.is_empty() {
+        settings.command = options.command;
+    }
+    if let Some(name) = options.name {
+        settings.server = name;
+    }
+    if let Some(user) = options.user {
+        settings.user = user;
+    }
+    if let Some(org) = options.org {
+        settings.org = org;
+    }
+    if !options.read_only_orgs.is_empty() && settings.org.is_empty() {
+        writeln!(
+            err,
+            "hooks mcp-proxy: --read-only-org needs an org (--org or `mcp_proxy.org`): a call \
+             with no org is never in read-only mode"
+        )?;
+        return Ok(2);
+    }
+    let resources =
+        match server_resources(options.database.as_deref(), options.read_only_orgs, add).await {
+            Ok(resources) => resources,
+            Err(problem) => {
+                writeln!(err, "hooks mcp-proxy: {problem}")?;
+                return Ok(1);
+            }
+        };
+    let proxy = match McpProxy::start(agent, settings, &resources).await {
+        Ok(proxy) => proxy,
+        Err(error) => {
+            writeln!(err, "hooks mcp-proxy: {error}")?;
+            writeln!(err, "hooks mcp-proxy: not serving")?;
+            return Ok(1);
+        }
+    };
+    for (tool, problem) in proxy.unusable_schemas() {
+        writeln!(
+            err,
+            "hooks mcp-proxy: warning: calls of `{tool}` are blocked: its inputSchema cannot be \
+             checked ({problem})"
+        )?;
+    }
+    let served = match options.listen {
+        Some(address) => {
+            let listener = match tokio::net::TcpListener::bind(&address).await {
+                Ok(listener) => listener,
+                Err(error) => {
+                    writeln!(err, "hooks mcp-proxy: cannot listen on {address}: {error}")?;
+                    return Ok(1);
+                }
+            };
+            let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
+            writeln!(
+                err,
+                "hooks mcp-proxy: agent `{}` in front of `{}` ({}), serving MCP at http://{}{} \
+                 ({})",
+                proxy.agent().id(),
+                proxy.settings().server,
+                proxy.settings().command.join(" "),
+                listener.local_addr()?,
+                crate::mcp_proxy::MCP_PATH,
+                if token.is_some() {
+                    "bearer token required"
+                } else {
+                    "no token: loopback only"
+                }
+            )?;
+            err.flush()?;
+            proxy.serve_http(listener, token).await
+        }
+        None => {
+            writeln!(
+                err,
+                "hooks mcp-proxy: agent `{}` in front of `{}` ({}), serving MCP on stdio",
+                proxy.agent().id(),
+                proxy.settings().server,
+                proxy.settings().command.join(" ")
+            )?;
+            err.flush()?;
+            proxy.serve_stdio().await
+        }
+    };
+    match served {
+        Ok(()) => Ok(0),
+        Err(error) => {
+            writeln!(err, "hooks mcp-proxy: {error}")?;
+            Ok(1)
+        }
+    }
+}

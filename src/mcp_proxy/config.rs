@@ -1,0 +1,150 @@
+//! The proxy's settings: the `mcp_proxy` section of an agent config file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::error::McpProxyError;
+use crate::config::{AgentConfig, ConfigDuration, ConfigFormat};
+
+/// The key of the proxy's section in an agent config file.
+pub const SECTION: &str = "mcp_proxy";
+
+/// How long one upstream `tools/call` may take, unless configured (2 minutes).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How many times a dead upstream is started again, unless configured.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+
+/// The variables of the proxy's own environment an upstream inherits,
+/// besides those `pass_env` names: enough to find and run a program
+/// (`npx`, `uvx`, a binary on `PATH`) and nothing that holds a secret.
+pub const ENV_ALLOWLIST: [&str; 9] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "SYSTEMROOT",
+];
+
+/// The proxy's settings.
+///
+/// In an agent config file they sit under `mcp_proxy`, beside the agent's
+/// hooks:
+///
+/// ```yaml
+/// agent: desktop
+/// hooks:
+///   class_hooks: [readonly_guard, audit_log]
+/// mcp_proxy:
+///   server: filesystem          # the connector: `connector == "filesystem"`
+///   command: [npx, -y, "@modelcontextprotocol/server-filesystem", /srv/data]
+///   pass_env: [NPM_CONFIG_CACHE]  # inherited besides the allowlist
+///   env: { LOG_LEVEL: warn }      # set for the upstream
+///   user: alice
+///   org: acme
+///   call_timeout: 2m
+///   max_restarts: 3
+/// ```
+///
+/// ```
+/// use hooks::mcp_proxy::McpProxyConfig;
+///
+/// let config = McpProxyConfig::from_value(&serde_json::json!({
+///     "server": "github", "command": ["github-mcp", "stdio"], "org": "acme"
+/// })).unwrap();
+/// assert_eq!(config.server, "github");
+/// assert_eq!(config.command, ["github-mcp", "stdio"]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct McpProxyConfig {
+    /// The upstream server's name: every call's connector
+    /// (`metadata.connector`), so `connector == "github"` matches its tools.
+    /// Defaults to `upstream`.
+    pub server: String,
+    /// The upstream's command and arguments (the CLI's `-- cmd…` replaces it).
+    pub command: Vec<String>,
+    /// Variables set for the upstream.
+    pub env: BTreeMap<String, String>,
+    /// Variables of the proxy's environment the upstream inherits, besides
+    /// [`ENV_ALLOWLIST`].
+    pub pass_env: Vec<String>,
+    /// The user every call is made by.
+    pub user: String,
+    /// The org every call is made in.
+    pub org: String,
+    /// How long one upstream `tools/call` may take before it fails (closed).
+    #[serde(deserialize_with = "ConfigDuration::text")]
+    pub call_timeout: Duration,
+    /// How many times an upstream that died is started again (on the next
+    /// request after it died); 0 never restarts it.
+    pub max_restarts: u32,
+    /// Tools left out of `tools/list`; a call of one is blocked before any hook.
+    pub hide_tools: Vec<String>,
+}
+
+impl Default for McpProxyConfig {
+    fn default() -> Self {
+        McpProxyConfig {
+            server: "upstream".to_owned(),
+            command: Vec::new(),
+            env: BTreeMap::new(),
+            pass_env: Vec::new(),
+            user: String::new(),
+            org: String::new(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_restarts: DEFAULT_MAX_RESTARTS,
+            hide_tools: Vec::new(),
+        }
+    }
+}
+
+impl McpProxyConfig {
+    /// Reads the section from its JSON value; the error names the key at fault.
+    pub fn from_value(value: &Value) -> Result<Self, McpProxyError> {
+        let config = McpProxyConfig::deserialize(value)
+            .map_err(|error| McpProxyError::Config(format!("`{SECTION}`: {error}")))?;
+        if config.server.trim().is_empty() || config.server.chars().any(char::is_control) {
+            return Err(McpProxyError::Config(format!(
+                "`{SECTION}.server` must be a name without control characters, such as \
+                 `github`: it is every call's connector"
+            )));
+        }
+        Ok(config)
+    }
+
+    /// Reads an agent config file (`.yaml`, `.yml`, `.json`, `.toml`): its
+    /// `mcp_proxy` section, if any (defaults otherwise), and the agent's
+    /// hooks from the rest.
+    pub fn load(path: impl AsRef<Path>) -> Result<(AgentConfig, McpProxyConfig), McpProxyError> {
+        let path = path.as_ref();
+        let source = path.display().to_string();
+        let mut value = ConfigFormat::read(path)
+            .map_err(|error| McpProxyError::Config(format!("{source}: {error}")))?;
+        let section = value
+            .as_object_mut()
+            .and_then(|top| top.remove(SECTION))
+            .unwrap_or(Value::Object(Default::default()));
+        let proxy = McpProxyConfig::from_value(&section)
+            .map_err(|error| McpProxyError::Config(format!("{source}: {error}")))?;
+        let base_dir = path.parent().map(|dir| {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+        });
+        let agent = AgentConfig::from_value(&value, &source, base_dir.as_deref())?;
+        Ok((agent, proxy))
+    }
+}

@@ -1,0 +1,252 @@
+//! `hooks mcp-proxy`: the agent's hooks in front of any MCP server.
+//!
+//! [`McpProxy`] serves the Model Context Protocol to one client (Claude
+//! Desktop, Claude Code, Cursor, an `rmcp` agent) and forwards to one
+//! upstream server it starts. Every `tools/call` runs through the agent's
+//! hooks, built from the same config as any agent's:
+//!
+//! - the context: the tool's name as the upstream names it, the connector
+//!   (`metadata.connector`) the server's configured name
+//!   ([`McpProxyConfig::server`]), the agent id, the configured user and
+//!   org, the session as the conversation id and the request id as the
+//!   tool call id;
+//! - each upstream tool's `inputSchema` is registered with the
+//!   `args_schema` guard (a schema the config gives wins); a tool whose
+//!   schema the guard cannot compile is blocked;
+//! - a blocked call is answered with `isError: true` and the reason; the
+//!   upstream receives the arguments as the hooks left them; post hooks see
+//!   the result's text (its structured content when it has no text) and may
+//!   rewrite or withhold it; an upstream tool error runs them too;
+//! - an approval that waits sends progress notifications to a client that
+//!   asked for progress; a client's cancellation cancels the call;
+//! - the upstream dead, not answering within [`McpProxyConfig::call_timeout`]
+//!   or answering nonsense: the call fails closed, with an error result. A
+//!   dead upstream is started again on the next request, up to
+//!   [`McpProxyConfig::max_restarts`] times.
+//!
+//! `tools/list` (less [`McpProxyConfig::hide_tools`]), resources, prompts,
+//! completions and log levels pass through, and so do the upstream's
+//! notifications (progress, log messages, list changes). The upstream runs
+//! with a scrubbed environment: [`ENV_ALLOWLIST`], what
+//! [`McpProxyConfig::pass_env`] names, and [`McpProxyConfig::env`].
+//!
+//! ```no_run
+//! use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let (agent, mut settings) = McpProxyConfig::load("agent.yaml")?;
+//! settings.command = vec!["npx".into(), "-y".into(), "@modelcontextprotocol/server-everything".into()];
+//! let resources = hooks::std_hooks::offline_resources([] as [&str; 0]).await?;
+//! let proxy = McpProxy::start(agent, settings, &resources).await?;
+//! proxy.serve_stdio().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod call;
+mod config;
+mod error;
+mod http;
+mod schema;
+mod server;
+mod upstream;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::model::{Implementation, ServerConfig, ServerPeerInfo};
+use rmcp::service::RoleServer;
+use rmcp::transport::IntoTransport;
+
+pub use config::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESTARTS, ENV_ALLOWLIST, McpProxyConfig, SECTION,
+};
+pub use error::McpProxyError;
+pub use http::MCP_PATH;
+use server::ProxyServer;
+use upstream::{Downstream, Upstream};
+
+use crate::Agent;
+use crate::config::AgentConfig;
+use crate::factory::Resources;
+
+/// What every request of the proxy shares.
+pub(crate) struct Shared {
+    agent: Agent,
+    settings: McpProxyConfig,
+    upstream: Upstream,
+    downstream: Downstream,
+    /// What `initialize` answers: the upstream's, saying it is proxied.
+    info: ServerConfig,
+    /// The conversation id of every call.
+    session: String,
+    /// Tools whose `inputSchema` the guard cannot compile, with why.
+    unusable_schemas: BTreeMap<String, String>,
+}
+
+/// The hooks between an MCP client and one upstream MCP server.
+#[derive(Clone)]
+pub struct McpProxy {
+    shared: Arc<Shared>,
+}
+
+impl McpProxy {
+    /// Starts the upstream ([`McpProxyConfig::command`]), completes the MCP
+    /// handshake with it, reads its tools, registers their schemas with
+    /// the `args_schema` guard and builds the agent's hooks from `agent`
+    /// with `resources`. Any failure stops here: nothing is served.
+    pub async fn start(
+        mut agent: AgentConfig,
+        settings: McpProxyConfig,
+        resources: &Resources,
+    ) -> Result<McpProxy, McpProxyError> {
+        // A config error is reported before any upstream is started.
+        Agent::build(agent.clone(), resources)?;
+        let downstream = Downstream::default();
+        let upstream = Upstream::start(&settings, downstream.clone()).await?;
+        let upstream_info = upstream
+            .info()
+            .await
+            .ok_or_else(|| McpProxyError::Initialize {
+                command: settings.command.join(" "),
+                message: "it answered without saying what it serves".to_owned(),
+            })?;
+        let tools = match upstream_info.capabilities.tools {
+            Some(_) => upstream
+                .peer()
+                .await
+                .map_err(McpProxyError::ListTools)?
+                .list_all_tools()
+                .await
+                .map_err(|error| McpProxyError::ListTools(error.to_string()))?,
+            None => Vec::new(),
+        };
+        let unusable_schemas = schema::register(&mut agent, &tools);
+        let agent = Agent::build(agent, resources)?;
+        let info = proxied_info(upstream_info, &settings.server);
+        Ok(McpProxy {
+            shared: Arc::new(Shared {
+                agent,
+                upstream,
+                downstream,
+                info,
+                session: session_id(),
+                unusable_schemas,
+                settings,
+            }),
+        })
+    }
+
+    /// The agent whose hooks every call runs through.
+    pub fn agent(&self) -> &Agent {
+        &self.shared.agent
+    }
+
+    /// The settings the proxy runs with.
+    pub fn settings(&self) -> &McpProxyConfig {
+        &self.shared.settings
+    }
+
+    /// What the proxy answers to `initialize`.
+    pub fn server_info(&self) -> &ServerConfig {
+        &self.shared.info
+    }
+
+    /// Upstream tools whose `inputSchema` the `args_schema` guard cannot
+    /// compile, with why; their calls are blocked.
+    pub fn unusable_schemas(&self) -> &BTreeMap<String, String> {
+        &self.shared.unusable_schemas
+    }
+
+    /// The conversation id of the calls of a session served with
+    /// [`serve`](Self::serve) or [`serve_stdio`](Self::serve_stdio) (their
+    /// audit rows' `conversation_id`).
+    pub fn session_id(&self) -> &str {
+        &self.shared.session
+    }
+
+    /// The process id of the upstream now running, if known.
+    pub async fn upstream_pid(&self) -> Option<u32> {
+        self.shared.upstream.pid().await
+    }
+
+    /// Serves one MCP client on `transport` (a pair of async reader and
+    /// writer, or any `rmcp` server transport) until it disconnects.
+    pub async fn serve<T, E, A>(&self, transport: T) -> Result<(), McpProxyError>
+    where
+        T: IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let server = ProxyServer {
+            shared: self.shared.clone(),
+            session: self.shared.session.as_str().into(),
+        };
+        let running = server
+            .serve(transport)
+            .await
+            .map_err(|error| McpProxyError::Client(error.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|error| McpProxyError::Stopped(error.to_string()))?;
+        Ok(())
+    }
+
+    /// Serves MCP over streamable HTTP on `listener`, at [`MCP_PATH`], to
+    /// any number of clients, each session with its own conversation id
+    /// (this proxy's [`session_id`](Self::session_id) and `-http-<n>`),
+    /// until the listener fails. Every request must carry `Authorization:
+    /// Bearer <token>` when a token is given; without one, only a loopback
+    /// address is served, and only to requests that name a loopback host.
+    pub async fn serve_http(
+        &self,
+        listener: tokio::net::TcpListener,
+        token: Option<String>,
+    ) -> Result<(), McpProxyError> {
+        http::serve(self.shared.clone(), listener, token).await
+    }
+
+    /// Serves the MCP client on this process's stdin and stdout until it
+    /// disconnects (how Claude Desktop, Claude Code and Cursor start a
+    /// server).
+    pub async fn serve_stdio(&self) -> Result<(), McpProxyError> {
+        self.serve(rmcp::transport::stdio()).await
+    }
+}
+
+/// The upstream's `initialize` answer, its server info saying that this
+/// proxy stands in front of it.
+fn proxied_info(info: ServerPeerInfo, server: &str) -> ServerConfig {
+    let upstream = info
+        .server_info
+        .clone()
+        .unwrap_or_else(|| Implementation::new("unnamed", "unknown"));
+    let mut proxy = Implementation::new(
+        format!("hooks-mcp-proxy/{}", upstream.name),
+        upstream.version.clone(),
+    );
+    proxy.title = Some(format!(
+        "{} (through hooks mcp-proxy)",
+        upstream.title.as_deref().unwrap_or(&upstream.name)
+    ));
+    proxy.description = Some(format!(
+        "hooks mcp-proxy {} in front of the MCP server `{server}` ({} {}): every tool call \
+         runs through the agent's hooks",
+        env!("CARGO_PKG_VERSION"),
+        upstream.name,
+        upstream.version
+    ));
+    let mut answer = ServerConfig::new(info.capabilities).with_server_info(proxy);
+    answer.instructions = info.instructions;
+    answer
+}
+
+/// A conversation id for one proxy process's session.
+fn session_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_nanos())
+        .unwrap_or_default();
+    format!("mcp-{}-{nanos:x}", std::process::id())
+}

@@ -1,0 +1,172 @@
+//! The proxy's server side: what the MCP client talks to.
+
+use std::sync::Arc;
+
+#[allow(deprecated)]
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    SetLevelRequestParams,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceError};
+use rmcp::{RoleClient, RoleServer, ServerHandler};
+
+use super::{Shared, call};
+
+/// One client's session with the proxy.
+#[derive(Clone)]
+pub(super) struct ProxyServer {
+    pub(super) shared: Arc<Shared>,
+    /// The session's conversation id.
+    pub(super) session: Arc<str>,
+}
+
+impl ProxyServer {
+    /// The upstream's peer, or the protocol error a client gets when there
+    /// is none (for requests other than `tools/call`, which answers with an
+    /// error result instead).
+    async fn upstream(&self) -> Result<Peer<RoleClient>, ErrorData> {
+        self.shared
+            .upstream
+            .peer()
+            .await
+            .map_err(|reason| ErrorData::internal_error(reason, None))
+    }
+}
+
+/// An upstream failure as the client's protocol error.
+fn passed_on(error: ServiceError) -> ErrorData {
+    match error {
+        ServiceError::McpError(error) => error,
+        other => ErrorData::internal_error(
+            format!("the upstream MCP server failed the request: {other}"),
+            None,
+        ),
+    }
+}
+
+impl ServerHandler for ProxyServer {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.info.clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        self.shared.downstream.add(context.peer.clone());
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = self
+            .upstream()
+            .await?
+            .list_tools(request)
+            .await
+            .map_err(passed_on)?;
+        let hidden = &self.shared.settings.hide_tools;
+        tools
+            .tools
+            .retain(|tool| !hidden.iter().any(|name| name == tool.name.as_ref()));
+        Ok(tools)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(
+            call::call_tool(&self.shared, &self.session, request, context)
+                .await
+                .into(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let upstream = self.upstream().await?;
+        upstream.list_resources(request).await.map_err(passed_on)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let upstream = self.upstream().await?;
+        upstream
+            .list_resource_templates(request)
+            .await
+            .map_err(passed_on)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let upstream = self.upstream().await?;
+        upstream
+            .read_resource_once(request)
+            .await
+            .map_err(passed_on)
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let upstream = self.upstream().await?;
+        upstream.list_prompts(request).await.map_err(passed_on)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let upstream = self.upstream().await?;
+        upstream.get_prompt_once(request).await.map_err(passed_on)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let upstream = self.upstream().await?;
+        upstream.complete(request).await.map_err(passed_on)
+    }
+
+    // Logging is deprecated in the newest protocol revision; clients and
+    // servers of earlier ones still use it.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let upstream = self.upstream().await?;
+        upstream.set_level(request).await.map_err(passed_on)
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        if let Ok(upstream) = self.shared.upstream.peer().await {
+            let _ = upstream.notify_roots_list_changed().await;
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The upstream MCP server: spawned with a scrubbed environment, spoken to
+//! as an MCP client, started again (per config) when it dies.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[allow(deprecated)]
+use rmcp::model::{
+    ClientConfig, Implementation, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, ResourceUpdatedNotificationParam, ServerPeerInfo,
+};
+use rmcp::service::{NotificationContext, Peer, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, RoleServer, ServiceExt};
+
+use super::config::{ENV_ALLOWLIST, McpProxyConfig};
+use super::error::McpProxyError;
+
+/// How long the upstream may take to start and answer `initialize`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The token the proxy gave the upstream → the client that asked and its
+/// token.
+type Relays = HashMap<ProgressToken, (ProgressToken, Peer<RoleServer>)>;
+
+/// The MCP clients connected to the proxy, where the upstream's
+/// notifications go, and the progress tokens of calls in flight.
+#[derive(Clone, Default)]
+pub(super) struct Downstream {
+    peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    /// The token the proxy gave the upstream → the client that asked and
+    /// its token.
+    tokens: Arc<Mutex<Relays>>,
+}
+
+impl Downstream {
+    /// Adds a client that completed its handshake (and forgets those gone).
+    pub(super) fn add(&self, peer: Peer<RoleServer>) {
+        if let Ok(mut peers) = self.peers.lock() {
+            peers.retain(|known| !known.is_transport_closed());
+            peers.push(peer);
+        }
+    }
+
+    /// The clients still connected.
+    fn peers(&self) -> Vec<Peer<RoleServer>> {
+        match self.peers.lock() {
+            Ok(mut peers) => {
+                peers.retain(|known| !known.is_transport_closed());
+                peers.clone()
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Passes the upstream's progress on `upstream` to `peer` as progress
+    /// on `client`, until the guard is dropped.
+    pub(super) fn relay_progress(
+        &self,
+        upstream: ProgressToken,
+        client: ProgressToken,
+        peer: Peer<RoleServer>,
+    ) -> ProgressRelay {
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.insert(upstream.clone(), (client, peer));
+        }
+        ProgressRelay {
+            tokens: self.tokens.clone(),
+            upstream,
+        }
+    }
+
+    fn client_token(&self, upstream: &ProgressToken) -> Option<(ProgressToken, Peer<RoleServer>)> {
+        self.tokens.lock().ok()?.get(upstream).cloned()
+    }
+}
+
+/// Relays one call's progress while it lives.
+pub(super) struct ProgressRelay {
+    tokens: Arc<Mutex<Relays>>,
+    upstream: ProgressToken,
+}
+
+impl Drop for ProgressRelay {
+    fn drop(&mut self) {
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.remove(&self.upstream);
+        }
+    }
+}
+
+/// The proxy's client side toward the upstream: passes the upstream's
+/// notifications (progress, log messages, list changes) on to the clients.
+#[derive(Clone)]
+pub(super) struct Forward {
+    downstream: Downstream,
+}
+
+impl ClientHandler for Forward {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info = Implementation::new("hooks-mcp-proxy", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    /// Progress on a call the client asked progress of, under the client's
+    /// token; any other progress (a token the proxy never gave) is dropped.
+    async fn on_progress(
+        &self,
+        mut params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let Some((token, peer)) = self.downstream.client_token(&params.progress_token) else {
+            return;
+        };
+        params.progress_token = token;
+        let _ = peer.notify_progress(params).await;
+    }
+
+    // Logging is deprecated in the newest protocol revision; clients and
+    // servers of earlier ones still use it.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        for peer in self.downstream.peers() {
+            let _ = peer.notify_logging_message(params.clone()).await;
+        }
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        for peer in self.downstream.peers() {
+            let _ = peer.notify_resource_updated(params.clone()).await;
+        }
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        for peer in self.downstream.peers() {
+            let _ = peer.notify_resource_list_changed().await;
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        for peer in self.downstream.peers() {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        for peer in self.downstream.peers() {
+            let _ = peer.notify_prompt_list_changed().await;
+        }
+    }
+}
+
+/// One running upstream process and its MCP session.
+struct Running {
+    service: RunningService<RoleClient, Forward>,
+    pid: Option<u32>,
+}
+
+/// The upstream server, started again when it died (up to the configured
+/// number of restarts).
+pub(super) struct Upstream {
+    command: Vec<String>,
+    env: Vec<(String, String)>,
+    max_restarts: u32,
+    forward: Forward,
+    state: tokio::sync::Mutex<(Running, u32)>,
+}
+
+impl Upstream {
+    /// Starts the upstream and completes the MCP handshake with it.
+    pub(super) async fn start(
+        config: &McpProxyConfig,
+        downstream: Downstream,
+    ) -> Result<Upstream, McpProxyError> {
+        if config.command.is_empty() {
+            return Err(McpProxyError::NoUpstream);
+        }
+        let env = scrubbed_env(config, |name| std::env::var(name).ok());
+        let forward = Forward { downstream };
+        let running = spawn(&config.command, &env, forward.clone()).await?;
+        Ok(Upstream {
+            command: config.command.clone(),
+            env,
+            max_restarts: config.max_restarts,
+            forward,
+            state: tokio::sync::Mutex::new((running, 0)),
+        })
+    }
+
+    /// The upstream's MCP peer, the upstream started again first if it
+    /// died and restarts remain. The error says why there is none.
+    pub(super) async fn peer(&self) -> Result<Peer<RoleClient>, String> {
+        let mut state = self.state.lock().await;
+        let (running, restarts) = &mut *state;
+        if !running.service.is_closed() && !running.service.peer().is_transport_closed() {
+            return Ok(running.service.peer().clone());
+        }
+        if *restarts >= self.max_restarts {
+            return Err(format!(
+                "the upstream MCP server `{}` has stopped and was restarted {} time(s), the \
+                 most its config allows (`mcp_proxy.max_restarts`)",
+                self.command.join(" "),
+                restarts
+            ));
+        }
+        *restarts += 1;
+        match spawn(&self.command, &self.env, self.forward.clone()).await {
+            Ok(fresh) => {
+                *running = fresh;
+                Ok(running.service.peer().clone())
+            }
+            Err(error) => Err(format!("the upstream MCP server had stopped; {error}")),
+        }
+    }
+
+    /// The process id of the upstream now running, if known.
+    pub(super) async fn pid(&self) -> Option<u32> {
+        self.state.lock().await.0.pid
+    }
+
+    /// The upstream's `initialize` answer.
+    pub(super) async fn info(&self) -> Option<ServerPeerInfo> {
+        let state = self.state.lock().await;
+        state
+            .0
+            .service
+            .peer()
+            .peer_info()
+            .map(|info| (*info).clone())
+    }
+}
+
+/// Spawns `command` with exactly `env` and speaks MCP to it over its stdio;
+/// its stderr is the proxy's.
+async fn spawn(
+    command: &[String],
+    env: &[(String, String)],
+    forward: Forward,
+) -> Result<Running, McpProxyError> {
+    let shown = command.join(" ");
+    let (program, args) = command.split_first().ok_or(McpProxyError::NoUpstream)?;
+    let mut process = tokio::process::Command::new(program);
+    process
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(name, value)| (name, value)))
+        .kill_on_drop(true);
+    let (transport, _stderr) = TokioChildProcess::builder(process)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|source| McpProxyError::Spawn {
+            command: shown.clone(),
+            source,
+        })?;
+    let pid = transport.id();
+    let service = match tokio::time::timeout(HANDSHAKE_TIMEOUT, forward.serve(transport)).await {
+        Ok(Ok(service)) => service,
+        Ok(Err(error)) => {
+            return Err(McpProxyError::Initialize {
+                command: shown,
+                message: error.to_string(),
+            });
+        }
+        Err(_) => {
+            return Err(McpProxyError::Initialize {
+                command: shown,
+                message: format!("no answer within {}s", HANDSHAKE_TIMEOUT.as_secs()),
+            });
+        }
+    };
+    Ok(Running { service, pid })
+}
+
+/// The upstream's environment: the allowlisted variables and those
+/// `pass_env` names, taken from the proxy's environment (`lookup`), then
+/// the config's `env` on top.
+pub(super) fn scrubbed_env(
+    config: &McpProxyConfig,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
+    let mut env = std::collections::BTreeMap::new();
+    let inherited = ENV_ALLOWLIST
+        .iter()
+        .copied()
+        .chain(config.pass_env.iter().map(String::as_str));
+    for name in inherited {
+        if let Some(value) = lookup(name) {
+            env.insert(name.to_owned(), value);
+        }
+    }
+    for (name, value) in &config.env {
+        env.insert(name.clone(), value.clone());
+    }
+    env.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_upstream_inherits_the_allowlist_and_what_config_names_only() {
+        let config = McpProxyConfig::from_value(&json!({
+            "command": ["server"],
+            "pass_env": ["GITHUB_TOKEN"],
+            "env": {"PATH": "/opt/bin", "MODE": "ro"},
+        }))
+        .expect("config");
+        let outside = |name: &str| match name {
+            "PATH" => Some("/usr/bin".to_owned()),
+            "HOME" => Some("/home/a".to_owned()),
+            "GITHUB_TOKEN" => Some("ghp_x".to_owned()),
+            "AWS_SECRET_ACCESS_KEY" | "LD_PRELOAD" => Some("leak".to_owned()),
+            _ => None,
+        };
+        let env = scrubbed_env(&config, outside);
+        assert_eq!(
+            env,
+            [
+                ("GITHUB_TOKEN".to_owned(), "ghp_x".to_owned()),
+                ("HOME".to_owned(), "/home/a".to_owned()),
+                ("MODE".to_owned(), "ro".to_owned()),
+                ("PATH".to_owned(), "/opt/bin".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_misspelt_or_nameless_section_is_refused() {
+        let error = McpProxyConfig::from_value(&json!({"comand": ["x"]})).expect_err("typo");
+        assert!(error.to_string().contains("comand"), "{error}");
+        let error = McpProxyConfig::from_value(&json!({"server": " "})).expect_err("blank");
+        assert!(error.to_string().contains("server"), "{error}");
+        let error =
+            McpProxyConfig::from_value(&json!({"call_timeout": "soon"})).expect_err("duration");
+        assert!(error.to_string().contains("soon"), "{error}");
+    }
+}
