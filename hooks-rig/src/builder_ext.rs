@@ -10,8 +10,11 @@ use crate::hooks::Hooks;
 /// `AgentBuilder::new(model).hooked_tool(&hooks, Search)`.
 pub trait HookedTools: Sized {
     /// `tool` behind `hooks` (see [`Hooks::tool`]).
-    fn hooked_tool<T: Tool + 'static>(self, hooks: &Hooks, tool: T)
-    -> AgentBuilder<WithBuilderTools>;
+    fn hooked_tool<T: Tool + 'static>(
+        self,
+        hooks: &Hooks,
+        tool: T,
+    ) -> AgentBuilder<WithBuilderTools>;
 
     /// Runtime-defined tools (MCP tools among them) behind `hooks` (see
     /// [`Hooks::dynamic_tool`]).

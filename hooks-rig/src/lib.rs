@@ -33,6 +33,8 @@ mod dynamic;
 mod hooks;
 mod on_block;
 mod outcome;
+#[cfg(feature = "test-util")]
+pub mod scripted;
 mod session;
 mod typed;
 

@@ -81,10 +81,7 @@ pub(crate) fn into_rig(
     }
 }
 
-fn blocked(
-    observation: &Observation,
-    on_block: OnBlock,
-) -> Result<ToolOutput, ToolExecutionError> {
+fn blocked(observation: &Observation, on_block: OnBlock) -> Result<ToolOutput, ToolExecutionError> {
     let text = observation.to_string();
     match on_block {
         OnBlock::ToolOutput => Ok(ToolOutput::text(text)),

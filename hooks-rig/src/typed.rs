@@ -31,11 +31,12 @@ pub(crate) fn wrap<T: Tool + 'static>(hooks: Arc<Inner>, tool: T) -> DynamicTool
                         // The arguments the hooks left, read into the
                         // tool's own type: a rewrite that no longer fits
                         // stops the call.
-                        let typed = serde_json::from_value::<T::Args>(final_args.clone())
-                            .map_err(|source| Failure::Args {
+                        let typed = serde_json::from_value::<T::Args>(final_args.clone()).map_err(
+                            |source| Failure::Args {
                                 rewritten: *final_args != args,
                                 source,
-                            })?;
+                            },
+                        )?;
                         let output = tool
                             .call(context, typed)
                             .await
