@@ -4,7 +4,65 @@
 //! holds the call while rig's loop waits, post hooks that rewrite or
 //! withhold the result, the audit log — in one line per tool.
 //!
-//! TODO-EXAMPLE
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use hooks::{Hook, HookContext, HookOutcome, HookRegistry, HookResult, PreToolUseHook};
+//! use hooks_rig::scripted::{Turn, scripted_model};
+//! use hooks_rig::{CallContext, HookedTools as _, Hooks};
+//! use rig_agent::AgentBuilder;
+//! use rig_core::tool::{Tool, ToolContext};
+//! use serde_json::{Value, json};
+//!
+//! // A rig tool, as any rig user writes one.
+//! struct Shell;
+//! impl Tool for Shell {
+//!     const NAME: &'static str = "shell";
+//!     type Args = Value;
+//!     type Output = String;
+//!     type Error = std::io::Error;
+//!     fn description(&self) -> String { "Runs a shell command.".into() }
+//!     fn parameters(&self) -> Value { json!({"type": "object", "properties": {"cmd": {"type": "string"}}}) }
+//!     async fn call(&self, _: &mut ToolContext, args: Value) -> Result<String, std::io::Error> {
+//!         Ok(format!("ran {}", args["cmd"]))
+//!     }
+//! }
+//!
+//! // A hook (usually `#[pre_tool_use]`, or the standard stack from a config file).
+//! struct NoRm;
+//! impl Hook for NoRm {
+//!     fn name(&self) -> &str { "no_rm" }
+//!     fn execute<'a>(&'a self, ctx: &'a HookContext) -> HookOutcome<'a> {
+//!         let rm = ctx.tool_args["cmd"].as_str().is_some_and(|cmd| cmd.starts_with("rm "));
+//!         HookOutcome::ready(if rm { HookResult::block("rm is not allowed") } else { HookResult::allow() })
+//!     }
+//! }
+//! impl PreToolUseHook for NoRm {}
+//! let hooks = Hooks::new(HookRegistry::builder().pre(NoRm).build().unwrap());
+//!
+//! // Any rig completion model; here a scripted one that tries `rm -rf /`.
+//! let (model, seen) = scripted_model([
+//!     Turn::call("call-1", "shell", json!({"cmd": "rm -rf /"})),
+//!     Turn::answer("I may not delete files."),
+//! ]);
+//!
+//! // The one line: the tool goes in behind the hooks.
+//! let agent = AgentBuilder::new(model).hooked_tool(&hooks, Shell).build();
+//!
+//! // Per request: session-start hooks, and the ids every hook sees.
+//! let ids = CallContext::new().user("alice").org("acme").conversation("conv-1");
+//! let run = hooks.prepare(agent.prompt("Clean up the disk.").max_turns(4), ids).await.unwrap();
+//! let answer = run.await.unwrap().output();
+//!
+//! assert_eq!(answer, "I may not delete files.");
+//! // What the model read as the tool's result on its second turn:
+//! assert_eq!(seen.results_seen(1)[0].text, "Blocked by hook `no_rm`: rm is not allowed");
+//! # });
+//! ```
+//!
+//! A `hooks::Agent` built from a config file (the standard stack: approval
+//! gate, audit log, truncation…) wraps tools the same way, with
+//! [`Hooks::for_agent`]; [`Hooks::tool`] and [`Hooks::dynamic_tool`] give
+//! the wrapped `DynamicTool` for builders that take a list.
 //!
 //! What each wrapped call does:
 //!

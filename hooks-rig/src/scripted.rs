@@ -4,6 +4,7 @@
 //! the tool results, blocks included — on each turn.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rig_core::completion::message::{ToolCall, ToolFunction, ToolName, ToolResultContent};
@@ -14,9 +15,16 @@ use rig_core::message::{DocumentSourceKind, Message, Origin, UserContent};
 use rig_core::test_utils::{MOCK_API, MockFrame, MockScript};
 use serde_json::Value;
 
-/// One scripted model turn.
+/// One scripted model turn: tool calls or an answer, and optionally the
+/// thought a narrated model prints before it.
 #[derive(Debug, Clone)]
-pub enum Turn {
+pub struct Turn {
+    thought: Option<String>,
+    step: Step,
+}
+
+#[derive(Debug, Clone)]
+enum Step {
     /// The model calls these tools (id, name, arguments), in order.
     ToolCalls(Vec<(String, String, Value)>),
     /// The model answers with this text and stops.
@@ -26,12 +34,29 @@ pub enum Turn {
 impl Turn {
     /// The model calls one tool.
     pub fn call(id: impl Into<String>, name: impl Into<String>, args: Value) -> Turn {
-        Turn::ToolCalls(vec![(id.into(), name.into(), args)])
+        Turn::calls([(id.into(), name.into(), args)])
+    }
+
+    /// The model calls several tools in one turn: (id, name, arguments).
+    pub fn calls(calls: impl IntoIterator<Item = (String, String, Value)>) -> Turn {
+        Turn {
+            thought: None,
+            step: Step::ToolCalls(calls.into_iter().collect()),
+        }
     }
 
     /// The model answers.
     pub fn answer(text: impl Into<String>) -> Turn {
-        Turn::Answer(text.into())
+        Turn {
+            thought: None,
+            step: Step::Answer(text.into()),
+        }
+    }
+
+    /// The thought a narrated model prints before this turn.
+    pub fn thinking(mut self, thought: impl Into<String>) -> Turn {
+        self.thought = Some(thought.into());
+        self
     }
 }
 
@@ -50,6 +75,7 @@ pub struct SeenResult {
 struct Script {
     turns: Mutex<VecDeque<Turn>>,
     requests: Mutex<Vec<CompletionRequest>>,
+    narrate: AtomicBool,
 }
 
 /// The scripted model's runtime: rig's `Transport` for the scripted wire.
@@ -86,6 +112,13 @@ impl ScriptedRuntime {
             .requests
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Prints the conversation as it goes, ReAct style: each tool result
+    /// the model is shown (`Observation:`), then its `Thought:` and
+    /// `Action:` (or `Answer:`).
+    pub fn narrate(&self) {
+        self.script.narrate.store(true, Ordering::Relaxed);
     }
 
     /// Every request the model got, in order.
@@ -142,13 +175,20 @@ impl ScriptedRuntime {
     }
 
     fn respond(&self, request: CompletionRequest) -> Result<CompletionResponse, ProviderError> {
-        self.lock_requests().push(request);
+        let turn_index = {
+            let mut requests = self.lock_requests();
+            requests.push(request);
+            requests.len() - 1
+        };
         let turn = self.lock_turns().pop_front().ok_or_else(|| {
             ProviderError::Provider("the scripted model's script is over".to_owned())
         })?;
-        let choice = match &turn {
-            Turn::Answer(text) => vec![AssistantContent::text(text.clone())],
-            Turn::ToolCalls(calls) => calls
+        if self.script.narrate.load(Ordering::Relaxed) {
+            self.print(turn_index, &turn);
+        }
+        let choice = match &turn.step {
+            Step::Answer(text) => vec![AssistantContent::text(text.clone())],
+            Step::ToolCalls(calls) => calls
                 .iter()
                 .map(|(id, name, args)| {
                     let name = ToolName::new(name.clone())
@@ -167,6 +207,25 @@ impl ScriptedRuntime {
             origin,
             Value::Null,
         ))
+    }
+}
+
+impl ScriptedRuntime {
+    fn print(&self, turn_index: usize, turn: &Turn) {
+        for result in self.results_seen(turn_index) {
+            println!("Observation: {}\n", result.text);
+        }
+        if let Some(thought) = &turn.thought {
+            println!("Thought: {thought}");
+        }
+        match &turn.step {
+            Step::ToolCalls(calls) => {
+                for (_, name, args) in calls {
+                    println!("Action: {name} {args}");
+                }
+            }
+            Step::Answer(text) => println!("Answer: {text}\n"),
+        }
     }
 }
 
