@@ -52,6 +52,10 @@ pub use hooks_runtime::*;
 
 #[cfg(feature = "std-hooks")]
 pub mod cli;
+/// Hooks around rig's tools (the `hooks-rig` crate): see its docs.
+#[cfg(feature = "rig")]
+#[doc(inline)]
+pub use hooks_rig as rig;
 #[cfg(feature = "serve")]
 pub mod serve;
 
