@@ -72,3 +72,9 @@ pub mod prelude {
         Observation, PostToolUseHook, PreToolUseHook, SessionStartHook, Surface, ToolOutcome,
     };
 }
+
+/// The examples of `docs/frameworks.md`, compiled as doctests so the page
+/// cannot drift from the API.
+#[cfg(all(doctest, feature = "rig", feature = "tower"))]
+#[doc = include_str!("../docs/frameworks.md")]
+mod frameworks_md {}

@@ -25,38 +25,28 @@ pub trait HookedTools: Sized {
     ) -> AgentBuilder<WithBuilderTools>;
 }
 
-impl HookedTools for AgentBuilder<NoToolConfig> {
-    fn hooked_tool<T: Tool + 'static>(
-        self,
-        hooks: &Hooks,
-        tool: T,
-    ) -> AgentBuilder<WithBuilderTools> {
-        self.dynamic_tool(hooks.tool(tool))
-    }
+/// The same two methods for each builder state that takes tools (rig's
+/// `dynamic_tool` is an inherent method of each state, not a trait's).
+macro_rules! hooked_tools_for {
+    ($($state:ty),+) => {$(
+        impl HookedTools for AgentBuilder<$state> {
+            fn hooked_tool<T: Tool + 'static>(
+                self,
+                hooks: &Hooks,
+                tool: T,
+            ) -> AgentBuilder<WithBuilderTools> {
+                self.dynamic_tool(hooks.tool(tool))
+            }
 
-    fn hooked_dynamic_tools(
-        self,
-        hooks: &Hooks,
-        tools: impl IntoIterator<Item = DynamicTool>,
-    ) -> AgentBuilder<WithBuilderTools> {
-        self.dynamic_tools(hooks.dynamic_tools(tools))
-    }
+            fn hooked_dynamic_tools(
+                self,
+                hooks: &Hooks,
+                tools: impl IntoIterator<Item = DynamicTool>,
+            ) -> AgentBuilder<WithBuilderTools> {
+                self.dynamic_tools(hooks.dynamic_tools(tools))
+            }
+        }
+    )+};
 }
 
-impl HookedTools for AgentBuilder<WithBuilderTools> {
-    fn hooked_tool<T: Tool + 'static>(
-        self,
-        hooks: &Hooks,
-        tool: T,
-    ) -> AgentBuilder<WithBuilderTools> {
-        self.dynamic_tool(hooks.tool(tool))
-    }
-
-    fn hooked_dynamic_tools(
-        self,
-        hooks: &Hooks,
-        tools: impl IntoIterator<Item = DynamicTool>,
-    ) -> AgentBuilder<WithBuilderTools> {
-        self.dynamic_tools(hooks.dynamic_tools(tools))
-    }
-}
+hooked_tools_for!(NoToolConfig, WithBuilderTools);

@@ -95,6 +95,7 @@ mod outcome;
 pub mod scripted;
 mod session;
 mod typed;
+mod wrap;
 
 pub use builder_ext::HookedTools;
 pub use call_context::CallContext;

@@ -55,6 +55,16 @@ async fn cap_limit(ctx: &HookContext) -> HookResult {
     }
 }
 
+#[post_tool_use(when = tool_name == "lookup_invoice")]
+async fn no_payroll(ctx: &HookContext) -> HookResult {
+    match ctx.result() {
+        Some(result) if result.to_string().contains("PAYROLL") => {
+            HookResult::block("payroll invoices are not shown to agents")
+        }
+        _ => HookResult::allow(),
+    }
+}
+
 #[session_start]
 async fn finance_rules(ctx: &HookContext) -> HookResult {
     HookResult::allow().with_context(format!(
@@ -69,6 +79,7 @@ hooks:
   class_hooks:
     - no_deletes
     - cap_limit
+    - no_payroll
     - finance_rules
     - name: approval_gate
       config:
@@ -484,6 +495,32 @@ async fn model_arguments_that_do_not_fit_are_an_invalid_arguments_error() {
             .contains("the arguments do not fit the tool's parameters"),
         "{result:?}"
     );
+}
+
+#[tokio::test]
+async fn a_post_hook_withholds_the_result_from_the_model() {
+    let stack = stack().await;
+    let ran = Ran::default();
+    let tool = LookupInvoice(ran.clone());
+    let (_, runtime) = stack
+        .run(
+            vec![
+                Turn::call("c1", "lookup_invoice", json!({"invoice": "PAYROLL-7"})),
+                Turn::answer("I cannot see that one."),
+            ],
+            |builder| builder.hooked_tool(&stack.hooks, tool).build(),
+        )
+        .await;
+    assert_eq!(ran.count(), 1, "the tool ran; its result is withheld");
+    let result = seen(&runtime, 1);
+    assert_eq!(
+        result.text,
+        "Result withheld by hook `no_payroll`: payroll invoices are not shown to agents"
+    );
+    assert!(!result.text.contains("60000"));
+    let rows = stack.audit(1).await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].blocked_by.as_deref(), Some("no_payroll"));
 }
 
 #[tokio::test]

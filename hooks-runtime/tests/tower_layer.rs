@@ -95,6 +95,20 @@ fn registry(audit: &Arc<Audit>) -> HookRegistry {
         .unwrap()
 }
 
+/// An executor that answers `"done"`, and how many calls reached it.
+fn counting_executor() -> (
+    Arc<AtomicUsize>,
+    impl Service<ToolCall, Response = Value, Error = String, Future: Send> + Clone + Send + 'static,
+) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let executor = service_fn(move |_: ToolCall| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { Ok::<_, String>(json!("done")) }
+    });
+    (calls, executor)
+}
+
 async fn audited(registry: &HookRegistry, audit: &Audit) -> Vec<(String, Observation, bool)> {
     registry.flush_observers().await;
     audit.0.lock().unwrap().clone()
@@ -135,12 +149,7 @@ async fn service_builder_runs_the_executor_with_the_rewritten_arguments() {
 async fn a_blocked_call_never_reaches_the_executor() {
     let audit = Arc::new(Audit::default());
     let registry = registry(&audit);
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = calls.clone();
-    let executor = service_fn(move |_: ToolCall| {
-        counted.fetch_add(1, Ordering::SeqCst);
-        async { Ok::<_, String>(json!("done")) }
-    });
+    let (calls, executor) = counting_executor();
     let service = ServiceBuilder::new()
         .layer(HookLayer::new(registry.clone()))
         .service(executor);
@@ -181,12 +190,7 @@ async fn a_blocked_call_never_reaches_the_executor() {
 async fn a_hostile_tool_name_is_refused_before_any_hook_or_the_executor() {
     let audit = Arc::new(Audit::default());
     let registry = registry(&audit);
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = calls.clone();
-    let executor = service_fn(move |_: ToolCall| {
-        counted.fetch_add(1, Ordering::SeqCst);
-        async { Ok::<_, String>(json!("done")) }
-    });
+    let (calls, executor) = counting_executor();
     let service = HookLayer::new(registry.clone()).layer_service(executor);
     let error = service
         .oneshot(ToolCall::new("sql\u{202e}query", json!({})))
