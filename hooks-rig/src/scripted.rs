@@ -174,15 +174,16 @@ impl ScriptedRuntime {
             .collect()
     }
 
-    fn respond(&self, request: CompletionRequest) -> Result<CompletionResponse, ProviderError> {
+    fn respond(&self, request: CompletionRequest) -> Result<CompletionResponse, String> {
         let turn_index = {
             let mut requests = self.lock_requests();
             requests.push(request);
             requests.len() - 1
         };
-        let turn = self.lock_turns().pop_front().ok_or_else(|| {
-            ProviderError::Provider("the scripted model's script is over".to_owned())
-        })?;
+        let turn = self
+            .lock_turns()
+            .pop_front()
+            .ok_or_else(|| "the scripted model's script is over".to_owned())?;
         if self.script.narrate.load(Ordering::Relaxed) {
             self.print(turn_index, &turn);
         }
@@ -191,14 +192,13 @@ impl ScriptedRuntime {
             Step::ToolCalls(calls) => calls
                 .iter()
                 .map(|(id, name, args)| {
-                    let name = ToolName::new(name.clone())
-                        .map_err(|error| ProviderError::Provider(error.to_string()))?;
+                    let name = ToolName::new(name.clone()).map_err(|error| error.to_string())?;
                     Ok(AssistantContent::ToolCall(ToolCall::from_wire(
                         id.clone(),
                         ToolFunction::new(name, args.clone()),
                     )))
                 })
-                .collect::<Result<_, ProviderError>>()?,
+                .collect::<Result<_, String>>()?,
         };
         let origin = Origin::new(MOCK_API, "scripted", "scripted-model");
         Ok(CompletionResponse::new(
@@ -243,7 +243,7 @@ impl Transport<MockScript> for ScriptedRuntime {
             Ok(response) => Opening::ready(Opened::new(futures_util::stream::iter([Ok(
                 MockFrame::Response(Box::new(response)),
             )]))),
-            Err(error) => Opening::failed(error),
+            Err(message) => Opening::failed(ProviderError::Provider(message)),
         }
     }
 }
