@@ -13,22 +13,17 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use axum::Router;
-use hooks::std_hooks::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
-};
-use hooks::std_hooks::gate::{
-    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
-};
+use hooks::std_hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
 use hooks::std_hooks::readonly::{DatabaseOrgModes, OrgModeSource};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{Agent, HookContext, config::AgentConfig, factory::Resources};
 use serde_json::{Value, json};
 
-const CHAT: &str = "oc_finance_approvals";
-const OPERATOR: &str = "ou_7d8a6e6df7621556ce0d21922b676706";
+#[path = "support/feishu_operator.rs"]
+mod feishu_operator;
+use feishu_operator::{CHAT, OPERATOR, operator, serve_callbacks};
 
 /// The agent's toolbox: what each tool returns.
 async fn run_tool(tool: &str, args: &Value) -> Result<Value, String> {
@@ -204,51 +199,4 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
-}
-
-/// Mounts the approval callback router in "our" web server on loopback.
-async fn serve_callbacks(approvals: &Approvals) -> std::io::Result<String> {
-    let app = Router::new().nest("/feishu/callback", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}/feishu/callback", listener.local_addr()?);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Ok(url)
-}
-
-/// The simulated operator: reads each new card in the Feishu group and
-/// presses a button — approve up to 100,000, reject above.
-async fn operator(feishu: FakeFeishu, approvals: Approvals, callback_url: String) {
-    let mut seen = 0;
-    loop {
-        let cards = feishu.sent_cards();
-        for card in &cards[seen..] {
-            let Some(id) = card.request_id() else {
-                continue;
-            };
-            let Ok(Some(request)) = approvals.store().get(id).await else {
-                continue;
-            };
-            let amount = request.args["amount"].as_f64().unwrap_or(f64::MAX);
-            let decision = if amount <= 100_000.0 {
-                Decision::Approve
-            } else {
-                Decision::Reject
-            };
-            tokio::time::sleep(Duration::from_millis(400)).await;
-            println!(
-                "   [Feishu] wang.fang reads the card for {} and presses {decision:?}",
-                request.tool_name
-            );
-            let click = CardClick::new(id, decision, OPERATOR, CHAT);
-            match feishu.click(&callback_url, &click).await {
-                Ok((status, reply)) => println!(
-                    "   [Feishu] callback answered {status}: \"{}\"",
-                    reply["toast"]["content"].as_str().unwrap_or_default()
-                ),
-                Err(error) => println!("   [Feishu] could not press the button: {error}"),
-            }
-        }
-        seen = cards.len();
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }

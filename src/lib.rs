@@ -54,6 +54,10 @@ pub use hooks_runtime::*;
 pub mod cli;
 #[cfg(feature = "mcp")]
 pub mod mcp_proxy;
+/// Hooks around rig's tools (the `hooks-rig` crate): see its docs.
+#[cfg(feature = "rig")]
+#[doc(inline)]
+pub use hooks_rig as rig;
 #[cfg(feature = "serve")]
 pub mod serve;
 
@@ -70,3 +74,9 @@ pub mod prelude {
         Observation, PostToolUseHook, PreToolUseHook, SessionStartHook, Surface, ToolOutcome,
     };
 }
+
+/// The examples of `docs/frameworks.md`, compiled as doctests so the page
+/// cannot drift from the API.
+#[cfg(all(doctest, feature = "rig", feature = "tower"))]
+#[doc = include_str!("../docs/frameworks.md")]
+mod frameworks_md {}

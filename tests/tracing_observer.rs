@@ -481,6 +481,9 @@ impl Buffer {
         let subscriber = tracing_subscriber::fmt()
             .with_max_level(Level::TRACE)
             .with_writer(move || writer.clone())
+            // Plain text whatever other crates in the build turn on
+            // (rig-core enables tracing-subscriber's `ansi` colours).
+            .with_ansi(false)
             .finish();
         tracing::subscriber::set_default(subscriber)
     }

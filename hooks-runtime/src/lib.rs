@@ -51,6 +51,8 @@ pub mod observer;
 mod printable;
 pub mod registry;
 mod result;
+#[cfg(feature = "tower")]
+pub mod tower;
 pub mod when;
 
 pub use agent::Agent;

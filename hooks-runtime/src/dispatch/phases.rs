@@ -51,6 +51,12 @@ pub(super) use post_phase;
 
 /// What the pre phase decided.
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "`Proceed` is the common path; boxing it would allocate on every call. \
+              The lint fires when serde_json's `preserve_order` (which rig-core turns on) \
+              makes the call's context larger"
+)]
 pub enum PreToolUse {
     /// The pre hooks let the call through: run the tool with
     /// [`PendingToolCall::args`], then hand its outcome to
