@@ -164,7 +164,19 @@ async fn commit_batches<B: Batch>(
     };
     loop {
         let more_queued = {
-            let mut queue = queue.lock().await;
+            // Never wait for work (or for another writer waiting for work)
+            // while holding a pooled connection: readers need it.
+            let mut queue = match queue.try_lock() {
+                Ok(queue) if !queue.is_empty() => queue,
+                Ok(queue) => {
+                    held = None;
+                    queue
+                }
+                Err(_) => {
+                    held = None;
+                    queue.lock().await
+                }
+            };
             if queue.recv_many(&mut items, max_batch).await == 0 {
                 return;
             }
