@@ -8,6 +8,12 @@
 //!
 //! With `HOOKS_TEST_POSTGRES_URL` set, the audit log on PostgreSQL too.
 //!
+//! Baseline, same run: SQLite's own ceiling for these rows on this disk —
+//! one task committing transactions of as many rows as group commit gathers
+//! (half the callers: the other half wait for the batch being committed),
+//! with nothing else in the way (no hooks, no queue, no callers to wake).
+//! Group commit is reported as a share of it.
+//!
 //! Run with `cargo run --release --example bench_std`.
 //! Targets: group commit ≥ 10× per-row; ≥ 50,000 audited calls/s (SQLite);
 //! ≥ 2,000,000 limiter checks/s.
@@ -78,6 +84,57 @@ async fn audited_calls_per_second(
     rows / elapsed.as_secs_f64()
 }
 
+/// SQLite's ceiling: audit rows per second written by one task in
+/// transactions of `rows_per_transaction` rows, each one round trip
+/// (`BEGIN IMMEDIATE; INSERT …; COMMIT`), in the schema the audit log uses.
+async fn sqlite_ceiling(rows_per_transaction: usize, transactions: usize) -> f64 {
+    let dir = std::env::temp_dir().join(format!("hooks-bench-std-{}-ceiling", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let url = format!("sqlite://{}", dir.join("audit.db").display());
+    let database = Database::connect(&url).await.expect("database");
+    let Database::Sqlite(pool) = &database else {
+        unreachable!("a sqlite:// URL")
+    };
+    let row = format!("({})", vec!["?"; 16].join(", "));
+    let script = format!(
+        "BEGIN IMMEDIATE; INSERT INTO connector_call_logs (conversation_id, tool_call_id, \
+         agent_id, user_id, org_id, surface, tool_name, connector, action, outcome, blocked_by, \
+         reason, args, result_size, observation_size, duration_ms) VALUES {}; COMMIT",
+        vec![row; rows_per_transaction].join(", ")
+    );
+    let mut connection = pool.acquire().await.expect("connection");
+    let started = Instant::now();
+    for transaction in 0..transactions {
+        let mut query = sqlx::query(&script);
+        for index in 0..rows_per_transaction {
+            let call = transaction * rows_per_transaction + index;
+            query = query
+                .bind(format!("bench-{}", call % CALLERS))
+                .bind(format!("call-{}", call / CALLERS))
+                .bind("")
+                .bind("alice")
+                .bind("")
+                .bind("api")
+                .bind("crm__lookup")
+                .bind("crm")
+                .bind("lookup")
+                .bind("ok")
+                .bind(None::<&str>)
+                .bind(None::<&str>)
+                .bind(json!({"customer": call, "api_key": "[redacted]"}).to_string())
+                .bind(7_i64)
+                .bind(7_i64)
+                .bind(0_i64);
+        }
+        query.execute(&mut *connection).await.expect("insert");
+    }
+    let elapsed = started.elapsed();
+    drop(connection);
+    database.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    (rows_per_transaction * transactions) as f64 / elapsed.as_secs_f64()
+}
+
 /// In-memory limiter checks per second on one thread, over 64 users of 4 connectors.
 fn limiter_checks_per_second() -> f64 {
     let limiter = MemoryLimiter::new();
@@ -105,9 +162,16 @@ fn main() {
         .expect("runtime");
     let per_row = runtime.block_on(audited_calls_per_second(false, 30, None));
     let grouped = runtime.block_on(audited_calls_per_second(true, 600, None));
+    let ceiling = runtime.block_on(sqlite_ceiling(CALLERS / 2, 1200));
     let limiter = limiter_checks_per_second();
     println!("audit, one transaction per row: {per_row:>12.0} rows/s ({CALLERS} callers)");
     println!("audit, group commit:            {grouped:>12.0} rows/s ({CALLERS} callers)");
+    println!(
+        "baseline, SQLite ceiling:       {ceiling:>12.0} rows/s (one task, {} rows per transaction); \
+         group commit reaches {:.0}% of it",
+        CALLERS / 2,
+        grouped / ceiling * 100.0
+    );
     match std::env::var("HOOKS_TEST_POSTGRES_URL") {
         Ok(url) if !url.is_empty() => {
             let per_row = runtime.block_on(audited_calls_per_second(false, 30, Some(&url)));
