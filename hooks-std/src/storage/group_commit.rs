@@ -19,7 +19,10 @@
 //! audit log writes its rows with multi-row `INSERT`s, the approval gate runs
 //! each queued write in turn.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
+
+use futures_util::FutureExt as _;
 
 use sqlx::pool::PoolConnection;
 use sqlx::{Connection, PgConnection, Postgres, Sqlite, SqliteConnection};
@@ -199,7 +202,7 @@ async fn commit_batches<B: Batch>(
             }
             !queue.is_empty()
         };
-        match commit(&database, &mut held, &*batch, &mut items).await {
+        match commit_contained(&database, &mut held, &*batch, &mut items).await {
             Ok(()) => {
                 for item in items.drain(..) {
                     batch.settle(item, Ok(()));
@@ -215,7 +218,7 @@ async fn commit_batches<B: Batch>(
                 held = None;
                 for item in items.drain(..) {
                     let mut alone = [item];
-                    let outcome = commit(&database, &mut held, &*batch, &mut alone).await;
+                    let outcome = commit_contained(&database, &mut held, &*batch, &mut alone).await;
                     if outcome.is_err() {
                         held = None;
                     }
@@ -249,6 +252,37 @@ fn database_closed(database: &Database) -> bool {
     match database {
         Database::Sqlite(pool) => pool.is_closed(),
         Database::Postgres(pool) => pool.is_closed(),
+    }
+}
+
+/// [`commit`], with a panic in the batch's own code turned into an error:
+/// the writer task lives on (a dead writer would refuse every later write)
+/// and the batch's items are retried alone, like after any failure, so only
+/// the item whose write panics fails.
+async fn commit_contained<B: Batch>(
+    database: &Database,
+    held: &mut Option<Held>,
+    batch: &B,
+    items: &mut [B::Item],
+) -> Result<(), StorageError> {
+    let count = items.len();
+    let attempt = AssertUnwindSafe(commit(database, held, batch, items));
+    match attempt.catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            // Back to the pool, as after any failed batch: the dropped
+            // transaction has queued its rollback on it.
+            *held = None;
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|text| (*text).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_owned());
+            Err(StorageError::Unavailable {
+                what: batch.describe(count),
+                why: format!("the write panicked ({message}); nothing was committed"),
+            })
+        }
     }
 }
 
@@ -330,4 +364,87 @@ fn roll_back(connection: &mut SqliteConnection) -> BoxFuture<'_, bool> {
             Err(_) => false,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::oneshot;
+
+    use super::*;
+
+    /// Words written one row each; writing "boom" panics.
+    struct Words;
+
+    struct Word {
+        text: &'static str,
+        done: oneshot::Sender<Result<(), String>>,
+    }
+
+    impl Batch for Words {
+        type Item = Word;
+
+        fn write<'t>(
+            &'t self,
+            mut conn: Conn<'t>,
+            items: &'t mut [Word],
+        ) -> BoxFuture<'t, Result<(), sqlx::Error>> {
+            Box::pin(async move {
+                for item in items.iter() {
+                    assert_ne!(item.text, "boom", "the batch's own code panics");
+                    on_conn!(conn.reborrow(), connection => {
+                        sqlx::query("INSERT INTO words (text) VALUES ($1)")
+                            .bind(item.text)
+                            .execute(connection)
+                            .await
+                            .map(drop)
+                    })?;
+                }
+                Ok(())
+            })
+        }
+
+        fn settle(&self, item: Word, outcome: Result<(), &StorageError>) {
+            let _ = item.done.send(outcome.map_err(ToString::to_string));
+        }
+
+        fn describe(&self, items: usize) -> String {
+            format!("writing {items} word(s)")
+        }
+    }
+
+    async fn write(group: &GroupCommit<Words>, text: &'static str) -> Result<(), String> {
+        let (done, outcome) = oneshot::channel();
+        group.submit(Word { text, done }).await;
+        outcome.await.expect("every item is settled")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_write_fails_alone_and_the_writer_lives_on() {
+        let database = Database::in_memory().await.expect("database");
+        let Database::Sqlite(pool) = &database else {
+            unreachable!("in-memory is SQLite")
+        };
+        sqlx::query("CREATE TABLE words (text TEXT NOT NULL)")
+            .execute(pool)
+            .await
+            .expect("table");
+        let group = GroupCommit::new(database.clone(), Words, 16);
+        let (a, boom, c) = tokio::join!(
+            write(&group, "a"),
+            write(&group, "boom"),
+            write(&group, "c")
+        );
+        assert_eq!(a, Ok(()));
+        assert_eq!(c, Ok(()));
+        let error = boom.expect_err("the panicking write fails");
+        assert!(error.contains("panicked"), "{error}");
+        assert!(error.contains("the batch's own code panics"), "{error}");
+        // The writer task survived: later writes still commit.
+        assert_eq!(write(&group, "d").await, Ok(()));
+        let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM words")
+            .fetch_one(pool)
+            .await
+            .expect("count");
+        assert_eq!(rows, 3);
+    }
 }
