@@ -22,8 +22,8 @@ use hooks_std::gate::channel::web::{
     OperatorAuth, TokenAuth, TrustedHeaderAuth, WebApprovals, WebChannel, WebConfig,
 };
 use hooks_std::gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, ApproverScope, ConfirmationMode,
-    ConfirmationStatus, ConfirmationStore, NewConfirmation, StaticDirectory,
+    ApprovalGate, Approvals, ApprovalsConfig, ApproverScope, ConfirmationMode, ConfirmationStatus,
+    ConfirmationStore, NewConfirmation, StaticDirectory,
 };
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
@@ -126,17 +126,22 @@ fn client() -> reqwest::Client {
 }
 
 fn call(call_id: &str, agent: &str, user: &str) -> HookContext {
-    call_with(call_id, agent, user, json!({"amount": 60_000, "payee": "ACME Ltd"}))
+    call_with(
+        call_id,
+        agent,
+        user,
+        json!({"amount": 60_000, "payee": "ACME Ltd"}),
+    )
 }
 
 fn call_with(call_id: &str, agent: &str, user: &str, args: Value) -> HookContext {
     HookContext::tool_call("oa__purchase_pay", args)
-    .with_conversation("conv-1")
-    .with_tool_call_id(call_id)
-    .with_agent(agent)
-    .with_user(user)
-    .with_org("acme")
-    .with_metadata("requires_confirmation", true)
+        .with_conversation("conv-1")
+        .with_tool_call_id(call_id)
+        .with_agent(agent)
+        .with_user(user)
+        .with_org("acme")
+        .with_metadata("requires_confirmation", true)
 }
 
 fn start(page: &Page, ctx: HookContext) -> JoinHandle<ToolCallReport> {
@@ -202,8 +207,8 @@ struct Session {
 async fn login(page: &Page, operator: &str) -> Session {
     let response = try_login(page, operator, &format!("{operator}-token")).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let cookie = cookie_pair(&set_cookies(&response), "hooks_approvals_session")
-        .expect("a session cookie");
+    let cookie =
+        cookie_pair(&set_cookies(&response), "hooks_approvals_session").expect("a session cookie");
     let (status, list) = get_json(page, &cookie, "/api/requests").await;
     assert_eq!(status, StatusCode::OK, "{list}");
     Session {
@@ -348,17 +353,30 @@ async fn login_with_a_wrong_token_is_refused() {
             cookie_pair(&set_cookies(&response), "hooks_approvals_session"),
             None
         );
-        assert!(response.text().await.expect("body").contains("Wrong operator or token"));
+        assert!(
+            response
+                .text()
+                .await
+                .expect("body")
+                .contains("Wrong operator or token")
+        );
     }
     // A login form not served by this page (no matching double-submit cookie).
     let forged = client()
         .post(format!("{}/login", page.url))
-        .form(&[("operator", "alice"), ("token", "alice-token"), ("csrf", "x")])
+        .form(&[
+            ("operator", "alice"),
+            ("token", "alice-token"),
+            ("csrf", "x"),
+        ])
         .send()
         .await
         .expect("post");
     assert_eq!(forged.status(), StatusCode::FORBIDDEN);
-    assert_eq!(cookie_pair(&set_cookies(&forged), "hooks_approvals_session"), None);
+    assert_eq!(
+        cookie_pair(&set_cookies(&forged), "hooks_approvals_session"),
+        None
+    );
     // Nothing is readable without a session.
     let (status, _) = get_json(&page, "hooks_approvals_session=made-up", "/api/requests").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -374,7 +392,12 @@ async fn login_with_a_wrong_token_is_refused() {
         .into_iter()
         .find(|line| line.starts_with("hooks_approvals_session="))
         .expect("session cookie");
-    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/approvals", "Max-Age=28800"] {
+    for attribute in [
+        "HttpOnly",
+        "SameSite=Strict",
+        "Path=/approvals",
+        "Max-Age=28800",
+    ] {
         assert!(line.contains(attribute), "{line} lacks {attribute}");
     }
     assert!(!line.contains("Secure"), "plain HTTP here: {line}");
@@ -414,7 +437,14 @@ async fn an_expired_session_is_refused() {
     .await;
     let alice = login(&page, "alice").await;
     let mut events = Events::open(&page, &alice, "").await;
-    assert_eq!(events.next(Duration::from_secs(5)).await.expect("snapshot").0, "snapshot");
+    assert_eq!(
+        events
+            .next(Duration::from_secs(5))
+            .await
+            .expect("snapshot")
+            .0,
+        "snapshot"
+    );
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let (status, _) = get_json(&page, &alice.cookie, "/api/requests").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -424,7 +454,11 @@ async fn an_expired_session_is_refused() {
         .send()
         .await
         .expect("home");
-    assert_eq!(home.status(), StatusCode::SEE_OTHER, "back to the login form");
+    assert_eq!(
+        home.status(),
+        StatusCode::SEE_OTHER,
+        "back to the login form"
+    );
     // An open stream ends at its next event once the session is gone.
     let call = start(&page, call("c1", "finance-bot", "alice"));
     let (name, _) = events.next(Duration::from_secs(5)).await.expect("an event");
@@ -435,14 +469,12 @@ async fn an_expired_session_is_refused() {
         .store()
         .by_key("6:conv-1:c1")
         .await
-        .ok()
-        .flatten()
-        .map(|request| request.id);
-    if let Some(id) = id {
-        let (status, _) = decide(&page, &alice, Some(&alice.csrf), &id, "approve", None).await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED);
-        assert_eq!(self::status(&page, &id).await, ConfirmationStatus::Pending);
-    }
+        .expect("read")
+        .expect("the request that ended the stream")
+        .id;
+    let (status, _) = decide(&page, &alice, Some(&alice.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(self::status(&page, &id).await, ConfirmationStatus::Pending);
     call.abort();
 }
 
@@ -578,7 +610,13 @@ async fn a_missing_or_wrong_csrf_token_is_refused() {
         .expect("the call resumes")
         .expect("task");
     assert!(report.tool_ran, "{}", report.observation);
-    let decided = page.approvals.store().get(&id).await.expect("read").expect("row");
+    let decided = page
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("row");
     assert_eq!(decided.decided_by.as_deref(), Some("alice"));
     assert_eq!(decided.channel_kind, "web");
     assert_eq!(decided.reason.as_deref(), Some("within budget"));
@@ -601,15 +639,37 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
     );
     let id = wait_pending(&page, &alice, 1).await.remove(0);
 
-    for outsider in [&mallory, &carol] {
+    // Mallory (out of scope) is told no such request exists; carol (no
+    // approver at all) that she is not one.
+    for (outsider, refused) in [
+        (&mallory, StatusCode::NOT_FOUND),
+        (&carol, StatusCode::FORBIDDEN),
+    ] {
         assert!(pending_ids(&page, outsider, "").await.is_empty());
-        let (status, body) = decide(&page, outsider, Some(&outsider.csrf), &id, "approve", None).await;
-        assert_eq!(status, StatusCode::NOT_FOUND.max(status), "{body}");
-        assert!(
-            status == StatusCode::NOT_FOUND || status == StatusCode::FORBIDDEN,
-            "{status}: {body}"
-        );
-        for path in ["".to_owned(), format!("/requests/{id}"), format!("/fragments/requests/{id}")] {
+        for decision in ["approve", "reject"] {
+            let (status, body) =
+                decide(&page, outsider, Some(&outsider.csrf), &id, decision, None).await;
+            assert_eq!(status, refused, "{body}");
+            assert_eq!(body["outcome"], "refused");
+        }
+        // The page's form too.
+        let response = client()
+            .post(format!("{}/requests/{id}/decide", page.url))
+            .header(COOKIE, &outsider.cookie)
+            .form(&[("decision", "approve"), ("csrf", outsider.csrf.as_str())])
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(response.headers()["location"], "/approvals?done=refused");
+        // Nor does their stream carry it.
+        let mut events = Events::open(&page, outsider, "").await;
+        let (_, snapshot) = events.next(Duration::from_secs(5)).await.expect("snapshot");
+        assert_eq!(snapshot["pending"], json!([]));
+        for path in [
+            "".to_owned(),
+            format!("/requests/{id}"),
+            format!("/fragments/requests/{id}"),
+        ] {
             let html = client()
                 .get(format!("{}{path}", page.url))
                 .header(COOKIE, &outsider.cookie)
@@ -619,7 +679,10 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
                 .text()
                 .await
                 .expect("body");
-            assert!(!html.contains(&id), "{path} shows the request to an outsider");
+            assert!(
+                !html.contains(&id),
+                "{path} shows the request to an outsider"
+            );
         }
     }
     assert_eq!(status(&page, &id).await, ConfirmationStatus::Pending);
@@ -663,8 +726,18 @@ async fn a_second_decision_changes_nothing() {
         .expect("the call resumes")
         .expect("task");
     assert!(!report.tool_ran);
-    assert!(report.observation.to_string().contains("no PO"), "{}", report.observation);
-    let row = page.approvals.store().get(&id).await.expect("read").expect("row");
+    assert!(
+        report.observation.to_string().contains("no PO"),
+        "{}",
+        report.observation
+    );
+    let row = page
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("row");
     assert_eq!(row.status, ConfirmationStatus::Rejected);
     assert_eq!(row.decided_by.as_deref(), Some("bob"));
 }
@@ -695,11 +768,25 @@ async fn a_decision_after_the_deadline_is_refused() {
         .await
         .expect("create");
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(pending_ids(&page, &alice, "").await.is_empty(), "past its deadline, not listed");
-    let (status, body) = decide(&page, &alice, Some(&alice.csrf), &request.id, "approve", None).await;
+    assert!(
+        pending_ids(&page, &alice, "").await.is_empty(),
+        "past its deadline, not listed"
+    );
+    let (status, body) = decide(
+        &page,
+        &alice,
+        Some(&alice.csrf),
+        &request.id,
+        "approve",
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_eq!(body["outcome"], "expired");
-    assert_eq!(self::status(&page, &request.id).await, ConfirmationStatus::Expired);
+    assert_eq!(
+        self::status(&page, &request.id).await,
+        ConfirmationStatus::Expired
+    );
 
     // A gate that gave up waiting: expired, and stays so.
     let database = Database::in_memory().await.expect("db");
@@ -711,7 +798,9 @@ async fn a_decision_after_the_deadline_is_refused() {
     )
     .await;
     let alice = login(&short, "alice").await;
-    let report = start(&short, call("c1", "finance-bot", "alice")).await.expect("task");
+    let report = start(&short, call("c1", "finance-bot", "alice"))
+        .await
+        .expect("task");
     assert!(!report.tool_ran);
     let id = short
         .approvals
@@ -744,7 +833,10 @@ async fn the_stream_delivers_a_new_request_and_its_decision_within_a_second() {
     assert_eq!(snapshot["pending"], json!([]));
 
     let call = start(&page, call("c1", "finance-bot", "alice"));
-    let (name, view) = events.next(Duration::from_secs(1)).await.expect("within 1 s");
+    let (name, view) = events
+        .next(Duration::from_secs(1))
+        .await
+        .expect("within 1 s");
     assert_eq!(name, "request");
     assert_eq!(view["tool"], "oa__purchase_pay");
     assert_eq!(view["agent"], "finance-bot");
@@ -757,7 +849,10 @@ async fn the_stream_delivers_a_new_request_and_its_decision_within_a_second() {
     let (status, body) = decide(&page, &bob, Some(&bob.csrf), &id, "approve", None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (name, view) = loop {
-        let (name, view) = events.next(Duration::from_secs(1)).await.expect("within 1 s");
+        let (name, view) = events
+            .next(Duration::from_secs(1))
+            .await
+            .expect("within 1 s");
         if name == "decided" {
             break (name, view);
         }
@@ -798,8 +893,14 @@ async fn the_inline_stream_shows_only_its_agent_and_user() {
     let mine = start(&page, call("c5", "finance-bot", "alice"));
     let (name, view) = events.next(Duration::from_secs(5)).await.expect("an event");
     assert_eq!(name, "request");
-    assert_eq!((view["agent"].as_str(), view["user"].as_str()), (Some("finance-bot"), Some("alice")));
-    assert!(events.next(Duration::from_millis(500)).await.is_none(), "nothing else");
+    assert_eq!(
+        (view["agent"].as_str(), view["user"].as_str()),
+        (Some("finance-bot"), Some("alice"))
+    );
+    assert!(
+        events.next(Duration::from_millis(500)).await.is_none(),
+        "nothing else"
+    );
 
     // Half a filter is refused rather than widened.
     let (status, _) = get_json(&page, &bob.cookie, "/api/requests?agent=finance-bot").await;

@@ -331,8 +331,14 @@ impl ConfirmationStore {
              AND expires_at_ms > {now_ms} AND channel_kind = $1 AND channel_id = $2 \
              ORDER BY created_at_ms, id LIMIT $3",
         );
-        self.read_channel(&sql, channel_kind, channel_id, limit, "listing pending requests")
-            .await
+        self.read_channel(
+            &sql,
+            channel_kind,
+            channel_id,
+            limit,
+            "listing pending requests",
+        )
+        .await
     }
 
     /// The requests of channel `channel_kind`/`channel_id` that left
@@ -348,8 +354,14 @@ impl ConfirmationStore {
              AND channel_kind = $1 AND channel_id = $2 \
              ORDER BY decided_at_ms DESC, id LIMIT $3",
         );
-        self.read_channel(&sql, channel_kind, channel_id, limit, "listing recent decisions")
-            .await
+        self.read_channel(
+            &sql,
+            channel_kind,
+            channel_id,
+            limit,
+            "listing recent decisions",
+        )
+        .await
     }
 
     async fn read_channel(

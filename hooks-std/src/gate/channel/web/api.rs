@@ -9,9 +9,9 @@ use std::time::Duration;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::http::Uri;
 use axum::http::header::CACHE_CONTROL;
-use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
@@ -112,7 +112,10 @@ pub(crate) async fn decide(
         Ok(operator) => operator,
         Err(refused) => return refused,
     };
-    let given = caller.headers.get(CSRF_HEADER).and_then(|value| value.to_str().ok());
+    let given = caller
+        .headers
+        .get(CSRF_HEADER)
+        .and_then(|value| value.to_str().ok());
     if !WebApprovals::csrf_ok(&operator, given) {
         return error(
             StatusCode::FORBIDDEN,
@@ -125,7 +128,9 @@ pub(crate) async fn decide(
         Err(why) => {
             return error(
                 StatusCode::BAD_REQUEST,
-                format!("the body must be {{\"decision\": \"approve\"|\"reject\", \"reason\": \"…\"}}: {why}"),
+                format!(
+                    "the body must be {{\"decision\": \"approve\"|\"reject\", \"reason\": \"…\"}}: {why}"
+                ),
             );
         }
     };
@@ -191,7 +196,10 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
         loop {
             if state.snapshot_due {
                 state.snapshot_due = false;
-                let event = match state.web.pending_for(&state.operator, state.filter.as_ref()).await
+                let event = match state
+                    .web
+                    .pending_for(&state.operator, state.filter.as_ref())
+                    .await
                 {
                     Ok(pending) => {
                         let pending: Vec<RequestView> =
@@ -223,7 +231,10 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
                 state.ended = true;
                 return Some((Ok(json_event("signed_out", &json!({}))), state));
             }
-            if state.filter.as_ref().is_some_and(|filter| !filter.matches(&request))
+            if state
+                .filter
+                .as_ref()
+                .is_some_and(|filter| !filter.matches(&request))
                 || !state.web.visible(&state.operator, &request).await
             {
                 continue;

@@ -12,9 +12,9 @@ use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 
+use argon2::Argon2;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::Argon2;
 use axum::http::HeaderMap;
 
 /// A boxed future returned by [`OperatorAuth::login`].
@@ -205,9 +205,10 @@ impl OperatorAuth for TrustedHeaderAuth {
             .is_some_and(|peer| self.proxies.contains(&peer.ip()));
         if !trusted {
             return Err(AuthError::UntrustedPeer {
-                peer: request
-                    .peer
-                    .map_or_else(|| "an unknown address".to_owned(), |peer| peer.ip().to_string()),
+                peer: request.peer.map_or_else(
+                    || "an unknown address".to_owned(),
+                    |peer| peer.ip().to_string(),
+                ),
             });
         }
         let mut values = request.headers.get_all(self.header.as_str()).iter();
@@ -236,5 +237,7 @@ impl OperatorAuth for TrustedHeaderAuth {
 pub(crate) fn plain_credential(text: &str) -> bool {
     !text.is_empty()
         && text.len() <= MAX_CREDENTIAL_BYTES
-        && !text.chars().any(|c| c.is_whitespace() || crate::text::is_hidden(c))
+        && !text
+            .chars()
+            .any(|c| c.is_whitespace() || crate::text::is_hidden(c))
 }

@@ -93,7 +93,9 @@ impl WebApprovals {
         let terminal = now.map(|now| now.status);
         let (status, word) = match (outcome.kind, terminal) {
             (ToastKind::Success, _) => (StatusCode::OK, "decided"),
-            (_, Some(crate::gate::ConfirmationStatus::Expired)) => (StatusCode::CONFLICT, "expired"),
+            (_, Some(crate::gate::ConfirmationStatus::Expired)) => {
+                (StatusCode::CONFLICT, "expired")
+            }
             (_, Some(status)) if status.is_terminal() => (StatusCode::CONFLICT, "already_final"),
             (ToastKind::Info, _) => (StatusCode::ACCEPTED, "saving"),
             (_, Some(_)) => (StatusCode::FORBIDDEN, "refused"),

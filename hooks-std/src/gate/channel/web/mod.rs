@@ -37,7 +37,9 @@ mod view;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use auth::{AuthError, AuthFuture, AuthRequest, OperatorAuth, TokenAuth, TokenError, TrustedHeaderAuth};
+pub use auth::{
+    AuthError, AuthFuture, AuthRequest, OperatorAuth, TokenAuth, TokenError, TrustedHeaderAuth,
+};
 pub use channel::{WEB_CHANNEL_KIND, WebChannel};
 
 use crate::gate::Approvals;

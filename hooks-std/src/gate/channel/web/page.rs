@@ -16,7 +16,9 @@ use serde_json::{Map, Value, json};
 use super::WebApprovals;
 use super::api;
 use super::decide::DecideReply;
-use super::session::{LOGIN_COOKIE, SESSION_COOKIE, cookie, random_bytes, set_cookie, tokens_match};
+use super::session::{
+    LOGIN_COOKIE, SESSION_COOKIE, cookie, random_bytes, set_cookie, tokens_match,
+};
 use super::signed::{Caller, Operator, Refusal};
 use super::templates::{APP_JS, STYLE_CSS};
 use super::view::RequestView;
@@ -61,7 +63,9 @@ impl WebApprovals {
             .route("/api/requests", get(api::list))
             .route("/api/requests/{id}/decide", post(api::decide))
             .route("/api/stream", get(api::stream))
-            .layer(DefaultBodyLimit::max(MAX_FORM_BODY.max(api::MAX_DECIDE_BODY)))
+            .layer(DefaultBodyLimit::max(
+                MAX_FORM_BODY.max(api::MAX_DECIDE_BODY),
+            ))
             .with_state(self.clone())
     }
 
@@ -146,7 +150,11 @@ impl WebApprovals {
         for request in &pending {
             let mut context = self.context(Some(operator)).await;
             context.insert("r".into(), json!(RequestView::summary(request)));
-            match self.inner.templates.render("row.html", Value::Object(context)) {
+            match self
+                .inner
+                .templates
+                .render("row.html", Value::Object(context))
+            {
                 Ok(row) => rows.push_str(&row),
                 Err(message) => return Err(html(StatusCode::INTERNAL_SERVER_ERROR, message)),
             }
@@ -264,7 +272,11 @@ async fn decide_form(
     };
     let Some(form) = read_form::<DecideForm>(&body) else {
         return web
-            .message(StatusCode::BAD_REQUEST, "Bad request", "The form could not be read.")
+            .message(
+                StatusCode::BAD_REQUEST,
+                "Bad request",
+                "The form could not be read.",
+            )
             .await;
     };
     if !WebApprovals::csrf_ok(&operator, Some(&form.csrf)) {
@@ -278,7 +290,11 @@ async fn decide_form(
     }
     let Some(decision) = Decision::parse(&form.decision) else {
         return web
-            .message(StatusCode::BAD_REQUEST, "Bad request", "Choose Approve or Reject.")
+            .message(
+                StatusCode::BAD_REQUEST,
+                "Bad request",
+                "Choose Approve or Reject.",
+            )
             .await;
     };
     let reply: DecideReply = web
@@ -336,7 +352,12 @@ async fn login_page(web: &WebApprovals, status: StatusCode, error: Option<&str>)
 async fn login(State(web): State<WebApprovals>, caller: Caller, body: Bytes) -> Response {
     let expected = cookie(&caller.headers, LOGIN_COOKIE).map(str::to_owned);
     let Some(form) = read_form::<LoginForm>(&body) else {
-        return login_page(&web, StatusCode::BAD_REQUEST, Some("The form could not be read.")).await;
+        return login_page(
+            &web,
+            StatusCode::BAD_REQUEST,
+            Some("The form could not be read."),
+        )
+        .await;
     };
     if !expected.is_some_and(|expected| tokens_match(&form.csrf, &expected)) {
         return login_page(
@@ -361,7 +382,13 @@ async fn login(State(web): State<WebApprovals>, caller: Caller, body: Bytes) -> 
     redirect(
         &web.home(),
         vec![
-            set_cookie(SESSION_COOKIE, &session, &path, web.inner.sessions.ttl(), secure),
+            set_cookie(
+                SESSION_COOKIE,
+                &session,
+                &path,
+                web.inner.sessions.ttl(),
+                secure,
+            ),
             set_cookie(LOGIN_COOKIE, "", &path, Duration::ZERO, secure),
         ],
     )
@@ -461,7 +488,10 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
     let mut response = body.into_response();
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
     response
 }
 
@@ -473,13 +503,19 @@ fn read_form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Option<T> {
 fn html(status: StatusCode, body: String) -> Response {
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
         "content-security-policy",
         HeaderValue::from_static(CONTENT_SECURITY_POLICY),
     );
-    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
     headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
     response

@@ -157,7 +157,13 @@ pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> 
 
 /// A `Set-Cookie` value: `HttpOnly`, `SameSite=Strict`, `Secure` if asked,
 /// expiring after `max_age` (zero deletes it).
-pub(crate) fn set_cookie(name: &str, value: &str, path: &str, max_age: Duration, secure: bool) -> String {
+pub(crate) fn set_cookie(
+    name: &str,
+    value: &str,
+    path: &str,
+    max_age: Duration,
+    secure: bool,
+) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!(
         "{name}={value}; Path={path}; Max-Age={}; HttpOnly; SameSite=Strict{secure}",
