@@ -44,18 +44,13 @@ async fn api_operator(web: &WebApprovals, caller: &Caller) -> Result<Operator, R
 }
 
 /// The (agent, user) filter of a query: both or neither.
-fn conversation(query: Option<&str>) -> Result<Option<Conversation>, Response> {
+fn conversation(query: Option<&str>) -> Result<Option<Conversation>, &'static str> {
     let Some(query) = query.filter(|query| !query.is_empty()) else {
         return Ok(None);
     };
     serde_urlencoded::from_str::<Conversation>(query)
         .map(Some)
-        .map_err(|_| {
-            error(
-                StatusCode::BAD_REQUEST,
-                "the query must give both `agent` and `user` (or neither), and nothing else",
-            )
-        })
+        .map_err(|_| "the query must give both `agent` and `user` (or neither), and nothing else")
 }
 
 /// `GET /api/requests[?agent=…&user=…]`: the pending requests the operator
@@ -67,7 +62,7 @@ pub(crate) async fn list(State(web): State<WebApprovals>, caller: Caller, uri: U
     };
     let filter = match conversation(uri.query()) {
         Ok(filter) => filter,
-        Err(refused) => return refused,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     match web.pending_for(&operator, filter.as_ref()).await {
         Ok(pending) => {
@@ -158,7 +153,7 @@ pub(crate) async fn stream(State(web): State<WebApprovals>, caller: Caller, uri:
     };
     let filter = match conversation(uri.query()) {
         Ok(filter) => filter,
-        Err(refused) => return refused,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     // Subscribed before the snapshot is read, so nothing falls between.
     let events = web.inner.channel.subscribe();

@@ -131,6 +131,12 @@ impl TokenAuth {
         })
     }
 
+    /// A fresh random access token (256 bits, hex) to hand to an operator;
+    /// keep only its [`hash_token`](Self::hash_token) in config.
+    pub fn generate_token() -> String {
+        hex::encode(super::session::random_bytes())
+    }
+
     /// The Argon2id hash (a PHC string with a fresh random salt) of `token`,
     /// to put in config instead of the token.
     pub fn hash_token(token: &str) -> Result<String, TokenError> {
