@@ -55,7 +55,6 @@ impl WebApprovals {
             .route("/logout", post(logout))
             .route("/requests/{id}", get(detail))
             .route("/requests/{id}/decide", post(decide_form))
-            .route("/fragments/pending", get(pending_fragment))
             .route("/fragments/recent", get(recent_fragment))
             .route("/fragments/requests/{id}", get(row_fragment))
             .route("/assets/app.js", get(script))
@@ -139,27 +138,6 @@ impl WebApprovals {
                 .message(refusal.status(), "Not signed in", &refusal.message())
                 .await),
         }
-    }
-
-    async fn rows(&self, operator: &Operator) -> Result<String, Response> {
-        let pending = match self.pending_for(operator, None).await {
-            Ok(pending) => pending,
-            Err(error) => return Err(self.unavailable(&error).await),
-        };
-        let mut rows = String::new();
-        for request in &pending {
-            let mut context = self.context(Some(operator)).await;
-            context.insert("r".into(), json!(RequestView::summary(request)));
-            match self
-                .inner
-                .templates
-                .render("row.html", Value::Object(context))
-            {
-                Ok(row) => rows.push_str(&row),
-                Err(message) => return Err(html(StatusCode::INTERNAL_SERVER_ERROR, message)),
-            }
-        }
-        Ok(rows)
     }
 
     async fn unavailable(&self, error: &crate::storage::StorageError) -> Response {
@@ -427,16 +405,6 @@ async fn logout(State(web): State<WebApprovals>, caller: Caller, body: Bytes) ->
             web.inner.config.secure_cookies,
         )],
     )
-}
-
-async fn pending_fragment(State(web): State<WebApprovals>, caller: Caller) -> Response {
-    let Ok(operator) = web.operator(&caller).await else {
-        return StatusCode::UNAUTHORIZED.into_response();
-    };
-    match web.rows(&operator).await {
-        Ok(rows) => html(StatusCode::OK, rows),
-        Err(response) => response,
-    }
 }
 
 async fn recent_fragment(State(web): State<WebApprovals>, caller: Caller) -> Response {

@@ -48,18 +48,29 @@
 
   if (pending && window.EventSource) {
     var stream = new EventSource(base + "/api/stream");
-    stream.addEventListener("snapshot", function () {
-      fragment("/fragments/pending", function (html) { pending.innerHTML = html; emptyState(); countdowns(); });
-    });
-    stream.addEventListener("request", function (e) {
-      var view = JSON.parse(e.data);
+    // Rows are added and removed one by one, never redrawn: a reason being
+    // typed stays where it is.
+    function addRow(view, announce) {
       if (document.getElementById("request-" + view.id)) { return; }
       fragment("/fragments/requests/" + encodeURIComponent(view.id), function (html) {
         if (!html || document.getElementById("request-" + view.id)) { return; }
         pending.insertAdjacentHTML("beforeend", html);
         emptyState(); countdowns();
-        say("New request: " + view.tool + " from " + view.agent);
+        if (announce) { say("New request: " + view.tool + " from " + view.agent); }
       });
+    }
+    stream.addEventListener("snapshot", function (e) {
+      var views = JSON.parse(e.data).pending || [];
+      var wanted = {};
+      views.forEach(function (view) { wanted[view.id] = true; });
+      Array.prototype.slice.call(pending.children).forEach(function (row) {
+        if (!wanted[row.getAttribute("data-id")]) { row.remove(); }
+      });
+      views.forEach(function (view) { addRow(view, false); });
+      emptyState();
+    });
+    stream.addEventListener("request", function (e) {
+      addRow(JSON.parse(e.data), true);
     });
     stream.addEventListener("decided", function (e) {
       var view = JSON.parse(e.data);
