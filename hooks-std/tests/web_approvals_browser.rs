@@ -11,7 +11,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 /// One browser at a time: the machine is small.
-static ONE_BROWSER: Mutex<()> = Mutex::new(());
+static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn tokens() -> Arc<TokenAuth> {
     static AUTH: OnceLock<Arc<TokenAuth>> = OnceLock::new();
@@ -264,9 +264,7 @@ async fn with_browser(test: &str, body: impl AsyncFnOnce(&Client)) {
             return;
         }
     };
-    let _one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _one = ONE_BROWSER.lock().await;
     let driver = Driver::start(chromium, driver).await;
     let browser = driver.browser().await;
     body(&browser).await;
