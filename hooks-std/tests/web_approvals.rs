@@ -11,111 +11,18 @@
 
 mod support;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::{Arc, OnceLock};
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
+use hooks_runtime::HookContext;
 use hooks_std::Database;
-use hooks_std::gate::channel::web::{
-    OperatorAuth, TokenAuth, TrustedHeaderAuth, WebApprovals, WebChannel, WebConfig,
-};
-use hooks_std::gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, ApproverScope, ConfirmationMode, ConfirmationStatus,
-    ConfirmationStore, NewConfirmation, StaticDirectory,
-};
+use hooks_std::gate::channel::web::{TrustedHeaderAuth, WebConfig};
+use hooks_std::gate::{ApproverScope, ConfirmationMode, ConfirmationStatus, NewConfirmation};
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
-
-/// Operators (web identities) are the users themselves here.
-fn directory() -> StaticDirectory {
-    StaticDirectory::new()
-        .person("web", "alice", "alice", "acme")
-        .person("web", "bob", "bob", "acme")
-        .person("web", "mallory", "mallory", "evil-corp")
-}
-
-/// Token auth for alice, bob, mallory and carol (carol is not in the
-/// directory). Hashed once: Argon2 is slow on purpose.
-fn tokens() -> Arc<TokenAuth> {
-    static AUTH: OnceLock<Arc<TokenAuth>> = OnceLock::new();
-    AUTH.get_or_init(|| {
-        let hash = |token: &str| TokenAuth::hash_token(token).expect("hash");
-        Arc::new(
-            TokenAuth::new([
-                ("alice", hash("alice-token")),
-                ("bob", hash("bob-token")),
-                ("mallory", hash("mallory-token")),
-                ("carol", hash("carol-token")),
-            ])
-            .expect("token auth"),
-        )
-    })
-    .clone()
-}
-
-struct Page {
-    approvals: Approvals,
-    registry: HookRegistry,
-    /// `http://127.0.0.1:port/approvals`.
-    url: String,
-    server: JoinHandle<()>,
-}
-
-impl Drop for Page {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-async fn page_with(
-    database: Database,
-    gate: Value,
-    auth: Arc<dyn OperatorAuth>,
-    config: WebConfig,
-) -> Page {
-    let channel = WebChannel::new("approvals");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database),
-        Arc::new(channel.clone()),
-        Arc::new(directory()),
-        ApprovalsConfig::default(),
-    );
-    let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
-    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
-    let web = WebApprovals::new(approvals.clone(), channel, auth, config).expect("web page");
-    let app = Router::new().nest("/approvals", web.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/approvals", listener.local_addr().expect("addr"));
-    let server = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .expect("serve");
-    });
-    Page {
-        approvals,
-        registry,
-        url,
-        server,
-    }
-}
-
-fn org_scope() -> Value {
-    json!({"approver_scope": "org_members", "timeout": "30s"})
-}
-
-async fn page() -> Page {
-    let database = Database::in_memory().await.expect("db");
-    page_with(database, org_scope(), tokens(), WebConfig::default()).await
-}
+use support::web::{Page, call_with, org_scope, page, page_with, start, tokens};
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -132,25 +39,6 @@ fn call(call_id: &str, agent: &str, user: &str) -> HookContext {
         user,
         json!({"amount": 60_000, "payee": "ACME Ltd"}),
     )
-}
-
-fn call_with(call_id: &str, agent: &str, user: &str, args: Value) -> HookContext {
-    HookContext::tool_call("oa__purchase_pay", args)
-        .with_conversation("conv-1")
-        .with_tool_call_id(call_id)
-        .with_agent(agent)
-        .with_user(user)
-        .with_org("acme")
-        .with_metadata("requires_confirmation", true)
-}
-
-fn start(page: &Page, ctx: HookContext) -> JoinHandle<ToolCallReport> {
-    let registry = page.registry.clone();
-    tokio::spawn(async move {
-        registry
-            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
-            .await
-    })
 }
 
 /// The `Set-Cookie` lines of a response.
@@ -701,6 +589,17 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
     assert!(html.contains("ACME\\u202EdtL"), "{html}");
     assert!(!html.contains('\u{202E}'));
     assert!(html.contains("contains hidden characters"));
+    // And its detail, with the decision form.
+    let detail = client()
+        .get(format!("{}/requests/{id}", page.url))
+        .header(COOKIE, &alice.cookie)
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(detail.status(), StatusCode::OK);
+    let detail = detail.text().await.expect("body");
+    assert!(detail.contains(&format!("/requests/{id}/decide")), "{detail}");
+    assert!(detail.contains("ACME\\u202EdtL"));
     call.abort();
 }
 

@@ -8,41 +8,22 @@
 //! Without `chromium` or `chromedriver` on the PATH each test prints
 //! `SKIPPED: …` and passes.
 
-use std::net::SocketAddr;
+mod support;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use axum::Router;
+use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
-use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
-use hooks_std::Database;
-use hooks_std::gate::channel::web::{TokenAuth, WebApprovals, WebChannel, WebConfig};
-use hooks_std::gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStatus, ConfirmationStore,
-    StaticDirectory,
-};
+use hooks_runtime::{HookContext, ToolCallReport};
+use hooks_std::gate::ConfirmationStatus;
 use serde_json::{Value, json};
+use support::web::{Page, call_with, page, start};
 use tokio::task::JoinHandle;
 
 /// One browser at a time: the machine is small.
 static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn tokens() -> Arc<TokenAuth> {
-    static AUTH: OnceLock<Arc<TokenAuth>> = OnceLock::new();
-    AUTH.get_or_init(|| {
-        let hash = |token: &str| TokenAuth::hash_token(token).expect("hash");
-        Arc::new(
-            TokenAuth::new([
-                ("alice", hash("alice-token")),
-                ("mallory", hash("mallory-token")),
-            ])
-            .expect("token auth"),
-        )
-    })
-    .clone()
-}
 
 /// The programs the browser needs, or why the test is skipped.
 fn browser_programs() -> Result<(PathBuf, PathBuf), String> {
@@ -126,74 +107,8 @@ impl Driver {
     }
 }
 
-struct Page {
-    approvals: Approvals,
-    registry: HookRegistry,
-    url: String,
-    server: JoinHandle<()>,
-}
-
-impl Drop for Page {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-async fn page() -> Page {
-    let database = Database::in_memory().await.expect("db");
-    let channel = WebChannel::new("approvals");
-    let directory = StaticDirectory::new()
-        .person("web", "alice", "alice", "acme")
-        .person("web", "mallory", "mallory", "evil-corp");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database),
-        Arc::new(channel.clone()),
-        Arc::new(directory),
-        ApprovalsConfig::default(),
-    );
-    let gate = ApprovalGate::from_config(
-        approvals.clone(),
-        &json!({"approver_scope": "org_members", "timeout": "60s"}),
-    )
-    .expect("gate");
-    let registry = HookRegistry::builder().pre(gate).build().expect("registry");
-    let web = WebApprovals::new(approvals.clone(), channel, tokens(), WebConfig::default())
-        .expect("page");
-    let app = Router::new().nest("/approvals", web.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/approvals", listener.local_addr().expect("addr"));
-    let server = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .expect("serve");
-    });
-    Page {
-        approvals,
-        registry,
-        url,
-        server,
-    }
-}
-
-fn start(page: &Page, call_id: &str, args: Value) -> JoinHandle<ToolCallReport> {
-    let ctx = HookContext::tool_call("oa__purchase_pay", args)
-        .with_conversation("conv-1")
-        .with_tool_call_id(call_id)
-        .with_agent("finance-bot")
-        .with_user("alice")
-        .with_org("acme")
-        .with_metadata("requires_confirmation", true);
-    let registry = page.registry.clone();
-    tokio::spawn(async move {
-        registry
-            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
-            .await
-    })
+fn payment(call_id: &str, args: Value) -> HookContext {
+    call_with(call_id, "finance-bot", "alice", args)
 }
 
 async fn sign_in(browser: &Client, page: &Page, operator: &str) {
@@ -239,6 +154,30 @@ async fn wait_for(browser: &Client, what: &str, check: impl AsyncFn(&Client) -> 
     }
 }
 
+/// Presses `button` in `row`; once the row has left the list, the report
+/// of the call it held.
+async fn press(
+    browser: &Client,
+    row: &Element,
+    button: &str,
+    call: JoinHandle<ToolCallReport>,
+) -> ToolCallReport {
+    row.find(Locator::Css(button))
+        .await
+        .expect("the button")
+        .click()
+        .await
+        .expect("click");
+    wait_for(browser, "the request to leave the list", async |browser| {
+        rows(browser).await == 0
+    })
+    .await;
+    tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call resumes")
+        .expect("task")
+}
+
 async fn rows(browser: &Client) -> usize {
     browser
         .find_all(Locator::Css("#pending li.request"))
@@ -281,11 +220,8 @@ async fn an_operator_approves_a_request_that_appears_live() {
             assert_eq!(rows(browser).await, 0);
 
             // The agent asks while the page is open: the row appears by itself.
-            let call = start(
-                &page,
-                "c1",
-                json!({"amount": 60_000, "payee": "ACME\u{202E}dtL"}),
-            );
+            let args = json!({"amount": 60_000, "payee": "ACME\u{202E}dtL"});
+            let call = start(&page, payment("c1", args));
             wait_for(browser, "the new request on the page", async |browser| {
                 rows(browser).await == 1
             })
@@ -301,20 +237,7 @@ async fn an_operator_approves_a_request_that_appears_live() {
             assert!(text.contains("\\u202E"), "{text}");
             screenshot(browser, "pending").await;
 
-            row.find(Locator::Css("button.approve"))
-                .await
-                .expect("Approve")
-                .click()
-                .await
-                .expect("click");
-            wait_for(browser, "the request to leave the list", async |browser| {
-                rows(browser).await == 0
-            })
-            .await;
-            let report = tokio::time::timeout(Duration::from_secs(10), call)
-                .await
-                .expect("the call resumes")
-                .expect("task");
+            let report = press(browser, &row, "button.approve", call).await;
             assert!(report.tool_ran, "{}", report.observation);
             wait_for(
                 browser,
@@ -342,8 +265,7 @@ async fn an_operator_rejects_with_a_reason() {
         let page = page().await;
         let call = start(
             &page,
-            "c2",
-            json!({"amount": 250_000, "payee": "Unknown Ltd"}),
+            payment("c2", json!({"amount": 250_000, "payee": "Unknown Ltd"})),
         );
         sign_in(browser, &page, "alice").await;
         wait_for(browser, "the pending request", async |browser| {
@@ -365,20 +287,7 @@ async fn an_operator_rejects_with_a_reason() {
             .await
             .expect("the reason field is labelled");
         reason.send_keys("no purchase order").await.expect("type");
-        row.find(Locator::Css("button.reject"))
-            .await
-            .expect("Reject")
-            .click()
-            .await
-            .expect("click");
-        wait_for(browser, "the request to leave the list", async |browser| {
-            rows(browser).await == 0
-        })
-        .await;
-        let report = tokio::time::timeout(Duration::from_secs(10), call)
-            .await
-            .expect("the call resumes")
-            .expect("task");
+        let report = press(browser, &row, "button.reject", call).await;
         assert!(!report.tool_ran);
         assert!(
             report.observation.to_string().contains("no purchase order"),
@@ -396,7 +305,7 @@ async fn an_operator_out_of_scope_sees_nothing_and_a_forged_post_is_refused() {
         "an_operator_out_of_scope_sees_nothing_and_a_forged_post_is_refused",
         async |browser| {
             let page = page().await;
-            let call = start(&page, "c3", json!({"amount": 70_000, "payee": "ACME Ltd"}));
+            let call = start(&page, payment("c3", json!({"amount": 70_000, "payee": "ACME Ltd"})));
             let id = loop {
                 let found = page.approvals.store().by_key("6:conv-1:c3").await.expect("read");
                 if let Some(found) = found.filter(|found| found.status == ConfirmationStatus::Pending) {

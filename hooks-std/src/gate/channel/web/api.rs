@@ -53,16 +53,23 @@ fn conversation(query: Option<&str>) -> Result<Option<Conversation>, &'static st
         .map_err(|_| "the query must give both `agent` and `user` (or neither), and nothing else")
 }
 
+/// The operator of a list or stream request and its (agent, user) filter.
+async fn reader(
+    web: &WebApprovals,
+    caller: &Caller,
+    uri: &Uri,
+) -> Result<(Operator, Option<Conversation>), Response> {
+    let operator = api_operator(web, caller).await?;
+    let filter = conversation(uri.query()).map_err(|why| error(StatusCode::BAD_REQUEST, why))?;
+    Ok((operator, filter))
+}
+
 /// `GET /api/requests[?agent=…&user=…]`: the pending requests the operator
 /// may decide, and the CSRF token their decisions need.
 pub(crate) async fn list(State(web): State<WebApprovals>, caller: Caller, uri: Uri) -> Response {
-    let operator = match api_operator(&web, &caller).await {
-        Ok(operator) => operator,
+    let (operator, filter) = match reader(&web, &caller, &uri).await {
+        Ok(reader) => reader,
         Err(refused) => return refused,
-    };
-    let filter = match conversation(uri.query()) {
-        Ok(filter) => filter,
-        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     match web.pending_for(&operator, filter.as_ref()).await {
         Ok(pending) => {
@@ -147,13 +154,9 @@ pub(crate) async fn decide(
 /// operator may decide (and of that (agent, user), if given); `signed_out`
 /// and the end of the stream when the session expires.
 pub(crate) async fn stream(State(web): State<WebApprovals>, caller: Caller, uri: Uri) -> Response {
-    let operator = match api_operator(&web, &caller).await {
-        Ok(operator) => operator,
+    let (operator, filter) = match reader(&web, &caller, &uri).await {
+        Ok(reader) => reader,
         Err(refused) => return refused,
-    };
-    let filter = match conversation(uri.query()) {
-        Ok(filter) => filter,
-        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     // Subscribed before the snapshot is read, so nothing falls between.
     let events = web.inner.channel.subscribe();

@@ -140,6 +140,15 @@ impl WebApprovals {
         }
     }
 
+    async fn bad_csrf(&self) -> Response {
+        self.message(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "The form's security token is missing or wrong; reload the page and try again.",
+        )
+        .await
+    }
+
     async fn unavailable(&self, error: &crate::storage::StorageError) -> Response {
         tracing::error!(%error, "approvals page: could not read requests");
         self.message(
@@ -258,13 +267,7 @@ async fn decide_form(
             .await;
     };
     if !WebApprovals::csrf_ok(&operator, Some(&form.csrf)) {
-        return web
-            .message(
-                StatusCode::FORBIDDEN,
-                "Refused",
-                "The form's security token is missing or wrong; reload the page and try again.",
-            )
-            .await;
+        return web.bad_csrf().await;
     }
     let Some(decision) = Decision::parse(&form.decision) else {
         return web
@@ -385,13 +388,7 @@ async fn logout(State(web): State<WebApprovals>, caller: Caller, body: Bytes) ->
     };
     let form = read_form::<CsrfForm>(&body);
     if !form.is_some_and(|form| WebApprovals::csrf_ok(&operator, Some(&form.csrf))) {
-        return web
-            .message(
-                StatusCode::FORBIDDEN,
-                "Refused",
-                "The form's security token is missing or wrong; reload the page and try again.",
-            )
-            .await;
+        return web.bad_csrf().await;
     }
     web.inner.sessions.end(&caller.headers);
     let path = web.cookie_path();

@@ -10,9 +10,10 @@ pub(crate) const APP_JS: &str = include_str!("assets/app.js");
 /// The page's style sheet.
 pub(crate) const STYLE_CSS: &str = include_str!("assets/style.css");
 
-const TEMPLATES: [(&str, &str); 7] = [
+const TEMPLATES: [(&str, &str); 8] = [
     ("layout.html", include_str!("assets/layout.html")),
     ("row.html", include_str!("assets/row.html")),
+    ("decide.html", include_str!("assets/decide.html")),
     ("recent.html", include_str!("assets/recent.html")),
     ("index.html", include_str!("assets/index.html")),
     ("detail.html", include_str!("assets/detail.html")),
