@@ -105,13 +105,34 @@ async fn login(page: &Page, operator: &str) -> Session {
     }
 }
 
-async fn get_json(page: &Page, cookie: &str, path: &str) -> (StatusCode, Value) {
-    let response = client()
+/// `GET {page}{path}` with `cookie`.
+async fn get_as(page: &Page, cookie: &str, path: &str) -> reqwest::Response {
+    client()
         .get(format!("{}{path}", page.url))
         .header(COOKIE, cookie)
         .send()
         .await
-        .expect("get");
+        .expect("get")
+}
+
+/// `POST {page}{path}` with `cookie` and a form body.
+async fn post_form_as(
+    page: &Page,
+    cookie: &str,
+    path: &str,
+    form: &(impl serde::Serialize + ?Sized),
+) -> reqwest::Response {
+    client()
+        .post(format!("{}{path}", page.url))
+        .header(COOKIE, cookie)
+        .form(form)
+        .send()
+        .await
+        .expect("post")
+}
+
+async fn get_json(page: &Page, cookie: &str, path: &str) -> (StatusCode, Value) {
+    let response = get_as(page, cookie, path).await;
     let status = response.status();
     (status, response.json().await.unwrap_or(Value::Null))
 }
@@ -178,12 +199,7 @@ struct Events {
 
 impl Events {
     async fn open(page: &Page, session: &Session, query: &str) -> Events {
-        let response = client()
-            .get(format!("{}/api/stream{query}", page.url))
-            .header(COOKIE, &session.cookie)
-            .send()
-            .await
-            .expect("stream");
+        let response = get_as(page, &session.cookie, &format!("/api/stream{query}")).await;
         assert_eq!(response.status(), StatusCode::OK);
         assert!(
             response.headers()["content-type"]
@@ -336,12 +352,7 @@ async fn an_expired_session_is_refused() {
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let (status, _) = get_json(&page, &alice.cookie, "/api/requests").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let home = client()
-        .get(&page.url)
-        .header(COOKIE, &alice.cookie)
-        .send()
-        .await
-        .expect("home");
+    let home = get_as(&page, &alice.cookie, "").await;
     assert_eq!(
         home.status(),
         StatusCode::SEE_OTHER,
@@ -460,37 +471,32 @@ async fn a_missing_or_wrong_csrf_token_is_refused() {
         vec![("decision", "approve")],
         vec![("decision", "approve"), ("csrf", "0000")],
     ] {
-        let response = client()
-            .post(format!("{}/requests/{id}/decide", page.url))
-            .header(COOKIE, &alice.cookie)
-            .form(&form)
-            .send()
-            .await
-            .expect("post");
+        let response = post_form_as(
+            &page,
+            &alice.cookie,
+            &format!("/requests/{id}/decide"),
+            &form,
+        )
+        .await;
         assert_eq!(response.status(), StatusCode::FORBIDDEN);
     }
     // Signing out needs it too.
-    let response = client()
-        .post(format!("{}/logout", page.url))
-        .header(COOKIE, &alice.cookie)
-        .send()
-        .await
-        .expect("post");
+    let response = post_form_as(&page, &alice.cookie, "/logout", &[("", ""); 0]).await;
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert_eq!(status(&page, &id).await, ConfirmationStatus::Pending);
 
     // With the token, the form decides (and redirects back to the list).
-    let response = client()
-        .post(format!("{}/requests/{id}/decide", page.url))
-        .header(COOKIE, &alice.cookie)
-        .form(&[
+    let response = post_form_as(
+        &page,
+        &alice.cookie,
+        &format!("/requests/{id}/decide"),
+        &[
             ("decision", "approve"),
             ("csrf", alice.csrf.as_str()),
             ("reason", "within budget"),
-        ])
-        .send()
-        .await
-        .expect("post");
+        ],
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     assert_eq!(response.headers()["location"], "/approvals?done=approved");
     let report = tokio::time::timeout(Duration::from_secs(10), call)
@@ -541,13 +547,13 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
             assert_eq!(body["outcome"], "refused");
         }
         // The page's form too.
-        let response = client()
-            .post(format!("{}/requests/{id}/decide", page.url))
-            .header(COOKIE, &outsider.cookie)
-            .form(&[("decision", "approve"), ("csrf", outsider.csrf.as_str())])
-            .send()
-            .await
-            .expect("post");
+        let response = post_form_as(
+            &page,
+            &outsider.cookie,
+            &format!("/requests/{id}/decide"),
+            &[("decision", "approve"), ("csrf", outsider.csrf.as_str())],
+        )
+        .await;
         assert_eq!(response.headers()["location"], "/approvals?done=refused");
         // Nor does their stream carry it.
         let mut events = Events::open(&page, outsider, "").await;
@@ -558,12 +564,8 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
             format!("/requests/{id}"),
             format!("/fragments/requests/{id}"),
         ] {
-            let html = client()
-                .get(format!("{}{path}", page.url))
-                .header(COOKIE, &outsider.cookie)
-                .send()
+            let html = get_as(&page, &outsider.cookie, &path)
                 .await
-                .expect("get")
                 .text()
                 .await
                 .expect("body");
@@ -576,12 +578,8 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
     assert_eq!(status(&page, &id).await, ConfirmationStatus::Pending);
 
     // Alice sees it, with the hidden character written out and flagged.
-    let html = client()
-        .get(&page.url)
-        .header(COOKIE, &alice.cookie)
-        .send()
+    let html = get_as(&page, &alice.cookie, "")
         .await
-        .expect("get")
         .text()
         .await
         .expect("body");
@@ -590,15 +588,13 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
     assert!(!html.contains('\u{202E}'));
     assert!(html.contains("contains hidden characters"));
     // And its detail, with the decision form.
-    let detail = client()
-        .get(format!("{}/requests/{id}", page.url))
-        .header(COOKIE, &alice.cookie)
-        .send()
-        .await
-        .expect("get");
+    let detail = get_as(&page, &alice.cookie, &format!("/requests/{id}")).await;
     assert_eq!(detail.status(), StatusCode::OK);
     let detail = detail.text().await.expect("body");
-    assert!(detail.contains(&format!("/requests/{id}/decide")), "{detail}");
+    assert!(
+        detail.contains(&format!("/requests/{id}/decide")),
+        "{detail}"
+    );
     assert!(detail.contains("ACME\\u202EdtL"));
     call.abort();
 }

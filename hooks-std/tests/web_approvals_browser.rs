@@ -178,6 +178,15 @@ async fn press(
         .expect("task")
 }
 
+/// Waits for the list to hold exactly one request; its row.
+async fn only_row(browser: &Client, what: &str) -> Element {
+    wait_for(browser, what, async |browser| rows(browser).await == 1).await;
+    browser
+        .find(Locator::Css("#pending li.request"))
+        .await
+        .expect("row")
+}
+
 async fn rows(browser: &Client) -> usize {
     browser
         .find_all(Locator::Css("#pending li.request"))
@@ -222,14 +231,7 @@ async fn an_operator_approves_a_request_that_appears_live() {
             // The agent asks while the page is open: the row appears by itself.
             let args = json!({"amount": 60_000, "payee": "ACME\u{202E}dtL"});
             let call = start(&page, payment("c1", args));
-            wait_for(browser, "the new request on the page", async |browser| {
-                rows(browser).await == 1
-            })
-            .await;
-            let row = browser
-                .find(Locator::Css("#pending li.request"))
-                .await
-                .expect("row");
+            let row = only_row(browser, "the new request on the page").await;
             let text = row.text().await.expect("row text");
             assert!(text.contains("oa__purchase_pay"), "{text}");
             assert!(text.contains("finance-bot"), "{text}");
@@ -268,14 +270,7 @@ async fn an_operator_rejects_with_a_reason() {
             payment("c2", json!({"amount": 250_000, "payee": "Unknown Ltd"})),
         );
         sign_in(browser, &page, "alice").await;
-        wait_for(browser, "the pending request", async |browser| {
-            rows(browser).await == 1
-        })
-        .await;
-        let row = browser
-            .find(Locator::Css("#pending li.request"))
-            .await
-            .expect("row");
+        let row = only_row(browser, "the pending request").await;
         // Keyboard: the reason field has a label and takes typing; Reject is a button.
         let reason = row
             .find(Locator::Css("input[name=reason]"))
