@@ -15,7 +15,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hooks_runtime::HookContext;
+use hooks_runtime::{HookContext, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::gate::channel::web::{TrustedHeaderAuth, WebConfig};
 use hooks_std::gate::{ApproverScope, ConfirmationMode, ConfirmationStatus, NewConfirmation};
@@ -23,6 +23,7 @@ use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
 use support::web::{Page, call_with, org_scope, page, page_with, start, tokens};
+use tokio::task::JoinHandle;
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -166,6 +167,17 @@ async fn decide(
     let response = request.send().await.expect("decide");
     let status = response.status();
     (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// A page with alice and bob signed in and alice's payment waiting:
+/// the page, both sessions, the call, and its request id.
+async fn waiting_payment() -> (Page, Session, Session, JoinHandle<ToolCallReport>, String) {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let bob = login(&page, "bob").await;
+    let call = start(&page, call("c1", "finance-bot", "alice"));
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    (page, alice, bob, call, id)
 }
 
 /// Waits until a request is pending (its card, the row, is "sent").
@@ -455,11 +467,7 @@ async fn the_trusted_header_is_refused_from_an_untrusted_address() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_or_wrong_csrf_token_is_refused() {
-    let page = page().await;
-    let alice = login(&page, "alice").await;
-    let bob = login(&page, "bob").await;
-    let call = start(&page, call("c1", "finance-bot", "alice"));
-    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let (page, alice, bob, call, id) = waiting_payment().await;
 
     // JSON: no token, a wrong one, and another operator's.
     for csrf in [None, Some("0000"), Some(""), Some(bob.csrf.as_str())] {
@@ -601,11 +609,7 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_decision_changes_nothing() {
-    let page = page().await;
-    let alice = login(&page, "alice").await;
-    let bob = login(&page, "bob").await;
-    let call = start(&page, call("c1", "finance-bot", "alice"));
-    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let (page, alice, bob, call, id) = waiting_payment().await;
 
     let (status, body) = decide(&page, &bob, Some(&bob.csrf), &id, "reject", Some("no PO")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
