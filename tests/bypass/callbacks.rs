@@ -534,7 +534,9 @@ async fn only_a_signed_in_operator_in_scope_decides_on_the_web_page() {
         request.send().await.expect("post").status().as_u16()
     };
 
-    let refused: [(&str, Option<&str>, Option<&str>, &str, u16); 8] = [
+    // (why, session cookie, CSRF token, body, the status it must get)
+    type Attempt<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a str, u16);
+    let refused: [Attempt<'_>; 8] = [
         ("no session at all", None, Some(&alice_csrf), &approve, 401),
         (
             "a made-up session",
