@@ -836,3 +836,46 @@ async fn after_a_restart_pending_requests_are_listed_and_a_decision_is_honoured(
     .expect("task");
     assert!(report.tool_ran, "{}", report.observation);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_and_decisions_of_another_process_reach_the_stream() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let mut events = Events::open(&page, &alice, "").await;
+    let (name, _) = events.next(Duration::from_secs(5)).await.expect("snapshot");
+    assert_eq!(name, "snapshot");
+    // Another process's gate writes the request to the shared store: no
+    // in-process event announces it.
+    let (request, _) = page
+        .approvals
+        .store()
+        .create_or_resume(&NewConfirmation {
+            idempotency_key: "conv-7:c7".into(),
+            tool_name: "oa__purchase_pay".into(),
+            args: json!({"amount": 7}),
+            args_digest: "d".into(),
+            agent_id: "finance-bot".into(),
+            initiator_user_id: "alice".into(),
+            org_id: "acme".into(),
+            approver_scope: ApproverScope::OrgMembers,
+            approver_allowlist: vec![],
+            channel_kind: "web".into(),
+            channel_id: "approvals".into(),
+            mode: ConfirmationMode::Metadata,
+            timeout: Duration::from_secs(60),
+        })
+        .await
+        .expect("create");
+    let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("a resync");
+    assert_eq!(name, "snapshot");
+    assert_eq!(snapshot["pending"][0]["id"], request.id.as_str());
+    // And decides it there.
+    page.approvals
+        .store()
+        .decide(&request.id, hooks_std::gate::Decision::Approve, "bob", None)
+        .await
+        .expect("decide");
+    let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("a resync");
+    assert_eq!(name, "snapshot");
+    assert_eq!(snapshot["pending"], json!([]));
+}

@@ -2,6 +2,7 @@
 //! user)) and the page's own stream: a JSON list, an SSE stream, a JSON
 //! decide endpoint. Shapes: docs/approvals-web.md.
 
+use std::collections::BTreeSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -151,7 +152,9 @@ pub(crate) async fn decide(
 /// `GET /api/stream[?agent=…&user=…]`: Server-Sent Events — `snapshot`
 /// first (and again after falling behind), then `request` for each new
 /// request and `decided` for each one leaving `pending`, only those the
-/// operator may decide (and of that (agent, user), if given); `signed_out`
+/// operator may decide (and of that (agent, user), if given); a new
+/// `snapshot` whenever the store's list differs from what was sent (checked
+/// every [`RESYNC`]: other processes' requests and decisions); `signed_out`
 /// and the end of the stream when the session expires.
 pub(crate) async fn stream(State(web): State<WebApprovals>, caller: Caller, uri: Uri) -> Response {
     let (operator, filter) = match reader(&web, &caller, &uri).await {
@@ -168,12 +171,24 @@ pub(crate) async fn stream(State(web): State<WebApprovals>, caller: Caller, uri:
         events,
         snapshot_due: true,
         ended: false,
+        shown: BTreeSet::new(),
+        resync: resync_interval(),
     };
     let mut response = Sse::new(events_of(state))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response();
     no_store(&mut response);
     response
+}
+
+/// How often a stream compares the store's pending list with what it last
+/// sent: requests and decisions of other processes show within this.
+const RESYNC: Duration = Duration::from_secs(2);
+
+fn resync_interval() -> tokio::time::Interval {
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + RESYNC, RESYNC);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    interval
 }
 
 struct Streaming {
@@ -184,6 +199,10 @@ struct Streaming {
     events: Receiver<Arc<ConfirmationRequest>>,
     snapshot_due: bool,
     ended: bool,
+    /// The ids of the pending requests the client was last told of.
+    shown: BTreeSet<String>,
+    /// When to compare the store's list with `shown`.
+    resync: tokio::time::Interval,
 }
 
 fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> + Send {
@@ -194,18 +213,9 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
         loop {
             if state.snapshot_due {
                 state.snapshot_due = false;
-                let event = match state
-                    .web
-                    .pending_for(&state.operator, state.filter.as_ref())
-                    .await
-                {
-                    Ok(pending) => {
-                        let pending: Vec<RequestView> =
-                            pending.iter().map(RequestView::summary).collect();
-                        json_event("snapshot", &json!({ "pending": pending }))
-                    }
-                    Err(failure) => {
-                        tracing::warn!(%failure, "approvals stream: could not read the snapshot");
+                let event = match state.read_pending().await {
+                    Some(pending) => snapshot(&mut state, &pending),
+                    None => {
                         state.ended = true;
                         json_event(
                             "unavailable",
@@ -215,20 +225,32 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
                 };
                 return Some((Ok(event), state));
             }
-            let request = match state.events.recv().await {
-                Ok(request) => request,
-                Err(RecvError::Lagged(_)) => {
-                    state.snapshot_due = true;
-                    continue;
-                }
-                Err(RecvError::Closed) => return None,
+            let received = tokio::select! {
+                received = state.events.recv() => Some(received),
+                _ = state.resync.tick() => None,
             };
             // A session that expired (or signed out) ends its streams.
-            let still = state.web.operator(&state.caller).await;
-            if still.is_err() {
+            if state.web.operator(&state.caller).await.is_err() {
                 state.ended = true;
                 return Some((Ok(json_event("signed_out", &json!({}))), state));
             }
+            let request = match received {
+                Some(Ok(request)) => request,
+                Some(Err(RecvError::Lagged(_))) => {
+                    state.snapshot_due = true;
+                    continue;
+                }
+                Some(Err(RecvError::Closed)) => return None,
+                // Another process (an agent's gate, a replica) may have
+                // added or decided requests: resend the list if it changed.
+                None => match state.read_pending().await {
+                    Some(pending) if ids(&pending) != state.shown => {
+                        let event = snapshot(&mut state, &pending);
+                        return Some((Ok(event), state));
+                    }
+                    _ => continue,
+                },
+            };
             if state
                 .filter
                 .as_ref()
@@ -238,13 +260,44 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
                 continue;
             }
             let name = if request.status.is_terminal() {
+                state.shown.remove(&request.id);
                 "decided"
             } else {
+                state.shown.insert(request.id.clone());
                 "request"
             };
             return Some((Ok(json_event(name, &RequestView::summary(&request))), state));
         }
     })
+}
+
+impl Streaming {
+    /// The pending requests this stream shows, or `None` (logged) if the
+    /// store cannot be read.
+    async fn read_pending(&self) -> Option<Vec<ConfirmationRequest>> {
+        match self
+            .web
+            .pending_for(&self.operator, self.filter.as_ref())
+            .await
+        {
+            Ok(pending) => Some(pending),
+            Err(failure) => {
+                tracing::warn!(%failure, "approvals stream: could not read the pending requests");
+                None
+            }
+        }
+    }
+}
+
+fn ids(pending: &[ConfirmationRequest]) -> BTreeSet<String> {
+    pending.iter().map(|request| request.id.clone()).collect()
+}
+
+/// The `snapshot` event of `pending`, remembered as what the stream shows.
+fn snapshot(state: &mut Streaming, pending: &[ConfirmationRequest]) -> Event {
+    state.shown = ids(pending);
+    let pending: Vec<RequestView> = pending.iter().map(RequestView::summary).collect();
+    json_event("snapshot", &json!({ "pending": pending }))
 }
 
 fn json_event(name: &str, data: &impl serde::Serialize) -> Event {

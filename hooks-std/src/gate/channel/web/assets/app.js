@@ -63,9 +63,11 @@
       var views = JSON.parse(e.data).pending || [];
       var wanted = {};
       views.forEach(function (view) { wanted[view.id] = true; });
+      var removed = false;
       Array.prototype.slice.call(pending.children).forEach(function (row) {
-        if (!wanted[row.getAttribute("data-id")]) { row.remove(); }
+        if (!wanted[row.getAttribute("data-id")]) { row.remove(); removed = true; }
       });
+      if (removed) { refreshRecent(); }
       views.forEach(function (view) { addRow(view, false); });
       emptyState();
     });
