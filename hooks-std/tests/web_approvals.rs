@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use hooks_runtime::{HookContext, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::gate::channel::web::{TrustedHeaderAuth, WebConfig};
-use hooks_std::gate::{ApproverScope, ConfirmationMode, ConfirmationStatus, NewConfirmation};
+use hooks_std::gate::{
+    ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, NewConfirmation,
+};
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
@@ -167,6 +169,32 @@ async fn decide(
     let response = request.send().await.expect("decide");
     let status = response.status();
     (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// A pending request of alice's written straight to the store, as another
+/// process's gate (or one that died since) would have left it.
+async fn stored_request(page: &Page, key: &str, timeout: Duration) -> ConfirmationRequest {
+    let (request, _) = page
+        .approvals
+        .store()
+        .create_or_resume(&NewConfirmation {
+            idempotency_key: key.into(),
+            tool_name: "oa__purchase_pay".into(),
+            args: json!({"amount": 1}),
+            args_digest: "d".into(),
+            agent_id: "finance-bot".into(),
+            initiator_user_id: "alice".into(),
+            org_id: "acme".into(),
+            approver_scope: ApproverScope::OrgMembers,
+            approver_allowlist: vec![],
+            channel_kind: "web".into(),
+            channel_id: "approvals".into(),
+            mode: ConfirmationMode::Metadata,
+            timeout,
+        })
+        .await
+        .expect("create");
+    request
 }
 
 /// A page with alice and bob signed in and alice's payment waiting:
@@ -646,26 +674,7 @@ async fn a_decision_after_the_deadline_is_refused() {
     let page = page().await;
     let alice = login(&page, "alice").await;
     // A request whose gate died: still pending in the store, past its deadline.
-    let (request, _) = page
-        .approvals
-        .store()
-        .create_or_resume(&NewConfirmation {
-            idempotency_key: "conv-9:c9".into(),
-            tool_name: "oa__purchase_pay".into(),
-            args: json!({"amount": 1}),
-            args_digest: "d".into(),
-            agent_id: "finance-bot".into(),
-            initiator_user_id: "alice".into(),
-            org_id: "acme".into(),
-            approver_scope: ApproverScope::OrgMembers,
-            approver_allowlist: vec![],
-            channel_kind: "web".into(),
-            channel_id: "approvals".into(),
-            mode: ConfirmationMode::Metadata,
-            timeout: Duration::from_millis(300),
-        })
-        .await
-        .expect("create");
+    let request = stored_request(&page, "conv-9:c9", Duration::from_millis(300)).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         pending_ids(&page, &alice, "").await.is_empty(),
@@ -846,27 +855,8 @@ async fn requests_and_decisions_of_another_process_reach_the_stream() {
     assert_eq!(name, "snapshot");
     // Another process's gate writes the request to the shared store: no
     // in-process event announces it.
-    let (request, _) = page
-        .approvals
-        .store()
-        .create_or_resume(&NewConfirmation {
-            idempotency_key: "conv-7:c7".into(),
-            tool_name: "oa__purchase_pay".into(),
-            args: json!({"amount": 7}),
-            args_digest: "d".into(),
-            agent_id: "finance-bot".into(),
-            initiator_user_id: "alice".into(),
-            org_id: "acme".into(),
-            approver_scope: ApproverScope::OrgMembers,
-            approver_allowlist: vec![],
-            channel_kind: "web".into(),
-            channel_id: "approvals".into(),
-            mode: ConfirmationMode::Metadata,
-            timeout: Duration::from_secs(60),
-        })
-        .await
-        .expect("create");
-    let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("a resync");
+    let request = stored_request(&page, "conv-7:c7", Duration::from_secs(60)).await;
+    let (name, snapshot) = events.next(Duration::from_secs(10)).await.expect("a resync");
     assert_eq!(name, "snapshot");
     assert_eq!(snapshot["pending"][0]["id"], request.id.as_str());
     // And decides it there.
@@ -875,7 +865,7 @@ async fn requests_and_decisions_of_another_process_reach_the_stream() {
         .decide(&request.id, hooks_std::gate::Decision::Approve, "bob", None)
         .await
         .expect("decide");
-    let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("a resync");
+    let (name, snapshot) = events.next(Duration::from_secs(10)).await.expect("a resync");
     assert_eq!(name, "snapshot");
     assert_eq!(snapshot["pending"], json!([]));
 }
