@@ -856,7 +856,10 @@ async fn requests_and_decisions_of_another_process_reach_the_stream() {
     // Another process's gate writes the request to the shared store: no
     // in-process event announces it.
     let request = stored_request(&page, "conv-7:c7", Duration::from_secs(60)).await;
-    let (name, snapshot) = events.next(Duration::from_secs(10)).await.expect("a resync");
+    let (name, snapshot) = events
+        .next(Duration::from_secs(10))
+        .await
+        .expect("a resync");
     assert_eq!(name, "snapshot");
     assert_eq!(snapshot["pending"][0]["id"], request.id.as_str());
     // And decides it there.
@@ -865,7 +868,10 @@ async fn requests_and_decisions_of_another_process_reach_the_stream() {
         .decide(&request.id, hooks_std::gate::Decision::Approve, "bob", None)
         .await
         .expect("decide");
-    let (name, snapshot) = events.next(Duration::from_secs(10)).await.expect("a resync");
+    let (name, snapshot) = events
+        .next(Duration::from_secs(10))
+        .await
+        .expect("a resync");
     assert_eq!(name, "snapshot");
     assert_eq!(snapshot["pending"], json!([]));
 }

@@ -22,13 +22,50 @@ use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::text::is_hidden;
 use hooks::{
-    Agent,
+    Agent, ToolCallReport,
     config::{AgentConfig, ConfigFormat},
     factory::Resources,
 };
 use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 
 const CHAT: &str = "oc_finance";
+
+/// An agent `payer` whose every call needs approval through `approvals`.
+fn payer(database: Database, approvals: Approvals) -> Agent {
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
+    let resources = Resources::new()
+        .with(DATABASE, database)
+        .with(APPROVALS, approvals)
+        .with(ORG_MODES, modes);
+    let config = AgentConfig::parse(
+        "agent: payer\nrequire_confirmation_for_all: true\n",
+        ConfigFormat::Yaml,
+        "bypass.yaml",
+        None,
+    )
+    .expect("config");
+    Agent::build(config, &resources).expect("agent")
+}
+
+/// Alice's agent asks to pay (conversation `c-1`, call `call-1`); `paid`
+/// counts the payments that ran.
+fn pay(agent: Agent, paid: Arc<AtomicUsize>) -> JoinHandle<ToolCallReport> {
+    tokio::spawn(async move {
+        let ctx = agent
+            .context("oa__pay", json!({"amount": 60000, "payee": "acme"}))
+            .with_user("alice")
+            .with_org("acme")
+            .with_conversation("c-1")
+            .with_tool_call_id("call-1");
+        agent
+            .call_tool(ctx, async move |_: &Value| {
+                paid.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, String>(json!("paid"))
+            })
+            .await
+    })
+}
 
 fn now() -> i64 {
     SystemTime::now()
@@ -64,37 +101,11 @@ async fn only_a_genuine_click_in_scope_decides() {
     let url = format!("http://{}/cb", listener.local_addr().expect("addr"));
     let app = Router::new().nest("/cb", approvals.router());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new()
-        .with(DATABASE, database)
-        .with(APPROVALS, approvals)
-        .with(ORG_MODES, modes);
-    let config = AgentConfig::parse(
-        "agent: payer\nrequire_confirmation_for_all: true\n",
-        ConfigFormat::Yaml,
-        "bypass.yaml",
-        None,
-    )
-    .expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
+    let agent = payer(database, approvals.clone());
 
     // Alice's agent asks to pay; only Alice (the initiator) may approve.
     let paid = Arc::new(AtomicUsize::new(0));
-    let counter = paid.clone();
-    let pending = tokio::spawn(async move {
-        let ctx = agent
-            .context("oa__pay", json!({"amount": 60000, "payee": "acme"}))
-            .with_user("alice")
-            .with_org("acme")
-            .with_conversation("c-1")
-            .with_tool_call_id("call-1");
-        agent
-            .call_tool(ctx, async move |_: &Value| {
-                counter.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, String>(json!("paid"))
-            })
-            .await
-    });
+    let pending = pay(agent, paid.clone());
     let card = feishu
         .wait_for_card(1, Duration::from_secs(5))
         .await
@@ -203,37 +214,11 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
     let url = format!("http://{}/slack", listener.local_addr().expect("addr"));
     let app = Router::new().nest("/slack", approvals.router());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new()
-        .with(DATABASE, database)
-        .with(APPROVALS, approvals.clone())
-        .with(ORG_MODES, modes);
-    let config = AgentConfig::parse(
-        "agent: payer\nrequire_confirmation_for_all: true\n",
-        ConfigFormat::Yaml,
-        "bypass.yaml",
-        None,
-    )
-    .expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
+    let agent = payer(database, approvals.clone());
 
     // Alice's agent asks to pay; only Alice (the initiator) may approve.
     let paid = Arc::new(AtomicUsize::new(0));
-    let counter = paid.clone();
-    let pending = tokio::spawn(async move {
-        let ctx = agent
-            .context("oa__pay", json!({"amount": 60000, "payee": "acme"}))
-            .with_user("alice")
-            .with_org("acme")
-            .with_conversation("c-1")
-            .with_tool_call_id("call-1");
-        agent
-            .call_tool(ctx, async move |_: &Value| {
-                counter.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, String>(json!("paid"))
-            })
-            .await
-    });
+    let pending = pay(agent, paid.clone());
     let message = slack
         .wait_for_message(1, Duration::from_secs(5))
         .await
@@ -437,30 +422,9 @@ async fn only_a_signed_in_operator_in_scope_decides_on_the_web_page() {
         .nest("/approvals", web.router())
         .nest("/callback", approvals.router());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new()
-        .with(DATABASE, database)
-        .with(APPROVALS, approvals.clone())
-        .with(ORG_MODES, modes);
-    let config = AgentConfig::parse(
-        "agent: payer\nrequire_confirmation_for_all: true\n",
-        ConfigFormat::Yaml,
-        "bypass.yaml",
-        None,
-    )
-    .expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
-    let pending = tokio::spawn(async move {
-        let ctx = agent
-            .context("oa__pay", json!({"amount": 60000, "payee": "acme"}))
-            .with_user("alice")
-            .with_org("acme")
-            .with_conversation("c-1")
-            .with_tool_call_id("call-1");
-        agent
-            .call_tool(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
-            .await
-    });
+    let agent = payer(database, approvals.clone());
+    let paid = Arc::new(AtomicUsize::new(0));
+    let pending = pay(agent, paid.clone());
     let id = loop {
         let found = approvals
             .store()
