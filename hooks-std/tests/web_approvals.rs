@@ -24,7 +24,7 @@ use hooks_std::gate::{
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
-use support::web::{Page, call_with, org_scope, page, page_with, start, tokens};
+use support::web::{Page, call_with, org_scope, page, page_configured, page_with, start, tokens};
 use tokio::task::JoinHandle;
 
 fn client() -> reqwest::Client {
@@ -347,16 +347,10 @@ async fn login_with_a_wrong_token_is_refused() {
     assert!(!line.contains("Secure"), "plain HTTP here: {line}");
 
     // Behind TLS the cookie is `Secure`.
-    let database = Database::in_memory().await.expect("db");
-    let tls = page_with(
-        database,
-        org_scope(),
-        tokens(),
-        WebConfig {
-            secure_cookies: true,
-            ..WebConfig::default()
-        },
-    )
+    let tls = page_configured(WebConfig {
+        secure_cookies: true,
+        ..WebConfig::default()
+    })
     .await;
     let response = try_login(&tls, "alice", "alice-token").await;
     assert!(
@@ -368,16 +362,10 @@ async fn login_with_a_wrong_token_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_is_refused() {
-    let database = Database::in_memory().await.expect("db");
-    let page = page_with(
-        database,
-        org_scope(),
-        tokens(),
-        WebConfig {
-            session_ttl: Duration::from_millis(800),
-            ..WebConfig::default()
-        },
-    )
+    let page = page_configured(WebConfig {
+        session_ttl: Duration::from_millis(800),
+        ..WebConfig::default()
+    })
     .await;
     let alice = login(&page, "alice").await;
     let mut events = Events::open(&page, &alice, "").await;

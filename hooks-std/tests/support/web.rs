@@ -102,8 +102,13 @@ pub(crate) fn org_scope() -> Value {
 
 /// A page on a fresh in-memory database with token auth.
 pub(crate) async fn page() -> Page {
+    page_configured(WebConfig::default()).await
+}
+
+/// A page on a fresh in-memory database with token auth and `config`.
+pub(crate) async fn page_configured(config: WebConfig) -> Page {
     let database = Database::in_memory().await.expect("db");
-    page_with(database, org_scope(), tokens(), WebConfig::default()).await
+    page_with(database, org_scope(), tokens(), config).await
 }
 
 /// A gated payment by `agent` for `user` (org acme) with `args`.
