@@ -24,7 +24,9 @@ use hooks_std::gate::{
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
-use support::web::{Page, call_with, org_scope, page, page_configured, page_with, start, tokens};
+use support::web::{
+    Page, call_with, org_scope, page, page_configured, page_on_channel, page_with, start, tokens,
+};
 use tokio::task::JoinHandle;
 
 fn client() -> reqwest::Client {
@@ -862,4 +864,36 @@ async fn requests_and_decisions_of_another_process_reach_the_stream() {
         .expect("a resync");
     assert_eq!(name, "snapshot");
     assert_eq!(snapshot["pending"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_lists_and_decides_on_postgres() {
+    let Some(database) = support::postgres("the_page_lists_and_decides_on_postgres").await else {
+        return;
+    };
+    let channel = support::unique("web");
+    let page = page_on_channel(
+        &channel,
+        database,
+        org_scope(),
+        tokens(),
+        WebConfig::default(),
+    )
+    .await;
+    let alice = login(&page, "alice").await;
+    let bob = login(&page, "bob").await;
+    let ctx = call("c1", "finance-bot", "alice").with_conversation(support::unique("conv"));
+    let call = start(&page, ctx);
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    assert_eq!(pending_ids(&page, &bob, "").await, vec![id.clone()]);
+    let (status, body) = decide(&page, &bob, Some(&bob.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(call.await.expect("task").tool_ran);
+    assert!(pending_ids(&page, &alice, "").await.is_empty());
+    let html = get_as(&page, &alice.cookie, "")
+        .await
+        .text()
+        .await
+        .expect("body");
+    assert!(html.contains("approved"), "{html}");
 }

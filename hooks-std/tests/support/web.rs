@@ -64,7 +64,19 @@ pub(crate) async fn page_with(
     auth: Arc<dyn OperatorAuth>,
     config: WebConfig,
 ) -> Page {
-    let channel = WebChannel::new("approvals");
+    page_on_channel("approvals", database, gate, auth, config).await
+}
+
+/// [`page_with`] on web channel `channel_id` (a shared PostgreSQL database
+/// holds other runs' requests: a fresh channel id lists only this run's).
+pub(crate) async fn page_on_channel(
+    channel_id: &str,
+    database: Database,
+    gate: Value,
+    auth: Arc<dyn OperatorAuth>,
+    config: WebConfig,
+) -> Page {
+    let channel = WebChannel::new(channel_id);
     let approvals = Approvals::start(
         ConfirmationStore::new(database),
         Arc::new(channel.clone()),
