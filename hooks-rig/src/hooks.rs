@@ -50,7 +50,7 @@ impl Hooks {
             inner: Arc::new(Inner {
                 runner,
                 on_block: OnBlock::default(),
-                require_context: false,
+                require_context: true,
             }),
         }
     }
@@ -61,10 +61,13 @@ impl Hooks {
         self.map(|inner| inner.on_block = on_block)
     }
 
-    /// Refuse every call whose request carries no [`CallContext`] (the
-    /// tool does not run). Off by default: a request without one runs with
-    /// empty ids, which hooks read as "not known". Applies to the tools
-    /// wrapped after this call.
+    /// Whether a call whose request carries no [`CallContext`] is refused
+    /// (the tool does not run). **On by default**: without the ids, hooks
+    /// keyed on the user or org (per-user rate limits, org modes, approver
+    /// scope) would see empty ids and could not do their job, so the call
+    /// fails closed. `require_context(false)` lets such calls run with
+    /// empty ids, which hooks read as "not known" — for agents that have no
+    /// users. Applies to the tools wrapped after this call.
     pub fn require_context(self, require: bool) -> Self {
         self.map(|inner| inner.require_context = require)
     }

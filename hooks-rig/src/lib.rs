@@ -68,7 +68,8 @@
 //!
 //! - **Pre hooks** see the tool's name, its arguments as JSON, and the
 //!   request's ids ([`CallContext`], set per request through rig's
-//!   `ToolContext`; [`Hooks::prepare`] does it).
+//!   `ToolContext`; [`Hooks::prepare`] does it). A request without them is
+//!   refused unless [`Hooks::require_context`] was turned off.
 //! - **A block** becomes the tool's output text, which the model reads on its
 //!   next turn (``Blocked by hook `readonly_guard`: …``); the loop goes on.
 //!   [`OnBlock::ToolError`] makes it a refused tool result instead.

@@ -646,18 +646,17 @@ async fn session_start_hooks_reach_the_model_as_a_context_document() {
 }
 
 #[tokio::test]
-async fn unreadable_request_ids_refuse_the_call_and_missing_ones_can_be_required() {
+async fn a_request_without_ids_is_refused_by_default() {
     let stack = stack().await;
     let ran = Ran::default();
-    let hooks = stack.hooks.clone().require_context(true);
     let (model, runtime) = scripted_model(vec![
         Turn::call("c1", "lookup_invoice", json!({"invoice": "INV-1042"})),
         Turn::answer("No access."),
     ]);
     let agent = AgentBuilder::new(model)
-        .hooked_tool(&hooks, LookupInvoice(ran.clone()))
+        .hooked_tool(&stack.hooks, LookupInvoice(ran.clone()))
         .build();
-    // No CallContext on this run.
+    // No CallContext on this run: per-user hooks would see empty ids.
     agent.prompt("Look it up.").max_turns(4).await.unwrap();
     assert_eq!(ran.count(), 0);
     assert!(
@@ -665,4 +664,20 @@ async fn unreadable_request_ids_refuse_the_call_and_missing_ones_can_be_required
             .text
             .contains("carries no hooks CallContext")
     );
+}
+
+#[tokio::test]
+async fn a_request_without_ids_runs_when_ids_are_explicitly_optional() {
+    let stack = stack().await;
+    let ran = Ran::default();
+    let hooks = stack.hooks.clone().require_context(false);
+    let (model, _runtime) = scripted_model(vec![
+        Turn::call("c1", "lookup_invoice", json!({"invoice": "INV-1042"})),
+        Turn::answer("Found it."),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .hooked_tool(&hooks, LookupInvoice(ran.clone()))
+        .build();
+    agent.prompt("Look it up.").max_turns(4).await.unwrap();
+    assert_eq!(ran.count(), 1);
 }

@@ -609,6 +609,68 @@ async fn a_thousand_concurrent_calls_leave_a_thousand_rows_postgres() {
     concurrent_calls_each_leave_one_row(database).await;
 }
 
+/// A row the database refuses (here a trigger aborts it) fails the shared
+/// batch; the batch is rolled back and every row retried alone, so only the
+/// refused calls lose their result, and the writer's connection is left
+/// clean for the next batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refused_row_fails_only_its_own_call_and_the_writer_recovers() {
+    let (database, _url, _dir) = support::sqlite_file().await;
+    let Database::Sqlite(pool) = &database else {
+        unreachable!("sqlite_file is SQLite")
+    };
+    sqlx::query(
+        "CREATE TRIGGER refuse_poison BEFORE INSERT ON connector_call_logs \
+         WHEN NEW.tool_name = 't_poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END",
+    )
+    .execute(pool)
+    .await
+    .expect("trigger");
+    let registry = HookRegistry::builder()
+        .observer(Arc::new(AuditLogHook::new(database.clone())))
+        .build()
+        .expect("registry");
+    let conversation = support::unique("poison");
+    let calls = (0..200).map(|i| {
+        let registry = registry.clone();
+        let conversation = conversation.clone();
+        tokio::spawn(async move {
+            let tool = if i % 10 == 0 { "t_poison" } else { "t_ok" };
+            let ctx = HookContext::tool_call(tool, json!({"i": i}))
+                .with_conversation(conversation)
+                .with_tool_call_id(format!("call-{i}"));
+            let report = registry
+                .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!(i)))
+                .await;
+            (tool, report.observation)
+        })
+    });
+    for call in calls.collect::<Vec<_>>() {
+        match call.await.expect("task") {
+            ("t_poison", Observation::Withheld { hook, reason }) => {
+                assert_eq!(hook, "audit_log");
+                assert!(reason.contains("poisoned row"), "{reason}");
+            }
+            ("t_ok", Observation::Output(_)) => {}
+            other => panic!("unexpected outcome: {other:?}"),
+        }
+    }
+    assert_eq!(
+        database.audit_count(&conversation).await.expect("count"),
+        180
+    );
+    // Nothing was left open: the next call is written and read back.
+    let ctx = HookContext::tool_call("t_ok", json!({})).with_conversation(conversation.clone());
+    let report = registry
+        .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("after")))
+        .await;
+    assert_eq!(report.observation, Observation::Output(json!("after")));
+    assert_eq!(
+        database.audit_count(&conversation).await.expect("count"),
+        181
+    );
+}
+
 #[tokio::test]
 async fn a_failed_audit_write_withholds_the_result_unless_fail_open() {
     for (fail_open, expect_output) in [(false, false), (true, true)] {

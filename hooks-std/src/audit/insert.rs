@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 use sqlx::types::Json;
-use sqlx::{Encode, Executor, IntoArguments, Postgres, Sqlite, Type};
+use sqlx::{Encode, Executor, IntoArguments, Postgres, Sqlite, SqliteConnection, Type};
 
 use super::row::AuditRow;
 use crate::storage::{Conn, Database, StorageError};
@@ -54,6 +54,38 @@ fn statement(exponent: u32, numbered: bool) -> &'static str {
         }
         sql
     })
+}
+
+/// The most rows [`sqlite_transaction_script`] writes at once.
+const SCRIPT_ROWS: usize = 256;
+
+/// `BEGIN IMMEDIATE; INSERT … (n rows); COMMIT` as one script, so a batch
+/// of audit rows is one round trip to SQLite's worker thread; built once per
+/// number of rows, `None` above [`SCRIPT_ROWS`]. The placeholders are
+/// anonymous, filled in order across the script's statements.
+fn sqlite_transaction_script(rows: usize) -> Option<&'static str> {
+    static SCRIPTS: [OnceLock<String>; SCRIPT_ROWS] = [const { OnceLock::new() }; SCRIPT_ROWS];
+    let slot = SCRIPTS.get(rows.checked_sub(1)?)?;
+    Some(slot.get_or_init(|| {
+        let mut sql = String::from("BEGIN IMMEDIATE; INSERT INTO connector_call_logs (");
+        sql.push_str(COLUMNS);
+        sql.push_str(") VALUES ");
+        let row = format!("({})", vec!["?"; ARITY].join(", "));
+        sql.push_str(&vec![row; rows].join(", "));
+        sql.push_str("; COMMIT");
+        sql
+    }))
+}
+
+/// Writes `rows` as one whole transaction in one round trip (see
+/// [`sqlite_transaction_script`]); `None` when there are too many rows for
+/// one script.
+pub(super) fn insert_rows_in_own_transaction<'c>(
+    connection: &'c mut SqliteConnection,
+    rows: Vec<&'c AuditRow>,
+) -> Option<impl Future<Output = Result<(), sqlx::Error>> + Send + 'c> {
+    let script = sqlite_transaction_script(rows.len())?;
+    Some(async move { insert_chunk::<Sqlite, _>(connection, script, &rows).await })
 }
 
 /// Inserts `rows` with one statement of exactly their number (a power of two).

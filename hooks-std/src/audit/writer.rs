@@ -3,7 +3,9 @@
 
 use tokio::sync::oneshot;
 
-use super::insert::insert_rows;
+use sqlx::SqliteConnection;
+
+use super::insert::{insert_rows, insert_rows_in_own_transaction};
 use super::row::AuditRow;
 use crate::storage::{Batch, BoxFuture, Conn, Database, GroupCommit, StorageError};
 
@@ -28,6 +30,16 @@ impl Batch for AuditRows {
             let rows: Vec<&AuditRow> = items.iter().map(|pending| &pending.row).collect();
             insert_rows(conn, &rows).await
         })
+    }
+
+    fn sqlite_transaction<'t>(
+        &'t self,
+        connection: &'t mut SqliteConnection,
+        items: &'t mut [Pending],
+    ) -> Option<BoxFuture<'t, Result<(), sqlx::Error>>> {
+        let rows = items.iter().map(|pending| &pending.row).collect();
+        let insert = insert_rows_in_own_transaction(connection, rows)?;
+        Some(Box::pin(insert))
     }
 
     fn settle(&self, item: Pending, outcome: Result<(), &StorageError>) {

@@ -75,6 +75,23 @@ pub(crate) trait Batch: Send + Sync + 'static {
         items: &'t mut [Self::Item],
     ) -> BoxFuture<'t, Result<(), sqlx::Error>>;
 
+    /// On SQLite, the whole transaction for `items` — `BEGIN IMMEDIATE`,
+    /// the writes, `COMMIT` — as one script, run in one round trip to the
+    /// driver's worker thread instead of three or more (each trip costs a
+    /// thread wake-up, about a fifth of a millisecond on a small virtual
+    /// machine). Batches whose writes are fixed statements (the audit log's
+    /// rows) offer one; `None`, the default, begins, [`write`](Self::write)s
+    /// and commits step by step. If the script fails, the committer rolls
+    /// back whatever it left open.
+    fn sqlite_transaction<'t>(
+        &'t self,
+        connection: &'t mut SqliteConnection,
+        items: &'t mut [Self::Item],
+    ) -> Option<BoxFuture<'t, Result<(), sqlx::Error>>> {
+        let _ = (connection, items);
+        None
+    }
+
     /// Tells the item's caller how it went: `Ok` once its transaction is
     /// committed, otherwise why not.
     fn settle(&self, item: Self::Item, outcome: Result<(), &StorageError>);
@@ -261,6 +278,20 @@ async fn commit<B: Batch>(
     };
     match connection {
         Held::Sqlite(connection) => {
+            let scripted = match batch.sqlite_transaction(connection, items) {
+                Some(script) => Some(script.await),
+                None => None,
+            };
+            if let Some(outcome) = scripted {
+                let clean = outcome.is_ok() || roll_back(connection).await;
+                if !clean {
+                    // A transaction may still be open on it: never reuse it.
+                    if let Some(Held::Sqlite(mut broken)) = held.take() {
+                        broken.close_on_drop();
+                    }
+                }
+                return outcome.map_err(failed(&described));
+            }
             // IMMEDIATE: take the write lock at BEGIN, so a batch that reads
             // before it writes never has to upgrade (and fail) mid-way.
             let mut tx = connection
@@ -282,4 +313,21 @@ async fn commit<B: Batch>(
             tx.commit().await.map_err(failed(&described))
         }
     }
+}
+
+/// Rolls back whatever transaction a failed script left open; `false` if the
+/// connection's state is unknown (the rollback itself failed for another
+/// reason than there being nothing to roll back).
+/// (Boxed: as a plain `async fn` the spawned writer's future cannot be shown
+/// to be `Send`.)
+fn roll_back(connection: &mut SqliteConnection) -> BoxFuture<'_, bool> {
+    Box::pin(async move {
+        match sqlx::query("ROLLBACK").execute(connection).await {
+            Ok(_) => true,
+            Err(sqlx::Error::Database(error)) => {
+                error.message().contains("no transaction is active")
+            }
+            Err(_) => false,
+        }
+    })
 }
