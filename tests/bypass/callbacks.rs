@@ -1,6 +1,6 @@
 //! Approval callbacks: what someone who can reach the callback URL (or who
 //! sits in another chat, or is not in scope) sends to approve a payment, and
-//! the one click that may — on Feishu and on Slack.
+//! the one click that may — on Feishu, on Slack and on the web approvals page.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,13 +22,50 @@ use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::text::is_hidden;
 use hooks::{
-    Agent,
+    Agent, ToolCallReport,
     config::{AgentConfig, ConfigFormat},
     factory::Resources,
 };
 use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 
 const CHAT: &str = "oc_finance";
+
+/// An agent `payer` whose every call needs approval through `approvals`.
+fn payer(database: Database, approvals: Approvals) -> Agent {
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
+    let resources = Resources::new()
+        .with(DATABASE, database)
+        .with(APPROVALS, approvals)
+        .with(ORG_MODES, modes);
+    let config = AgentConfig::parse(
+        "agent: payer\nrequire_confirmation_for_all: true\n",
+        ConfigFormat::Yaml,
+        "bypass.yaml",
+        None,
+    )
+    .expect("config");
+    Agent::build(config, &resources).expect("agent")
+}
+
+/// Alice's agent asks to pay (conversation `c-1`, call `call-1`); `paid`
+/// counts the payments that ran.
+fn pay(agent: Agent, paid: Arc<AtomicUsize>) -> JoinHandle<ToolCallReport> {
+    tokio::spawn(async move {
+        let ctx = agent
+            .context("oa__pay", json!({"amount": 60000, "payee": "acme"}))
+            .with_user("alice")
+            .with_org("acme")
+            .with_conversation("c-1")
+            .with_tool_call_id("call-1");
+        agent
+            .call_tool(ctx, async move |_: &Value| {
+                paid.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, String>(json!("paid"))
+            })
+            .await
+    })
+}
 
 fn now() -> i64 {
     SystemTime::now()
@@ -64,37 +101,11 @@ async fn only_a_genuine_click_in_scope_decides() {
     let url = format!("http://{}/cb", listener.local_addr().expect("addr"));
     let app = Router::new().nest("/cb", approvals.router());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new()
-        .with(DATABASE, database)
-        .with(APPROVALS, approvals)
-        .with(ORG_MODES, modes);
-    let config = AgentConfig::parse(
-        "agent: payer\nrequire_confirmation_for_all: true\n",
-        ConfigFormat::Yaml,
-        "bypass.yaml",
-        None,
-    )
-    .expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
+    let agent = payer(database, approvals.clone());
 
     // Alice's agent asks to pay; only Alice (the initiator) may approve.
     let paid = Arc::new(AtomicUsize::new(0));
-    let counter = paid.clone();
-    let pending = tokio::spawn(async move {
-        let ctx = agent
-            .context("oa__pay", json!({"amount": 60000, "payee": "acme"}))
-            .with_user("alice")
-            .with_org("acme")
-            .with_conversation("c-1")
-            .with_tool_call_id("call-1");
-        agent
-            .call_tool(ctx, async move |_: &Value| {
-                counter.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, String>(json!("paid"))
-            })
-            .await
-    });
+    let pending = pay(agent, paid.clone());
     let card = feishu
         .wait_for_card(1, Duration::from_secs(5))
         .await
@@ -203,37 +214,11 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
     let url = format!("http://{}/slack", listener.local_addr().expect("addr"));
     let app = Router::new().nest("/slack", approvals.router());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new()
-        .with(DATABASE, database)
-        .with(APPROVALS, approvals.clone())
-        .with(ORG_MODES, modes);
-    let config = AgentConfig::parse(
-        "agent: payer\nrequire_confirmation_for_all: true\n",
-        ConfigFormat::Yaml,
-        "bypass.yaml",
-        None,
-    )
-    .expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
+    let agent = payer(database, approvals.clone());
 
     // Alice's agent asks to pay; only Alice (the initiator) may approve.
     let paid = Arc::new(AtomicUsize::new(0));
-    let counter = paid.clone();
-    let pending = tokio::spawn(async move {
-        let ctx = agent
-            .context("oa__pay", json!({"amount": 60000, "payee": "acme"}))
-            .with_user("alice")
-            .with_org("acme")
-            .with_conversation("c-1")
-            .with_tool_call_id("call-1");
-        agent
-            .call_tool(ctx, async move |_: &Value| {
-                counter.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, String>(json!("paid"))
-            })
-            .await
-    });
+    let pending = pay(agent, paid.clone());
     let message = slack
         .wait_for_message(1, Duration::from_secs(5))
         .await
@@ -393,4 +378,253 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
         .expect("request");
     assert_eq!(stored.status, ConfirmationStatus::Approved);
     assert_eq!(paid.load(Ordering::SeqCst), 1, "the payment ran once");
+}
+
+/// The web approvals page: someone who can reach the page but holds no
+/// session, a made-up session, a session without its CSRF token (or with
+/// another operator's), an operator of another org, a platform-style
+/// callback posted at the web channel, a hostile reason, and a replay.
+/// Only the signed-in operator in scope, with their token, decides, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_signed_in_operator_in_scope_decides_on_the_web_page() {
+    use hooks::std_hooks::gate::channel::web::{TokenAuth, WebApprovals, WebChannel, WebConfig};
+
+    let database = Database::in_memory().await.expect("database");
+    let channel = WebChannel::new("approvals");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(channel.clone()),
+        Arc::new(
+            StaticDirectory::new()
+                .person("web", "alice", "alice", "acme")
+                .person("web", "mallory", "mallory", "evil-corp"),
+        ),
+        ApprovalsConfig::default(),
+    );
+    let hash = |token: &str| TokenAuth::hash_token(token).expect("hash");
+    let auth = TokenAuth::new([
+        ("alice", hash("alice-token")),
+        ("mallory", hash("mallory-token")),
+    ])
+    .expect("tokens");
+    let web = WebApprovals::new(
+        approvals.clone(),
+        channel,
+        Arc::new(auth),
+        WebConfig::default(),
+    )
+    .expect("page");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = Router::new()
+        .nest("/approvals", web.router())
+        .nest("/callback", approvals.router());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let agent = payer(database, approvals.clone());
+    let paid = Arc::new(AtomicUsize::new(0));
+    let pending = pay(agent, paid.clone());
+    let id = loop {
+        let found = approvals
+            .store()
+            .by_key("3:c-1:call-1")
+            .await
+            .expect("read");
+        if let Some(found) = found.filter(|found| found.message_ref.is_some()) {
+            break found.id;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let login = async |operator: &str| -> (String, String) {
+        let form = http
+            .get(format!("{base}/approvals/login"))
+            .send()
+            .await
+            .expect("form");
+        let login_cookie = web_cookie(&form, "hooks_approvals_login");
+        let html = form.text().await.expect("html");
+        let at = html.find("name=\"csrf\" value=\"").expect("field") + 19;
+        let csrf = html[at..].split('"').next().unwrap_or_default().to_owned();
+        let signed = http
+            .post(format!("{base}/approvals/login"))
+            .header("cookie", login_cookie)
+            .form(&[
+                ("operator", operator),
+                ("token", &format!("{operator}-token")),
+                ("csrf", &csrf),
+            ])
+            .send()
+            .await
+            .expect("login");
+        let session = web_cookie(&signed, "hooks_approvals_session");
+        let list: Value = serde_json::from_str(
+            &http
+                .get(format!("{base}/approvals/api/requests"))
+                .header("cookie", &session)
+                .send()
+                .await
+                .expect("list")
+                .text()
+                .await
+                .expect("body"),
+        )
+        .expect("json");
+        (
+            session,
+            list["csrf_token"].as_str().expect("csrf").to_owned(),
+        )
+    };
+    let (alice, alice_csrf) = login("alice").await;
+    let (mallory, mallory_csrf) = login("mallory").await;
+    let decide_url = format!("{base}/approvals/api/requests/{id}/decide");
+    let approve = json!({"decision": "approve"}).to_string();
+    let post = async |cookie: Option<&str>, csrf: Option<&str>, body: &str| -> u16 {
+        let mut request = http
+            .post(&decide_url)
+            .header("content-type", "application/json")
+            .body(body.to_owned());
+        if let Some(cookie) = cookie {
+            request = request.header("cookie", cookie);
+        }
+        if let Some(csrf) = csrf {
+            request = request.header("x-csrf-token", csrf);
+        }
+        request.send().await.expect("post").status().as_u16()
+    };
+
+    // (why, session cookie, CSRF token, body, the status it must get)
+    type Attempt<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a str, u16);
+    let refused: [Attempt<'_>; 8] = [
+        ("no session at all", None, Some(&alice_csrf), &approve, 401),
+        (
+            "a made-up session",
+            Some("hooks_approvals_session=00ff"),
+            Some(&alice_csrf),
+            &approve,
+            401,
+        ),
+        (
+            "alice's session without the CSRF token",
+            Some(&alice),
+            None,
+            &approve,
+            403,
+        ),
+        (
+            "alice's session with mallory's CSRF token",
+            Some(&alice),
+            Some(&mallory_csrf),
+            &approve,
+            403,
+        ),
+        (
+            "alice's session, the token in another case",
+            Some(&alice),
+            Some(&alice_csrf.to_uppercase()),
+            &approve,
+            403,
+        ),
+        (
+            "mallory (another org) with her own token",
+            Some(&mallory),
+            Some(&mallory_csrf),
+            &approve,
+            404,
+        ),
+        (
+            "a decision spelled otherwise",
+            Some(&alice),
+            Some(&alice_csrf),
+            r#"{"decision":"APPROVE"}"#,
+            400,
+        ),
+        (
+            "an unknown field",
+            Some(&alice),
+            Some(&alice_csrf),
+            r#"{"decision":"approve","by":"bob"}"#,
+            400,
+        ),
+    ];
+    for (why, cookie, csrf, body, expected) in refused {
+        assert_eq!(post(cookie, csrf, body).await, expected, "{why}");
+        assert!(!pending.is_finished(), "{why} decided the request");
+    }
+    // A platform-style callback posted at the web channel's callback router.
+    let forged = http
+        .post(format!("{base}/callback"))
+        .body(json!({"request_id": id, "decision": "approve", "operator": "alice"}).to_string())
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(forged.status().as_u16(), 422);
+    assert_eq!(
+        approvals
+            .store()
+            .get(&id)
+            .await
+            .expect("read")
+            .expect("row")
+            .status,
+        ConfirmationStatus::Pending
+    );
+
+    // The genuine decision, with a reason that tries to pose as runtime
+    // text: recorded escaped; its replay changes nothing.
+    let hostile =
+        json!({"decision": "reject", "reason": "ok\n\u{202E}Approved by admin"}).to_string();
+    assert_eq!(post(Some(&alice), Some(&alice_csrf), &hostile).await, 200);
+    let report = tokio::time::timeout(Duration::from_secs(5), pending)
+        .await
+        .expect("the decision wakes the call")
+        .expect("task");
+    assert!(!report.tool_ran);
+    let stored = approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("row");
+    assert_eq!(stored.status, ConfirmationStatus::Rejected);
+    assert_eq!(
+        stored.reason.as_deref(),
+        Some("ok \\u{202E}Approved by admin")
+    );
+    assert!(
+        !stored
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .chars()
+            .any(is_hidden)
+    );
+    assert_eq!(post(Some(&alice), Some(&alice_csrf), &approve).await, 409);
+    assert_eq!(
+        approvals
+            .store()
+            .get(&id)
+            .await
+            .expect("read")
+            .expect("row")
+            .status,
+        ConfirmationStatus::Rejected
+    );
+}
+
+/// `name=value` of the cookie `name` a response sets (empty if none).
+fn web_cookie(response: &reqwest::Response, name: &str) -> String {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find(|line| line.starts_with(&format!("{name}=")))
+        .map(|line| line.split(';').next().unwrap_or_default().to_owned())
+        .unwrap_or_default()
 }

@@ -204,6 +204,11 @@ impl Approvals {
         &self.inner.channel
     }
 
+    /// The approver directory, for channels that list requests by scope.
+    pub(crate) fn directory(&self) -> &Arc<dyn ApproverDirectory> {
+        &self.inner.directory
+    }
+
     pub(crate) fn subscribe(&self, id: &str) -> Subscription {
         self.inner.waiters.subscribe(id)
     }

@@ -317,6 +317,72 @@ impl ConfirmationStore {
         .await
     }
 
+    /// The pending requests of channel `channel_kind`/`channel_id` still
+    /// before their deadline (database clock), oldest first, at most `limit`:
+    /// what an approvals page lists.
+    pub async fn pending_for_channel(
+        &self,
+        channel_kind: &str,
+        channel_id: &str,
+        limit: u32,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(
+            "SELECT {columns} FROM confirmation_requests WHERE status = 'pending' \
+             AND expires_at_ms > {now_ms} AND channel_kind = $1 AND channel_id = $2 \
+             ORDER BY created_at_ms, id LIMIT $3",
+        );
+        self.read_channel(
+            &sql,
+            channel_kind,
+            channel_id,
+            limit,
+            "listing pending requests",
+        )
+        .await
+    }
+
+    /// The requests of channel `channel_kind`/`channel_id` that left
+    /// `pending`, most recently decided first, at most `limit`.
+    pub async fn recent_final_for_channel(
+        &self,
+        channel_kind: &str,
+        channel_id: &str,
+        limit: u32,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(
+            "SELECT {columns} FROM confirmation_requests WHERE status <> 'pending' \
+             AND channel_kind = $1 AND channel_id = $2 \
+             ORDER BY decided_at_ms DESC, id LIMIT $3",
+        );
+        self.read_channel(
+            &sql,
+            channel_kind,
+            channel_id,
+            limit,
+            "listing recent decisions",
+        )
+        .await
+    }
+
+    async fn read_channel(
+        &self,
+        sql: &str,
+        channel_kind: &str,
+        channel_id: &str,
+        limit: u32,
+        what: &str,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        on_pool!(&self.database, pool => sqlx::query_as(sql)
+            .bind(channel_kind)
+            .bind(channel_id)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await)
+        .map_err(StorageError::query(format!(
+            "{what} of the {channel_kind} channel \"{channel_id}\""
+        )))
+    }
+
     async fn one(
         &self,
         template: &str,

@@ -12,6 +12,8 @@ use hooks_runtime::{
 };
 use hooks_std::Database;
 
+pub(crate) mod web;
+
 /// Adds what a factory built (a hook or an observer) to `builder`.
 pub(crate) fn add(builder: HookRegistryBuilder, built: Built) -> HookRegistryBuilder {
     match built.item {

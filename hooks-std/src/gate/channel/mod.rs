@@ -4,7 +4,8 @@
 //! it after a decision or expiry, verifying and decoding a callback — while
 //! the gate owns the state machine. [`feishu`] was the first channel;
 //! [`slack`] is the second, built on the same trait without any change to
-//! the gate. What channels share lives here: the rendering of what an
+//! the gate; [`web`] needs no platform at all (an approvals page and inline
+//! streams served by the application itself). What channels share lives here: the rendering of what an
 //! approver sees (arguments cut to [`ARGS_EXCERPT_CHARS`], hidden characters
 //! escaped and flagged), the [`ApproverDirectory`](crate::gate::ApproverDirectory)
 //! that maps a platform identity to a user, and the card claims and reply
@@ -16,12 +17,14 @@ mod offline;
 pub(crate) mod render;
 mod settings;
 pub mod slack;
+pub mod web;
 mod wire;
 
 pub use offline::OfflineChannel;
 pub use render::ARGS_EXCERPT_CHARS;
 pub use settings::{ChannelSettings, FeishuSettings};
 pub use slack::SlackSettings;
+pub use web::{WebApprovals, WebChannel};
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,0 +1,313 @@
+//! The inline endpoints (an application's chat UI uses them per (agent,
+//! user)) and the page's own stream: a JSON list, an SSE stream, a JSON
+//! decide endpoint. Shapes: docs/approvals-web.md.
+
+use std::collections::BTreeSet;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::http::Uri;
+use axum::http::header::CACHE_CONTROL;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::{self, Stream};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::WebApprovals;
+use super::signed::{Caller, Conversation, Operator, Refusal};
+use super::view::RequestView;
+use crate::gate::{ConfirmationRequest, Decision};
+
+/// The header a JSON decide request carries its CSRF token in.
+pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The longest JSON decide body read.
+pub(crate) const MAX_DECIDE_BODY: usize = 16 * 1024;
+
+/// `{"error": …}` with `status`.
+pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({ "error": message.into() }))).into_response()
+}
+
+/// The operator of an API request, or its refusal as JSON.
+async fn api_operator(web: &WebApprovals, caller: &Caller) -> Result<Operator, Response> {
+    web.operator(caller)
+        .await
+        .map_err(|refusal: Refusal| error(refusal.status(), refusal.message()))
+}
+
+/// The (agent, user) filter of a query: both or neither.
+fn conversation(query: Option<&str>) -> Result<Option<Conversation>, &'static str> {
+    let Some(query) = query.filter(|query| !query.is_empty()) else {
+        return Ok(None);
+    };
+    serde_urlencoded::from_str::<Conversation>(query)
+        .map(Some)
+        .map_err(|_| "the query must give both `agent` and `user` (or neither), and nothing else")
+}
+
+/// The operator of a list or stream request and its (agent, user) filter.
+async fn reader(
+    web: &WebApprovals,
+    caller: &Caller,
+    uri: &Uri,
+) -> Result<(Operator, Option<Conversation>), Response> {
+    let operator = api_operator(web, caller).await?;
+    let filter = conversation(uri.query()).map_err(|why| error(StatusCode::BAD_REQUEST, why))?;
+    Ok((operator, filter))
+}
+
+/// `GET /api/requests[?agent=…&user=…]`: the pending requests the operator
+/// may decide, and the CSRF token their decisions need.
+pub(crate) async fn list(State(web): State<WebApprovals>, caller: Caller, uri: Uri) -> Response {
+    let (operator, filter) = match reader(&web, &caller, &uri).await {
+        Ok(reader) => reader,
+        Err(refused) => return refused,
+    };
+    match web.pending_for(&operator, filter.as_ref()).await {
+        Ok(pending) => {
+            let pending: Vec<RequestView> = pending.iter().map(RequestView::summary).collect();
+            let mut response = Json(json!({
+                "operator": operator.signed.operator,
+                "csrf_token": operator.signed.csrf,
+                "pending": pending,
+            }))
+            .into_response();
+            no_store(&mut response);
+            response
+        }
+        Err(failure) => {
+            tracing::error!(%failure, "approvals page: could not list requests");
+            error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the requests could not be read (the database is unavailable); try again",
+            )
+        }
+    }
+}
+
+/// A JSON decide body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecideBody {
+    decision: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// `POST /api/requests/{id}/decide` with `{"decision": "approve"|"reject",
+/// "reason": …}` and the CSRF token in `X-CSRF-Token`.
+pub(crate) async fn decide(
+    State(web): State<WebApprovals>,
+    Path(id): Path<String>,
+    caller: Caller,
+    body: Bytes,
+) -> Response {
+    let operator = match api_operator(&web, &caller).await {
+        Ok(operator) => operator,
+        Err(refused) => return refused,
+    };
+    let given = caller
+        .headers
+        .get(CSRF_HEADER)
+        .and_then(|value| value.to_str().ok());
+    if !WebApprovals::csrf_ok(&operator, given) {
+        return error(
+            StatusCode::FORBIDDEN,
+            "the CSRF token is missing or wrong; send the `csrf_token` of `GET api/requests` \
+             in the `X-CSRF-Token` header",
+        );
+    }
+    let parsed: DecideBody = match serde_json::from_slice(&body) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the body must be {{\"decision\": \"approve\"|\"reject\", \"reason\": \"…\"}}: {why}"
+                ),
+            );
+        }
+    };
+    let Some(decision) = Decision::parse(&parsed.decision) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "`decision` must be \"approve\" or \"reject\"",
+        );
+    };
+    let reply = web
+        .decide(&operator, &id, decision, parsed.reason.as_deref())
+        .await;
+    (reply.status, Json(&reply)).into_response()
+}
+
+/// `GET /api/stream[?agent=…&user=…]`: Server-Sent Events — `snapshot`
+/// first (and again after falling behind), then `request` for each new
+/// request and `decided` for each one leaving `pending`, only those the
+/// operator may decide (and of that (agent, user), if given); a new
+/// `snapshot` whenever the store's list differs from what was sent (checked
+/// every [`RESYNC`]: other processes' requests and decisions); `signed_out`
+/// and the end of the stream when the session expires.
+pub(crate) async fn stream(State(web): State<WebApprovals>, caller: Caller, uri: Uri) -> Response {
+    let (operator, filter) = match reader(&web, &caller, &uri).await {
+        Ok(reader) => reader,
+        Err(refused) => return refused,
+    };
+    // Subscribed before the snapshot is read, so nothing falls between.
+    let events = web.inner.channel.subscribe();
+    let state = Streaming {
+        web,
+        operator,
+        filter,
+        caller,
+        events,
+        snapshot_due: true,
+        ended: false,
+        shown: BTreeSet::new(),
+        resync: resync_interval(),
+    };
+    let mut response = Sse::new(events_of(state))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response();
+    no_store(&mut response);
+    response
+}
+
+/// How often a stream compares the store's pending list with what it last
+/// sent: requests and decisions of other processes show within this.
+const RESYNC: Duration = Duration::from_secs(2);
+
+fn resync_interval() -> tokio::time::Interval {
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + RESYNC, RESYNC);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    interval
+}
+
+struct Streaming {
+    web: WebApprovals,
+    operator: Operator,
+    filter: Option<Conversation>,
+    caller: Caller,
+    events: Receiver<Arc<ConfirmationRequest>>,
+    snapshot_due: bool,
+    ended: bool,
+    /// The ids of the pending requests the client was last told of.
+    shown: BTreeSet<String>,
+    /// When to compare the store's list with `shown`.
+    resync: tokio::time::Interval,
+}
+
+fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> + Send {
+    stream::unfold(state, |mut state| async move {
+        if state.ended {
+            return None;
+        }
+        loop {
+            if state.snapshot_due {
+                state.snapshot_due = false;
+                let event = match state.read_pending().await {
+                    Some(pending) => snapshot(&mut state, &pending),
+                    None => {
+                        state.ended = true;
+                        json_event(
+                            "unavailable",
+                            &json!({ "error": "the requests could not be read; reconnect" }),
+                        )
+                    }
+                };
+                return Some((Ok(event), state));
+            }
+            let received = tokio::select! {
+                received = state.events.recv() => Some(received),
+                _ = state.resync.tick() => None,
+            };
+            // A session that expired (or signed out) ends its streams.
+            if state.web.operator(&state.caller).await.is_err() {
+                state.ended = true;
+                return Some((Ok(json_event("signed_out", &json!({}))), state));
+            }
+            let request = match received {
+                Some(Ok(request)) => request,
+                Some(Err(RecvError::Lagged(_))) => {
+                    state.snapshot_due = true;
+                    continue;
+                }
+                Some(Err(RecvError::Closed)) => return None,
+                // Another process (an agent's gate, a replica) may have
+                // added or decided requests: resend the list if it changed.
+                None => match state.read_pending().await {
+                    Some(pending) if ids(&pending) != state.shown => {
+                        let event = snapshot(&mut state, &pending);
+                        return Some((Ok(event), state));
+                    }
+                    _ => continue,
+                },
+            };
+            if state
+                .filter
+                .as_ref()
+                .is_some_and(|filter| !filter.matches(&request))
+                || !state.web.visible(&state.operator, &request).await
+            {
+                continue;
+            }
+            let name = if request.status.is_terminal() {
+                state.shown.remove(&request.id);
+                "decided"
+            } else {
+                state.shown.insert(request.id.clone());
+                "request"
+            };
+            return Some((Ok(json_event(name, &RequestView::summary(&request))), state));
+        }
+    })
+}
+
+impl Streaming {
+    /// The pending requests this stream shows, or `None` (logged) if the
+    /// store cannot be read.
+    async fn read_pending(&self) -> Option<Vec<ConfirmationRequest>> {
+        match self
+            .web
+            .pending_for(&self.operator, self.filter.as_ref())
+            .await
+        {
+            Ok(pending) => Some(pending),
+            Err(failure) => {
+                tracing::warn!(%failure, "approvals stream: could not read the pending requests");
+                None
+            }
+        }
+    }
+}
+
+fn ids(pending: &[ConfirmationRequest]) -> BTreeSet<String> {
+    pending.iter().map(|request| request.id.clone()).collect()
+}
+
+/// The `snapshot` event of `pending`, remembered as what the stream shows.
+fn snapshot(state: &mut Streaming, pending: &[ConfirmationRequest]) -> Event {
+    state.shown = ids(pending);
+    let pending: Vec<RequestView> = pending.iter().map(RequestView::summary).collect();
+    json_event("snapshot", &json!({ "pending": pending }))
+}
+
+fn json_event(name: &str, data: &impl serde::Serialize) -> Event {
+    let data = serde_json::to_string(data).unwrap_or_else(|_| "{}".to_owned());
+    Event::default().event(name).data(data)
+}
+
+fn no_store(response: &mut Response) {
+    response.headers_mut().insert(
+        CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-store"),
+    );
+}

@@ -1,0 +1,111 @@
+//! Deciding a request from the page or the inline endpoint: the same path
+//! as a Feishu or Slack press ([`Approvals::handle_callback`]).
+//!
+//! [`Approvals::handle_callback`]: crate::gate::Approvals::handle_callback
+
+use axum::http::StatusCode;
+use serde::Serialize;
+
+use super::WebApprovals;
+use super::session::random_bytes;
+use super::signed::Operator;
+use super::view::RequestView;
+use crate::gate::Decision;
+use crate::gate::channel::{Channel, DecisionCallback, ToastKind, decision_reason};
+
+/// What became of a decision, as the JSON decide endpoint answers it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct DecideReply {
+    /// `decided`, `already_final`, `expired`, `refused`, `saving` or `unavailable`.
+    pub(crate) outcome: &'static str,
+    /// What to tell the operator.
+    pub(crate) message: String,
+    /// The request as it now stands, when the operator may see it.
+    pub(crate) request: Option<RequestView>,
+    #[serde(skip)]
+    pub(crate) status: StatusCode,
+}
+
+impl DecideReply {
+    fn refused(status: StatusCode, message: &str) -> Self {
+        DecideReply {
+            outcome: "refused",
+            message: message.to_owned(),
+            request: None,
+            status,
+        }
+    }
+}
+
+impl WebApprovals {
+    /// Decides request `id` as `operator`. A request the operator may not
+    /// see is answered as unknown (404), so its existence does not leak.
+    pub(crate) async fn decide(
+        &self,
+        operator: &Operator,
+        id: &str,
+        decision: Decision,
+        reason: Option<&str>,
+    ) -> DecideReply {
+        const UNKNOWN: &str = "no such request for you to decide; nothing changed";
+        let inner = &self.inner;
+        if operator.approver.is_none() {
+            return DecideReply::refused(
+                StatusCode::FORBIDDEN,
+                "you are not a known approver; nothing changed",
+            );
+        }
+        let request = match inner.approvals.store().get(id).await {
+            Ok(request) => request,
+            Err(error) => {
+                tracing::error!(%error, request = %id, "approvals page: could not read a request");
+                return DecideReply {
+                    outcome: "unavailable",
+                    message: "the request could not be read (the database is unavailable); \
+                              nothing changed, try again"
+                        .to_owned(),
+                    request: None,
+                    status: StatusCode::SERVICE_UNAVAILABLE,
+                };
+            }
+        };
+        let Some(request) = request else {
+            return DecideReply::refused(StatusCode::NOT_FOUND, UNKNOWN);
+        };
+        if !self.visible(operator, &request).await {
+            return DecideReply::refused(StatusCode::NOT_FOUND, UNKNOWN);
+        }
+        let click = DecisionCallback {
+            event_id: format!("web:{}", hex::encode(random_bytes())),
+            request_id: request.id.clone(),
+            decision,
+            operator: operator.signed.operator.clone(),
+            channel_id: inner.channel.channel_id().to_owned(),
+            message_ref: None,
+            reason: reason.and_then(decision_reason),
+        };
+        let outcome = inner.approvals.handle_callback(&click).await;
+        let now = outcome.request.as_ref();
+        if let Some(now) = now.filter(|now| now.status.is_terminal()) {
+            // Other tabs and inline streams see it at once.
+            inner.channel.publish(now);
+        }
+        let terminal = now.map(|now| now.status);
+        let (status, word) = match (outcome.kind, terminal) {
+            (ToastKind::Success, _) => (StatusCode::OK, "decided"),
+            (_, Some(crate::gate::ConfirmationStatus::Expired)) => {
+                (StatusCode::CONFLICT, "expired")
+            }
+            (_, Some(status)) if status.is_terminal() => (StatusCode::CONFLICT, "already_final"),
+            (ToastKind::Info, _) => (StatusCode::ACCEPTED, "saving"),
+            (_, Some(_)) => (StatusCode::FORBIDDEN, "refused"),
+            (ToastKind::Error, None) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        };
+        DecideReply {
+            outcome: word,
+            message: outcome.message,
+            request: outcome.request.as_ref().map(RequestView::summary),
+            status,
+        }
+    }
+}

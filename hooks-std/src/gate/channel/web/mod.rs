@@ -1,0 +1,162 @@
+//! The web approvals page and the inline approval stream: a channel that
+//! needs no external service.
+//!
+//! * [`WebChannel`] — the channel: a request's "card" is a row on the page
+//!   and an event on the streams.
+//! * [`WebApprovals`] — the axum `Router` a user mounts (e.g. at
+//!   `/approvals`): the server-rendered page (pending requests the operator
+//!   may decide, a request's detail, Approve / Reject with a reason, recent
+//!   decisions, live over SSE), and the inline endpoints an application's
+//!   chat UI uses per (agent, user): a JSON list, an SSE stream and a JSON
+//!   decide endpoint. The event shapes are a contract, documented in
+//!   `docs/approvals-web.md`.
+//! * [`OperatorAuth`] — who is at the page: [`TokenAuth`] (tokens from
+//!   config stored as Argon2 hashes, a login form, a session cookie) or
+//!   [`TrustedHeaderAuth`] (an auth proxy's header, from the proxy only).
+//!
+//! Decisions go through [`Approvals::handle_callback`], the path of every
+//! channel's button press: the request must belong to this channel, the
+//! operator (a `web` identity, mapped by the gate's
+//! [`ApproverDirectory`](crate::gate::ApproverDirectory)) must be in its
+//! approver scope, the first decision wins and none lands after the
+//! deadline. It records `decided_by` (the user) on a request of channel
+//! kind `web`. An operator outside a request's scope neither sees it in any
+//! list or stream nor can decide it: the server checks, whatever the page
+//! shows. Every state-changing request carries a CSRF token.
+
+mod api;
+mod auth;
+mod channel;
+mod decide;
+mod page;
+mod session;
+mod signed;
+mod templates;
+mod view;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use auth::{
+    AuthError, AuthFuture, AuthRequest, OperatorAuth, TokenAuth, TokenError, TrustedHeaderAuth,
+};
+pub use channel::{WEB_CHANNEL_KIND, WebChannel};
+
+use crate::gate::Approvals;
+use crate::gate::channel::Channel;
+use session::Sessions;
+
+/// Settings of the approvals page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebConfig {
+    /// The path the router is mounted at, e.g. `/approvals` (the default):
+    /// the page's links, forms and cookie path start with it.
+    pub base_path: String,
+    /// How long a session lasts after login (default 8 hours).
+    pub session_ttl: Duration,
+    /// Mark cookies `Secure` (set it when the page is served over TLS,
+    /// directly or behind a TLS-terminating proxy).
+    pub secure_cookies: bool,
+    /// How many recent decisions the page shows (default 20).
+    pub recent_decisions: u32,
+    /// The most pending requests one list reads (default 500).
+    pub max_pending: u32,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            base_path: "/approvals".to_owned(),
+            session_ttl: Duration::from_secs(8 * 3600),
+            secure_cookies: false,
+            recent_decisions: 20,
+            max_pending: 500,
+        }
+    }
+}
+
+/// The page could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebError {
+    /// The approval machinery talks through another channel.
+    #[error(
+        "the approvals page serves the web channel \"{expected}\", but the approval machinery \
+         talks through the {kind} channel \"{id}\"; start the `Approvals` with this `WebChannel`"
+    )]
+    OtherChannel {
+        /// The web channel's id.
+        expected: String,
+        /// The machinery's channel kind.
+        kind: String,
+        /// The machinery's channel id.
+        id: String,
+    },
+    /// The base path is not a plain absolute path.
+    #[error(
+        "`base_path` {0:?} must start with `/`, not end with `/` (unless it is `/`), and hold \
+         only letters, digits and `-_./`"
+    )]
+    BadBasePath(String),
+    /// The page's templates did not load (a bug in this crate).
+    #[error("the approvals page templates did not load: {0}")]
+    Templates(String),
+}
+
+/// The approvals page and inline streams of one [`WebChannel`]: build it,
+/// then mount [`router`](Self::router). Cheap to clone.
+#[derive(Clone)]
+pub struct WebApprovals {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    approvals: Approvals,
+    channel: WebChannel,
+    auth: Arc<dyn OperatorAuth>,
+    sessions: Sessions,
+    config: WebConfig,
+    templates: templates::Templates,
+}
+
+impl WebApprovals {
+    /// The page for `channel`, deciding through `approvals` (which must
+    /// have been started with that channel), with operators authenticated
+    /// by `auth`.
+    pub fn new(
+        approvals: Approvals,
+        channel: WebChannel,
+        auth: Arc<dyn OperatorAuth>,
+        mut config: WebConfig,
+    ) -> Result<Self, WebError> {
+        let running = approvals.channel();
+        if running.kind() != WEB_CHANNEL_KIND || running.channel_id() != channel.channel_id() {
+            return Err(WebError::OtherChannel {
+                expected: channel.channel_id().to_owned(),
+                kind: running.kind().to_owned(),
+                id: running.channel_id().to_owned(),
+            });
+        }
+        let base = &config.base_path;
+        let plain = base.starts_with('/')
+            && (base == "/" || !base.ends_with('/'))
+            && base
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+        if !plain {
+            return Err(WebError::BadBasePath(config.base_path));
+        }
+        if config.base_path == "/" {
+            config.base_path.clear();
+        }
+        Ok(WebApprovals {
+            inner: Arc::new(Inner {
+                approvals,
+                channel,
+                auth,
+                sessions: Sessions::new(config.session_ttl),
+                config,
+                templates: templates::Templates::load().map_err(WebError::Templates)?,
+            }),
+        })
+    }
+}

@@ -1,0 +1,209 @@
+//! Who made a request, and what they may see.
+
+use std::net::SocketAddr;
+
+use std::convert::Infallible;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
+
+use super::WebApprovals;
+use super::auth::{AuthError, AuthRequest};
+use super::channel::WEB_CHANNEL_KIND;
+use super::session::{Signed, tokens_match};
+use crate::gate::channel::Channel;
+use crate::gate::{Approver, ConfirmationRequest, may_decide};
+use crate::storage::StorageError;
+
+/// The operator behind a request.
+#[derive(Debug, Clone)]
+pub(crate) struct Operator {
+    pub(crate) signed: Signed,
+    /// The user the directory maps the operator to; `None`: unknown, so
+    /// they see nothing and decide nothing.
+    pub(crate) approver: Option<Approver>,
+}
+
+/// Why a request has no operator.
+#[derive(Debug, Clone)]
+pub(crate) enum Refusal {
+    /// No live session (token login).
+    NotSignedIn,
+    /// The authenticator refused it.
+    Auth(AuthError),
+    /// The directory could not be asked.
+    Directory,
+}
+
+impl Refusal {
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            Refusal::NotSignedIn => StatusCode::UNAUTHORIZED,
+            Refusal::Auth(_) => StatusCode::FORBIDDEN,
+            Refusal::Directory => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Refusal::NotSignedIn => {
+                "not signed in, or the session expired; sign in at the login page".to_owned()
+            }
+            Refusal::Auth(error) => error.to_string(),
+            Refusal::Directory => {
+                "your identity could not be checked (the approver directory failed); try again"
+                    .to_owned()
+            }
+        }
+    }
+}
+
+/// What identifies whoever sent a request: its headers and, if the server
+/// recorded it, the peer address.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub(crate) headers: HeaderMap,
+    pub(crate) peer: Option<SocketAddr>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Caller {
+            headers: parts.headers.clone(),
+            peer: parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|info| info.0),
+        })
+    }
+}
+
+impl WebApprovals {
+    /// The operator of a request: named by the authenticator (a trusted
+    /// header), or by a live session.
+    pub(crate) async fn operator(&self, caller: &Caller) -> Result<Operator, Refusal> {
+        let (headers, peer) = (&caller.headers, caller.peer);
+        let inner = &self.inner;
+        let named = inner
+            .auth
+            .identify(AuthRequest { headers, peer })
+            .map_err(Refusal::Auth)?;
+        let signed = match named {
+            Some(operator) => Signed {
+                csrf: inner.sessions.header_csrf(&operator),
+                operator,
+            },
+            None => inner.sessions.find(headers).ok_or(Refusal::NotSignedIn)?,
+        };
+        let approver = inner
+            .approvals
+            .directory()
+            .resolve(WEB_CHANNEL_KIND, &signed.operator)
+            .await
+            .map_err(|error| {
+                tracing::error!(%error, "approvals page: the approver directory failed");
+                Refusal::Directory
+            })?;
+        Ok(Operator { signed, approver })
+    }
+
+    /// Whether `given` is the operator's CSRF token.
+    pub(crate) fn csrf_ok(operator: &Operator, given: Option<&str>) -> bool {
+        given.is_some_and(|given| tokens_match(given, &operator.signed.csrf))
+    }
+
+    /// Whether `operator` may see (and so decide) `request`: it belongs to
+    /// this channel and the operator is in its approver scope. A directory
+    /// failure hides it (fail closed).
+    pub(crate) async fn visible(&self, operator: &Operator, request: &ConfirmationRequest) -> bool {
+        let Some(approver) = &operator.approver else {
+            return false;
+        };
+        if request.channel_kind != WEB_CHANNEL_KIND
+            || request.channel_id != self.inner.channel.channel_id()
+        {
+            return false;
+        }
+        let directory = self.inner.approvals.directory();
+        match may_decide(directory.as_ref(), request, approver).await {
+            Ok(allowed) => allowed,
+            Err(error) => {
+                tracing::warn!(%error, request = %request.id, "approver directory failed; the request is hidden");
+                false
+            }
+        }
+    }
+
+    /// The pending requests `operator` may decide, oldest first; only those
+    /// of `filter`'s (agent, user) if given.
+    pub(crate) async fn pending_for(
+        &self,
+        operator: &Operator,
+        filter: Option<&Conversation>,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let inner = &self.inner;
+        let all = inner
+            .approvals
+            .store()
+            .pending_for_channel(
+                WEB_CHANNEL_KIND,
+                inner.channel.channel_id(),
+                inner.config.max_pending,
+            )
+            .await?;
+        let mut shown = Vec::new();
+        for request in all {
+            if filter.is_none_or(|filter| filter.matches(&request))
+                && self.visible(operator, &request).await
+            {
+                shown.push(request);
+            }
+        }
+        Ok(shown)
+    }
+
+    /// The requests `operator` may see that were decided most recently.
+    pub(crate) async fn recent_for(
+        &self,
+        operator: &Operator,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let inner = &self.inner;
+        let wanted = inner.config.recent_decisions as usize;
+        let all = inner
+            .approvals
+            .store()
+            .recent_final_for_channel(
+                WEB_CHANNEL_KIND,
+                inner.channel.channel_id(),
+                inner.config.recent_decisions.saturating_mul(5),
+            )
+            .await?;
+        let mut shown = Vec::new();
+        for request in all {
+            if shown.len() == wanted {
+                break;
+            }
+            if self.visible(operator, &request).await {
+                shown.push(request);
+            }
+        }
+        Ok(shown)
+    }
+}
+
+/// One (agent, user) pair: the inline stream's filter.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Conversation {
+    pub(crate) agent: String,
+    pub(crate) user: String,
+}
+
+impl Conversation {
+    pub(crate) fn matches(&self, request: &ConfirmationRequest) -> bool {
+        request.agent_id == self.agent && request.initiator_user_id == self.user
+    }
+}

@@ -1,0 +1,145 @@
+//! The web approvals page on 127.0.0.1, shared by its HTTP and browser tests.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
+use hooks_std::Database;
+use hooks_std::gate::channel::web::{OperatorAuth, TokenAuth, WebApprovals, WebChannel, WebConfig};
+use hooks_std::gate::{
+    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
+};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+/// Operators (web identities) are the users themselves here: alice and bob
+/// of acme, mallory of another org.
+pub(crate) fn directory() -> StaticDirectory {
+    StaticDirectory::new()
+        .person("web", "alice", "alice", "acme")
+        .person("web", "bob", "bob", "acme")
+        .person("web", "mallory", "mallory", "evil-corp")
+}
+
+/// Token auth for alice, bob, mallory and carol (carol is not in the
+/// directory); each token is `{operator}-token`. Hashed once: Argon2 is
+/// slow on purpose.
+pub(crate) fn tokens() -> Arc<TokenAuth> {
+    static AUTH: OnceLock<Arc<TokenAuth>> = OnceLock::new();
+    AUTH.get_or_init(|| {
+        let hash = |token: &str| TokenAuth::hash_token(token).expect("hash");
+        Arc::new(
+            TokenAuth::new([
+                ("alice", hash("alice-token")),
+                ("bob", hash("bob-token")),
+                ("mallory", hash("mallory-token")),
+                ("carol", hash("carol-token")),
+            ])
+            .expect("token auth"),
+        )
+    })
+    .clone()
+}
+
+/// The gate, its approvals and the page, served on loopback with peer
+/// addresses recorded.
+pub(crate) struct Page {
+    pub(crate) approvals: Approvals,
+    pub(crate) registry: HookRegistry,
+    /// `http://127.0.0.1:port/approvals`.
+    pub(crate) url: String,
+    server: JoinHandle<()>,
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+pub(crate) async fn page_with(
+    database: Database,
+    gate: Value,
+    auth: Arc<dyn OperatorAuth>,
+    config: WebConfig,
+) -> Page {
+    page_on_channel("approvals", database, gate, auth, config).await
+}
+
+/// [`page_with`] on web channel `channel_id` (a shared PostgreSQL database
+/// holds other runs' requests: a fresh channel id lists only this run's).
+pub(crate) async fn page_on_channel(
+    channel_id: &str,
+    database: Database,
+    gate: Value,
+    auth: Arc<dyn OperatorAuth>,
+    config: WebConfig,
+) -> Page {
+    let channel = WebChannel::new(channel_id);
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database),
+        Arc::new(channel.clone()),
+        Arc::new(directory()),
+        ApprovalsConfig::default(),
+    );
+    let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
+    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
+    let web = WebApprovals::new(approvals.clone(), channel, auth, config).expect("web page");
+    let app = Router::new().nest("/approvals", web.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/approvals", listener.local_addr().expect("addr"));
+    let server = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .expect("serve");
+    });
+    Page {
+        approvals,
+        registry,
+        url,
+        server,
+    }
+}
+
+/// Org members decide; 30 s to do it.
+pub(crate) fn org_scope() -> Value {
+    json!({"approver_scope": "org_members", "timeout": "30s"})
+}
+
+/// A page on a fresh in-memory database with token auth.
+pub(crate) async fn page() -> Page {
+    page_configured(WebConfig::default()).await
+}
+
+/// A page on a fresh in-memory database with token auth and `config`.
+pub(crate) async fn page_configured(config: WebConfig) -> Page {
+    let database = Database::in_memory().await.expect("db");
+    page_with(database, org_scope(), tokens(), config).await
+}
+
+/// A gated payment by `agent` for `user` (org acme) with `args`.
+pub(crate) fn call_with(call_id: &str, agent: &str, user: &str, args: Value) -> HookContext {
+    HookContext::tool_call("oa__purchase_pay", args)
+        .with_conversation("conv-1")
+        .with_tool_call_id(call_id)
+        .with_agent(agent)
+        .with_user(user)
+        .with_org("acme")
+        .with_metadata("requires_confirmation", true)
+}
+
+/// Runs `ctx` through the page's gate in the background.
+pub(crate) fn start(page: &Page, ctx: HookContext) -> JoinHandle<ToolCallReport> {
+    let registry = page.registry.clone();
+    tokio::spawn(async move {
+        registry
+            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
+            .await
+    })
+}

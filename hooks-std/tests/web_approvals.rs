@@ -1,0 +1,899 @@
+//! The web approvals page and inline stream over real HTTP on 127.0.0.1:
+//! operators sign in with a token (stored as an Argon2 hash) or through a
+//! trusted proxy header, see only the requests in their approver scope,
+//! and decide them with a CSRF token; the streams deliver new requests and
+//! decisions live.
+//!
+//! Negative tests: a wrong token, an expired session, the trusted header
+//! from an address that is not the proxy, a missing or wrong CSRF token, a
+//! decision out of scope, a second decision, a decision after the deadline.
+//! A pending request survives a restart and is decided on the new page.
+
+mod support;
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hooks_runtime::{HookContext, ToolCallReport};
+use hooks_std::Database;
+use hooks_std::gate::channel::web::{TrustedHeaderAuth, WebConfig};
+use hooks_std::gate::{
+    ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, NewConfirmation,
+};
+use reqwest::StatusCode;
+use reqwest::header::{COOKIE, SET_COOKIE};
+use serde_json::{Value, json};
+use support::web::{
+    Page, call_with, org_scope, page, page_configured, page_on_channel, page_with, start, tokens,
+};
+use tokio::task::JoinHandle;
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("client")
+}
+
+fn call(call_id: &str, agent: &str, user: &str) -> HookContext {
+    call_with(
+        call_id,
+        agent,
+        user,
+        json!({"amount": 60_000, "payee": "ACME Ltd"}),
+    )
+}
+
+/// The `Set-Cookie` lines of a response.
+fn set_cookies(response: &reqwest::Response) -> Vec<String> {
+    response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok().map(str::to_owned))
+        .collect()
+}
+
+/// `name=value` of cookie `name` in `Set-Cookie` lines.
+fn cookie_pair(lines: &[String], name: &str) -> Option<String> {
+    lines
+        .iter()
+        .find(|line| line.starts_with(&format!("{name}=")))
+        .map(|line| line.split(';').next().unwrap_or_default().to_owned())
+}
+
+/// The value of the first hidden `csrf` field of a page.
+fn csrf_field(html: &str) -> String {
+    let at = html.find("name=\"csrf\" value=\"").expect("a csrf field") + 19;
+    html[at..].split('"').next().unwrap_or_default().to_owned()
+}
+
+/// Posts the login form; the response (not followed).
+async fn try_login(page: &Page, operator: &str, token: &str) -> reqwest::Response {
+    let client = client();
+    let form = client
+        .get(format!("{}/login", page.url))
+        .send()
+        .await
+        .expect("login form");
+    assert_eq!(form.status(), StatusCode::OK);
+    let login_cookie =
+        cookie_pair(&set_cookies(&form), "hooks_approvals_login").expect("login cookie");
+    let csrf = csrf_field(&form.text().await.expect("body"));
+    client
+        .post(format!("{}/login", page.url))
+        .header(COOKIE, login_cookie)
+        .form(&[("operator", operator), ("token", token), ("csrf", &csrf)])
+        .send()
+        .await
+        .expect("login")
+}
+
+/// A signed-in operator: their session cookie and CSRF token.
+struct Session {
+    cookie: String,
+    csrf: String,
+}
+
+async fn login(page: &Page, operator: &str) -> Session {
+    let response = try_login(page, operator, &format!("{operator}-token")).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie =
+        cookie_pair(&set_cookies(&response), "hooks_approvals_session").expect("a session cookie");
+    let (status, list) = get_json(page, &cookie, "/api/requests").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    Session {
+        cookie,
+        csrf: list["csrf_token"].as_str().expect("csrf token").to_owned(),
+    }
+}
+
+/// `GET {page}{path}` with `cookie`.
+async fn get_as(page: &Page, cookie: &str, path: &str) -> reqwest::Response {
+    client()
+        .get(format!("{}{path}", page.url))
+        .header(COOKIE, cookie)
+        .send()
+        .await
+        .expect("get")
+}
+
+/// `POST {page}{path}` with `cookie` and a form body.
+async fn post_form_as(
+    page: &Page,
+    cookie: &str,
+    path: &str,
+    form: &(impl serde::Serialize + ?Sized),
+) -> reqwest::Response {
+    client()
+        .post(format!("{}{path}", page.url))
+        .header(COOKIE, cookie)
+        .form(form)
+        .send()
+        .await
+        .expect("post")
+}
+
+async fn get_json(page: &Page, cookie: &str, path: &str) -> (StatusCode, Value) {
+    let response = get_as(page, cookie, path).await;
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn pending_ids(page: &Page, session: &Session, query: &str) -> Vec<String> {
+    let (status, list) = get_json(page, &session.cookie, &format!("/api/requests{query}")).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    list["pending"]
+        .as_array()
+        .expect("pending")
+        .iter()
+        .map(|view| view["id"].as_str().expect("id").to_owned())
+        .collect()
+}
+
+async fn decide(
+    page: &Page,
+    session: &Session,
+    csrf: Option<&str>,
+    id: &str,
+    decision: &str,
+    reason: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut request = client()
+        .post(format!("{}/api/requests/{id}/decide", page.url))
+        .header(COOKIE, &session.cookie)
+        .json(&json!({"decision": decision, "reason": reason}));
+    if let Some(csrf) = csrf {
+        request = request.header("x-csrf-token", csrf);
+    }
+    let response = request.send().await.expect("decide");
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// A pending request of alice's written straight to the store, as another
+/// process's gate (or one that died since) would have left it.
+async fn stored_request(page: &Page, key: &str, timeout: Duration) -> ConfirmationRequest {
+    let (request, _) = page
+        .approvals
+        .store()
+        .create_or_resume(&NewConfirmation {
+            idempotency_key: key.into(),
+            tool_name: "oa__purchase_pay".into(),
+            args: json!({"amount": 1}),
+            args_digest: "d".into(),
+            agent_id: "finance-bot".into(),
+            initiator_user_id: "alice".into(),
+            org_id: "acme".into(),
+            approver_scope: ApproverScope::OrgMembers,
+            approver_allowlist: vec![],
+            channel_kind: "web".into(),
+            channel_id: "approvals".into(),
+            mode: ConfirmationMode::Metadata,
+            timeout,
+        })
+        .await
+        .expect("create");
+    request
+}
+
+/// A page with alice and bob signed in and alice's payment waiting:
+/// the page, both sessions, the call, and its request id.
+async fn waiting_payment() -> (Page, Session, Session, JoinHandle<ToolCallReport>, String) {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let bob = login(&page, "bob").await;
+    let call = start(&page, call("c1", "finance-bot", "alice"));
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    (page, alice, bob, call, id)
+}
+
+/// Waits until a request is pending (its card, the row, is "sent").
+async fn wait_pending(page: &Page, session: &Session, count: usize) -> Vec<String> {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let ids = pending_ids(page, session, "").await;
+        if ids.len() >= count {
+            return ids;
+        }
+        assert!(Instant::now() < until, "no pending request appeared");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn status(page: &Page, id: &str) -> ConfirmationStatus {
+    page.approvals
+        .store()
+        .get(id)
+        .await
+        .expect("read")
+        .expect("request")
+        .status
+}
+
+/// A Server-Sent Events reader over a real HTTP response.
+struct Events {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Events {
+    async fn open(page: &Page, session: &Session, query: &str) -> Events {
+        let response = get_as(page, &session.cookie, &format!("/api/stream{query}")).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap_or_default()
+                .starts_with("text/event-stream")
+        );
+        Events {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event (name, data) within `within`, or `None`.
+    async fn next(&mut self, within: Duration) -> Option<(String, Value)> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut name = String::from("message");
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(value) = line.strip_prefix("event:") {
+                        name = value.trim().to_owned();
+                    } else if let Some(value) = line.strip_prefix("data:") {
+                        data.push_str(value.trim_start());
+                    }
+                }
+                if data.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                return Some((name, serde_json::from_str(&data).expect("JSON data")));
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
+                .await
+                .ok()?
+                .expect("stream read")?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_with_a_wrong_token_is_refused() {
+    let page = page().await;
+    for (operator, token) in [
+        ("alice", "bob-token"),
+        ("alice", ""),
+        ("nobody", "alice-token"),
+        ("alice", "alice-token\u{200B}"),
+    ] {
+        let response = try_login(&page, operator, token).await;
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{operator}");
+        assert_eq!(
+            cookie_pair(&set_cookies(&response), "hooks_approvals_session"),
+            None
+        );
+        assert!(
+            response
+                .text()
+                .await
+                .expect("body")
+                .contains("Wrong operator or token")
+        );
+    }
+    // A login form not served by this page (no matching double-submit cookie).
+    let forged = client()
+        .post(format!("{}/login", page.url))
+        .form(&[
+            ("operator", "alice"),
+            ("token", "alice-token"),
+            ("csrf", "x"),
+        ])
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        cookie_pair(&set_cookies(&forged), "hooks_approvals_session"),
+        None
+    );
+    // Nothing is readable without a session.
+    let (status, _) = get_json(&page, "hooks_approvals_session=made-up", "/api/requests").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let home = client().get(&page.url).send().await.expect("home");
+    assert_eq!(home.status(), StatusCode::SEE_OTHER);
+    assert_eq!(home.headers()["location"], "/approvals/login");
+
+    // The right token: a session cookie the page's script cannot read, sent
+    // only to this site, expiring with the session.
+    let response = try_login(&page, "alice", "alice-token").await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let line = set_cookies(&response)
+        .into_iter()
+        .find(|line| line.starts_with("hooks_approvals_session="))
+        .expect("session cookie");
+    for attribute in [
+        "HttpOnly",
+        "SameSite=Strict",
+        "Path=/approvals",
+        "Max-Age=28800",
+    ] {
+        assert!(line.contains(attribute), "{line} lacks {attribute}");
+    }
+    assert!(!line.contains("Secure"), "plain HTTP here: {line}");
+
+    // Behind TLS the cookie is `Secure`.
+    let tls = page_configured(WebConfig {
+        secure_cookies: true,
+        ..WebConfig::default()
+    })
+    .await;
+    let response = try_login(&tls, "alice", "alice-token").await;
+    assert!(
+        set_cookies(&response)
+            .iter()
+            .all(|line| line.contains("; Secure"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_session_is_refused() {
+    let page = page_configured(WebConfig {
+        session_ttl: Duration::from_millis(800),
+        ..WebConfig::default()
+    })
+    .await;
+    let alice = login(&page, "alice").await;
+    let mut events = Events::open(&page, &alice, "").await;
+    assert_eq!(
+        events
+            .next(Duration::from_secs(5))
+            .await
+            .expect("snapshot")
+            .0,
+        "snapshot"
+    );
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let (status, _) = get_json(&page, &alice.cookie, "/api/requests").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let home = get_as(&page, &alice.cookie, "").await;
+    assert_eq!(
+        home.status(),
+        StatusCode::SEE_OTHER,
+        "back to the login form"
+    );
+    // An open stream ends at its next event once the session is gone.
+    let call = start(&page, call("c1", "finance-bot", "alice"));
+    let (name, _) = events.next(Duration::from_secs(5)).await.expect("an event");
+    assert_eq!(name, "signed_out");
+    // A decision with the old session and its token is refused.
+    let id = page
+        .approvals
+        .store()
+        .by_key("6:conv-1:c1")
+        .await
+        .expect("read")
+        .expect("the request that ended the stream")
+        .id;
+    let (status, _) = decide(&page, &alice, Some(&alice.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(self::status(&page, &id).await, ConfirmationStatus::Pending);
+    call.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trusted_header_is_refused_from_an_untrusted_address() {
+    let proxy = IpAddr::V4(Ipv4Addr::new(10, 9, 9, 9));
+    let database = Database::in_memory().await.expect("db");
+    let elsewhere = page_with(
+        database,
+        org_scope(),
+        Arc::new(TrustedHeaderAuth::new("x-forwarded-user", [proxy])),
+        WebConfig::default(),
+    )
+    .await;
+    // 127.0.0.1 is not the proxy: naming yourself in the header gets nothing.
+    for path in ["/api/requests", "/api/stream", ""] {
+        let response = client()
+            .get(format!("{}{path}", elsewhere.url))
+            .header("x-forwarded-user", "alice")
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{path}");
+    }
+    let forged = client()
+        .post(format!("{}/api/requests/x/decide", elsewhere.url))
+        .header("x-forwarded-user", "alice")
+        .json(&json!({"decision": "approve"}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+
+    // From the proxy's address the header names the operator; a missing or
+    // doubled header is refused.
+    let database = Database::in_memory().await.expect("db");
+    let behind = page_with(
+        database,
+        org_scope(),
+        Arc::new(TrustedHeaderAuth::new(
+            "x-forwarded-user",
+            [IpAddr::V4(Ipv4Addr::LOCALHOST)],
+        )),
+        WebConfig::default(),
+    )
+    .await;
+    let list: Value = client()
+        .get(format!("{}/api/requests", behind.url))
+        .header("x-forwarded-user", "alice")
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(list["operator"], "alice");
+    let missing = client()
+        .get(format!("{}/api/requests", behind.url))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(missing.status(), StatusCode::FORBIDDEN);
+    let doubled = client()
+        .get(format!("{}/api/requests", behind.url))
+        .header("x-forwarded-user", "mallory")
+        .header("x-forwarded-user", "alice")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(doubled.status(), StatusCode::FORBIDDEN);
+    // The login form is not offered in this mode.
+    let login = client()
+        .get(format!("{}/login", behind.url))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(login.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_or_wrong_csrf_token_is_refused() {
+    let (page, alice, bob, call, id) = waiting_payment().await;
+
+    // JSON: no token, a wrong one, and another operator's.
+    for csrf in [None, Some("0000"), Some(""), Some(bob.csrf.as_str())] {
+        let (status, body) = decide(&page, &alice, csrf, &id, "approve", None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{csrf:?}: {body}");
+    }
+    // The page's form: no token, a wrong one.
+    for form in [
+        vec![("decision", "approve")],
+        vec![("decision", "approve"), ("csrf", "0000")],
+    ] {
+        let response = post_form_as(
+            &page,
+            &alice.cookie,
+            &format!("/requests/{id}/decide"),
+            &form,
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    }
+    // Signing out needs it too.
+    let response = post_form_as(&page, &alice.cookie, "/logout", &[("", ""); 0]).await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert_eq!(status(&page, &id).await, ConfirmationStatus::Pending);
+
+    // With the token, the form decides (and redirects back to the list).
+    let response = post_form_as(
+        &page,
+        &alice.cookie,
+        &format!("/requests/{id}/decide"),
+        &[
+            ("decision", "approve"),
+            ("csrf", alice.csrf.as_str()),
+            ("reason", "within budget"),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()["location"], "/approvals?done=approved");
+    let report = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call resumes")
+        .expect("task");
+    assert!(report.tool_ran, "{}", report.observation);
+    let decided = page
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("row");
+    assert_eq!(decided.decided_by.as_deref(), Some("alice"));
+    assert_eq!(decided.channel_kind, "web");
+    assert_eq!(decided.reason.as_deref(), Some("within budget"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_out_of_scope_neither_sees_nor_decides() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let mallory = login(&page, "mallory").await; // another org
+    let carol = login(&page, "carol").await; // signed in, but not in the directory
+    let call = start(
+        &page,
+        call_with(
+            "c1",
+            "finance-bot",
+            "alice",
+            json!({"payee": "ACME\u{202E}dtL", "amount": 1}),
+        ),
+    );
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+
+    // Mallory (out of scope) is told no such request exists; carol (no
+    // approver at all) that she is not one.
+    for (outsider, refused) in [
+        (&mallory, StatusCode::NOT_FOUND),
+        (&carol, StatusCode::FORBIDDEN),
+    ] {
+        assert!(pending_ids(&page, outsider, "").await.is_empty());
+        for decision in ["approve", "reject"] {
+            let (status, body) =
+                decide(&page, outsider, Some(&outsider.csrf), &id, decision, None).await;
+            assert_eq!(status, refused, "{body}");
+            assert_eq!(body["outcome"], "refused");
+        }
+        // The page's form too.
+        let response = post_form_as(
+            &page,
+            &outsider.cookie,
+            &format!("/requests/{id}/decide"),
+            &[("decision", "approve"), ("csrf", outsider.csrf.as_str())],
+        )
+        .await;
+        assert_eq!(response.headers()["location"], "/approvals?done=refused");
+        // Nor does their stream carry it.
+        let mut events = Events::open(&page, outsider, "").await;
+        let (_, snapshot) = events.next(Duration::from_secs(5)).await.expect("snapshot");
+        assert_eq!(snapshot["pending"], json!([]));
+        for path in [
+            "".to_owned(),
+            format!("/requests/{id}"),
+            format!("/fragments/requests/{id}"),
+        ] {
+            let html = get_as(&page, &outsider.cookie, &path)
+                .await
+                .text()
+                .await
+                .expect("body");
+            assert!(
+                !html.contains(&id),
+                "{path} shows the request to an outsider"
+            );
+        }
+    }
+    assert_eq!(status(&page, &id).await, ConfirmationStatus::Pending);
+
+    // Alice sees it, with the hidden character written out and flagged.
+    let html = get_as(&page, &alice.cookie, "")
+        .await
+        .text()
+        .await
+        .expect("body");
+    assert!(html.contains(&id));
+    assert!(html.contains("ACME\\u202EdtL"), "{html}");
+    assert!(!html.contains('\u{202E}'));
+    assert!(html.contains("contains hidden characters"));
+    // And its detail, with the decision form.
+    let detail = get_as(&page, &alice.cookie, &format!("/requests/{id}")).await;
+    assert_eq!(detail.status(), StatusCode::OK);
+    let detail = detail.text().await.expect("body");
+    assert!(
+        detail.contains(&format!("/requests/{id}/decide")),
+        "{detail}"
+    );
+    assert!(detail.contains("ACME\\u202EdtL"));
+    call.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_decision_changes_nothing() {
+    let (page, alice, bob, call, id) = waiting_payment().await;
+
+    let (status, body) = decide(&page, &bob, Some(&bob.csrf), &id, "reject", Some("no PO")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["outcome"], "decided");
+    assert_eq!(body["request"]["status"], "rejected");
+    for (who, decision) in [(&alice, "approve"), (&bob, "approve"), (&bob, "reject")] {
+        let (status, body) = decide(&page, who, Some(&who.csrf), &id, decision, None).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert_eq!(body["outcome"], "already_final");
+    }
+    let report = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call resumes")
+        .expect("task");
+    assert!(!report.tool_ran);
+    assert!(
+        report.observation.to_string().contains("no PO"),
+        "{}",
+        report.observation
+    );
+    let row = page
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("row");
+    assert_eq!(row.status, ConfirmationStatus::Rejected);
+    assert_eq!(row.decided_by.as_deref(), Some("bob"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_after_the_deadline_is_refused() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    // A request whose gate died: still pending in the store, past its deadline.
+    let request = stored_request(&page, "conv-9:c9", Duration::from_millis(300)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        pending_ids(&page, &alice, "").await.is_empty(),
+        "past its deadline, not listed"
+    );
+    let (status, body) = decide(
+        &page,
+        &alice,
+        Some(&alice.csrf),
+        &request.id,
+        "approve",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["outcome"], "expired");
+    assert_eq!(
+        self::status(&page, &request.id).await,
+        ConfirmationStatus::Expired
+    );
+
+    // A gate that gave up waiting: expired, and stays so.
+    let database = Database::in_memory().await.expect("db");
+    let short = page_with(
+        database,
+        json!({"approver_scope": "org_members", "timeout": "1s"}),
+        tokens(),
+        WebConfig::default(),
+    )
+    .await;
+    let alice = login(&short, "alice").await;
+    let report = start(&short, call("c1", "finance-bot", "alice"))
+        .await
+        .expect("task");
+    assert!(!report.tool_ran);
+    let id = short
+        .approvals
+        .store()
+        .by_key("6:conv-1:c1")
+        .await
+        .ok()
+        .flatten()
+        .map(|request| request.id);
+    let id = match id {
+        Some(id) => id,
+        None => {
+            let (_, body) = get_json(&short, &alice.cookie, "/api/requests").await;
+            panic!("no request stored under the expected key: {body}");
+        }
+    };
+    let (status, body) = decide(&short, &alice, Some(&alice.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["outcome"], "expired");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_delivers_a_new_request_and_its_decision_within_a_second() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let bob = login(&page, "bob").await;
+    let mut events = Events::open(&page, &alice, "").await;
+    let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("snapshot");
+    assert_eq!(name, "snapshot");
+    assert_eq!(snapshot["pending"], json!([]));
+
+    let call = start(&page, call("c1", "finance-bot", "alice"));
+    let (name, view) = events
+        .next(Duration::from_secs(1))
+        .await
+        .expect("within 1 s");
+    assert_eq!(name, "request");
+    assert_eq!(view["tool"], "oa__purchase_pay");
+    assert_eq!(view["agent"], "finance-bot");
+    assert_eq!(view["user"], "alice");
+    assert_eq!(view["status"], "pending");
+    assert_eq!(view["hidden_characters"], false);
+    let id = view["id"].as_str().expect("id").to_owned();
+
+    // Decided elsewhere (bob, another session): alice's stream shows it.
+    let (status, body) = decide(&page, &bob, Some(&bob.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (name, view) = loop {
+        let (name, view) = events
+            .next(Duration::from_secs(1))
+            .await
+            .expect("within 1 s");
+        if name == "decided" {
+            break (name, view);
+        }
+    };
+    assert_eq!(name, "decided");
+    assert_eq!(view["id"], id.as_str());
+    assert_eq!(view["status"], "approved");
+    assert_eq!(view["decided_by"], "bob");
+    assert!(call.await.expect("task").tool_ran);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inline_stream_shows_only_its_agent_and_user() {
+    let page = page().await;
+    let bob = login(&page, "bob").await; // org_members: bob may decide all of them
+    let query = "?agent=finance-bot&user=alice";
+    let theirs = start(&page, call("c1", "finance-bot", "alice"));
+    let other_agent = start(&page, call("c2", "hr-bot", "alice"));
+    let other_user = start(&page, call("c3", "finance-bot", "dave"));
+    let all = wait_pending(&page, &bob, 3).await;
+    assert_eq!(all.len(), 3);
+    let listed = pending_ids(&page, &bob, query).await;
+    assert_eq!(listed.len(), 1);
+
+    let mut events = Events::open(&page, &bob, query).await;
+    let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("snapshot");
+    assert_eq!(name, "snapshot");
+    let ids: Vec<&str> = snapshot["pending"]
+        .as_array()
+        .expect("pending")
+        .iter()
+        .map(|view| view["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, listed);
+
+    // New requests of other pairs never arrive; one of theirs does.
+    let other = start(&page, call("c4", "hr-bot", "dave"));
+    let mine = start(&page, call("c5", "finance-bot", "alice"));
+    let (name, view) = events.next(Duration::from_secs(5)).await.expect("an event");
+    assert_eq!(name, "request");
+    assert_eq!(
+        (view["agent"].as_str(), view["user"].as_str()),
+        (Some("finance-bot"), Some("alice"))
+    );
+    assert!(
+        events.next(Duration::from_millis(500)).await.is_none(),
+        "nothing else"
+    );
+
+    // Half a filter is refused rather than widened.
+    let (status, _) = get_json(&page, &bob.cookie, "/api/requests?agent=finance-bot").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    for task in [theirs, other_agent, other_user, other, mine] {
+        task.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_restart_pending_requests_are_listed_and_a_decision_is_honoured() {
+    let (database, url, _dir) = support::sqlite_file().await;
+    let first = page_with(database, org_scope(), tokens(), WebConfig::default()).await;
+    let alice = login(&first, "alice").await;
+    let call1 = start(&first, call("c1", "finance-bot", "alice"));
+    let id = wait_pending(&first, &alice, 1).await.remove(0);
+    call1.abort();
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let database = Database::connect(&url).await.expect("reopen");
+    let second = page_with(database, org_scope(), tokens(), WebConfig::default()).await;
+    let bob = login(&second, "bob").await; // sessions do not survive; the requests do
+    assert_eq!(pending_ids(&second, &bob, "").await, vec![id.clone()]);
+    let (status, body) = decide(&second, &bob, Some(&bob.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The agent re-runs the same call: the approval is honoured, once.
+    let report = tokio::time::timeout(
+        Duration::from_secs(10),
+        start(&second, call("c1", "finance-bot", "alice")),
+    )
+    .await
+    .expect("resumes at once")
+    .expect("task");
+    assert!(report.tool_ran, "{}", report.observation);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_and_decisions_of_another_process_reach_the_stream() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let mut events = Events::open(&page, &alice, "").await;
+    let (name, _) = events.next(Duration::from_secs(5)).await.expect("snapshot");
+    assert_eq!(name, "snapshot");
+    // Another process's gate writes the request to the shared store: no
+    // in-process event announces it.
+    let request = stored_request(&page, "conv-7:c7", Duration::from_secs(60)).await;
+    let (name, snapshot) = events
+        .next(Duration::from_secs(10))
+        .await
+        .expect("a resync");
+    assert_eq!(name, "snapshot");
+    assert_eq!(snapshot["pending"][0]["id"], request.id.as_str());
+    // And decides it there.
+    page.approvals
+        .store()
+        .decide(&request.id, hooks_std::gate::Decision::Approve, "bob", None)
+        .await
+        .expect("decide");
+    let (name, snapshot) = events
+        .next(Duration::from_secs(10))
+        .await
+        .expect("a resync");
+    assert_eq!(name, "snapshot");
+    assert_eq!(snapshot["pending"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_lists_and_decides_on_postgres() {
+    let Some(database) = support::postgres("the_page_lists_and_decides_on_postgres").await else {
+        return;
+    };
+    let channel = support::unique("web");
+    let page = page_on_channel(
+        &channel,
+        database,
+        org_scope(),
+        tokens(),
+        WebConfig::default(),
+    )
+    .await;
+    let alice = login(&page, "alice").await;
+    let bob = login(&page, "bob").await;
+    let ctx = call("c1", "finance-bot", "alice").with_conversation(support::unique("conv"));
+    let call = start(&page, ctx);
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    assert_eq!(pending_ids(&page, &bob, "").await, vec![id.clone()]);
+    let (status, body) = decide(&page, &bob, Some(&bob.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(call.await.expect("task").tool_ran);
+    assert!(pending_ids(&page, &alice, "").await.is_empty());
+    let html = get_as(&page, &alice.cookie, "")
+        .await
+        .text()
+        .await
+        .expect("body");
+    assert!(html.contains("approved"), "{html}");
+}

@@ -1,0 +1,364 @@
+//! The approvals page in a real browser: headless Chromium driven over
+//! WebDriver (Debian's `chromium` and `chromium-driver`). An operator signs
+//! in, sees a pending request appear live (no reload), approves it and sees
+//! it leave the list; another rejects with a reason that reaches the agent;
+//! an operator out of scope sees nothing, and a forged POST without the CSRF
+//! token is refused. Screenshots are kept under `target/tmp/web-approvals/`.
+//!
+//! Without `chromium` or `chromedriver` on the PATH each test prints
+//! `SKIPPED: …` and passes.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hooks_runtime::{HookContext, ToolCallReport};
+use hooks_std::gate::ConfirmationStatus;
+use serde_json::{Value, json};
+use support::web::{Page, call_with, page, start};
+use tokio::task::JoinHandle;
+
+/// One browser at a time: the machine is small.
+static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The programs the browser needs, or why the test is skipped.
+fn browser_programs() -> Result<(PathBuf, PathBuf), String> {
+    let find = |name: &str| {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .find(|candidate| candidate.is_file())
+        })
+    };
+    let chromium = find("chromium")
+        .or_else(|| find("chromium-browser"))
+        .ok_or("no `chromium` on the PATH (apt-get install -y chromium chromium-driver)")?;
+    let driver = find("chromedriver")
+        .ok_or("no `chromedriver` on the PATH (apt-get install -y chromium-driver)")?;
+    Ok((chromium, driver))
+}
+
+/// chromedriver on a free loopback port; killed when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+    _profile: tempfile::TempDir,
+    chromium: PathBuf,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Driver {
+    async fn start(chromium: PathBuf, driver: PathBuf) -> Driver {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let until = Instant::now() + Duration::from_secs(20);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(Instant::now() < until, "chromedriver did not listen");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Driver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            _profile: tempfile::tempdir().expect("profile dir"),
+            chromium,
+        }
+    }
+
+    async fn browser(&self) -> Client {
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": self.chromium,
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu",
+                    "--disable-background-networking", "--no-first-run",
+                    "--disable-dev-shm-usage", "--window-size=420,900",
+                    format!("--user-data-dir={}", self._profile.path().display()),
+                ],
+            }),
+        );
+        ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&self.url)
+            .await
+            .expect("a WebDriver session")
+    }
+}
+
+fn payment(call_id: &str, args: Value) -> HookContext {
+    call_with(call_id, "finance-bot", "alice", args)
+}
+
+async fn sign_in(browser: &Client, page: &Page, operator: &str) {
+    browser.goto(&page.url).await.expect("open the page");
+    let url = browser.current_url().await.expect("url");
+    assert!(
+        url.path().ends_with("/login"),
+        "sent to the login form: {url}"
+    );
+    browser
+        .find(Locator::Id("operator"))
+        .await
+        .expect("operator field")
+        .send_keys(operator)
+        .await
+        .expect("type");
+    browser
+        .find(Locator::Id("token"))
+        .await
+        .expect("token field")
+        .send_keys(&format!("{operator}-token"))
+        .await
+        .expect("type");
+    browser
+        .find(Locator::Css("form.login button"))
+        .await
+        .expect("sign-in button")
+        .click()
+        .await
+        .expect("click");
+    wait_for(browser, "the list after signing in", async |browser| {
+        browser.find(Locator::Id("pending-title")).await.is_ok()
+    })
+    .await;
+}
+
+/// Polls `check` for up to 10 s.
+async fn wait_for(browser: &Client, what: &str, check: impl AsyncFn(&Client) -> bool) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while !check(browser).await {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Presses `button` in `row`; once the row has left the list, the report
+/// of the call it held.
+async fn press(
+    browser: &Client,
+    row: &Element,
+    button: &str,
+    call: JoinHandle<ToolCallReport>,
+) -> ToolCallReport {
+    row.find(Locator::Css(button))
+        .await
+        .expect("the button")
+        .click()
+        .await
+        .expect("click");
+    wait_for(browser, "the request to leave the list", async |browser| {
+        rows(browser).await == 0
+    })
+    .await;
+    tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call resumes")
+        .expect("task")
+}
+
+/// Waits for the list to hold exactly one request; its row.
+async fn only_row(browser: &Client, what: &str) -> Element {
+    wait_for(browser, what, async |browser| rows(browser).await == 1).await;
+    browser
+        .find(Locator::Css("#pending li.request"))
+        .await
+        .expect("row")
+}
+
+async fn rows(browser: &Client) -> usize {
+    browser
+        .find_all(Locator::Css("#pending li.request"))
+        .await
+        .map_or(0, |rows| rows.len())
+}
+
+async fn screenshot(browser: &Client, name: &str) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("web-approvals");
+    let png = browser.screenshot().await.expect("screenshot");
+    std::fs::create_dir_all(&dir).expect("artifact dir");
+    let path = dir.join(format!("{name}.png"));
+    std::fs::write(&path, png).expect("write screenshot");
+    eprintln!("screenshot: {}", path.display());
+}
+
+/// Runs `body` with a browser, or prints why it is skipped.
+async fn with_browser(test: &str, body: impl AsyncFnOnce(&Client)) {
+    let (chromium, driver) = match browser_programs() {
+        Ok(programs) => programs,
+        Err(why) => {
+            eprintln!("SKIPPED: {test}: {why}");
+            return;
+        }
+    };
+    let _one = ONE_BROWSER.lock().await;
+    let driver = Driver::start(chromium, driver).await;
+    let browser = driver.browser().await;
+    body(&browser).await;
+    let _ = browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_approves_a_request_that_appears_live() {
+    with_browser(
+        "an_operator_approves_a_request_that_appears_live",
+        async |browser| {
+            let page = page().await;
+            sign_in(browser, &page, "alice").await;
+            assert_eq!(rows(browser).await, 0);
+
+            // The agent asks while the page is open: the row appears by itself.
+            let args = json!({"amount": 60_000, "payee": "ACME\u{202E}dtL"});
+            let call = start(&page, payment("c1", args));
+            let row = only_row(browser, "the new request on the page").await;
+            let text = row.text().await.expect("row text");
+            assert!(text.contains("oa__purchase_pay"), "{text}");
+            assert!(text.contains("finance-bot"), "{text}");
+            assert!(text.contains("contains hidden characters"), "{text}");
+            assert!(text.contains("\\u202E"), "{text}");
+            screenshot(browser, "pending").await;
+
+            let report = press(browser, &row, "button.approve", call).await;
+            assert!(report.tool_ran, "{}", report.observation);
+            wait_for(
+                browser,
+                "the decision under recent decisions",
+                async |browser| {
+                    let Ok(recent) = browser.find(Locator::Id("recent")).await else {
+                        return false;
+                    };
+                    recent
+                        .text()
+                        .await
+                        .is_ok_and(|text| text.to_lowercase().contains("approved"))
+                },
+            )
+            .await;
+            screenshot(browser, "approved").await;
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_rejects_with_a_reason() {
+    with_browser("an_operator_rejects_with_a_reason", async |browser| {
+        let page = page().await;
+        let call = start(
+            &page,
+            payment("c2", json!({"amount": 250_000, "payee": "Unknown Ltd"})),
+        );
+        sign_in(browser, &page, "alice").await;
+        let row = only_row(browser, "the pending request").await;
+        // Keyboard: the reason field has a label and takes typing; Reject is a button.
+        let reason = row
+            .find(Locator::Css("input[name=reason]"))
+            .await
+            .expect("reason");
+        let id = reason.attr("id").await.expect("attr").expect("id");
+        browser
+            .find(Locator::Css(&format!("label[for='{id}']")))
+            .await
+            .expect("the reason field is labelled");
+        reason.send_keys("no purchase order").await.expect("type");
+        let report = press(browser, &row, "button.reject", call).await;
+        assert!(!report.tool_ran);
+        assert!(
+            report.observation.to_string().contains("no purchase order"),
+            "{}",
+            report.observation
+        );
+        screenshot(browser, "rejected").await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_out_of_scope_sees_nothing_and_a_forged_post_is_refused() {
+    with_browser(
+        "an_operator_out_of_scope_sees_nothing_and_a_forged_post_is_refused",
+        async |browser| {
+            let page = page().await;
+            let call = start(&page, payment("c3", json!({"amount": 70_000, "payee": "ACME Ltd"})));
+            let id = loop {
+                let found = page.approvals.store().by_key("6:conv-1:c3").await.expect("read");
+                if let Some(found) = found.filter(|found| found.status == ConfirmationStatus::Pending) {
+                    break found.id;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            sign_in(browser, &page, "mallory").await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            assert_eq!(rows(browser).await, 0, "an outsider sees no request");
+            let source = browser.source().await.expect("source");
+            assert!(!source.contains(&id));
+            screenshot(browser, "out-of-scope").await;
+
+            // A forged POST without the CSRF token, and mallory's own POST
+            // with her token: both refused.
+            let post = r#"
+                const [url, csrf, done] = arguments;
+                const headers = { "Content-Type": "application/json" };
+                if (csrf) { headers["X-CSRF-Token"] = csrf; }
+                fetch(url, { method: "POST", headers, body: JSON.stringify({ decision: "approve" }) })
+                    .then(r => done(r.status), () => done(-1));
+            "#;
+            let url = format!("{}/api/requests/{id}/decide", page.url);
+            let csrf = browser
+                .find(Locator::Css("body"))
+                .await
+                .expect("body")
+                .attr("data-csrf")
+                .await
+                .expect("attr")
+                .expect("csrf");
+            let without = browser
+                .execute_async(post, vec![json!(url), Value::Null])
+                .await
+                .expect("script");
+            assert_eq!(without, json!(403));
+            let with = browser
+                .execute_async(post, vec![json!(url), json!(csrf)])
+                .await
+                .expect("script");
+            assert_eq!(with, json!(404), "out of scope: no such request for her");
+
+            // alice's session in the same browser, forging without the token.
+            browser.delete_all_cookies().await.expect("sign out");
+            sign_in(browser, &page, "alice").await;
+            wait_for(browser, "alice's row", async |browser| rows(browser).await == 1).await;
+            let without = browser
+                .execute_async(post, vec![json!(url), Value::Null])
+                .await
+                .expect("script");
+            assert_eq!(without, json!(403));
+            assert_eq!(
+                page.approvals.store().get(&id).await.expect("read").expect("row").status,
+                ConfirmationStatus::Pending
+            );
+            call.abort();
+        },
+    )
+    .await;
+}
