@@ -49,6 +49,7 @@ mod error;
 mod http;
 mod schema;
 mod server;
+mod tools;
 mod upstream;
 
 use std::collections::BTreeMap;
@@ -83,6 +84,8 @@ pub(crate) struct Shared {
     session: String,
     /// Tools whose `inputSchema` the guard cannot compile, with why.
     unusable_schemas: BTreeMap<String, String>,
+    /// Tools whose arguments the guard checks, fixed at start.
+    checked: tools::Checked,
 }
 
 /// The hooks between an MCP client and one upstream MCP server.
@@ -104,7 +107,8 @@ impl McpProxy {
         // A config error is reported before any upstream is started.
         Agent::build(agent.clone(), resources)?;
         let downstream = Downstream::default();
-        let upstream = Upstream::start(&settings, downstream.clone()).await?;
+        let started = Upstream::start(&settings, downstream.clone()).await?;
+        let upstream = started.upstream;
         let upstream_info = upstream
             .info()
             .await
@@ -112,17 +116,8 @@ impl McpProxy {
                 command: settings.command.join(" "),
                 message: "it answered without saying what it serves".to_owned(),
             })?;
-        let tools = match upstream_info.capabilities.tools {
-            Some(_) => upstream
-                .peer()
-                .await
-                .map_err(McpProxyError::ListTools)?
-                .list_all_tools()
-                .await
-                .map_err(|error| McpProxyError::ListTools(error.to_string()))?,
-            None => Vec::new(),
-        };
-        let unusable_schemas = schema::register(&mut agent, &tools);
+        let tools: Vec<_> = started.tools.values().cloned().collect();
+        let (unusable_schemas, checked) = schema::register(&mut agent, &tools);
         let agent = Agent::build(agent, resources)?;
         let info = proxied_info(upstream_info, &settings.server);
         Ok(McpProxy {
@@ -133,6 +128,7 @@ impl McpProxy {
                 info,
                 session: session_id(),
                 unusable_schemas,
+                checked,
                 settings,
             }),
         })
