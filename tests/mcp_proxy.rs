@@ -3,27 +3,20 @@
 //! Without `npm ci --prefix tests/mcp` (or Node) each test prints SKIPPED.
 #![cfg(feature = "mcp")]
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hooks::config::{AgentConfig, ConfigFormat};
-use hooks::factory::Resources;
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig, McpProxyError};
 use hooks::prelude::*;
-use hooks::std_hooks::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
-};
-use hooks::std_hooks::gate::{
-    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
-};
-use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+use hooks::std_hooks::gate::Decision;
+use hooks::std_hooks::gate::channel::feishu::CardClick;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams,
+    ReadResourceRequestParams, ServerResult,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 #[path = "support/mcp.rs"]
