@@ -193,8 +193,11 @@ impl McpProxy {
     /// any number of clients, each session with its own conversation id
     /// (this proxy's [`session_id`](Self::session_id) and `-http-<n>`),
     /// until the listener fails. Every request must carry `Authorization:
-    /// Bearer <token>` when a token is given; without one, only a loopback
-    /// address is served, and only to requests that name a loopback host.
+    /// Bearer <token>` when a token is given (an empty one is refused,
+    /// [`McpProxyError::EmptyToken`]); without one, only a loopback address
+    /// is served, and only to requests that name a loopback host. A request
+    /// whose `Origin` is neither in [`McpProxyConfig::allowed_origins`] nor
+    /// a loopback origin of the host it names is refused (403).
     pub async fn serve_http(
         &self,
         listener: tokio::net::TcpListener,

@@ -43,10 +43,10 @@ mod callbacks;
 mod command_output;
 mod hook_server;
 #[cfg(feature = "mcp")]
+mod mcp_proxy;
+#[cfg(feature = "mcp")]
 #[path = "../support/mcp.rs"]
 mod mcp_support;
-#[cfg(feature = "mcp")]
-mod mcp_proxy;
 mod raw_args;
 mod sql;
 mod text;

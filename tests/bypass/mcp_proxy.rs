@@ -127,7 +127,9 @@ async fn only_names_the_upstream_listed_exactly_are_called_and_refusals_are_audi
         assert_eq!(row.blocked_by.as_deref(), Some("mcp_proxy"), "{row:?}");
         assert_eq!(row.connector.as_deref(), Some("everything"), "{row:?}");
         assert!(
-            row.reason.as_deref().is_some_and(|reason| reason.contains(why)),
+            row.reason
+                .as_deref()
+                .is_some_and(|reason| reason.contains(why)),
             "{row:?}"
         );
     }
@@ -160,7 +162,9 @@ async fn resources_and_prompts_go_through_the_hooks() {
         .await
         .expect_err("blocked");
     assert!(
-        error.to_string().contains("documents are not for this agent"),
+        error
+            .to_string()
+            .contains("documents are not for this agent"),
         "{error}"
     );
     let dynamic = running
@@ -178,7 +182,10 @@ async fn resources_and_prompts_go_through_the_hooks() {
         .await
         .expect("prompts/get");
     assert_eq!(prompt.messages.len(), 1, "{prompt:?}");
-    let said = prompt.messages[0].content.as_text().map(|block| block.text.as_str());
+    let said = prompt.messages[0]
+        .content
+        .as_text()
+        .map(|block| block.text.as_str());
     assert_eq!(said, Some("the prompt, as the hooks left it"), "{prompt:?}");
 
     let rows = running.audit(3).await;
@@ -193,4 +200,65 @@ async fn resources_and_prompts_go_through_the_hooks() {
         rows[0].blocked_by.as_deref(),
         Some("bypass_mcp_no_documents")
     );
+}
+
+/// `initialize` over streamable HTTP with `origin`: the status.
+async fn initialize_from(url: &str, token: &str, origin: Option<&str>) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "a-page", "version": "1"}}});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(origin) = origin {
+        request = request.header("origin", origin);
+    }
+    request.send().await.expect("answered").status().as_u16()
+}
+
+#[tokio::test]
+async fn http_refuses_an_empty_token_and_foreign_browser_origins() {
+    let Some(peers) = peers() else { return };
+    let mut settings = everything(&peers);
+    settings.allowed_origins = vec!["https://app.example".to_owned()];
+    let running = start(settings).await;
+    for empty in ["", "  "] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let error = running
+            .proxy
+            .serve_http(listener, Some(empty.to_owned()))
+            .await
+            .expect_err("an empty token is refused");
+        assert!(
+            matches!(error, hooks::mcp_proxy::McpProxyError::EmptyToken),
+            "{error}"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("addr");
+    let url = format!("http://{address}{}", hooks::mcp_proxy::MCP_PATH);
+    let serving = running.proxy.clone();
+    tokio::spawn(async move { serving.serve_http(listener, Some("t0ken".into())).await });
+    let same = format!("http://{address}");
+    for (origin, status) in [
+        (Some("http://evil.example"), 403),
+        (Some("http://localhost:1"), 403),
+        (Some("null"), 403),
+        (None, 200),
+        (Some(same.as_str()), 200),
+        (Some("https://app.example"), 200),
+    ] {
+        assert_eq!(
+            initialize_from(&url, "t0ken", origin).await,
+            status,
+            "{origin:?}"
+        );
+    }
 }

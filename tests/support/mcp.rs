@@ -178,4 +178,3 @@ pub fn everything(peers: &std::path::Path) -> McpProxyConfig {
     }))
     .expect("settings")
 }
-
