@@ -13,10 +13,14 @@
 //! - each upstream tool's `inputSchema` is registered with the
 //!   `args_schema` guard (a schema the config gives wins); a tool whose
 //!   schema the guard cannot compile is blocked;
+//! - only a tool the upstream's last `tools/list` names, exactly, with a
+//!   schema check registered, not hidden (in any casing) is called; any
+//!   other name is refused before any hook and audited;
 //! - a blocked call is answered with `isError: true` and the reason; the
 //!   upstream receives the arguments as the hooks left them; post hooks see
-//!   the result's text (its structured content when it has no text) and may
-//!   rewrite or withhold it; an upstream tool error runs them too;
+//!   the whole result (plain text as a string, anything else as its MCP
+//!   JSON with every block) and the client receives only what they left;
+//!   an upstream tool error runs them too;
 //! - an approval that waits sends progress notifications to a client that
 //!   asked for progress; a client's cancellation cancels the call;
 //! - the upstream dead, not answering within [`McpProxyConfig::call_timeout`]
@@ -24,9 +28,11 @@
 //!   dead upstream is started again on the next request, up to
 //!   [`McpProxyConfig::max_restarts`] times.
 //!
-//! `tools/list` (less [`McpProxyConfig::hide_tools`]), resources, prompts,
-//! completions and log levels pass through, and so do the upstream's
-//! notifications (progress, log messages, list changes). The upstream runs
+//! `resources/read`, `prompts/get` and `completion/complete` run through the
+//! hooks as pseudo-tools of those names (docs/mcp-proxy.md). `tools/list`
+//! (less [`McpProxyConfig::hide_tools`]), the other lists and log levels
+//! pass through, and so do the upstream's notifications (progress and log
+//! messages only to the session they belong to, list changes to all). The upstream runs
 //! with a scrubbed environment: [`ENV_ALLOWLIST`], what
 //! [`McpProxyConfig::pass_env`] names, and [`McpProxyConfig::env`].
 //!
