@@ -262,3 +262,32 @@ async fn http_refuses_an_empty_token_and_foreign_browser_origins() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_call_while_the_tool_list_is_not_known_is_refused_before_any_hook() {
+    let Some(peers) = peers() else { return };
+    let mut settings = everything(&peers);
+    settings.max_restarts = 0;
+    let running = start(settings).await;
+    let pid = running.proxy.upstream_pid().await.expect("pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // The first call finds the upstream dead: what it listed no longer holds.
+    let first = running.call("echo", json!({"message": "a"})).await;
+    assert_eq!(first.is_error, Some(true), "{first:?}");
+    // From then on no list is known, and nothing is admitted.
+    let second = running.call("echo", json!({"message": "b"})).await;
+    assert_eq!(second.is_error, Some(true), "{second:?}");
+    assert!(
+        text(&second).contains("does not know the tools"),
+        "{second:?}"
+    );
+    let rows = running.audit(2).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1].outcome, "blocked", "{rows:?}");
+    assert_eq!(rows[1].blocked_by.as_deref(), Some("mcp_proxy"));
+}

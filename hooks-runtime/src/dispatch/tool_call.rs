@@ -286,7 +286,8 @@ impl HookRegistry {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use hooks::{HookContext, HookRegistry, Refusal};
+    /// use hooks::trace::Refusal;
+    /// use hooks::{HookContext, HookRegistry};
     /// use serde_json::json;
     ///
     /// let registry = HookRegistry::builder().build().unwrap();
