@@ -1,54 +1,94 @@
-//! One `tools/call`: the agent's pre hooks, the upstream, the post hooks.
+//! One `tools/call`: the agent's pre hooks, the upstream, the post hooks;
+//! and the other requests that reach the upstream's data (`resources/read`,
+//! `prompts/get`, `completion/complete`), run through the same hooks as
+//! pseudo-tools.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ContentBlock, ProgressNotificationParam, ServerResult,
+    ClientRequest, ContentBlock, ErrorData, ProgressNotificationParam, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RequestContext};
-use serde_json::Value;
+use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
+use rmcp::{RoleClient, RoleServer};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
-use super::Shared;
-use crate::{Observation, PreToolUse, ToolOutcome};
+use super::{Shared, tools};
+use crate::{HookContext, Observation, PreToolUse, ToolOutcome};
 
 /// How often a client that asked for progress hears that its call still
 /// waits (for an approval, say).
 pub(super) const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// Who the audit log names for a call the proxy refused before any hook.
+pub(super) const REFUSER: &str = "mcp_proxy";
+
+/// The hooks' context of one request of `session`.
+fn context_of(
+    shared: &Shared,
+    session: &str,
+    name: String,
+    args: Value,
+    context: &RequestContext<RoleServer>,
+) -> HookContext {
+    shared
+        .agent
+        .context(name, args)
+        .with_user(shared.settings.user.clone())
+        .with_org(shared.settings.org.clone())
+        .with_conversation(session.to_owned())
+        .with_tool_call_id(context.id.to_string())
+        .with_metadata("connector", shared.settings.server.clone())
+}
+
+/// A call the proxy refuses before any hook: recorded (the audit log's
+/// row: blocked by [`REFUSER`], with the reason) and answered with the
+/// reason.
+async fn refuse(shared: &Shared, ctx: HookContext, reason: String) -> CallToolResult {
+    shared
+        .agent
+        .registry()
+        .refuse_tool_call(ctx, REFUSER, reason.clone())
+        .await;
+    refused(reason)
+}
+
+/// Why `name` may not be called now, or `None` when it may.
+async fn refusal(shared: &Shared, name: &str) -> Option<String> {
+    let listed = shared.upstream.catalog().current().await;
+    tools::refusal(
+        &shared.settings.server,
+        &shared.settings.hide_tools,
+        listed.as_deref(),
+        &shared.checked,
+        &shared.unusable_schemas,
+        name,
+    )
+}
 
 /// Runs one `tools/call` through the agent's hooks and the upstream.
 /// Every failure — of a hook, of the upstream, a timeout, a cancellation —
 /// is answered with an error result, never with the tool's output unchecked.
 pub(super) async fn call_tool(
     shared: &Shared,
-    session: &str,
+    session: &Arc<str>,
     params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> CallToolResult {
     let name = params.name.to_string();
-    if shared.settings.hide_tools.contains(&name) {
-        return refused(format!(
-            "the tool `{name}` is hidden by the proxy's config (`mcp_proxy.hide_tools`); the \
-             call is blocked"
-        ));
-    }
-    if let Some(problem) = shared.unusable_schemas.get(&name) {
-        return refused(format!(
-            "the upstream's inputSchema of `{name}` cannot be checked ({problem}); the call is \
-             blocked"
-        ));
-    }
     let args = Value::Object(params.arguments.clone().unwrap_or_default());
-    let ctx = shared
-        .agent
-        .context(name.clone(), args)
-        .with_user(shared.settings.user.clone())
-        .with_org(shared.settings.org.clone())
-        .with_conversation(session.to_owned())
-        .with_tool_call_id(context.id.to_string())
-        .with_metadata("connector", shared.settings.server.clone());
+    let ctx = context_of(shared, session, name.clone(), args, &context);
+    if let Some(reason) = refusal(shared, &name).await {
+        return refuse(shared, ctx, reason).await;
+    }
+    if context.ct.is_cancelled() {
+        let reason = "the client cancelled the call before it ran".to_owned();
+        return refuse(shared, ctx, reason).await;
+    }
     let pre = with_progress(
         shared.agent.registry().run_pre_tool_use(ctx),
         &context,
@@ -72,29 +112,28 @@ pub(super) async fn call_tool(
         return refused(reason.to_owned());
     };
     let forwarded = CallToolRequestParams::new(params.name.clone()).with_arguments(arguments);
-    let answer = upstream_call(shared, forwarded, &context).await;
+    let answer = upstream_call(shared, session, forwarded, &context).await;
     let (outcome, upstream) = match answer {
         Ok(result) if result.is_error == Some(true) => {
-            (ToolOutcome::Error(text_of(&result)), Some(result))
+            (ToolOutcome::Error(error_text(&result)), Some(result))
         }
-        Ok(result) => (ToolOutcome::Success(value_of(&result)), Some(result)),
+        Ok(result) => (ToolOutcome::Success(hooks_view(&result)), Some(result)),
         Err(reason) => (ToolOutcome::Error(reason), None),
     };
     let original = outcome.clone();
     let report = pending.run_post_tool_use(outcome).await;
     match (report.observation, original, upstream) {
-        // Unchanged by the post hooks: the upstream's answer as it came
-        // (images, structured content and all).
+        // A text-only answer the post hooks left as it was: as it came.
         (Observation::Output(output), ToolOutcome::Success(value), Some(result))
-            if output == value =>
+            if output == value && plain_text(&result).is_some() =>
         {
             result
         }
-        (Observation::Output(output), _, _) => {
-            CallToolResult::success(vec![ContentBlock::text(as_text(&output))])
-        }
+        // Anything else is rebuilt from what the post hooks saw and left:
+        // nothing they did not see reaches the client.
+        (Observation::Output(output), _, _) => rebuilt(&output).unwrap_or_else(refused),
         (Observation::ToolError(error), ToolOutcome::Error(original), Some(result))
-            if error == original =>
+            if error == original && plain_text(&result).is_some() =>
         {
             result
         }
@@ -105,17 +144,137 @@ pub(super) async fn call_tool(
     }
 }
 
+/// Runs a request other than `tools/call` that reads the upstream's data
+/// through the agent's hooks as the pseudo-tool `name`, its arguments the
+/// request's parameters as JSON (less `_meta`): `resources/read` with
+/// `{uri}`, `prompts/get` with `{name, arguments}`, `completion/complete`
+/// with `{ref, argument, context}`. The upstream receives the parameters
+/// as the pre hooks left them; the post hooks see the result as its MCP
+/// JSON and the client receives what they left (a rewrite into text goes
+/// through `text_form`, when the result has one). A block, a failure, or a
+/// rewrite that is not such a result is a protocol error with the reason.
+pub(super) async fn call_pseudo_tool<P, R>(
+    shared: &Shared,
+    session: &Arc<str>,
+    name: &str,
+    params: P,
+    context: &RequestContext<RoleServer>,
+    send: impl AsyncFnOnce(rmcp::service::Peer<RoleClient>, P) -> Result<R, ServiceError>,
+    text_form: impl FnOnce(&Value, String) -> Option<Value>,
+) -> Result<R, ErrorData>
+where
+    P: Serialize + DeserializeOwned,
+    R: Serialize + DeserializeOwned,
+{
+    let blocked = |reason: String| ErrorData::invalid_request(reason, None);
+    let mut args = serde_json::to_value(&params).map_err(|error| {
+        blocked(format!(
+            "the request's parameters could not be read ({error}); refused"
+        ))
+    })?;
+    if let Value::Object(fields) = &mut args {
+        fields.remove("_meta");
+    }
+    let ctx = context_of(shared, session, name.to_owned(), args, context);
+    let pending = tokio::select! {
+        pre = shared.agent.registry().run_pre_tool_use(ctx) => match pre {
+            PreToolUse::Blocked(report) => return Err(blocked(report.observation.to_string())),
+            PreToolUse::Proceed(pending) => pending,
+        },
+        () = context.ct.cancelled() => {
+            return Err(blocked("the client cancelled the request before it ran".to_owned()));
+        }
+    };
+    let final_args = pending.args().clone();
+    let forwarded = match serde_json::from_value::<P>(final_args.clone()) {
+        Ok(forwarded) => forwarded,
+        Err(error) => {
+            let reason = format!(
+                "a hook rewrote the parameters of `{name}` into something that is not its \
+                 parameters ({error}); the request is blocked"
+            );
+            pending
+                .run_post_tool_use(ToolOutcome::Error(reason.clone()))
+                .await;
+            return Err(blocked(reason));
+        }
+    };
+    let server = &shared.settings.server;
+    let answer = match shared.upstream.peer().await {
+        Ok(peer) => {
+            let _working = shared
+                .downstream
+                .working(session.clone(), context.peer.clone());
+            tokio::select! {
+                answer = tokio::time::timeout(shared.settings.call_timeout, send(peer, forwarded)) => match answer {
+                    Ok(Ok(result)) => serde_json::to_value(&result)
+                        .map(|value| (value, result))
+                        .map_err(|error| (format!("the answer of the upstream MCP server `{server}` could not be read: {error}"), None)),
+                    Ok(Err(ServiceError::McpError(error))) => Err((error.message.to_string(), Some(error))),
+                    Ok(Err(error)) => Err((format!("the upstream MCP server `{server}` failed the request: {error}"), None)),
+                    Err(_) => Err((format!("the upstream MCP server `{server}` did not answer within {}s (`mcp_proxy.call_timeout`)", shared.settings.call_timeout.as_secs_f64()), None)),
+                },
+                () = context.ct.cancelled() => Err(("the client cancelled the request".to_owned(), None)),
+            }
+        }
+        Err(reason) => Err((reason, None)),
+    };
+    let (outcome, upstream) = match answer {
+        Ok((value, result)) => (ToolOutcome::Success(value), Ok(result)),
+        Err((reason, error)) => (ToolOutcome::Error(reason), Err(error)),
+    };
+    let original = outcome.clone();
+    let report = pending.run_post_tool_use(outcome).await;
+    match (report.observation, original, upstream) {
+        (Observation::Output(output), ToolOutcome::Success(value), Ok(result))
+            if output == value =>
+        {
+            Ok(result)
+        }
+        (Observation::Output(output), _, _) => {
+            let output = match output {
+                Value::String(text) => text_form(&final_args, text).unwrap_or(Value::Null),
+                other => other,
+            };
+            serde_json::from_value::<R>(output).map_err(|error| {
+                blocked(format!(
+                    "a post hook rewrote the result of `{name}` into something that is not one \
+                     ({error}); the result is withheld"
+                ))
+            })
+        }
+        (Observation::ToolError(error), ToolOutcome::Error(original), Err(Some(upstream)))
+            if error == original =>
+        {
+            Err(upstream)
+        }
+        (Observation::ToolError(error), _, _) => Err(ErrorData::internal_error(error, None)),
+        (observation @ (Observation::Blocked { .. } | Observation::Withheld { .. }), _, _) => {
+            Err(blocked(observation.to_string()))
+        }
+    }
+}
+
 /// The upstream's answer, or why there is none. The client's progress
 /// token (if any) is relayed: the upstream's progress reaches the client
 /// under it. The client's cancellation and the timeout cancel the call
 /// upstream too.
 async fn upstream_call(
     shared: &Shared,
+    session: &Arc<str>,
     params: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, String> {
     let server = &shared.settings.server;
     let peer = shared.upstream.peer().await?;
+    // The upstream may have started again (and listed other tools) since
+    // the call was admitted.
+    if let Some(reason) = refusal(shared, &params.name).await {
+        return Err(reason);
+    }
+    let _working = shared
+        .downstream
+        .working(session.clone(), context.peer.clone());
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -200,24 +359,92 @@ fn refused(reason: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(reason)])
 }
 
-/// The hooks' view of a result: its text content, or its structured
-/// content when it has no text.
-fn value_of(result: &CallToolResult) -> Value {
-    let texts: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .map(|text| text.text.as_str())
-        .collect();
-    match (&result.structured_content, texts.is_empty()) {
-        (Some(structured), true) => structured.clone(),
-        _ => Value::String(texts.join("\n")),
+/// A result's text, when it is nothing but plain text blocks (no
+/// annotations, no `_meta`, no structured content): the blocks joined with
+/// newlines.
+fn plain_text(result: &CallToolResult) -> Option<String> {
+    if result.structured_content.is_some() || result.meta.is_some() {
+        return None;
+    }
+    let mut texts = Vec::with_capacity(result.content.len());
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(text) if text.meta.is_none() && text.annotations.is_none() => {
+                texts.push(text.text.as_str());
+            }
+            _ => return None,
+        }
+    }
+    Some(texts.join("\n"))
+}
+
+/// What the post hooks see of a result: its text when it is plain text
+/// only; otherwise the whole result as MCP JSON, `{"content": [every
+/// block], "structuredContent": …, "_meta": …}` (the last two when present).
+fn hooks_view(result: &CallToolResult) -> Value {
+    if let Some(text) = plain_text(result) {
+        return Value::String(text);
+    }
+    let mut view = Map::new();
+    // Content blocks always serialize; should one not, the hooks see null
+    // and the result is withheld rather than sent unseen.
+    view.insert(
+        "content".to_owned(),
+        serde_json::to_value(&result.content).unwrap_or(Value::Null),
+    );
+    if let Some(structured) = &result.structured_content {
+        view.insert("structuredContent".to_owned(), structured.clone());
+    }
+    if let Some(meta) = &result.meta {
+        view.insert(
+            "_meta".to_owned(),
+            serde_json::to_value(meta).unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(view)
+}
+
+/// The keys of the view [`hooks_view`] gives of a result that is not
+/// plain text.
+const VIEW_KEYS: [&str; 3] = ["content", "structuredContent", "_meta"];
+
+/// The result the client receives: built from the value the post hooks
+/// left, and from nothing else. Text is one text block; an object with
+/// `content` is read back as a result of the shape [`hooks_view`] gives
+/// (anything else in it, or a block that is not an MCP block, withholds
+/// the result); any other value is its JSON text.
+fn rebuilt(value: &Value) -> Result<CallToolResult, String> {
+    match value {
+        Value::String(text) => Ok(CallToolResult::success(vec![ContentBlock::text(
+            text.clone(),
+        )])),
+        Value::Object(view) if view.contains_key("content") => {
+            if let Some(key) = view.keys().find(|key| !VIEW_KEYS.contains(&key.as_str())) {
+                return Err(format!(
+                    "a post hook left the result with `{key}`, which is not part of a tool \
+                     result's view (`content`, `structuredContent`, `_meta`); the result is \
+                     withheld"
+                ));
+            }
+            let mut result = view.clone();
+            result.insert("isError".to_owned(), Value::Bool(false));
+            serde_json::from_value(Value::Object(result)).map_err(|error| {
+                format!(
+                    "a post hook left a result that is not an MCP tool result ({error}); the \
+                     result is withheld"
+                )
+            })
+        }
+        other => Ok(CallToolResult::success(vec![ContentBlock::text(
+            other.to_string(),
+        )])),
     }
 }
 
-/// An error result's message.
-fn text_of(result: &CallToolResult) -> String {
-    match value_of(result) {
+/// An error result's message, as the post hooks see it: its text when it
+/// is plain text, the JSON of its whole view otherwise.
+fn error_text(result: &CallToolResult) -> String {
+    match hooks_view(result) {
         Value::String(text) if text.is_empty() => "the tool failed without saying why".to_owned(),
         value => as_text(&value),
     }

@@ -88,8 +88,16 @@ pub struct McpProxyConfig {
     /// How many times an upstream that died is started again (on the next
     /// request after it died); 0 never restarts it.
     pub max_restarts: u32,
-    /// Tools left out of `tools/list`; a call of one is blocked before any hook.
+    /// Tools left out of `tools/list`; a call of one, in any casing, is
+    /// blocked before any hook.
     pub hide_tools: Vec<String>,
+    /// Browser origins (`https://app.example`, scheme, host and port as a
+    /// browser sends them in `Origin`) whose requests the streamable HTTP
+    /// endpoint answers, besides a loopback origin naming the very host
+    /// and port the request is sent to. A request with any other `Origin`
+    /// is refused (403): DNS-rebinding protection. Requests without
+    /// `Origin` (not from a browser) are not affected.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for McpProxyConfig {
@@ -104,6 +112,7 @@ impl Default for McpProxyConfig {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             max_restarts: DEFAULT_MAX_RESTARTS,
             hide_tools: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }

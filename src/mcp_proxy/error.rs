@@ -55,6 +55,12 @@ pub enum McpProxyError {
          address: set a token (HOOKS_MCP_PROXY_TOKEN for the CLI) or listen on 127.0.0.1"
     )]
     TokenRequired(std::net::SocketAddr),
+    /// A token that is empty (or only spaces) would let anyone in.
+    #[error(
+        "refusing to serve MCP over HTTP with an empty bearer token: give a token of at least \
+         one visible character (HOOKS_MCP_PROXY_TOKEN for the CLI), or none on a loopback address"
+    )]
+    EmptyToken,
     /// Serving stopped abnormally.
     #[error("the proxy stopped: {0}")]
     Stopped(String),

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::StatusCode;
+use axum::http::header::{HOST, ORIGIN};
+use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -22,7 +23,8 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// Serves MCP over streamable HTTP on `listener` at [`MCP_PATH`] until the
 /// listener fails. Without a token only a loopback address is served, and
-/// only requests addressed to a loopback host name are answered.
+/// only requests addressed to a loopback host name are answered; an empty
+/// token is refused. Requests from a browser origin not allowed are refused.
 pub(super) async fn serve(
     shared: Arc<Shared>,
     listener: tokio::net::TcpListener,
@@ -31,6 +33,12 @@ pub(super) async fn serve(
     let address = listener
         .local_addr()
         .map_err(|error| McpProxyError::Stopped(error.to_string()))?;
+    if token
+        .as_deref()
+        .is_some_and(|token| token.trim().is_empty())
+    {
+        return Err(McpProxyError::EmptyToken);
+    }
     let mut config = StreamableHttpServerConfig::default();
     match &token {
         // The token guards the endpoint, whatever name a client uses for it.
@@ -61,6 +69,11 @@ pub(super) async fn serve(
             async move { require_token(&token, request, next).await }
         }));
     }
+    let origins: Arc<[String]> = shared.settings.allowed_origins.clone().into();
+    router = router.layer(middleware::from_fn(move |request: Request, next: Next| {
+        let origins = origins.clone();
+        async move { require_origin(&origins, request, next).await }
+    }));
     axum::serve(listener, router)
         .await
         .map_err(|error| McpProxyError::Stopped(error.to_string()))
@@ -76,5 +89,99 @@ async fn require_token(token: &str, request: Request, next: Next) -> Response {
              token",
         )
             .into_response()
+    }
+}
+
+/// Refuses a request whose `Origin` is present and neither configured
+/// ([`McpProxyConfig::allowed_origins`](super::McpProxyConfig::allowed_origins))
+/// nor a loopback origin of the very host and port the request names: a
+/// page a browser loaded from elsewhere (a rebound DNS name included)
+/// cannot drive the proxy.
+async fn require_origin(allowed: &[String], request: Request, next: Next) -> Response {
+    if origin_allowed(request.headers(), allowed) {
+        next.run(request).await
+    } else {
+        (
+            StatusCode::FORBIDDEN,
+            "the request's Origin is not allowed: add it to `mcp_proxy.allowed_origins` if this \
+             browser page may use the proxy",
+        )
+            .into_response()
+    }
+}
+
+/// Whether a request with these headers may be answered, as far as its
+/// `Origin` goes.
+fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+    let Some(origin) = headers.get(ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    if allowed
+        .iter()
+        .any(|known| known.trim_end_matches('/').eq_ignore_ascii_case(origin))
+    {
+        return true;
+    }
+    let Some(authority) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = headers.get(HOST).and_then(|host| host.to_str().ok());
+    host.is_some_and(|host| host.eq_ignore_ascii_case(authority)) && loopback(authority)
+}
+
+/// Whether `host[:port]` names a loopback host.
+fn loopback(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(origin: Option<&str>, host: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(HOST, host.parse().expect("host"));
+        if let Some(origin) = origin {
+            headers.insert(ORIGIN, origin.parse().expect("origin"));
+        }
+        headers
+    }
+
+    #[test]
+    fn only_configured_or_same_host_loopback_origins_pass() {
+        let allowed = ["https://app.example".to_owned()];
+        for (origin, host, ok) in [
+            (None, "127.0.0.1:8080", true),
+            (Some("http://127.0.0.1:8080"), "127.0.0.1:8080", true),
+            (Some("http://localhost:8080"), "localhost:8080", true),
+            (Some("http://[::1]:8080"), "[::1]:8080", true),
+            (Some("https://app.example"), "127.0.0.1:8080", true),
+            // A rebound name: the Host is what the page named.
+            (Some("http://evil.example:8080"), "evil.example:8080", false),
+            (Some("http://evil.example"), "127.0.0.1:8080", false),
+            // Another local page, another port.
+            (Some("http://localhost:3000"), "127.0.0.1:8080", false),
+            (Some("http://127.0.0.1:3000"), "127.0.0.1:8080", false),
+            (Some("null"), "127.0.0.1:8080", false),
+        ] {
+            assert_eq!(
+                origin_allowed(&headers(origin, host), &allowed),
+                ok,
+                "{origin:?} on {host}"
+            );
+        }
     }
 }

@@ -13,10 +13,14 @@
 //! - each upstream tool's `inputSchema` is registered with the
 //!   `args_schema` guard (a schema the config gives wins); a tool whose
 //!   schema the guard cannot compile is blocked;
+//! - only a tool the upstream's last `tools/list` names, exactly, with a
+//!   schema check registered, not hidden (in any casing) is called; any
+//!   other name is refused before any hook and audited;
 //! - a blocked call is answered with `isError: true` and the reason; the
 //!   upstream receives the arguments as the hooks left them; post hooks see
-//!   the result's text (its structured content when it has no text) and may
-//!   rewrite or withhold it; an upstream tool error runs them too;
+//!   the whole result (plain text as a string, anything else as its MCP
+//!   JSON with every block) and the client receives only what they left;
+//!   an upstream tool error runs them too;
 //! - an approval that waits sends progress notifications to a client that
 //!   asked for progress; a client's cancellation cancels the call;
 //! - the upstream dead, not answering within [`McpProxyConfig::call_timeout`]
@@ -24,9 +28,11 @@
 //!   dead upstream is started again on the next request, up to
 //!   [`McpProxyConfig::max_restarts`] times.
 //!
-//! `tools/list` (less [`McpProxyConfig::hide_tools`]), resources, prompts,
-//! completions and log levels pass through, and so do the upstream's
-//! notifications (progress, log messages, list changes). The upstream runs
+//! `resources/read`, `prompts/get` and `completion/complete` run through the
+//! hooks as pseudo-tools of those names (docs/mcp-proxy.md). `tools/list`
+//! (less [`McpProxyConfig::hide_tools`]), the other lists and log levels
+//! pass through, and so do the upstream's notifications (progress and log
+//! messages only to the session they belong to, list changes to all). The upstream runs
 //! with a scrubbed environment: [`ENV_ALLOWLIST`], what
 //! [`McpProxyConfig::pass_env`] names, and [`McpProxyConfig::env`].
 //!
@@ -49,6 +55,7 @@ mod error;
 mod http;
 mod schema;
 mod server;
+mod tools;
 mod upstream;
 
 use std::collections::BTreeMap;
@@ -83,6 +90,8 @@ pub(crate) struct Shared {
     session: String,
     /// Tools whose `inputSchema` the guard cannot compile, with why.
     unusable_schemas: BTreeMap<String, String>,
+    /// Tools whose arguments the guard checks, fixed at start.
+    checked: tools::Checked,
 }
 
 /// The hooks between an MCP client and one upstream MCP server.
@@ -104,7 +113,8 @@ impl McpProxy {
         // A config error is reported before any upstream is started.
         Agent::build(agent.clone(), resources)?;
         let downstream = Downstream::default();
-        let upstream = Upstream::start(&settings, downstream.clone()).await?;
+        let started = Upstream::start(&settings, downstream.clone()).await?;
+        let upstream = started.upstream;
         let upstream_info = upstream
             .info()
             .await
@@ -112,17 +122,8 @@ impl McpProxy {
                 command: settings.command.join(" "),
                 message: "it answered without saying what it serves".to_owned(),
             })?;
-        let tools = match upstream_info.capabilities.tools {
-            Some(_) => upstream
-                .peer()
-                .await
-                .map_err(McpProxyError::ListTools)?
-                .list_all_tools()
-                .await
-                .map_err(|error| McpProxyError::ListTools(error.to_string()))?,
-            None => Vec::new(),
-        };
-        let unusable_schemas = schema::register(&mut agent, &tools);
+        let tools: Vec<_> = started.tools.values().cloned().collect();
+        let (unusable_schemas, checked) = schema::register(&mut agent, &tools);
         let agent = Agent::build(agent, resources)?;
         let info = proxied_info(upstream_info, &settings.server);
         Ok(McpProxy {
@@ -133,6 +134,7 @@ impl McpProxy {
                 info,
                 session: session_id(),
                 unusable_schemas,
+                checked,
                 settings,
             }),
         })
@@ -197,8 +199,11 @@ impl McpProxy {
     /// any number of clients, each session with its own conversation id
     /// (this proxy's [`session_id`](Self::session_id) and `-http-<n>`),
     /// until the listener fails. Every request must carry `Authorization:
-    /// Bearer <token>` when a token is given; without one, only a loopback
-    /// address is served, and only to requests that name a loopback host.
+    /// Bearer <token>` when a token is given (an empty one is refused,
+    /// [`McpProxyError::EmptyToken`]); without one, only a loopback address
+    /// is served, and only to requests that name a loopback host. A request
+    /// whose `Origin` is neither in [`McpProxyConfig::allowed_origins`] nor
+    /// a loopback origin of the host it names is refused (403).
     pub async fn serve_http(
         &self,
         listener: tokio::net::TcpListener,

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use rmcp::model::Tool;
 use serde_json::{Map, Value};
 
+use super::tools::Checked;
 use crate::config::{AgentConfig, ClassHookEntry};
 use crate::std_hooks::ArgsSchemaHook;
 
@@ -14,9 +15,14 @@ const ENTRY: &str = "mcp_proxy (the upstream tools' inputSchema)";
 /// Adds each upstream tool's `inputSchema` to the agent's `args_schema`
 /// guard (adding the guard when the config has none). A schema the config
 /// already gives for a tool wins. Returns the tools whose schema the guard
-/// cannot compile, with why: their calls are blocked, since the proxy
-/// cannot check their arguments.
-pub(super) fn register(config: &mut AgentConfig, tools: &[Tool]) -> BTreeMap<String, String> {
+/// cannot compile, with why (their calls are blocked, since the proxy
+/// cannot check their arguments), and the tools whose arguments are
+/// checked, with the upstream schema registered for each (`None`: the
+/// config's own). A tool missing from the second is never called.
+pub(super) fn register(
+    config: &mut AgentConfig,
+    tools: &[Tool],
+) -> (BTreeMap<String, String>, Checked) {
     let position = config
         .class_hooks
         .iter()
@@ -37,35 +43,41 @@ pub(super) fn register(config: &mut AgentConfig, tools: &[Tool]) -> BTreeMap<Str
         entry.config = Value::Object(Map::new());
     }
     let mut unusable = BTreeMap::new();
-    // A config that is not a mapping is left for the guard to report.
+    let mut checked = Checked::new();
+    // A config that is not a mapping is left for the guard to report (the
+    // agent does not build, so nothing is served).
     let Some(settings) = entry.config.as_object_mut() else {
-        return unusable;
+        return (unusable, checked);
     };
     let schemas = settings
         .entry("schemas")
         .or_insert_with(|| Value::Object(Map::new()));
     let Some(schemas) = schemas.as_object_mut() else {
-        return unusable;
+        return (unusable, checked);
     };
     for tool in tools {
         let name = tool.name.to_string();
         if schemas.contains_key(&name) {
+            checked.insert(name, None);
             continue;
         }
         let schema = Value::Object((*tool.input_schema).clone());
         if constrains_nothing(&schema) {
+            // Nothing to check: every argument object passes.
+            checked.insert(name, Some(schema));
             continue;
         }
         match ArgsSchemaHook::builder().tool(name.clone(), schema.clone()) {
             Ok(_) => {
-                schemas.insert(name, schema);
+                schemas.insert(name.clone(), schema.clone());
+                checked.insert(name, Some(schema));
             }
             Err(error) => {
                 unusable.insert(name, error.to_string());
             }
         }
     }
-    unusable
+    (unusable, checked)
 }
 
 /// `{}`: a schema that admits every value, with nothing to register.
@@ -102,7 +114,7 @@ mod tests {
                 json!({"type": "object", "pattern": "(?=look-around)"}),
             ),
         ];
-        let unusable = register(&mut config, &tools);
+        let (unusable, checked) = register(&mut config, &tools);
         let schemas = &config.class_hooks[0].config["schemas"];
         assert_eq!(
             schemas["pay"],
@@ -112,13 +124,19 @@ mod tests {
         assert!(schemas.get("anything").is_none());
         assert!(schemas.get("broken").is_none());
         assert_eq!(unusable.keys().collect::<Vec<_>>(), ["broken"]);
+        assert_eq!(
+            checked.keys().collect::<Vec<_>>(),
+            ["anything", "echo", "pay"],
+            "a tool whose schema cannot be checked is never called"
+        );
+        assert_eq!(checked["pay"], None, "the config's own schema");
     }
 
     #[test]
     fn a_config_without_the_guard_gets_it() {
         let mut config =
             AgentConfig::parse("agent: a\n", ConfigFormat::Yaml, "a.yaml", None).expect("config");
-        let unusable = register(&mut config, &[tool("echo", json!({"type": "object"}))]);
+        let (unusable, _) = register(&mut config, &[tool("echo", json!({"type": "object"}))]);
         assert!(unusable.is_empty());
         assert_eq!(config.class_hooks.len(), 1);
         assert_eq!(config.class_hooks[0].name, "args_schema");

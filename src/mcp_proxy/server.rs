@@ -5,15 +5,17 @@ use std::sync::Arc;
 #[allow(deprecated)]
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-    SetLevelRequestParams,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceError};
 use rmcp::{RoleClient, RoleServer, ServerHandler};
 
-use super::{Shared, call};
+use serde_json::json;
+
+use super::{Shared, call, tools};
 
 /// One client's session with the proxy.
 #[derive(Clone)]
@@ -74,9 +76,9 @@ impl ServerHandler for ProxyServer {
             .await
             .map_err(passed_on)?;
         let hidden = &self.shared.settings.hide_tools;
-        tools
-            .tools
-            .retain(|tool| !hidden.iter().any(|name| name == tool.name.as_ref()));
+        tools.tools.retain(|tool| {
+            !tools::hidden(hidden, &tool.name) && !tools::PSEUDO_TOOLS.contains(&tool.name.as_ref())
+        });
         Ok(tools)
     }
 
@@ -113,16 +115,26 @@ impl ServerHandler for ProxyServer {
             .map_err(passed_on)
     }
 
+    /// The hooks' pseudo-tool `resources/read`, with `{uri}`.
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let upstream = self.upstream().await?;
-        upstream
-            .read_resource_once(request)
-            .await
-            .map_err(passed_on)
+        call::call_pseudo_tool(
+            &self.shared,
+            &self.session,
+            "resources/read",
+            request,
+            &context,
+            async |peer: Peer<RoleClient>, request| peer.read_resource(request).await,
+            |args, text| {
+                let uri = args.get("uri")?.clone();
+                Some(json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}))
+            },
+        )
+        .await
+        .map(ReadResourceResult::into)
     }
 
     async fn list_prompts(
@@ -134,22 +146,44 @@ impl ServerHandler for ProxyServer {
         upstream.list_prompts(request).await.map_err(passed_on)
     }
 
+    /// The hooks' pseudo-tool `prompts/get`, with `{name, arguments}`.
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let upstream = self.upstream().await?;
-        upstream.get_prompt_once(request).await.map_err(passed_on)
+        call::call_pseudo_tool(
+            &self.shared,
+            &self.session,
+            "prompts/get",
+            request,
+            &context,
+            async |peer: Peer<RoleClient>, request| peer.get_prompt(request).await,
+            |_, text| {
+                Some(json!({"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}))
+            },
+        )
+        .await
+        .map(GetPromptResult::into)
     }
 
+    /// The hooks' pseudo-tool `completion/complete`, with `{ref, argument,
+    /// context}`.
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let upstream = self.upstream().await?;
-        upstream.complete(request).await.map_err(passed_on)
+        call::call_pseudo_tool(
+            &self.shared,
+            &self.session,
+            "completion/complete",
+            request,
+            &context,
+            async |peer: Peer<RoleClient>, request| peer.complete(request).await,
+            |_, _| None,
+        )
+        .await
     }
 
     // Logging is deprecated in the newest protocol revision; clients and

@@ -17,6 +17,7 @@ use rmcp::{ClientHandler, RoleClient, RoleServer, ServiceExt};
 
 use super::config::{ENV_ALLOWLIST, McpProxyConfig};
 use super::error::McpProxyError;
+use super::tools::{Catalog, Listed};
 
 /// How long the upstream may take to start and answer `initialize`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -25,14 +26,20 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 /// token.
 type Relays = HashMap<ProgressToken, (ProgressToken, Peer<RoleServer>)>;
 
+/// A request a client session has in flight upstream: its number, the
+/// session's conversation id and the session's peer.
+type InFlight = Vec<(u64, Arc<str>, Peer<RoleServer>)>;
+
 /// The MCP clients connected to the proxy, where the upstream's
-/// notifications go, and the progress tokens of calls in flight.
+/// notifications go, the progress tokens of calls in flight, and which
+/// session each request in flight upstream came from.
 #[derive(Clone, Default)]
 pub(super) struct Downstream {
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
     /// The token the proxy gave the upstream → the client that asked and
     /// its token.
     tokens: Arc<Mutex<Relays>>,
+    in_flight: Arc<Mutex<(u64, InFlight)>>,
 }
 
 impl Downstream {
@@ -53,6 +60,40 @@ impl Downstream {
             }
             Err(_) => Vec::new(),
         }
+    }
+
+    /// Notes that `session` (its client `peer`) has a request in flight
+    /// upstream, until the guard is dropped.
+    pub(super) fn working(&self, session: Arc<str>, peer: Peer<RoleServer>) -> Working {
+        let mut number = 0;
+        if let Ok(mut in_flight) = self.in_flight.lock() {
+            in_flight.0 += 1;
+            number = in_flight.0;
+            in_flight.1.push((number, session, peer));
+        }
+        Working {
+            in_flight: self.in_flight.clone(),
+            number,
+        }
+    }
+
+    /// Where a notification that belongs to a request, but does not say
+    /// which (a log message, a resource update), may go: the one client
+    /// connected, or else the one session with requests in flight
+    /// upstream. With several candidates it goes to none: another
+    /// session's notifications are not broadcast.
+    fn requester(&self) -> Option<Peer<RoleServer>> {
+        let peers = self.peers();
+        if let [only] = peers.as_slice() {
+            return Some(only.clone());
+        }
+        let in_flight = self.in_flight.lock().ok()?;
+        let (_, session, peer) = in_flight.1.first()?;
+        in_flight
+            .1
+            .iter()
+            .all(|(_, other, _)| other == session)
+            .then(|| peer.clone())
     }
 
     /// Passes the upstream's progress on `upstream` to `peer` as progress
@@ -91,11 +132,27 @@ impl Drop for ProgressRelay {
     }
 }
 
+/// One session's request in flight upstream, while it lives.
+pub(super) struct Working {
+    in_flight: Arc<Mutex<(u64, InFlight)>>,
+    number: u64,
+}
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        if let Ok(mut in_flight) = self.in_flight.lock() {
+            in_flight.1.retain(|(number, ..)| *number != self.number);
+        }
+    }
+}
+
 /// The proxy's client side toward the upstream: passes the upstream's
-/// notifications (progress, log messages, list changes) on to the clients.
+/// notifications on to the clients (progress and log messages only to the
+/// session they belong to), and reads its tools again when they change.
 #[derive(Clone)]
 pub(super) struct Forward {
     downstream: Downstream,
+    catalog: Arc<Catalog>,
 }
 
 impl ClientHandler for Forward {
@@ -127,8 +184,9 @@ impl ClientHandler for Forward {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        for peer in self.downstream.peers() {
-            let _ = peer.notify_logging_message(params.clone()).await;
+        // A message no one session owns is dropped, not broadcast.
+        if let Some(peer) = self.downstream.requester() {
+            let _ = peer.notify_logging_message(params).await;
         }
     }
 
@@ -137,8 +195,8 @@ impl ClientHandler for Forward {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        for peer in self.downstream.peers() {
-            let _ = peer.notify_resource_updated(params.clone()).await;
+        if let Some(peer) = self.downstream.requester() {
+            let _ = peer.notify_resource_updated(params).await;
         }
     }
 
@@ -148,7 +206,12 @@ impl ClientHandler for Forward {
         }
     }
 
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+    /// The proxy reads the tools again (calls wait meanwhile), then tells
+    /// the clients.
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        // A list that cannot be read leaves none: calls are refused, each
+        // with why, and the next request reads it again.
+        let _ = self.catalog.refresh(&context.peer).await;
         for peer in self.downstream.peers() {
             let _ = peer.notify_tool_list_changed().await;
         }
@@ -177,25 +240,46 @@ pub(super) struct Upstream {
     state: tokio::sync::Mutex<(Running, u32)>,
 }
 
+/// The upstream's tools, as [`Upstream::start`] read them.
+pub(super) struct Started {
+    pub(super) upstream: Upstream,
+    pub(super) tools: Arc<Listed>,
+}
+
 impl Upstream {
-    /// Starts the upstream and completes the MCP handshake with it.
+    /// Starts the upstream, completes the MCP handshake with it and reads
+    /// its tools.
     pub(super) async fn start(
         config: &McpProxyConfig,
         downstream: Downstream,
-    ) -> Result<Upstream, McpProxyError> {
+    ) -> Result<Started, McpProxyError> {
         if config.command.is_empty() {
             return Err(McpProxyError::NoUpstream);
         }
         let env = scrubbed_env(config, |name| std::env::var(name).ok());
-        let forward = Forward { downstream };
+        let forward = Forward {
+            downstream,
+            catalog: Arc::new(Catalog::default()),
+        };
         let running = spawn(&config.command, &env, forward.clone()).await?;
-        Ok(Upstream {
+        let tools = forward
+            .catalog
+            .refresh(running.service.peer())
+            .await
+            .map_err(McpProxyError::ListTools)?;
+        let upstream = Upstream {
             command: config.command.clone(),
             env,
             max_restarts: config.max_restarts,
             forward,
             state: tokio::sync::Mutex::new((running, 0)),
-        })
+        };
+        Ok(Started { upstream, tools })
+    }
+
+    /// The tools the upstream listed last.
+    pub(super) fn catalog(&self) -> &Catalog {
+        &self.forward.catalog
     }
 
     /// The upstream's MCP peer, the upstream started again first if it
@@ -204,8 +288,18 @@ impl Upstream {
         let mut state = self.state.lock().await;
         let (running, restarts) = &mut *state;
         if !running.service.is_closed() && !running.service.peer().is_transport_closed() {
-            return Ok(running.service.peer().clone());
+            let peer = running.service.peer().clone();
+            // A list that could not be read is read again before anything
+            // else is sent.
+            if self.forward.catalog.current().await.is_none() {
+                self.forward.catalog.refresh(&peer).await.map_err(|error| {
+                    format!("the upstream MCP server did not list its tools: {error}")
+                })?;
+            }
+            return Ok(peer);
         }
+        // What the dead upstream listed is no longer known to hold.
+        self.forward.catalog.forget().await;
         if *restarts >= self.max_restarts {
             return Err(format!(
                 "the upstream MCP server `{}` has stopped and was restarted {} time(s), the \
@@ -218,7 +312,13 @@ impl Upstream {
         match spawn(&self.command, &self.env, self.forward.clone()).await {
             Ok(fresh) => {
                 *running = fresh;
-                Ok(running.service.peer().clone())
+                let peer = running.service.peer().clone();
+                self.forward.catalog.refresh(&peer).await.map_err(|error| {
+                    format!(
+                        "the upstream MCP server started again but did not list its tools: {error}"
+                    )
+                })?;
+                Ok(peer)
             }
             Err(error) => Err(format!("the upstream MCP server had stopped; {error}")),
         }

@@ -26,6 +26,10 @@
 //!   parser, lone surrogates, post events from another session or with other
 //!   input, a user header sent twice, refused tool names; every one is
 //!   answered 200 with a deny or a withheld result, never a go-ahead.
+//! * `mcp_proxy` — `hooks mcp-proxy` in front of a reference MCP server:
+//!   result blocks the post hooks never saw, tool names never listed or
+//!   re-cased, hidden tools re-cased, resources and prompts read around
+//!   the hooks; every refusal audited.
 //! * `text` — what people read and what keys mean: hidden characters on
 //!   approval cards, secrets in every spelling for redaction, connector and
 //!   user ids in every spelling for rate limits.
@@ -38,6 +42,11 @@
 mod callbacks;
 mod command_output;
 mod hook_server;
+#[cfg(feature = "mcp")]
+mod mcp_proxy;
+#[cfg(feature = "mcp")]
+#[path = "../support/mcp.rs"]
+mod mcp_support;
 mod raw_args;
 mod sql;
 mod text;

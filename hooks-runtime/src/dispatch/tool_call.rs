@@ -277,23 +277,66 @@ impl HookRegistry {
         }
     }
 
+    /// Records a call that a front end refused before any hook ran (an MCP
+    /// proxy refusing a hidden or unlisted tool, say): the tool does not
+    /// run, no hook runs, and the observers (the audit log) see the call as
+    /// [`Blocked`](Observation::Blocked) by `by` with `reason`, like any
+    /// blocked call; [`CallTrace::refused`] is [`Refusal::FrontEnd`]. A
+    /// refusal leaves the same trail as a block.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use hooks::trace::Refusal;
+    /// use hooks::{HookContext, HookRegistry};
+    /// use serde_json::json;
+    ///
+    /// let registry = HookRegistry::builder().build().unwrap();
+    /// let ctx = HookContext::tool_call("Delete_Repo", json!({}));
+    /// let report = registry.refuse_tool_call(ctx, "mcp_proxy", "not listed".into()).await;
+    /// assert!(!report.tool_ran);
+    /// assert_eq!(report.trace.refused(), Some(Refusal::FrontEnd));
+    /// assert_eq!(report.stopped_by(), Some("mcp_proxy"));
+    /// # });
+    /// ```
+    pub async fn refuse_tool_call(
+        &self,
+        ctx: HookContext,
+        by: &str,
+        reason: String,
+    ) -> ToolCallReport {
+        self.refuse(ctx, Refusal::FrontEnd, by, reason).await
+    }
+
     /// A call whose argument text was refused: blocked before any hook,
     /// observed like any blocked call.
     #[cold]
     async fn refuse_arguments(&self, ctx: HookContext, reason: String) -> ToolCallReport {
+        self.refuse(ctx, Refusal::Arguments, RUNTIME, reason).await
+    }
+
+    /// A call refused (for `refusal`, by `by`) before any hook, observed
+    /// like any blocked call.
+    #[cold]
+    async fn refuse(
+        &self,
+        ctx: HookContext,
+        refusal: Refusal,
+        by: &str,
+        reason: String,
+    ) -> ToolCallReport {
         let mut state = CallState::new(self, ctx);
         // A refused tool name is the first thing wrong with a call, as in
         // `run_tool_call`.
-        let (refusal, reason) = match super::tool_name::problem(&state.ctx.tool_name) {
-            Some(name_problem) => (Refusal::ToolName, name_problem),
-            None => (Refusal::Arguments, reason),
+        let (refusal, by, reason) = match super::tool_name::problem(&state.ctx.tool_name) {
+            Some(name_problem) => (Refusal::ToolName, RUNTIME, name_problem),
+            None => (refusal, by, reason),
         };
         tracing::debug!(tool = %state.ctx.tool_name, %reason, "tool call refused before any hook");
         state.trace.refused = Some(refusal);
         // On the evaluation surface observers are bypassed, as for any call.
         state.trace.bypassed = state.ctx.surface == Surface::Evaluation;
         let observation = Observation::Blocked {
-            hook: RUNTIME.to_owned(),
+            hook: by.to_owned(),
             reason,
         };
         let started = self.observation_clock();

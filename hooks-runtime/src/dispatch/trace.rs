@@ -76,6 +76,10 @@ pub enum Refusal {
     /// not valid JSON, a repeated key, too long, or not an object (see
     /// [`HookRegistry::run_tool_call_raw`](crate::HookRegistry::run_tool_call_raw)).
     Arguments,
+    /// The front end refused the call before any hook (an MCP proxy's
+    /// hidden or unlisted tool, say); see
+    /// [`HookRegistry::refuse_tool_call`](crate::HookRegistry::refuse_tool_call).
+    FrontEnd,
 }
 
 impl Refusal {
@@ -84,6 +88,7 @@ impl Refusal {
         match self {
             Refusal::ToolName => "the tool name is refused",
             Refusal::Arguments => "the arguments are not a readable JSON object",
+            Refusal::FrontEnd => "the front end refused the call",
         }
     }
 }

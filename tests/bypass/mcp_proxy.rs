@@ -1,0 +1,293 @@
+//! `hooks mcp-proxy` in front of the reference "everything" server from the
+//! npm registry, attacked through a real `rmcp` client: results whose
+//! blocks the post hooks never saw, tool names the upstream never listed or
+//! listed in another casing, hidden tools in another casing, and the
+//! requests besides `tools/call` that read the upstream's data. Without
+//! `npm ci --prefix tests/mcp` (or Node) each case prints SKIPPED and passes.
+
+use hooks::mcp_proxy::McpProxyConfig;
+use hooks::prelude::*;
+use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+use serde_json::json;
+
+use crate::mcp_support::{Running, everything, peers, start_agent, text};
+
+/// Withholds any result that carries the text of a demo resource: the
+/// secret here is in an embedded resource, not in the text blocks.
+#[post_tool_use(when = tool_name == "get-resource-reference" || tool_name == "get-tiny-image")]
+async fn bypass_mcp_no_resource_text(ctx: &HookContext) -> HookResult {
+    let seen = ctx.result().map(ToString::to_string).unwrap_or_default();
+    if seen.contains("This is a plaintext resource") || seen.contains("\"image\"") {
+        HookResult::block("the result carries a resource or an image")
+    } else {
+        HookResult::allow()
+    }
+}
+
+/// Rewrites the structured result: the client gets only what it left.
+#[post_tool_use(when = tool_name == "get-structured-content")]
+async fn bypass_mcp_redact_structured(_ctx: &HookContext) -> HookResult {
+    HookResult::allow().with_result(json!("weather: redacted"))
+}
+
+/// No static document may be read through the proxy.
+#[pre_tool_use(when = tool_name == "resources/read" && args.uri starts_with "demo://resource/static/document/")]
+async fn bypass_mcp_no_documents(_ctx: &HookContext) -> HookResult {
+    HookResult::block("documents are not for this agent")
+}
+
+/// What a prompt says is governed like a tool's result.
+#[post_tool_use(when = tool_name == "prompts/get")]
+async fn bypass_mcp_prompt_replaced(_ctx: &HookContext) -> HookResult {
+    HookResult::allow().with_result(json!("the prompt, as the hooks left it"))
+}
+
+const AGENT: &str = r#"
+agent: mcp-bypass
+hooks:
+  class_hooks:
+    - bypass_mcp_no_resource_text
+    - bypass_mcp_redact_structured
+    - bypass_mcp_no_documents
+    - bypass_mcp_prompt_replaced
+    - audit_log
+"#;
+
+async fn start(settings: McpProxyConfig) -> Running {
+    start_agent(AGENT, settings).await
+}
+
+#[tokio::test]
+async fn blocks_the_hooks_did_not_see_never_reach_the_client() {
+    let Some(peers) = peers() else { return };
+    let running = start(everything(&peers)).await;
+
+    // Text around an embedded resource: the resource is what the hook withholds.
+    let result = running
+        .call(
+            "get-resource-reference",
+            json!({"resourceType": "Text", "resourceId": 1}),
+        )
+        .await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let shown = format!("{result:?}");
+    assert!(!shown.contains("plaintext resource"), "{shown}");
+    assert!(
+        text(&result).contains("bypass_mcp_no_resource_text"),
+        "{result:?}"
+    );
+
+    // An image between two texts: the hook saw it, so it can withhold it.
+    let result = running.call("get-tiny-image", json!({})).await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert!(
+        result.content.iter().all(|block| block.as_text().is_some()),
+        "{result:?}"
+    );
+
+    // Structured content rewritten to text: the client gets the text only.
+    let result = running
+        .call("get-structured-content", json!({"location": "New York"}))
+        .await;
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(result.structured_content, None, "{result:?}");
+    assert_eq!(text(&result), "weather: redacted");
+    assert_eq!(result.content.len(), 1, "{result:?}");
+}
+
+#[tokio::test]
+async fn only_names_the_upstream_listed_exactly_are_called_and_refusals_are_audited() {
+    let Some(peers) = peers() else { return };
+    let mut settings = everything(&peers);
+    settings.hide_tools = vec!["get-env".to_owned()];
+    let running = start(settings).await;
+    let cases = [
+        ("no-such-tool", "lists no tool `no-such-tool`"),
+        ("Echo", "tool names are exact: it lists `echo`"),
+        ("ECHO", "tool names are exact: it lists `echo`"),
+        ("get-env", "hidden by the proxy's config"),
+        ("GET-ENV", "hidden by the proxy's config"),
+        ("Get-Env", "hidden by the proxy's config"),
+        ("resources/read", "not an upstream tool"),
+    ];
+    for (name, why) in cases {
+        let result = running.call(name, json!({"message": "hi"})).await;
+        assert_eq!(result.is_error, Some(true), "{name}: {result:?}");
+        assert!(text(&result).contains(why), "{name}: {result:?}");
+        assert!(
+            !text(&result).contains("PATH"),
+            "{name}: the upstream ran it"
+        );
+    }
+    let rows = running.audit(cases.len()).await;
+    assert_eq!(rows.len(), cases.len(), "one row per refusal: {rows:?}");
+    for (row, (name, why)) in rows.iter().zip(cases) {
+        assert_eq!(row.tool_name, name);
+        assert_eq!(row.outcome, "blocked", "{row:?}");
+        assert_eq!(row.blocked_by.as_deref(), Some("mcp_proxy"), "{row:?}");
+        assert_eq!(row.connector.as_deref(), Some("everything"), "{row:?}");
+        assert!(
+            row.reason
+                .as_deref()
+                .is_some_and(|reason| reason.contains(why)),
+            "{row:?}"
+        );
+    }
+    // The listed name itself still works.
+    let result = running.call("echo", json!({"message": "hi"})).await;
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let listed = running.client.list_all_tools().await.expect("tools/list");
+    assert!(
+        listed.iter().all(|tool| tool.name != "get-env"),
+        "hidden from the list too"
+    );
+}
+
+#[tokio::test]
+async fn resources_and_prompts_go_through_the_hooks() {
+    let Some(peers) = peers() else { return };
+    let running = start(everything(&peers)).await;
+    let resources = running
+        .client
+        .list_all_resources()
+        .await
+        .expect("resources/list");
+    let document = resources
+        .iter()
+        .find(|resource| resource.uri.starts_with("demo://resource/static/document/"))
+        .expect("the server lists documents");
+    let error = running
+        .client
+        .read_resource(ReadResourceRequestParams::new(document.uri.clone()))
+        .await
+        .expect_err("blocked");
+    assert!(
+        error
+            .to_string()
+            .contains("documents are not for this agent"),
+        "{error}"
+    );
+    let dynamic = running
+        .client
+        .read_resource(ReadResourceRequestParams::new(
+            "demo://resource/dynamic/text/1",
+        ))
+        .await
+        .expect("other resources are read");
+    assert!(!dynamic.contents.is_empty(), "{dynamic:?}");
+
+    let prompt = running
+        .client
+        .get_prompt(GetPromptRequestParams::new("simple-prompt"))
+        .await
+        .expect("prompts/get");
+    assert_eq!(prompt.messages.len(), 1, "{prompt:?}");
+    let said = prompt.messages[0]
+        .content
+        .as_text()
+        .map(|block| block.text.as_str());
+    assert_eq!(said, Some("the prompt, as the hooks left it"), "{prompt:?}");
+
+    let rows = running.audit(3).await;
+    let names: Vec<&str> = rows.iter().map(|row| row.tool_name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["resources/read", "resources/read", "prompts/get"],
+        "{rows:?}"
+    );
+    assert_eq!(rows[0].outcome, "blocked");
+    assert_eq!(
+        rows[0].blocked_by.as_deref(),
+        Some("bypass_mcp_no_documents")
+    );
+}
+
+/// `initialize` over streamable HTTP with `origin`: the status.
+async fn initialize_from(url: &str, token: &str, origin: Option<&str>) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "a-page", "version": "1"}}});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(origin) = origin {
+        request = request.header("origin", origin);
+    }
+    request.send().await.expect("answered").status().as_u16()
+}
+
+#[tokio::test]
+async fn http_refuses_an_empty_token_and_foreign_browser_origins() {
+    let Some(peers) = peers() else { return };
+    let mut settings = everything(&peers);
+    settings.allowed_origins = vec!["https://app.example".to_owned()];
+    let running = start(settings).await;
+    for empty in ["", "  "] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let error = running
+            .proxy
+            .serve_http(listener, Some(empty.to_owned()))
+            .await
+            .expect_err("an empty token is refused");
+        assert!(
+            matches!(error, hooks::mcp_proxy::McpProxyError::EmptyToken),
+            "{error}"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("addr");
+    let url = format!("http://{address}{}", hooks::mcp_proxy::MCP_PATH);
+    let serving = running.proxy.clone();
+    tokio::spawn(async move { serving.serve_http(listener, Some("t0ken".into())).await });
+    let same = format!("http://{address}");
+    for (origin, status) in [
+        (Some("http://evil.example"), 403),
+        (Some("http://localhost:1"), 403),
+        (Some("null"), 403),
+        (None, 200),
+        (Some(same.as_str()), 200),
+        (Some("https://app.example"), 200),
+    ] {
+        assert_eq!(
+            initialize_from(&url, "t0ken", origin).await,
+            status,
+            "{origin:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_call_while_the_tool_list_is_not_known_is_refused_before_any_hook() {
+    let Some(peers) = peers() else { return };
+    let mut settings = everything(&peers);
+    settings.max_restarts = 0;
+    let running = start(settings).await;
+    let pid = running.proxy.upstream_pid().await.expect("pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // The first call finds the upstream dead: what it listed no longer holds.
+    let first = running.call("echo", json!({"message": "a"})).await;
+    assert_eq!(first.is_error, Some(true), "{first:?}");
+    // From then on no list is known, and nothing is admitted.
+    let second = running.call("echo", json!({"message": "b"})).await;
+    assert_eq!(second.is_error, Some(true), "{second:?}");
+    assert!(
+        text(&second).contains("does not know the tools"),
+        "{second:?}"
+    );
+    let rows = running.audit(2).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1].outcome, "blocked", "{rows:?}");
+    assert_eq!(rows[1].blocked_by.as_deref(), Some("mcp_proxy"));
+}

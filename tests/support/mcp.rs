@@ -1,0 +1,180 @@
+//! What the tests that put `hooks mcp-proxy` in front of the reference MCP
+//! servers from the npm registry (pinned in tests/mcp/package.json) share:
+//! finding the servers, the approval resources, a proxy with an `rmcp`
+//! client in front of it. Without `npm ci --prefix tests/mcp` (or Node)
+//! [`peers`] prints SKIPPED and the tests pass without running.
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hooks::config::{AgentConfig, ConfigFormat};
+use hooks::factory::Resources;
+use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
+use hooks::std_hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+pub const CHAT: &str = "oc_mcp_approvals";
+pub const APPROVER: &str = "ou_5b1e0c2a9d";
+
+/// tests/mcp/node_modules, or why the tests skip.
+pub fn peers() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/node_modules");
+    let found = dir
+        .join("@modelcontextprotocol/server-everything/dist/index.js")
+        .exists()
+        && dir
+            .join("@modelcontextprotocol/server-filesystem/dist/index.js")
+            .exists()
+        && std::process::Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success());
+    if !found {
+        println!(
+            "SKIPPED: Node or tests/mcp/node_modules is missing (run `npm ci --prefix tests/mcp`)"
+        );
+        return None;
+    }
+    Some(dir)
+}
+
+pub fn server_command(peers: &std::path::Path, server: &str, args: &[&str]) -> Vec<String> {
+    let script = peers.join(format!("@modelcontextprotocol/{server}/dist/index.js"));
+    let mut command = vec!["node".to_owned(), script.display().to_string()];
+    command.extend(args.iter().map(|arg| (*arg).to_owned()));
+    command
+}
+
+/// What the test's MCP client heard: progress notifications.
+#[derive(Clone, Default)]
+pub struct Client {
+    pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+}
+
+impl ClientHandler for Client {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().expect("lock").push(params);
+    }
+}
+
+pub struct Running {
+    pub proxy: McpProxy,
+    pub client: RunningService<RoleClient, Client>,
+    pub heard: Client,
+    pub database: Database,
+    pub feishu: FakeFeishu,
+    pub callback_url: String,
+}
+
+impl Running {
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(args) = args else {
+            panic!("arguments are an object")
+        };
+        self.client
+            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+            .await
+            .expect("the proxy answers")
+    }
+
+    pub async fn audit(&self, expected: usize) -> Vec<hooks::std_hooks::AuditEntry> {
+        let session = self.proxy.session_id().to_owned();
+        for _ in 0..100 {
+            let rows = self.database.audit_entries(&session).await.expect("audit");
+            if rows.len() >= expected {
+                return rows;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.database.audit_entries(&session).await.expect("audit")
+    }
+}
+
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text())
+        .map(|text| text.text.clone())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub async fn resources() -> (Resources, Database, FakeFeishu, String) {
+    let database = Database::connect("sqlite::memory:")
+        .await
+        .expect("database");
+    let feishu = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .expect("fake feishu");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(FeishuChannel::new(feishu.feishu_config(CHAT)).expect("channel")),
+        Arc::new(StaticDirectory::new().person("feishu", APPROVER, "wang.fang", "acme")),
+        ApprovalsConfig::default(),
+    );
+    let callbacks = axum::Router::new().nest("/feishu/callback", approvals.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let callback_url = format!(
+        "http://{}/feishu/callback",
+        listener.local_addr().expect("addr")
+    );
+    tokio::spawn(async move { axum::serve(listener, callbacks).await });
+    feishu.url_verification(&callback_url, "challenge").await;
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
+    let resources = Resources::new()
+        .with(DATABASE, database.clone())
+        .with(APPROVALS, approvals)
+        .with(ORG_MODES, modes);
+    (resources, database, feishu, callback_url)
+}
+
+pub async fn start_agent(agent: &str, settings: McpProxyConfig) -> Running {
+    let (resources, database, feishu, callback_url) = resources().await;
+    let config = AgentConfig::parse(agent, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let proxy = McpProxy::start(config, settings, &resources)
+        .await
+        .expect("the proxy starts");
+    let (client_side, proxy_side) = tokio::io::duplex(1 << 16);
+    let serving = proxy.clone();
+    tokio::spawn(async move { serving.serve(proxy_side).await });
+    let heard = Client::default();
+    let client = heard
+        .clone()
+        .serve(client_side)
+        .await
+        .expect("the client's handshake with the proxy");
+    Running {
+        proxy,
+        client,
+        heard,
+        database,
+        feishu,
+        callback_url,
+    }
+}
+
+pub fn everything(peers: &std::path::Path) -> McpProxyConfig {
+    McpProxyConfig::from_value(&json!({
+        "server": "everything",
+        "command": server_command(peers, "server-everything", &["stdio"]),
+        "env": {"PROXY_GIVEN": "from-config"},
+        "user": "alice",
+        "org": "acme",
+        "max_restarts": 0,
+    }))
+    .expect("settings")
+}
