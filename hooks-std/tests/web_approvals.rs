@@ -72,7 +72,22 @@ fn csrf_field(html: &str) -> String {
 
 /// Posts the login form; the response (not followed).
 async fn try_login(page: &Page, operator: &str, token: &str) -> reqwest::Response {
-    let client = client();
+    try_login_from(page, operator, token, Ipv4Addr::LOCALHOST).await
+}
+
+/// [`try_login`] from the loopback address `from` (e.g. 127.0.0.2).
+async fn try_login_from(
+    page: &Page,
+    operator: &str,
+    token: &str,
+    from: Ipv4Addr,
+) -> reqwest::Response {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(60))
+        .local_address(IpAddr::V4(from))
+        .build()
+        .expect("client");
     let form = client
         .get(format!("{}/login", page.url))
         .send()
@@ -896,4 +911,46 @@ async fn the_page_lists_and_decides_on_postgres() {
         .await
         .expect("body");
     assert!(html.contains("approved"), "{html}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_wrong_logins_are_throttled_and_others_still_sign_in() {
+    let page = page().await;
+    // A burst of guesses: at most two Argon2 checks run at once, the rest
+    // are refused at once with 429 (never queued).
+    let burst = futures_util::future::join_all(
+        (0..16).map(|i| try_login(&page, "mallory", if i % 2 == 0 { "guess" } else { "" })),
+    )
+    .await;
+    let statuses: Vec<StatusCode> = burst.iter().map(reqwest::Response::status).collect();
+    assert!(
+        statuses.contains(&StatusCode::TOO_MANY_REQUESTS),
+        "some of a burst are refused: {statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(
+            |status| [StatusCode::UNAUTHORIZED, StatusCode::TOO_MANY_REQUESTS].contains(status)
+        ),
+        "{statuses:?}"
+    );
+    // Guessing on, one at a time: within five failures the operator and the
+    // address are refused outright, even with the right token.
+    let mut refused = false;
+    for _ in 0..6 {
+        if try_login(&page, "mallory", "guess").await.status() == StatusCode::TOO_MANY_REQUESTS {
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused, "repeated failures are throttled");
+    let right = try_login(&page, "mallory", "mallory-token").await;
+    assert_eq!(right.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        cookie_pair(&set_cookies(&right), "hooks_approvals_session"),
+        None
+    );
+    // Another operator from another address still signs in.
+    let alice = try_login_from(&page, "alice", "alice-token", Ipv4Addr::new(127, 0, 0, 2)).await;
+    assert_eq!(alice.status(), StatusCode::SEE_OTHER);
+    assert!(cookie_pair(&set_cookies(&alice), "hooks_approvals_session").is_some());
 }

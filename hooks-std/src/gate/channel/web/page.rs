@@ -348,7 +348,30 @@ async fn login(State(web): State<WebApprovals>, caller: Caller, body: Bytes) -> 
         )
         .await;
     }
-    let Some(operator) = web.inner.auth.login(&form.operator, &form.token).await else {
+    // Argon2 is slow on purpose: few checks at once, none for an operator
+    // or address that keeps failing.
+    let Some(permit) = web.inner.logins.admit(&form.operator, caller.peer) else {
+        tracing::warn!("approvals page: a sign-in was throttled");
+        return login_page(
+            &web,
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("Too many sign-in attempts; wait a minute and try again."),
+        )
+        .await;
+    };
+    // The check runs to its end holding the permit even if the client
+    // goes away, so no more than the limit ever run at once.
+    let auth = std::sync::Arc::clone(&web.inner.auth);
+    let (name, token) = (form.operator.clone(), form.token.clone());
+    let verified = tokio::spawn(async move {
+        let verified = auth.login(&name, &token).await;
+        drop(permit);
+        verified
+    })
+    .await
+    .unwrap_or(None);
+    let Some(operator) = verified else {
+        web.inner.logins.failed(&form.operator, caller.peer);
         tracing::warn!("approvals page: a sign-in with a wrong operator or token was refused");
         return login_page(
             &web,
