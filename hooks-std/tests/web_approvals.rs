@@ -25,7 +25,8 @@ use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
 use support::web::{
-    Page, call_with, org_scope, page, page_configured, page_on_channel, page_with, start, tokens,
+    Page, call_with, directory, org_scope, page, page_configured, page_on_channel, page_with,
+    page_with_directory, start, tokens,
 };
 use tokio::task::JoinHandle;
 
@@ -267,6 +268,19 @@ impl Events {
         Events {
             response,
             buffer: String::new(),
+        }
+    }
+
+    /// Whether the server ends the stream within `within` (events before
+    /// the end are skipped).
+    async fn ends_within(&mut self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            match tokio::time::timeout_at(deadline, self.response.chunk()).await {
+                Err(_) => return false,
+                Ok(Ok(None) | Err(_)) => return true,
+                Ok(Ok(Some(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+            }
         }
     }
 
@@ -953,4 +967,115 @@ async fn parallel_wrong_logins_are_throttled_and_others_still_sign_in() {
     let alice = try_login_from(&page, "alice", "alice-token", Ipv4Addr::new(127, 0, 0, 2)).await;
     assert_eq!(alice.status(), StatusCode::SEE_OTHER);
     assert!(cookie_pair(&set_cookies(&alice), "hooks_approvals_session").is_some());
+}
+
+/// The test directory, from which operators can be removed while the page runs.
+struct Revocable {
+    people: hooks_std::gate::StaticDirectory,
+    revoked: std::sync::Mutex<Vec<String>>,
+}
+
+impl hooks_std::gate::ApproverDirectory for Revocable {
+    fn resolve<'a>(
+        &'a self,
+        channel_kind: &'a str,
+        platform_id: &'a str,
+    ) -> hooks_std::gate::DirectoryFuture<'a, Option<hooks_std::gate::Approver>> {
+        let revoked = self
+            .revoked
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|id| id == platform_id);
+        if revoked {
+            return Box::pin(async { Ok(None) });
+        }
+        self.people.resolve(channel_kind, platform_id)
+    }
+
+    fn agent_owner<'a>(
+        &'a self,
+        agent_id: &'a str,
+    ) -> hooks_std::gate::DirectoryFuture<'a, Option<String>> {
+        hooks_std::gate::ApproverDirectory::agent_owner(&self.people, agent_id)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_operator_loses_their_open_stream() {
+    let people = Arc::new(Revocable {
+        people: directory(),
+        revoked: std::sync::Mutex::default(),
+    });
+    let database = Database::in_memory().await.expect("db");
+    let page = page_with_directory(
+        "approvals",
+        database,
+        org_scope(),
+        tokens(),
+        WebConfig::default(),
+        people.clone(),
+    )
+    .await;
+    let alice = login(&page, "alice").await;
+    let bob = login(&page, "bob").await;
+    let mut alice_stream = Events::open(&page, &alice, "").await;
+    let mut bob_stream = Events::open(&page, &bob, "").await;
+    let (name, _) = alice_stream
+        .next(Duration::from_secs(5))
+        .await
+        .expect("snapshot");
+    assert_eq!(name, "snapshot");
+    bob_stream
+        .next(Duration::from_secs(5))
+        .await
+        .expect("snapshot");
+
+    // The directory no longer knows alice: her stream ends, bob's stays.
+    people.revoked.lock().expect("lock").push("alice".into());
+    assert!(
+        alice_stream.ends_within(Duration::from_secs(5)).await,
+        "the revoked operator's stream ends"
+    );
+    assert!(
+        !bob_stream.ends_within(Duration::from_secs(3)).await,
+        "another operator's stream stays open"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_ends_after_its_lifetime() {
+    let page = page_configured(WebConfig {
+        stream_lifetime: Duration::from_secs(1),
+        ..WebConfig::default()
+    })
+    .await;
+    let alice = login(&page, "alice").await;
+    let mut stream = Events::open(&page, &alice, "").await;
+    assert!(
+        stream.ends_within(Duration::from_secs(5)).await,
+        "the stream ends so the browser reconnects and is checked again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ninth_stream_of_an_operator_is_refused() {
+    let page = page_configured(WebConfig {
+        max_streams: 10,
+        ..WebConfig::default()
+    })
+    .await;
+    let alice = login(&page, "alice").await;
+    let mut open = Vec::new();
+    for _ in 0..8 {
+        open.push(Events::open(&page, &alice, "").await);
+    }
+    let ninth = get_as(&page, &alice.cookie, "/api/stream").await;
+    assert_eq!(ninth.status(), StatusCode::TOO_MANY_REQUESTS);
+    // Bob may open two more: then the page's limit of ten is reached.
+    let bob = login(&page, "bob").await;
+    open.push(Events::open(&page, &bob, "").await);
+    open.push(Events::open(&page, &bob, "").await);
+    let eleventh = get_as(&page, &bob.cookie, "/api/stream").await;
+    assert_eq!(eleventh.status(), StatusCode::TOO_MANY_REQUESTS);
 }
