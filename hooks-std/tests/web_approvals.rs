@@ -1079,3 +1079,99 @@ async fn the_ninth_stream_of_an_operator_is_refused() {
     let eleventh = get_as(&page, &bob.cookie, "/api/stream").await;
     assert_eq!(eleventh.status(), StatusCode::TOO_MANY_REQUESTS);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxy_configured_as_an_ipv4_mapped_address_is_trusted() {
+    let mapped: IpAddr = "::ffff:127.0.0.1".parse().expect("address");
+    let database = Database::in_memory().await.expect("db");
+    let behind = page_with(
+        database,
+        org_scope(),
+        Arc::new(TrustedHeaderAuth::new("x-forwarded-user", [mapped])),
+        WebConfig::default(),
+    )
+    .await;
+    let response = client()
+        .get(format!("{}/api/requests", behind.url))
+        .header("x-forwarded-user", "alice")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_response_forbids_content_sniffing() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let responses = [
+        client().get(&page.url).send().await.expect("redirect"),
+        client()
+            .get(format!("{}/api/requests", page.url))
+            .send()
+            .await
+            .expect("json refusal"),
+        get_as(&page, &alice.cookie, "/api/requests").await,
+        get_as(&page, &alice.cookie, "/api/stream").await,
+        get_as(&page, &alice.cookie, "/fragments/requests/none").await,
+    ];
+    for response in responses {
+        assert_eq!(
+            response
+                .headers()
+                .get("x-content-type-options")
+                .map(|value| value.to_str().unwrap_or_default()),
+            Some("nosniff"),
+            "{} {}",
+            response.url(),
+            response.status()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_with_cut_arguments_is_approved_only_from_its_detail_page() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let long = "x".repeat(5_000);
+    let call = start(
+        &page,
+        call_with(
+            "c-long",
+            "finance-bot",
+            "alice",
+            json!({"amount": 1, "memo": long, "payee": "at the end"}),
+        ),
+    );
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let list = get_as(&page, &alice.cookie, "")
+        .await
+        .text()
+        .await
+        .expect("page");
+    assert!(list.contains(&format!("{id}\"")), "the row is listed");
+    assert!(
+        !list.contains("value=\"approve\""),
+        "no Approve next to cut arguments"
+    );
+    assert!(
+        list.contains(&format!("/requests/{id}\"")),
+        "a link to the detail"
+    );
+    let row = get_as(&page, &alice.cookie, &format!("/fragments/requests/{id}"))
+        .await
+        .text()
+        .await
+        .expect("row");
+    assert!(!row.contains("value=\"approve\""), "{row}");
+    let detail = get_as(&page, &alice.cookie, &format!("/requests/{id}"))
+        .await
+        .text()
+        .await
+        .expect("detail");
+    assert!(
+        detail.contains("value=\"approve\""),
+        "the detail page decides"
+    );
+    call.abort();
+}

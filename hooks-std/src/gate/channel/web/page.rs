@@ -62,6 +62,7 @@ impl WebApprovals {
             .route("/api/requests", get(api::list))
             .route("/api/requests/{id}/decide", post(api::decide))
             .route("/api/stream", get(api::stream))
+            .layer(axum::middleware::map_response(nosniff))
             .layer(DefaultBodyLimit::max(
                 MAX_FORM_BODY.max(api::MAX_DECIDE_BODY),
             ))
@@ -477,6 +478,16 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// Marks every response `X-Content-Type-Options: nosniff`: browsers take
+/// each body as the type it is sent with (JSON is never run as script).
+async fn nosniff(mut response: Response) -> Response {
+    response.headers_mut().insert(
         "x-content-type-options",
         HeaderValue::from_static("nosniff"),
     );
