@@ -25,7 +25,8 @@ use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
 use support::web::{
-    Page, call_with, org_scope, page, page_configured, page_on_channel, page_with, start, tokens,
+    Page, call_with, directory, org_scope, page, page_configured, page_on_channel, page_with,
+    page_with_directory, start, tokens,
 };
 use tokio::task::JoinHandle;
 
@@ -72,7 +73,22 @@ fn csrf_field(html: &str) -> String {
 
 /// Posts the login form; the response (not followed).
 async fn try_login(page: &Page, operator: &str, token: &str) -> reqwest::Response {
-    let client = client();
+    try_login_from(page, operator, token, Ipv4Addr::LOCALHOST).await
+}
+
+/// [`try_login`] from the loopback address `from` (e.g. 127.0.0.2).
+async fn try_login_from(
+    page: &Page,
+    operator: &str,
+    token: &str,
+    from: Ipv4Addr,
+) -> reqwest::Response {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(60))
+        .local_address(IpAddr::V4(from))
+        .build()
+        .expect("client");
     let form = client
         .get(format!("{}/login", page.url))
         .send()
@@ -252,6 +268,19 @@ impl Events {
         Events {
             response,
             buffer: String::new(),
+        }
+    }
+
+    /// Whether the server ends the stream within `within` (events before
+    /// the end are skipped).
+    async fn ends_within(&mut self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            match tokio::time::timeout_at(deadline, self.response.chunk()).await {
+                Err(_) => return false,
+                Ok(Ok(None) | Err(_)) => return true,
+                Ok(Ok(Some(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+            }
         }
     }
 
@@ -896,4 +925,253 @@ async fn the_page_lists_and_decides_on_postgres() {
         .await
         .expect("body");
     assert!(html.contains("approved"), "{html}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_wrong_logins_are_throttled_and_others_still_sign_in() {
+    let page = page().await;
+    // A burst of guesses: at most two Argon2 checks run at once, the rest
+    // are refused at once with 429 (never queued).
+    let burst = futures_util::future::join_all(
+        (0..16).map(|i| try_login(&page, "mallory", if i % 2 == 0 { "guess" } else { "" })),
+    )
+    .await;
+    let statuses: Vec<StatusCode> = burst.iter().map(reqwest::Response::status).collect();
+    assert!(
+        statuses.contains(&StatusCode::TOO_MANY_REQUESTS),
+        "some of a burst are refused: {statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(
+            |status| [StatusCode::UNAUTHORIZED, StatusCode::TOO_MANY_REQUESTS].contains(status)
+        ),
+        "{statuses:?}"
+    );
+    // Guessing on, one at a time: within five failures the operator and the
+    // address are refused outright, even with the right token.
+    let mut refused = false;
+    for _ in 0..6 {
+        if try_login(&page, "mallory", "guess").await.status() == StatusCode::TOO_MANY_REQUESTS {
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused, "repeated failures are throttled");
+    let right = try_login(&page, "mallory", "mallory-token").await;
+    assert_eq!(right.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        cookie_pair(&set_cookies(&right), "hooks_approvals_session"),
+        None
+    );
+    // Another operator from another address still signs in.
+    let alice = try_login_from(&page, "alice", "alice-token", Ipv4Addr::new(127, 0, 0, 2)).await;
+    assert_eq!(alice.status(), StatusCode::SEE_OTHER);
+    assert!(cookie_pair(&set_cookies(&alice), "hooks_approvals_session").is_some());
+}
+
+/// The test directory, from which operators can be removed while the page runs.
+struct Revocable {
+    people: hooks_std::gate::StaticDirectory,
+    revoked: std::sync::Mutex<Vec<String>>,
+}
+
+impl hooks_std::gate::ApproverDirectory for Revocable {
+    fn resolve<'a>(
+        &'a self,
+        channel_kind: &'a str,
+        platform_id: &'a str,
+    ) -> hooks_std::gate::DirectoryFuture<'a, Option<hooks_std::gate::Approver>> {
+        let revoked = self
+            .revoked
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|id| id == platform_id);
+        if revoked {
+            return Box::pin(async { Ok(None) });
+        }
+        self.people.resolve(channel_kind, platform_id)
+    }
+
+    fn agent_owner<'a>(
+        &'a self,
+        agent_id: &'a str,
+    ) -> hooks_std::gate::DirectoryFuture<'a, Option<String>> {
+        hooks_std::gate::ApproverDirectory::agent_owner(&self.people, agent_id)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_operator_loses_their_open_stream() {
+    let people = Arc::new(Revocable {
+        people: directory(),
+        revoked: std::sync::Mutex::default(),
+    });
+    let database = Database::in_memory().await.expect("db");
+    let page = page_with_directory(
+        "approvals",
+        database,
+        org_scope(),
+        tokens(),
+        WebConfig::default(),
+        people.clone(),
+    )
+    .await;
+    let alice = login(&page, "alice").await;
+    let bob = login(&page, "bob").await;
+    let mut alice_stream = Events::open(&page, &alice, "").await;
+    let mut bob_stream = Events::open(&page, &bob, "").await;
+    let (name, _) = alice_stream
+        .next(Duration::from_secs(5))
+        .await
+        .expect("snapshot");
+    assert_eq!(name, "snapshot");
+    bob_stream
+        .next(Duration::from_secs(5))
+        .await
+        .expect("snapshot");
+
+    // The directory no longer knows alice: her stream ends, bob's stays.
+    people.revoked.lock().expect("lock").push("alice".into());
+    assert!(
+        alice_stream.ends_within(Duration::from_secs(5)).await,
+        "the revoked operator's stream ends"
+    );
+    assert!(
+        !bob_stream.ends_within(Duration::from_secs(3)).await,
+        "another operator's stream stays open"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_ends_after_its_lifetime() {
+    let page = page_configured(WebConfig {
+        stream_lifetime: Duration::from_secs(1),
+        ..WebConfig::default()
+    })
+    .await;
+    let alice = login(&page, "alice").await;
+    let mut stream = Events::open(&page, &alice, "").await;
+    assert!(
+        stream.ends_within(Duration::from_secs(5)).await,
+        "the stream ends so the browser reconnects and is checked again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ninth_stream_of_an_operator_is_refused() {
+    let page = page_configured(WebConfig {
+        max_streams: 10,
+        ..WebConfig::default()
+    })
+    .await;
+    let alice = login(&page, "alice").await;
+    let mut open = Vec::new();
+    for _ in 0..8 {
+        open.push(Events::open(&page, &alice, "").await);
+    }
+    let ninth = get_as(&page, &alice.cookie, "/api/stream").await;
+    assert_eq!(ninth.status(), StatusCode::TOO_MANY_REQUESTS);
+    // Bob may open two more: then the page's limit of ten is reached.
+    let bob = login(&page, "bob").await;
+    open.push(Events::open(&page, &bob, "").await);
+    open.push(Events::open(&page, &bob, "").await);
+    let eleventh = get_as(&page, &bob.cookie, "/api/stream").await;
+    assert_eq!(eleventh.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxy_configured_as_an_ipv4_mapped_address_is_trusted() {
+    let mapped: IpAddr = "::ffff:127.0.0.1".parse().expect("address");
+    let database = Database::in_memory().await.expect("db");
+    let behind = page_with(
+        database,
+        org_scope(),
+        Arc::new(TrustedHeaderAuth::new("x-forwarded-user", [mapped])),
+        WebConfig::default(),
+    )
+    .await;
+    let response = client()
+        .get(format!("{}/api/requests", behind.url))
+        .header("x-forwarded-user", "alice")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_response_forbids_content_sniffing() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let responses = [
+        client().get(&page.url).send().await.expect("redirect"),
+        client()
+            .get(format!("{}/api/requests", page.url))
+            .send()
+            .await
+            .expect("json refusal"),
+        get_as(&page, &alice.cookie, "/api/requests").await,
+        get_as(&page, &alice.cookie, "/api/stream").await,
+        get_as(&page, &alice.cookie, "/fragments/requests/none").await,
+    ];
+    for response in responses {
+        assert_eq!(
+            response
+                .headers()
+                .get("x-content-type-options")
+                .map(|value| value.to_str().unwrap_or_default()),
+            Some("nosniff"),
+            "{} {}",
+            response.url(),
+            response.status()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_with_cut_arguments_is_approved_only_from_its_detail_page() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let long = "x".repeat(5_000);
+    let call = start(
+        &page,
+        call_with(
+            "c-long",
+            "finance-bot",
+            "alice",
+            json!({"amount": 1, "memo": long, "payee": "at the end"}),
+        ),
+    );
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let list = get_as(&page, &alice.cookie, "")
+        .await
+        .text()
+        .await
+        .expect("page");
+    assert!(list.contains(&format!("{id}\"")), "the row is listed");
+    assert!(
+        !list.contains("value=\"approve\""),
+        "no Approve next to cut arguments"
+    );
+    assert!(
+        list.contains(&format!("/requests/{id}\"")),
+        "a link to the detail"
+    );
+    let row = get_as(&page, &alice.cookie, &format!("/fragments/requests/{id}"))
+        .await
+        .text()
+        .await
+        .expect("row");
+    assert!(!row.contains("value=\"approve\""), "{row}");
+    let detail = get_as(&page, &alice.cookie, &format!("/requests/{id}"))
+        .await
+        .text()
+        .await
+        .expect("detail");
+    assert!(
+        detail.contains("value=\"approve\""),
+        "the detail page decides"
+    );
+    call.abort();
 }

@@ -362,3 +362,45 @@ async fn an_operator_out_of_scope_sees_nothing_and_a_forged_post_is_refused() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enter_in_the_reason_field_decides_nothing() {
+    with_browser(
+        "enter_in_the_reason_field_decides_nothing",
+        async |browser| {
+            let page = page().await;
+            let call = start(
+                &page,
+                payment("c4", json!({"amount": 90_000, "payee": "ACME Ltd"})),
+            );
+            sign_in(browser, &page, "alice").await;
+            let row = only_row(browser, "the pending request").await;
+            let id = row.attr("data-id").await.expect("attr").expect("data-id");
+            // Typing a reason and pressing Enter submits the form without a
+            // button: it must approve nothing (Approve was the first submit).
+            row.find(Locator::Css("input[name=reason]"))
+                .await
+                .expect("reason")
+                .send_keys("just checking\u{E007}")
+                .await
+                .expect("type and press Enter");
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            assert_eq!(
+                page.approvals
+                    .store()
+                    .get(&id)
+                    .await
+                    .expect("read")
+                    .expect("row")
+                    .status,
+                ConfirmationStatus::Pending,
+                "the server received no decision"
+            );
+            assert!(browser.current_url().await.expect("url").query().is_none());
+            assert_eq!(rows(browser).await, 1, "the request is still listed");
+            assert!(!call.is_finished(), "the call still waits");
+            call.abort();
+        },
+    )
+    .await;
+}

@@ -8,7 +8,7 @@ use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::gate::channel::web::{OperatorAuth, TokenAuth, WebApprovals, WebChannel, WebConfig};
 use hooks_std::gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
+    ApprovalGate, Approvals, ApprovalsConfig, ApproverDirectory, ConfirmationStore, StaticDirectory,
 };
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -76,11 +76,31 @@ pub(crate) async fn page_on_channel(
     auth: Arc<dyn OperatorAuth>,
     config: WebConfig,
 ) -> Page {
+    page_with_directory(
+        channel_id,
+        database,
+        gate,
+        auth,
+        config,
+        Arc::new(directory()),
+    )
+    .await
+}
+
+/// [`page_on_channel`] with the approver directory `people`.
+pub(crate) async fn page_with_directory(
+    channel_id: &str,
+    database: Database,
+    gate: Value,
+    auth: Arc<dyn OperatorAuth>,
+    config: WebConfig,
+    people: Arc<dyn ApproverDirectory>,
+) -> Page {
     let channel = WebChannel::new(channel_id);
     let approvals = Approvals::start(
         ConfirmationStore::new(database),
         Arc::new(channel.clone()),
-        Arc::new(directory()),
+        people,
         ApprovalsConfig::default(),
     );
     let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");

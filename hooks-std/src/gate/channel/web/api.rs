@@ -23,6 +23,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::WebApprovals;
 use super::signed::{Caller, Conversation, Operator, Refusal};
+use super::throttle::StreamSlot;
 use super::view::RequestView;
 use crate::gate::{ConfirmationRequest, Decision};
 
@@ -155,17 +156,30 @@ pub(crate) async fn decide(
 /// operator may decide (and of that (agent, user), if given); a new
 /// `snapshot` whenever the store's list differs from what was sent (checked
 /// every [`RESYNC`]: other processes' requests and decisions); `signed_out`
-/// and the end of the stream when the session expires.
+/// and the end of the stream when the session expires or the directory no
+/// longer maps the operator to the same user; the stream simply ends after
+/// [`WebConfig::stream_lifetime`](super::WebConfig::stream_lifetime) (the
+/// client reconnects). Beyond the open-stream limits: 429.
 pub(crate) async fn stream(State(web): State<WebApprovals>, caller: Caller, uri: Uri) -> Response {
     let (operator, filter) = match reader(&web, &caller, &uri).await {
         Ok(reader) => reader,
         Err(refused) => return refused,
     };
+    let Some(slot) = web.inner.streams.take(&operator.signed.operator) else {
+        return error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many event streams are open (for you, or on this page); close other tabs \
+             of the approvals page and try again",
+        );
+    };
     // Subscribed before the snapshot is read, so nothing falls between.
     let events = web.inner.channel.subscribe();
+    let ends = tokio::time::Instant::now() + web.inner.config.stream_lifetime;
     let state = Streaming {
         web,
         operator,
+        _slot: slot,
+        ends,
         filter,
         caller,
         events,
@@ -194,6 +208,11 @@ fn resync_interval() -> tokio::time::Interval {
 struct Streaming {
     web: WebApprovals,
     operator: Operator,
+    /// This stream's place under the open-stream limits.
+    _slot: StreamSlot,
+    /// When the stream ends (its lifetime), so the client reconnects and
+    /// is checked again.
+    ends: tokio::time::Instant,
     filter: Option<Conversation>,
     caller: Caller,
     events: Receiver<Arc<ConfirmationRequest>>,
@@ -228,9 +247,21 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
             let received = tokio::select! {
                 received = state.events.recv() => Some(received),
                 _ = state.resync.tick() => None,
+                // Its lifetime is over: end it; the client reconnects.
+                () = tokio::time::sleep_until(state.ends) => return None,
             };
-            // A session that expired (or signed out) ends its streams.
-            if state.web.operator(&state.caller).await.is_err() {
+            // A session that expired (or signed out), an operator the
+            // directory no longer maps to the same user, or a directory
+            // failure ends the stream (fail closed).
+            let still = match state.web.operator(&state.caller).await {
+                Ok(now) => {
+                    now.approver.is_some()
+                        && now.approver == state.operator.approver
+                        && now.signed.operator == state.operator.signed.operator
+                }
+                Err(_) => false,
+            };
+            if !still {
                 state.ended = true;
                 return Some((Ok(json_event("signed_out", &json!({}))), state));
             }

@@ -125,10 +125,41 @@ impl TokenAuth {
             })?;
             checked.push((operator, hash));
         }
+        let decoy = Self::decoy_like(checked.iter().map(|(_, hash)| hash.as_str()))?;
         Ok(TokenAuth {
             operators: checked,
-            decoy: Self::hash_token("decoy")?,
+            decoy,
         })
+    }
+
+    /// A hash verified for unknown operators, made with the Argon2
+    /// algorithm and parameters of the costliest configured hash (the
+    /// defaults if none is Argon2), so an unknown operator's answer takes
+    /// as long as a known one's.
+    fn decoy_like<'h>(hashes: impl Iterator<Item = &'h str>) -> Result<String, TokenError> {
+        let costliest = hashes
+            .filter_map(|hash| {
+                let parsed = PasswordHash::new(hash).ok()?;
+                let algorithm = argon2::Algorithm::try_from(parsed.algorithm).ok()?;
+                let version = parsed
+                    .version
+                    .map_or(Ok(argon2::Version::default()), argon2::Version::try_from)
+                    .ok()?;
+                let params = argon2::Params::try_from(&parsed).ok()?;
+                Some((algorithm, version, params))
+            })
+            .max_by_key(|(_, _, params)| {
+                u64::from(params.m_cost()) * u64::from(params.t_cost()) * u64::from(params.p_cost())
+            });
+        let hasher = match costliest {
+            Some((algorithm, version, params)) => Argon2::new(algorithm, version, params),
+            None => Argon2::default(),
+        };
+        let salt = SaltString::generate(&mut OsRng);
+        hasher
+            .hash_password(b"decoy", &salt)
+            .map(|hash| hash.to_string())
+            .map_err(|error| TokenError::Hash(error.to_string()))
     }
 
     /// A fresh random access token (256 bits, hex) to hand to an operator;
@@ -206,9 +237,13 @@ impl TrustedHeaderAuth {
 
 impl OperatorAuth for TrustedHeaderAuth {
     fn identify(&self, request: AuthRequest<'_>) -> Result<Option<String>, AuthError> {
-        let trusted = request
-            .peer
-            .is_some_and(|peer| self.proxies.contains(&peer.ip()));
+        let trusted = request.peer.is_some_and(|peer| {
+            // IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is the IPv4 address.
+            let peer = peer.ip().to_canonical();
+            self.proxies
+                .iter()
+                .any(|proxy| proxy.to_canonical() == peer)
+        });
         if !trusted {
             return Err(AuthError::UntrustedPeer {
                 peer: request.peer.map_or_else(
@@ -246,4 +281,26 @@ pub(crate) fn plain_credential(text: &str) -> bool {
         && !text
             .chars()
             .any(|c| c.is_whitespace() || crate::text::is_hidden(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_decoy_costs_what_the_configured_hashes_cost() {
+        let params = argon2::Params::new(8 * 1024, 3, 1, None).expect("params");
+        let strong = Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+        let salt = SaltString::generate(&mut OsRng);
+        let hash = strong
+            .hash_password(b"alice-token", &salt)
+            .expect("hash")
+            .to_string();
+        let auth = TokenAuth::new([("alice", hash.clone())]).expect("auth");
+        let configured = PasswordHash::new(&hash).expect("parse");
+        let decoy = PasswordHash::new(&auth.decoy).expect("parse");
+        assert_eq!(decoy.algorithm, configured.algorithm);
+        assert_eq!(decoy.version, configured.version);
+        assert_eq!(decoy.params, configured.params);
+    }
 }

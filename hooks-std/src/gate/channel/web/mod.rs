@@ -32,6 +32,7 @@ mod page;
 mod session;
 mod signed;
 mod templates;
+mod throttle;
 mod view;
 
 use std::sync::Arc;
@@ -61,6 +62,15 @@ pub struct WebConfig {
     pub recent_decisions: u32,
     /// The most pending requests one list reads (default 500).
     pub max_pending: u32,
+    /// How long one event stream stays open (default 10 minutes); then it
+    /// ends, the browser reconnects and the operator is checked again.
+    pub stream_lifetime: Duration,
+    /// Most event streams one operator may have open (default 8); more
+    /// are refused with 429.
+    pub max_streams_per_operator: usize,
+    /// Most event streams open on the page in all (default 256); more are
+    /// refused with 429.
+    pub max_streams: usize,
 }
 
 impl Default for WebConfig {
@@ -71,6 +81,9 @@ impl Default for WebConfig {
             secure_cookies: false,
             recent_decisions: 20,
             max_pending: 500,
+            stream_lifetime: Duration::from_secs(600),
+            max_streams_per_operator: 8,
+            max_streams: 256,
         }
     }
 }
@@ -116,6 +129,8 @@ struct Inner {
     sessions: Sessions,
     config: WebConfig,
     templates: templates::Templates,
+    logins: throttle::LoginThrottle,
+    streams: throttle::StreamSlots,
 }
 
 impl WebApprovals {
@@ -154,6 +169,11 @@ impl WebApprovals {
                 channel,
                 auth,
                 sessions: Sessions::new(config.session_ttl),
+                logins: throttle::LoginThrottle::new(),
+                streams: throttle::StreamSlots::new(
+                    config.max_streams_per_operator,
+                    config.max_streams,
+                ),
                 config,
                 templates: templates::Templates::load().map_err(WebError::Templates)?,
             }),

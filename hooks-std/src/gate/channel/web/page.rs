@@ -62,6 +62,7 @@ impl WebApprovals {
             .route("/api/requests", get(api::list))
             .route("/api/requests/{id}/decide", post(api::decide))
             .route("/api/stream", get(api::stream))
+            .layer(axum::middleware::map_response(nosniff))
             .layer(DefaultBodyLimit::max(
                 MAX_FORM_BODY.max(api::MAX_DECIDE_BODY),
             ))
@@ -348,7 +349,30 @@ async fn login(State(web): State<WebApprovals>, caller: Caller, body: Bytes) -> 
         )
         .await;
     }
-    let Some(operator) = web.inner.auth.login(&form.operator, &form.token).await else {
+    // Argon2 is slow on purpose: few checks at once, none for an operator
+    // or address that keeps failing.
+    let Some(permit) = web.inner.logins.admit(&form.operator, caller.peer) else {
+        tracing::warn!("approvals page: a sign-in was throttled");
+        return login_page(
+            &web,
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("Too many sign-in attempts; wait a minute and try again."),
+        )
+        .await;
+    };
+    // The check runs to its end holding the permit even if the client
+    // goes away, so no more than the limit ever run at once.
+    let auth = std::sync::Arc::clone(&web.inner.auth);
+    let (name, token) = (form.operator.clone(), form.token.clone());
+    let verified = tokio::spawn(async move {
+        let verified = auth.login(&name, &token).await;
+        drop(permit);
+        verified
+    })
+    .await
+    .unwrap_or(None);
+    let Some(operator) = verified else {
+        web.inner.logins.failed(&form.operator, caller.peer);
         tracing::warn!("approvals page: a sign-in with a wrong operator or token was refused");
         return login_page(
             &web,
@@ -454,6 +478,16 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// Marks every response `X-Content-Type-Options: nosniff`: browsers take
+/// each body as the type it is sent with (JSON is never run as script).
+async fn nosniff(mut response: Response) -> Response {
+    response.headers_mut().insert(
         "x-content-type-options",
         HeaderValue::from_static("nosniff"),
     );

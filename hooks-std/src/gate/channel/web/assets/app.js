@@ -92,9 +92,16 @@
     var form = e.target;
     if (!form.classList || !form.classList.contains("decide") || !window.fetch) { return; }
     e.preventDefault();
+    // Only an explicit press of Approve or Reject decides: a submit with
+    // any other submitter (Enter in the reason field) does nothing.
     var button = e.submitter;
-    var decision = button && button.value;
-    if (!decision) { return; }
+    if (!button || !button.classList ||
+        !(button.classList.contains("approve") || button.classList.contains("reject"))) {
+      say("Press Approve or Reject to decide.");
+      return;
+    }
+    var decision = button.value;
+    if (decision !== "approve" && decision !== "reject") { return; }
     var id = form.getAttribute("data-id");
     var reason = form.querySelector("input[name=reason]").value;
     form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });

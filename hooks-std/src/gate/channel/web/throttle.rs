@@ -1,0 +1,200 @@
+//! Limits on sign-in attempts and open streams.
+//!
+//! Sign-in: at most [`LOGIN_CONCURRENCY`] token checks (Argon2, slow on
+//! purpose) run at once; a login beyond that is refused at once with 429,
+//! never queued. An operator id or a peer address with
+//! [`MAX_FAILURES`] failed logins within [`FAILURE_WINDOW`] is refused with
+//! 429 for [`FAILURE_BACKOFF`].
+//!
+//! Streams: at most a configured number open per operator and in all.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Token checks running at once.
+pub(crate) const LOGIN_CONCURRENCY: usize = 2;
+
+/// Failed logins of one operator id or address that start a backoff.
+pub(crate) const MAX_FAILURES: u32 = 5;
+
+/// The window failed logins are counted in.
+pub(crate) const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+/// How long an operator id or address is refused after too many failures.
+pub(crate) const FAILURE_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Most operator ids and addresses whose failures are remembered; beyond
+/// it the oldest entries are forgotten.
+const MAX_TRACKED: usize = 10_000;
+
+#[derive(Debug, Clone, Copy)]
+struct Failures {
+    since: Instant,
+    count: u32,
+    blocked_until: Option<Instant>,
+}
+
+/// The sign-in limits of one page.
+pub(crate) struct LoginThrottle {
+    checks: Arc<Semaphore>,
+    failures: Mutex<HashMap<String, Failures>>,
+}
+
+impl LoginThrottle {
+    pub(crate) fn new() -> Self {
+        LoginThrottle {
+            checks: Arc::new(Semaphore::new(LOGIN_CONCURRENCY)),
+            failures: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Failures>> {
+        self.failures
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The keys a login is counted under: its operator id and its peer
+    /// address (IPv4-mapped IPv6 as IPv4).
+    fn keys(operator: &str, peer: Option<SocketAddr>) -> [String; 2] {
+        [
+            format!("operator:{operator}"),
+            format!(
+                "peer:{}",
+                peer.map_or_else(
+                    || "unknown".to_owned(),
+                    |peer| peer.ip().to_canonical().to_string()
+                )
+            ),
+        ]
+    }
+
+    /// A permit to check a login, or `None` (answer 429) if the operator
+    /// or the address is backing off or too many checks are running.
+    pub(crate) fn admit(
+        &self,
+        operator: &str,
+        peer: Option<SocketAddr>,
+    ) -> Option<OwnedSemaphorePermit> {
+        let now = Instant::now();
+        {
+            let failures = self.lock();
+            for key in Self::keys(operator, peer) {
+                if failures
+                    .get(&key)
+                    .and_then(|entry| entry.blocked_until)
+                    .is_some_and(|until| until > now)
+                {
+                    return None;
+                }
+            }
+        }
+        Arc::clone(&self.checks).try_acquire_owned().ok()
+    }
+
+    /// Records a failed login of `operator` from `peer`.
+    pub(crate) fn failed(&self, operator: &str, peer: Option<SocketAddr>) {
+        let now = Instant::now();
+        let mut failures = self.lock();
+        if failures.len() >= MAX_TRACKED {
+            failures.retain(|_, entry| {
+                entry.blocked_until.is_some_and(|until| until > now)
+                    || now.duration_since(entry.since) < FAILURE_WINDOW
+            });
+        }
+        while failures.len() >= MAX_TRACKED {
+            let Some(oldest) = failures
+                .iter()
+                .min_by_key(|(_, entry)| entry.since)
+                .map(|(key, _)| key.clone())
+            else {
+                break;
+            };
+            failures.remove(&oldest);
+        }
+        for key in Self::keys(operator, peer) {
+            let entry = failures.entry(key).or_insert(Failures {
+                since: now,
+                count: 0,
+                blocked_until: None,
+            });
+            if now.duration_since(entry.since) >= FAILURE_WINDOW {
+                *entry = Failures {
+                    since: now,
+                    count: 0,
+                    blocked_until: None,
+                };
+            }
+            entry.count += 1;
+            if entry.count >= MAX_FAILURES {
+                entry.blocked_until = Some(now + FAILURE_BACKOFF);
+                entry.since = now + FAILURE_BACKOFF;
+                entry.count = 0;
+            }
+        }
+    }
+}
+
+/// The open streams of one page.
+pub(crate) struct StreamSlots {
+    per_operator: usize,
+    total: usize,
+    open: Arc<Mutex<(usize, HashMap<String, usize>)>>,
+}
+
+/// An open stream's slot; freed when dropped.
+pub(crate) struct StreamSlot {
+    operator: String,
+    open: Arc<Mutex<(usize, HashMap<String, usize>)>>,
+}
+
+impl StreamSlots {
+    pub(crate) fn new(per_operator: usize, total: usize) -> Self {
+        StreamSlots {
+            per_operator,
+            total,
+            open: Arc::default(),
+        }
+    }
+
+    /// A slot for a stream of `operator`, or `None` (answer 429) if they
+    /// or the page have as many open as allowed.
+    pub(crate) fn take(&self, operator: &str) -> Option<StreamSlot> {
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (total, per) = &mut *open;
+        let mine = per.get(operator).copied().unwrap_or(0);
+        if *total >= self.total || mine >= self.per_operator {
+            return None;
+        }
+        *total += 1;
+        per.insert(operator.to_owned(), mine + 1);
+        Some(StreamSlot {
+            operator: operator.to_owned(),
+            open: Arc::clone(&self.open),
+        })
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (total, per) = &mut *open;
+        *total = total.saturating_sub(1);
+        if let Some(mine) = per.get_mut(&self.operator) {
+            *mine = mine.saturating_sub(1);
+            if *mine == 0 {
+                per.remove(&self.operator);
+            }
+        }
+    }
+}
