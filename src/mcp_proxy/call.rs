@@ -246,7 +246,8 @@ where
         (Observation::ToolError(error), ToolOutcome::Error(original), Err(Some(upstream)))
             if error == original =>
         {
-            Err(upstream)
+            // The hooks saw the message only: the server's `data` stays behind.
+            Err(ErrorData::new(upstream.code, upstream.message, None))
         }
         (Observation::ToolError(error), _, _) => Err(ErrorData::internal_error(error, None)),
         (observation @ (Observation::Blocked { .. } | Observation::Withheld { .. }), _, _) => {

@@ -38,10 +38,11 @@ impl ProxyServer {
     }
 }
 
-/// An upstream failure as the client's protocol error.
+/// An upstream failure as the client's protocol error: its code and message,
+/// never its free-form `data`, which no hook sees.
 fn passed_on(error: ServiceError) -> ErrorData {
     match error {
-        ServiceError::McpError(error) => error,
+        ServiceError::McpError(error) => ErrorData::new(error.code, error.message, None),
         other => ErrorData::internal_error(
             format!("the upstream MCP server failed the request: {other}"),
             None,

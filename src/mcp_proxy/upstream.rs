@@ -163,7 +163,8 @@ impl ClientHandler for Forward {
     }
 
     /// Progress on a call the client asked progress of, under the client's
-    /// token; any other progress (a token the proxy never gave) is dropped.
+    /// token, without the server's free-text message (no hook sees it); any
+    /// other progress (a token the proxy never gave) is dropped.
     async fn on_progress(
         &self,
         mut params: ProgressNotificationParam,
@@ -173,9 +174,13 @@ impl ClientHandler for Forward {
             return;
         };
         params.progress_token = token;
+        params.message = None;
         let _ = peer.notify_progress(params).await;
     }
 
+    /// The server's log messages go to the proxy's own log, not to the
+    /// client: their text is the server's to choose and no hook sees it, so
+    /// forwarding them would hand a client's model words past the hooks.
     // Logging is deprecated in the newest protocol revision; clients and
     // servers of earlier ones still use it.
     #[allow(deprecated)]
@@ -184,10 +189,12 @@ impl ClientHandler for Forward {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        // A message no one session owns is dropped, not broadcast.
-        if let Some(peer) = self.downstream.requester() {
-            let _ = peer.notify_logging_message(params).await;
-        }
+        tracing::info!(
+            level = ?params.level,
+            logger = params.logger.as_deref().unwrap_or(""),
+            data = %params.data,
+            "upstream MCP server log message (not forwarded to the client)"
+        );
     }
 
     async fn on_resource_updated(
