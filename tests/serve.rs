@@ -2,27 +2,22 @@
 //! hook inputs written from its documented schema (tests/fixtures/claude_code).
 
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
 
 use hooks::config::{AgentConfig, ConfigFormat};
-use hooks::factory::Resources;
 use hooks::prelude::*;
 use hooks::serve::{ServeConfig, serve};
-use hooks::std_hooks::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
-};
-use hooks::std_hooks::gate::{
-    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
-};
-use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+use hooks::std_hooks::Database;
+use hooks::std_hooks::gate::Decision;
+use hooks::std_hooks::gate::channel::feishu::{CardClick, FakeFeishu};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
 const TOKEN: &str = "test-token-7f3a";
 const SESSION: &str = "9f2c1a7e-4b1d-4c36-a8a5-2f0d7e3b6c11";
-const CHAT: &str = "oc_ops_approvals";
-const APPROVER: &str = "ou_7d8a6e6df7621556ce0d21922b676706";
+#[path = "support/approval_stack.rs"]
+mod approval_stack;
+use approval_stack::{APPROVER, CHAT};
 
 #[pre_tool_use(priority = 5, when = tool_name == "Bash" && args.command contains "rm -rf")]
 async fn no_rm_rf(_ctx: &HookContext) -> HookResult {
@@ -143,34 +138,7 @@ async fn start() -> Running {
 }
 
 async fn start_with_ttl(pending_ttl: Duration) -> Running {
-    let database = Database::connect("sqlite::memory:")
-        .await
-        .expect("database");
-    let feishu = FakeFeishu::start(FakeFeishuConfig::default())
-        .await
-        .expect("fake feishu");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(FeishuChannel::new(feishu.feishu_config(CHAT)).expect("channel")),
-        Arc::new(StaticDirectory::new().person("feishu", APPROVER, "wang.fang", "acme")),
-        ApprovalsConfig::default(),
-    );
-    let callbacks = axum::Router::new().nest("/feishu/callback", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let callback_url = format!(
-        "http://{}/feishu/callback",
-        listener.local_addr().expect("addr")
-    );
-    tokio::spawn(async move { axum::serve(listener, callbacks).await });
-    feishu.url_verification(&callback_url, "challenge").await;
-
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new()
-        .with(DATABASE, database.clone())
-        .with(APPROVALS, approvals)
-        .with(ORG_MODES, modes);
+    let (resources, database, feishu, callback_url) = approval_stack::resources().await;
     let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
     let agent = Agent::build(config, &resources).expect("agent");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

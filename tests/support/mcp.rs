@@ -3,25 +3,24 @@
 //! finding the servers, the approval resources, a proxy with an `rmcp`
 //! client in front of it. Without `npm ci --prefix tests/mcp` (or Node)
 //! [`peers`] prints SKIPPED and the tests pass without running.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hooks::config::{AgentConfig, ConfigFormat};
-use hooks::factory::Resources;
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
-use hooks::std_hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
-use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
-use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+use hooks::std_hooks::Database;
+use hooks::std_hooks::gate::channel::feishu::FakeFeishu;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-pub const CHAT: &str = "oc_mcp_approvals";
-pub const APPROVER: &str = "ou_5b1e0c2a9d";
+#[path = "approval_stack.rs"]
+mod approval_stack;
+pub use approval_stack::{APPROVER, CHAT, resources};
 
 /// tests/mcp/node_modules, or why the tests skip.
 pub fn peers() -> Option<PathBuf> {
@@ -109,37 +108,6 @@ pub fn text(result: &CallToolResult) -> String {
         .map(|text| text.text.clone())
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-pub async fn resources() -> (Resources, Database, FakeFeishu, String) {
-    let database = Database::connect("sqlite::memory:")
-        .await
-        .expect("database");
-    let feishu = FakeFeishu::start(FakeFeishuConfig::default())
-        .await
-        .expect("fake feishu");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(FeishuChannel::new(feishu.feishu_config(CHAT)).expect("channel")),
-        Arc::new(StaticDirectory::new().person("feishu", APPROVER, "wang.fang", "acme")),
-        ApprovalsConfig::default(),
-    );
-    let callbacks = axum::Router::new().nest("/feishu/callback", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let callback_url = format!(
-        "http://{}/feishu/callback",
-        listener.local_addr().expect("addr")
-    );
-    tokio::spawn(async move { axum::serve(listener, callbacks).await });
-    feishu.url_verification(&callback_url, "challenge").await;
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new()
-        .with(DATABASE, database.clone())
-        .with(APPROVALS, approvals)
-        .with(ORG_MODES, modes);
-    (resources, database, feishu, callback_url)
 }
 
 pub async fn start_agent(agent: &str, settings: McpProxyConfig) -> Running {
