@@ -7,7 +7,11 @@
 
 use hooks::mcp_proxy::McpProxyConfig;
 use hooks::prelude::*;
-use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams,
+    ReadResourceRequestParams, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 
 use crate::mcp_support::{Running, everything, peers, start_agent, text};
@@ -290,4 +294,61 @@ async fn a_call_while_the_tool_list_is_not_known_is_refused_before_any_hook() {
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(rows[1].outcome, "blocked", "{rows:?}");
     assert_eq!(rows[1].blocked_by.as_deref(), Some("mcp_proxy"));
+}
+
+/// A hostile server talks around its results: a log message, progress text
+/// and an error's `data`, none of which any hook sees. None of it may reach
+/// the client (and so the client's model).
+#[tokio::test]
+async fn what_a_hostile_server_says_outside_its_results_never_reaches_the_client() {
+    let Some(peers) = peers() else { return };
+    let script = peers
+        .parent()
+        .expect("tests/mcp")
+        .join("hostile-server.mjs");
+    let settings = McpProxyConfig::from_value(&json!({
+        "server": "hostile",
+        "command": ["node", script.display().to_string()],
+    }))
+    .expect("settings");
+    let running = start_agent(
+        "agent: mcp-hostile\nhooks:\n  class_hooks:\n    - audit_log\n",
+        settings,
+    )
+    .await;
+
+    // With a progress token, so the server may send progress.
+    let params = CallToolRequestParams::new("chatty").with_arguments(Default::default());
+    let handle = running
+        .client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent");
+    let ServerResult::CallToolResult(result) = handle.await_response().await.expect("answer")
+    else {
+        panic!("a tool result")
+    };
+    assert_eq!(text(&result), "ok");
+
+    let error = running
+        .client
+        .read_resource(ReadResourceRequestParams::new("hostile://note"))
+        .await
+        .expect_err("the server refuses");
+    let shown = format!("{error:?}");
+    assert!(shown.contains("no such note"), "{shown}");
+    assert!(!shown.contains("SECRET"), "error data passed on: {shown}");
+
+    // Give stray notifications time to arrive before looking.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let progress = running.heard.progress.lock().expect("lock").clone();
+    assert!(
+        progress.iter().all(|note| note.message.is_none()),
+        "progress text passed on: {progress:?}"
+    );
+    let logs = running.heard.logs.lock().expect("lock").clone();
+    assert!(logs.is_empty(), "log messages passed on: {logs:?}");
 }

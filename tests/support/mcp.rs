@@ -3,7 +3,7 @@
 //! finding the servers, the approval resources, a proxy with an `rmcp`
 //! client in front of it. Without `npm ci --prefix tests/mcp` (or Node)
 //! [`peers`] prints SKIPPED and the tests pass without running.
-#![allow(dead_code, unreachable_pub, unused_imports)]
+#![allow(dead_code, unreachable_pub, unused_imports, deprecated)]
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -13,7 +13,10 @@ use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
 use hooks::std_hooks::Database;
 use hooks::std_hooks::gate::channel::feishu::FakeFeishu;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -51,13 +54,23 @@ pub fn server_command(peers: &std::path::Path, server: &str, args: &[&str]) -> V
     command
 }
 
-/// What the test's MCP client heard: progress notifications.
+/// What the test's MCP client heard: progress notifications and log messages.
 #[derive(Clone, Default)]
 pub struct Client {
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    pub logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
 }
 
 impl ClientHandler for Client {
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.logs.lock().expect("lock").push(params);
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
