@@ -7,6 +7,7 @@ use proc_macro2::{Ident, Literal as TokenLiteral, TokenStream};
 use quote::quote;
 
 use crate::ast::{Check, Expr, Field, JsonRoot, Literal, Number, Ordering, PathSegment, TextField};
+use crate::glob::PlainGlob;
 
 /// The Rust expression evaluating `expr` against the variable `subject`.
 ///
@@ -61,10 +62,18 @@ fn string_check(value: TokenStream, check: &Check, rt: &TokenStream) -> Option<T
         Check::StartsWith(text) => quote!(#rt::text_starts_with(#value, #text)),
         Check::EndsWith(text) => quote!(#rt::text_ends_with(#value, #text)),
         Check::Contains(Literal::Str(text)) => quote!(#rt::text_contains(#value, #text)),
-        Check::Matches(glob) => {
-            let source = glob.source();
-            quote!(#rt::text_glob(#value, #source))
-        }
+        Check::Matches(glob) => match glob.plain() {
+            // A plain shape is tested directly, as the same test written by
+            // hand would be; anything else walks the pattern.
+            Some(PlainGlob::Exact(text)) => quote!(#rt::text_eq(#value, #text)),
+            Some(PlainGlob::Prefix(text)) => quote!(#rt::text_starts_with(#value, #text)),
+            Some(PlainGlob::Suffix(text)) => quote!(#rt::text_ends_with(#value, #text)),
+            Some(PlainGlob::Contains(text)) => quote!(#rt::text_contains(#value, #text)),
+            None => {
+                let source = glob.source();
+                quote!(#rt::text_glob(#value, #source))
+            }
+        },
         Check::MatchesRegex(pattern) => {
             let source = pattern.source();
             quote!({

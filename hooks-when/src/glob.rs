@@ -43,6 +43,44 @@ impl Glob {
     pub fn is_match(&self, text: &str) -> bool {
         glob_match(&self.source, text)
     }
+
+    /// The pattern as a plain string test, when it is one: literal text
+    /// with at most a `*` at either end (`sql_*`, `*_pay`, `*delete*`).
+    /// The compiled `when` then tests it directly instead of walking the
+    /// pattern; `None` for anything else (`?`, classes, escapes, inner `*`).
+    pub fn plain(&self) -> Option<PlainGlob<'_>> {
+        let source = self.source.as_str();
+        let (leading, rest) = match source.strip_prefix('*') {
+            Some(rest) => (true, rest),
+            None => (false, source),
+        };
+        let (trailing, literal) = match rest.strip_suffix('*') {
+            Some(literal) => (true, literal),
+            None => (false, rest),
+        };
+        if literal.contains(['*', '?', '[', ']', '\\']) {
+            return None;
+        }
+        Some(match (leading, trailing) {
+            (false, false) => PlainGlob::Exact(literal),
+            (false, true) => PlainGlob::Prefix(literal),
+            (true, false) => PlainGlob::Suffix(literal),
+            (true, true) => PlainGlob::Contains(literal),
+        })
+    }
+}
+
+/// A glob that is a plain string test (see [`Glob::plain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlainGlob<'p> {
+    /// No wildcard: the whole text equals this.
+    Exact(&'p str),
+    /// `literal*`: the text starts with this.
+    Prefix(&'p str),
+    /// `*literal`: the text ends with this.
+    Suffix(&'p str),
+    /// `*literal*`: the text contains this.
+    Contains(&'p str),
 }
 
 enum Item<'p> {
@@ -247,6 +285,59 @@ mod tests {
         assert!(Glob::new("[]").is_err());
         assert!(Glob::new("ok_*").is_ok());
         assert!(!glob_match("[abc", "a"));
+    }
+
+    #[test]
+    fn plain_shapes_agree_with_matching() {
+        let patterns = [
+            "sql_*", "*_pay", "*delete*", "exact", "*", "**", "", "中*", "*文", "a*b", "a?*",
+            "[ab]*", "\\**", "*a*b*",
+        ];
+        let texts = [
+            "",
+            "sql_",
+            "sql_exec",
+            "nosql_exec",
+            "oa_pay",
+            "pay",
+            "do_delete_it",
+            "delete",
+            "exact",
+            "exactly",
+            "中文",
+            "文",
+            "ab",
+            "a",
+            "*",
+            "*x",
+            "b",
+        ];
+        for pattern in patterns {
+            let glob = Glob::new(pattern).unwrap();
+            let Some(plain) = glob.plain() else {
+                continue;
+            };
+            for text in texts {
+                let plain_says = match plain {
+                    PlainGlob::Exact(literal) => text == literal,
+                    PlainGlob::Prefix(literal) => text.starts_with(literal),
+                    PlainGlob::Suffix(literal) => text.ends_with(literal),
+                    PlainGlob::Contains(literal) => text.contains(literal),
+                };
+                assert_eq!(plain_says, glob.is_match(text), "{pattern:?} on {text:?}");
+            }
+        }
+        assert_eq!(
+            Glob::new("sql_*").unwrap().plain(),
+            Some(PlainGlob::Prefix("sql_"))
+        );
+        assert_eq!(
+            Glob::new("*x*").unwrap().plain(),
+            Some(PlainGlob::Contains("x"))
+        );
+        for not_plain in ["a*b", "a?", "[ab]*", "\\**", "*a*b*"] {
+            assert_eq!(Glob::new(not_plain).unwrap().plain(), None, "{not_plain:?}");
+        }
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub use duration::{ConfigDuration, DurationError, parse_duration};
 pub use error::{WhenError, WhenErrors, line_column};
 pub use eval::Subject;
 pub use front_end::parse;
-pub use glob::{Glob, GlobError, glob_match};
+pub use glob::{Glob, GlobError, PlainGlob, glob_match};
 pub use point::{HookPoint, UnknownEvent};
 pub use suggest::{SUGGESTION_MAX_CHARS, did_you_mean, edit_distance};
 pub use surface::Surface;

@@ -32,7 +32,8 @@ pub(super) struct CallState {
     pub(super) ctx: HookContext,
     pub(super) trace: CallTrace,
     /// The tool's own outcome, kept when a post hook replaced or withheld it.
-    pub(super) original: Option<ToolOutcome>,
+    /// Boxed: rare, and the call's state is moved on every call.
+    pub(super) original: Option<Box<ToolOutcome>>,
     /// The tool's own error value, when it failed with one.
     pub(super) error_source: Option<Arc<ToolErrorSource>>,
     pub(super) stage: Stage,
@@ -137,7 +138,7 @@ pub(super) fn observe_abandoned(registry: &HookRegistry, state: &mut CallState, 
             state
                 .original
                 .take()
-                .or_else(|| state.ctx.tool_outcome.take()),
+                .or_else(|| state.ctx.tool_outcome.take().map(Box::new)),
         ),
     };
     let mut trace = state.trace.clone();

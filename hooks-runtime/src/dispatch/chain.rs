@@ -5,15 +5,28 @@
 //! for each.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::run_hook::{Guarded, HookFailure, Started, guarded, next_triggered, start};
+use super::run_hook::{Deciding, HookFailure, guarded, next_triggered, start};
 use super::trace::{CallTrace, Decision, HookRun};
 use crate::context::{HookContext, HookPoint, ToolOutcome};
 use crate::hook::{ErrorPolicy, Hook};
 use crate::result::HookResult;
+
+/// A matched hook's decision, or its trigger check's failure, as a future.
+#[inline(always)]
+fn decide<'a, H: Hook + ?Sized>(
+    hook: &'a H,
+    ctx: &'a HookContext,
+    trigger_failure: Option<HookFailure>,
+) -> Deciding<'a> {
+    match trigger_failure {
+        Some(failure) => Deciding::failed(failure),
+        None => start(hook, ctx),
+    }
+}
 
 /// What one hook's run means for the chain.
 pub(crate) enum Step {
@@ -28,21 +41,6 @@ pub(crate) enum Step {
     },
 }
 
-/// Awaits a hook that waits, timing it, under the trace contract: it is
-/// timed from when it handed back its future, and a decision that arrives
-/// after its timeout (it blocked its thread past the deadline, where the
-/// timer could not cancel it) is a time-out: the decision is dropped.
-async fn wait(guarded: Guarded<'_>) -> (Result<HookResult, HookFailure>, Option<Duration>) {
-    let timeout = guarded.timeout();
-    let started = Instant::now();
-    let outcome = guarded.await;
-    let elapsed = started.elapsed();
-    match outcome {
-        Ok(_) if elapsed > timeout => (Err(HookFailure::TimedOut(timeout)), Some(elapsed)),
-        outcome => (outcome, Some(elapsed)),
-    }
-}
-
 /// One chain in progress: the call as the hooks so far left it.
 pub(crate) struct Chain<'c> {
     /// The call; pre hooks rewrite its arguments, post hooks its outcome.
@@ -50,7 +48,7 @@ pub(crate) struct Chain<'c> {
     /// Where each hook that ran is recorded.
     pub(crate) trace: &'c mut CallTrace,
     /// The tool's own outcome, kept (once) when a post hook replaces it.
-    pub(crate) original: &'c mut Option<ToolOutcome>,
+    pub(crate) original: &'c mut Option<Box<ToolOutcome>>,
     /// Where session-start hooks' context is collected (`None` elsewhere).
     pub(crate) context: Option<&'c mut String>,
     /// The pre hook that sealed the arguments, if one did.
@@ -62,7 +60,7 @@ impl<'c> Chain<'c> {
     pub(crate) fn new(
         ctx: &'c mut HookContext,
         trace: &'c mut CallTrace,
-        original: &'c mut Option<ToolOutcome>,
+        original: &'c mut Option<Box<ToolOutcome>>,
     ) -> Self {
         Chain {
             ctx,
@@ -98,7 +96,18 @@ impl<'c> Chain<'c> {
     ) -> impl Future<Output = Step> + 'a {
         async move {
             let mut from = 0;
-            while let Some((index, trigger_failure)) = next_triggered(hooks, from, self.ctx) {
+            // `let … else` rather than `while let` (whose scrutinee lives
+            // through the body), and the hook's decision awaited as one small
+            // future (`Deciding`): nothing but what the loop needs is kept in
+            // this future while a hook waits.
+            #[allow(
+                clippy::while_let_loop,
+                reason = "a `while let` keeps its scrutinee in the future across the await"
+            )]
+            loop {
+                let Some((index, trigger_failure)) = next_triggered(hooks, from, self.ctx) else {
+                    break;
+                };
                 from = index + 1;
                 let hook = &*hooks[index];
                 // The hooks before this one are settled (ran or did not
@@ -107,13 +116,7 @@ impl<'c> Chain<'c> {
                 self.trace.considered[slot] = index;
                 // `run_hook`, written out: an awaited call would build its
                 // future and copy it into this one for every matched hook.
-                let (outcome, duration) = match trigger_failure {
-                    Some(failure) => (Err(failure), None),
-                    None => match start(hook, self.ctx) {
-                        Started::Ready(outcome) => (outcome, None),
-                        Started::Pending(guarded) => wait(guarded).await,
-                    },
-                };
+                let (outcome, duration) = decide(hook, self.ctx, trigger_failure).await;
                 let step = self.settle(hook, index, outcome, duration);
                 if let Step::Stop { .. } = step {
                     self.trace.considered[slot] = index + 1;
@@ -135,13 +138,7 @@ impl<'c> Chain<'c> {
         index: usize,
         trigger_failure: Option<HookFailure>,
     ) -> Step {
-        let (outcome, duration) = match trigger_failure {
-            Some(failure) => (Err(failure), None),
-            None => match start(hook, self.ctx) {
-                Started::Ready(outcome) => (outcome, None),
-                Started::Pending(guarded) => wait(guarded).await,
-            },
-        };
+        let (outcome, duration) = decide(hook, self.ctx, trigger_failure).await;
         self.settle(hook, index, outcome, duration)
     }
 
@@ -228,7 +225,7 @@ impl<'c> Chain<'c> {
                         // Keep the tool's own outcome (once) for audit and traces.
                         let replaced = ctx.tool_outcome.replace(outcome);
                         if self.original.is_none() {
-                            *self.original = replaced;
+                            *self.original = replaced.map(Box::new);
                         }
                         true
                     }

@@ -186,10 +186,10 @@ fn withhold_for(observer: &str, failure: &HookFailure, report: &mut ToolCallRepo
             };
             match std::mem::replace(observation, withheld) {
                 Observation::Output(value) if report.original.is_none() => {
-                    report.original = Some(ToolOutcome::Success(value));
+                    report.original = Some(Box::new(ToolOutcome::Success(value)));
                 }
                 Observation::ToolError(message) if report.original.is_none() => {
-                    report.original = Some(ToolOutcome::Error(message));
+                    report.original = Some(Box::new(ToolOutcome::Error(message)));
                 }
                 _ => {}
             }

@@ -20,15 +20,16 @@ use crate::registry::HookRegistry;
 /// The pre phase of `$state` (a `&mut CallState`) through `$registry`,
 /// awaited in place: `Some(observation)` when the call is stopped. A macro
 /// rather than an `async fn` so the caller's future awaits the chain
-/// directly (see [`HookRegistry::enter_pre`]).
+/// directly (see [`HookRegistry::enter_pre`]). `if let … else`, so that
+/// nothing of the entry check is kept in the caller's future while a hook
+/// waits (the scrutinee is dropped before the `else` block).
 macro_rules! pre_phase {
     ($registry:expr, $state:expr) => {
-        match $registry.enter_pre($state) {
-            Err(stopped) => stopped,
-            Ok(()) => {
-                let step = $state.chain().run(&$registry.hooks.pre, 0).await;
-                $crate::dispatch::phases::leave_pre($state, step)
-            }
+        if let Err(skipped) = $registry.enter_pre($state) {
+            skipped.observation()
+        } else {
+            let step = $state.chain().run(&$registry.hooks.pre, 0).await;
+            $crate::dispatch::phases::leave_pre($state, step)
         }
     };
 }
@@ -38,12 +39,12 @@ pub(super) use pre_phase;
 /// what the LLM will see. See [`pre_phase!`].
 macro_rules! post_phase {
     ($registry:expr, $state:expr, $outcome:expr) => {
-        match $registry.enter_post($state, $outcome) {
-            Err(bypassed) => bypassed,
-            Ok(()) => {
-                let step = $state.chain().run(&$registry.hooks.post, 1).await;
-                $crate::dispatch::phases::leave_post($state, step)
-            }
+        if $state.trace.bypassed {
+            $crate::dispatch::phases::observe($outcome)
+        } else {
+            $crate::dispatch::phases::enter_post($state, $outcome);
+            let step = $state.chain().run(&$registry.hooks.post, 1).await;
+            $crate::dispatch::phases::leave_post($state, step)
         }
     };
 }
@@ -126,66 +127,78 @@ impl HookRegistry {
             let call = Unfinished::new(self, started, &mut state);
             let blocked = pre_phase!(self, call.state);
             call.finish();
-            match blocked {
-                None => PreToolUse::Proceed(PendingToolCall {
+            let Some(observation) = blocked else {
+                return PreToolUse::Proceed(PendingToolCall {
                     registry: self.clone(),
                     state: Some(state),
                     started,
-                }),
-                Some(observation) => {
-                    PreToolUse::Blocked(match self.conclude(state, observation, false, started) {
-                        Ok(report) => report,
-                        Err(observing) => observing.await,
-                    })
-                }
-            }
+                });
+            };
+            // Bound, then awaited: a `match` awaiting in one arm would keep
+            // the whole `Result` (a report's size) in this future.
+            let observing = match self.conclude(state, observation, false, started) {
+                Ok(report) => return PreToolUse::Blocked(report),
+                Err(observing) => observing,
+            };
+            PreToolUse::Blocked(observing.await)
         }
     }
 
     /// Before the pre hooks: `Ok` when they run (then [`CallState::chain`]
-    /// over the pre hooks, and [`leave_pre`]);
-    /// `Err(Some(observation))` when the call is stopped before any hook (a
-    /// refused tool name), `Err(None)` when hooks are bypassed.
+    /// over the pre hooks, and [`leave_pre`]); `Err` when they do not: the
+    /// tool name is refused, or hooks are bypassed.
     ///
     /// The phases are steps, not `async fn`s, so a call's future awaits the
     /// chain directly: every nested future is built and then copied into its
     /// parent, on every call.
-    pub(super) fn enter_pre(&self, state: &mut CallState) -> Result<(), Option<Observation>> {
+    pub(super) fn enter_pre(&self, state: &mut CallState) -> Result<(), Skipped> {
         let CallState {
             ctx, trace, stage, ..
         } = state;
         if let Some(reason) = tool_name::problem(&ctx.tool_name) {
             trace.refused = Some(Refusal::ToolName);
-            let hook = RUNTIME.to_owned();
-            return Err(Some(Observation::Blocked { hook, reason }));
+            return Err(Skipped::Refused(reason));
         }
         if ctx.surface == Surface::Evaluation {
             trace.bypassed = true;
             tracing::debug!(tool = %ctx.tool_name, "hooks bypassed on the evaluation surface");
             *stage = Stage::Tool;
-            return Err(None);
+            return Err(Skipped::Bypassed);
         }
         ctx.point = HookPoint::PreToolUse;
         ctx.tool_outcome = None;
         Ok(())
     }
+}
 
-    /// Before the post hooks, on the tool's outcome: `Ok` when they run
-    /// (then [`CallState::chain`] over the post hooks and [`leave_post`]);
-    /// `Err(observation)` when hooks are bypassed.
-    pub(super) fn enter_post(
-        &self,
-        state: &mut CallState,
-        outcome: ToolOutcome,
-    ) -> Result<(), Observation> {
-        if state.trace.bypassed {
-            return Err(observe(outcome));
+/// Why a call's pre hooks did not run. Small on purpose: the caller's
+/// future holds it while it decides what to do.
+pub(super) enum Skipped {
+    /// The tool name is refused, for this reason: the call is blocked.
+    Refused(String),
+    /// Hooks are bypassed (evaluation runs): the tool runs.
+    Bypassed,
+}
+
+impl Skipped {
+    /// What the call's pre phase comes to: `Some` when it is stopped.
+    pub(super) fn observation(self) -> Option<Observation> {
+        match self {
+            Skipped::Refused(reason) => Some(Observation::Blocked {
+                hook: RUNTIME.to_owned(),
+                reason,
+            }),
+            Skipped::Bypassed => None,
         }
-        state.ctx.point = HookPoint::PostToolUse;
-        state.ctx.tool_outcome = Some(outcome);
-        state.stage = Stage::Post;
-        Ok(())
     }
+}
+
+/// Before the post hooks, on the tool's outcome (hooks not bypassed): then
+/// [`CallState::chain`] over the post hooks and [`leave_post`].
+pub(super) fn enter_post(state: &mut CallState, outcome: ToolOutcome) {
+    state.ctx.point = HookPoint::PostToolUse;
+    state.ctx.tool_outcome = Some(outcome);
+    state.stage = Stage::Post;
 }
 
 /// After the pre hooks: `Some(observation)` when they stopped the call.
@@ -204,7 +217,7 @@ pub(super) fn leave_post(state: &mut CallState, step: Step) -> Observation {
     let CallState { ctx, original, .. } = state;
     if let Step::Stop { hook, reason } = step {
         if original.is_none() {
-            *original = ctx.tool_outcome.take();
+            *original = ctx.tool_outcome.take().map(Box::new);
         }
         return Observation::Withheld { hook, reason };
     }
@@ -248,10 +261,11 @@ impl PendingToolCall {
         let call = Unfinished::new(&registry, started, &mut state);
         let observation = post_phase!(registry, call.state, outcome);
         call.finish();
-        match registry.conclude(state, observation, true, started) {
-            Ok(report) => report,
-            Err(observing) => observing.await,
-        }
+        let observing = match registry.conclude(state, observation, true, started) {
+            Ok(report) => return report,
+            Err(observing) => observing,
+        };
+        observing.await
     }
 
     fn state(&self) -> &CallState {

@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::task::{Unconstrained, unconstrained};
 use tokio::time::Sleep;
@@ -131,34 +131,82 @@ pub(crate) fn next_triggered<H: Hook + ?Sized>(
     }
 }
 
-/// A hook, asked to decide: its decision, or its future under guard.
-pub(crate) enum Started<'a> {
+/// A hook asked to decide: a future of its outcome and, when it waited, how
+/// long. A hook that decided at once is [`Ready`](Deciding::Ready): awaiting
+/// it reads no clock and arms no timer. One that waits is awaited under
+/// guard (see [`Guarded`]) and timed from when `execute` handed back its
+/// future; a decision that arrives after the hook's timeout (it blocked its
+/// thread past the deadline, where the timer could not cancel it) is a
+/// time-out, and the decision is dropped.
+///
+/// One small future for both cases, so the chain awaits it directly: no
+/// match on a "started" value kept across the await, no nested `async fn`
+/// holding a second copy of the guard.
+pub(crate) enum Deciding<'a> {
     /// It decided at once (or failed to start: an error or a panic).
-    Ready(Result<HookResult, HookFailure>),
-    /// It waits; awaiting this turns an error, a panic or an overrun of the
-    /// hook's timeout into a [`HookFailure`].
-    Pending(Guarded<'a>),
+    Ready(Option<Result<HookResult, HookFailure>>),
+    /// It waits.
+    Waiting {
+        /// Its future, under guard.
+        guarded: Guarded<'a>,
+        /// When `execute` handed the future back.
+        since: Instant,
+    },
+}
+
+impl Deciding<'_> {
+    /// An outcome known without running the hook (its trigger check failed).
+    pub(crate) fn failed(failure: HookFailure) -> Self {
+        Deciding::Ready(Some(Err(failure)))
+    }
+}
+
+impl Future for Deciding<'_> {
+    type Output = (Result<HookResult, HookFailure>, Option<Duration>);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Every field is `Unpin` (see `Guarded`).
+        match self.get_mut() {
+            Deciding::Ready(outcome) => match outcome.take() {
+                Some(outcome) => Poll::Ready((outcome, None)),
+                None => panic!("a hook's decision was polled after it completed"),
+            },
+            Deciding::Waiting { guarded, since } => {
+                let outcome = std::task::ready!(Pin::new(&mut *guarded).poll(cx));
+                let elapsed = since.elapsed();
+                Poll::Ready(match outcome {
+                    Ok(_) if elapsed > guarded.timeout => {
+                        (Err(HookFailure::TimedOut(guarded.timeout)), Some(elapsed))
+                    }
+                    outcome => (outcome, Some(elapsed)),
+                })
+            }
+        }
+    }
 }
 
 /// Asks the hook to decide, catching a panic in [`Hook::execute`] (and in
 /// [`Hook::timeout`], read only when the hook waits): a hook that decides at
 /// once is done here, without a boxed future, a timer or a clock read.
 #[inline]
-pub(crate) fn start<'a, H: Hook + ?Sized>(hook: &'a H, ctx: &'a HookContext) -> Started<'a> {
+pub(crate) fn start<'a, H: Hook + ?Sized>(hook: &'a H, ctx: &'a HookContext) -> Deciding<'a> {
     let started = catch_unwind(AssertUnwindSafe(|| match hook.execute(ctx) {
-        HookOutcome::Ready(Ok(result)) => Started::Ready(Ok(result)),
+        HookOutcome::Ready(Ok(result)) => Deciding::Ready(Some(Ok(result))),
         HookOutcome::Ready(Err(error)) => {
-            Started::Ready(Err(HookFailure::Error(error.message().to_owned())))
+            Deciding::Ready(Some(Err(HookFailure::Error(error.message().to_owned()))))
         }
-        HookOutcome::Pending(future) => Started::Pending(Guarded {
-            state: State::Running(future),
-            timeout: hook.timeout(),
-            deadline: None,
-        }),
+        HookOutcome::Pending(future) => Deciding::Waiting {
+            guarded: Guarded {
+                state: State::Running(future),
+                timeout: hook.timeout(),
+                deadline: None,
+            },
+            since: Instant::now(),
+        },
     }));
     match started {
-        Ok(started) => started,
-        Err(payload) => Started::Ready(Err(panicked(payload))),
+        Ok(deciding) => deciding,
+        Err(payload) => Deciding::failed(panicked(payload)),
     }
 }
 
@@ -204,13 +252,6 @@ enum State<'a> {
     /// Failed before it started.
     Failed(HookFailure),
     Done,
-}
-
-impl Guarded<'_> {
-    /// How long the hook may wait before it counts as failed.
-    pub(crate) fn timeout(&self) -> Duration {
-        self.timeout
-    }
 }
 
 impl Future for Guarded<'_> {

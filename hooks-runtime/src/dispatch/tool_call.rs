@@ -38,7 +38,8 @@ pub struct ToolCallReport {
     pub trace: CallTrace,
     /// The tool's own outcome, kept when post hooks replaced or withheld it.
     #[serde(rename = "tool_outcome", skip_serializing_if = "Option::is_none")]
-    pub(super) original: Option<ToolOutcome>,
+    /// Boxed: rare, and the report is moved on every call.
+    pub(super) original: Option<Box<ToolOutcome>>,
     /// The tool's own error value, when it failed with one (one pointer:
     /// allocated only on the error path). Not serialized: its message is.
     #[serde(skip)]
@@ -49,7 +50,7 @@ impl ToolCallReport {
     /// The tool's own result, before any post hook rewrote (e.g. truncated) or
     /// withheld it; `None` when the tool did not run or failed.
     pub fn raw_result(&self) -> Option<&Value> {
-        match (&self.original, &self.observation) {
+        match (self.original.as_deref(), &self.observation) {
             (Some(ToolOutcome::Success(value)), _) => Some(value),
             (Some(ToolOutcome::Error(_)), _) => None,
             (None, Observation::Output(value)) => Some(value),
@@ -61,7 +62,7 @@ impl ToolCallReport {
     /// `Display`, as post hooks saw it). For the error value itself, see
     /// [`tool_error_source`](Self::tool_error_source).
     pub fn tool_error(&self) -> Option<&str> {
-        match (&self.original, &self.observation) {
+        match (self.original.as_deref(), &self.observation) {
             (Some(ToolOutcome::Error(message)), _) => Some(message),
             (Some(ToolOutcome::Success(_)), _) => None,
             (None, Observation::ToolError(message)) => Some(message),
@@ -192,20 +193,24 @@ impl HookRegistry {
             // The phases' steps, with the chains awaited here (see
             // `enter_pre`): `run_pre_tool_use` and `run_post_tool_use` are
             // the same steps with the tool run elsewhere.
-            let blocked = pre_phase!(self, call.state);
-            let (observation, tool_ran) = match blocked {
-                Some(blocked) => (blocked, false),
-                None => {
-                    let (outcome, error_source) = call_tool(tool, &call.state.ctx.tool_args).await;
-                    call.state.error_source = error_source;
-                    (post_phase!(self, call.state, outcome), true)
-                }
+            //
+            // `if let … else` and a bound `conclude`: what this future keeps
+            // while a hook or the tool waits is only what it needs then (a
+            // `match` keeps its whole scrutinee, and the future is moved on
+            // every call).
+            let (observation, tool_ran) = if let Some(blocked) = pre_phase!(self, call.state) {
+                (blocked, false)
+            } else {
+                let (outcome, error_source) = call_tool(tool, &call.state.ctx.tool_args).await;
+                call.state.error_source = error_source;
+                (post_phase!(self, call.state, outcome), true)
             };
             call.finish();
-            match self.conclude(state, observation, tool_ran, started) {
-                Ok(report) => report,
-                Err(observing) => observing.await,
-            }
+            let observing = match self.conclude(state, observation, tool_ran, started) {
+                Ok(report) => return report,
+                Err(observing) => observing,
+            };
+            observing.await
         }
     }
 
