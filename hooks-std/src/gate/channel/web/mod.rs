@@ -34,6 +34,7 @@ mod signed;
 mod templates;
 mod throttle;
 mod view;
+mod watched;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +43,7 @@ pub use auth::{
     AuthError, AuthFuture, AuthRequest, OperatorAuth, TokenAuth, TokenError, TrustedHeaderAuth,
 };
 pub use channel::{WEB_CHANNEL_KIND, WebChannel};
+pub use watched::WatchedChannel;
 
 use crate::gate::Approvals;
 use crate::gate::channel::Channel;
@@ -71,6 +73,12 @@ pub struct WebConfig {
     /// Most event streams open on the page in all (default 256); more are
     /// refused with 429.
     pub max_streams: usize,
+    /// Other channels of the same store whose requests this page shows
+    /// **read-only**, each to the operators it names (default none). Such
+    /// a request is decided only in its own channel (its approver scope is
+    /// that channel's identities): the page shows "decide in feishu" and
+    /// its decide endpoints refuse it.
+    pub watched_channels: Vec<WatchedChannel>,
 }
 
 impl Default for WebConfig {
@@ -84,6 +92,7 @@ impl Default for WebConfig {
             stream_lifetime: Duration::from_secs(600),
             max_streams_per_operator: 8,
             max_streams: 256,
+            watched_channels: Vec::new(),
         }
     }
 }
@@ -110,6 +119,18 @@ pub enum WebError {
          only letters, digits and `-_./`"
     )]
     BadBasePath(String),
+    /// A watched channel is unusable: empty, or the page's own channel.
+    #[error(
+        "watched channel {kind}/{channel_id:?}: {why}"
+    )]
+    BadWatchedChannel {
+        /// Its kind.
+        kind: String,
+        /// Its id.
+        channel_id: String,
+        /// What to fix.
+        why: &'static str,
+    },
     /// The page's templates did not load (a bug in this crate).
     #[error("the approvals page templates did not load: {0}")]
     Templates(String),
@@ -159,6 +180,9 @@ impl WebApprovals {
                 .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
         if !plain {
             return Err(WebError::BadBasePath(config.base_path));
+        }
+        for watched in &config.watched_channels {
+            watched.check(channel.channel_id())?;
         }
         if config.base_path == "/" {
             config.base_path.clear();
