@@ -1425,7 +1425,10 @@ async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_liv
     let mut bob_events = Events::open(&page, &bob, "").await;
     for events in [&mut alice_events, &mut bob_events] {
         let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("snapshot");
-        assert_eq!((name.as_str(), &snapshot["pending"]), ("snapshot", &json!([])));
+        assert_eq!(
+            (name.as_str(), &snapshot["pending"]),
+            ("snapshot", &json!([]))
+        );
     }
 
     // The gate asks in Feishu.
@@ -1516,4 +1519,58 @@ async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_liv
     while let Some((name, data)) = bob_events.next(Duration::from_millis(2500)).await {
         assert!(!data.to_string().contains(&id), "{name}: {data}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gate_configured_with_channel_web_serves_its_page() {
+    use hooks_std::gate::channel::ChannelSettings;
+    use hooks_std::gate::channel::web::{TokenAuth, WebApprovals, WebChannel};
+    use hooks_std::gate::{
+        ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ConfirmationStore,
+    };
+    let hash = TokenAuth::hash_token("alice-token").expect("hash");
+    let gate_config = json!({
+        "approver_scope": "org_members", "timeout": "30s", "channel": "web",
+        "web": {"channel_id": "ops", "base_path": "/approvals", "operators": {"alice": hash}},
+    });
+    let parsed: ApprovalGateConfig = serde_json::from_value(gate_config.clone()).expect("config");
+    let settings = parsed
+        .channel_settings()
+        .expect("valid")
+        .expect("a channel");
+    let ChannelSettings::Web(web_settings) = &settings else {
+        panic!("a web channel: {settings:?}");
+    };
+    let channel = settings.build().expect("the channel builds");
+    assert_eq!((channel.kind(), channel.channel_id()), ("web", "ops"));
+    let approvals = Approvals::start(
+        ConfirmationStore::new(Database::in_memory().await.expect("db")),
+        channel,
+        Arc::new(directory()),
+        ApprovalsConfig::default(),
+    );
+    let hook = ApprovalGate::from_config(approvals.clone(), &gate_config).expect("gate");
+    let registry = hooks_runtime::HookRegistry::builder()
+        .pre(hook)
+        .build()
+        .expect("registry");
+    // A page on another `WebChannel` of the same id would not see the
+    // requests as they come: refused.
+    let stray = WebApprovals::new(
+        approvals.clone(),
+        WebChannel::new("ops"),
+        tokens(),
+        WebConfig::default(),
+    );
+    assert!(stray.is_err());
+    let web = web_settings
+        .page(approvals.clone())
+        .expect("the page builds");
+    let page = support::web::serve(approvals, registry, &web).await;
+    let alice = login(&page, "alice").await;
+    let call = start(&page, call("c1", "finance-bot", "alice"));
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let (status, body) = decide(&page, &alice, Some(&alice.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(call.await.expect("task").tool_ran);
 }

@@ -106,6 +106,16 @@ pub(crate) async fn page_with_directory(
     let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
     let registry = HookRegistry::builder().pre(hook).build().expect("registry");
     let web = WebApprovals::new(approvals.clone(), channel, auth, config).expect("web page");
+    serve(approvals, registry, &web).await
+}
+
+/// Serves `web`'s router at `/approvals` on loopback, peer addresses
+/// recorded, beside the gate `registry` on `approvals`.
+pub(crate) async fn serve(
+    approvals: Approvals,
+    registry: HookRegistry,
+    web: &WebApprovals,
+) -> Page {
     let app = Router::new().nest("/approvals", web.router());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

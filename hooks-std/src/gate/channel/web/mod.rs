@@ -30,6 +30,7 @@ mod channel;
 mod decide;
 mod page;
 mod session;
+mod settings;
 mod signed;
 mod templates;
 mod throttle;
@@ -43,6 +44,7 @@ pub use auth::{
     AuthError, AuthFuture, AuthRequest, OperatorAuth, TokenAuth, TokenError, TrustedHeaderAuth,
 };
 pub use channel::{WEB_CHANNEL_KIND, WebChannel};
+pub use settings::{TrustedHeaderSettings, WebSettings};
 pub use watched::WatchedChannel;
 
 use crate::gate::Approvals;
@@ -113,6 +115,16 @@ pub enum WebError {
         /// The machinery's channel id.
         id: String,
     },
+    /// The approval machinery was started with another `WebChannel` of the
+    /// same id, so the page would not see its requests as they come.
+    #[error(
+        "the approval machinery talks through another `WebChannel` \"{id}\" than the one \
+         given to the page; give both the same channel (or a clone of it)"
+    )]
+    OtherHub {
+        /// The channel id.
+        id: String,
+    },
     /// The base path is not a plain absolute path.
     #[error(
         "`base_path` {0:?} must start with `/`, not end with `/` (unless it is `/`), and hold \
@@ -120,9 +132,7 @@ pub enum WebError {
     )]
     BadBasePath(String),
     /// A watched channel is unusable: empty, or the page's own channel.
-    #[error(
-        "watched channel {kind}/{channel_id:?}: {why}"
-    )]
+    #[error("watched channel {kind}/{channel_id:?}: {why}")]
     BadWatchedChannel {
         /// Its kind.
         kind: String,
@@ -155,6 +165,24 @@ struct Inner {
 }
 
 impl WebApprovals {
+    /// Checks `config` for a page of web channel `channel_id`: a plain base
+    /// path, usable watched channels.
+    pub(crate) fn check_config(config: &WebConfig, channel_id: &str) -> Result<(), WebError> {
+        let base = &config.base_path;
+        let plain = base.starts_with('/')
+            && (base == "/" || !base.ends_with('/'))
+            && base
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+        if !plain {
+            return Err(WebError::BadBasePath(config.base_path.clone()));
+        }
+        for watched in &config.watched_channels {
+            watched.check(channel_id)?;
+        }
+        Ok(())
+    }
+
     /// The page for `channel`, deciding through `approvals` (which must
     /// have been started with that channel), with operators authenticated
     /// by `auth`.
@@ -172,18 +200,15 @@ impl WebApprovals {
                 id: running.channel_id().to_owned(),
             });
         }
-        let base = &config.base_path;
-        let plain = base.starts_with('/')
-            && (base == "/" || !base.ends_with('/'))
-            && base
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
-        if !plain {
-            return Err(WebError::BadBasePath(config.base_path));
+        if !running
+            .as_web()
+            .is_some_and(|running| running.same_hub(&channel))
+        {
+            return Err(WebError::OtherHub {
+                id: channel.channel_id().to_owned(),
+            });
         }
-        for watched in &config.watched_channels {
-            watched.check(channel.channel_id())?;
-        }
+        Self::check_config(&config, channel.channel_id())?;
         if config.base_path == "/" {
             config.base_path.clear();
         }

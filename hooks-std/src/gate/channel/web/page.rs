@@ -287,7 +287,9 @@ async fn decide_form(
             &id,
             decision,
             form.reason.as_deref(),
-            form.args_digest.as_deref().filter(|digest| !digest.is_empty()),
+            form.args_digest
+                .as_deref()
+                .filter(|digest| !digest.is_empty()),
         )
         .await;
     let code = match (reply.outcome, decision) {

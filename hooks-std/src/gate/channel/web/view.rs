@@ -111,7 +111,10 @@ impl super::WebApprovals {
 
     /// `requests` in the list form.
     pub(crate) fn summaries(&self, requests: &[ConfirmationRequest]) -> Vec<RequestView> {
-        requests.iter().map(|request| self.summary(request)).collect()
+        requests
+            .iter()
+            .map(|request| self.summary(request))
+            .collect()
     }
 
     /// `request` in the detail form, as this page shows it.
