@@ -14,6 +14,13 @@
 //!   config stored as Argon2 hashes, a login form, a session cookie) or
 //!   [`TrustedHeaderAuth`] (an auth proxy's header, from the proxy only).
 //!
+//! * [`WatchedChannel`] — another channel of the same store (the gate's
+//!   Feishu chat, say) whose requests and decisions the page shows live but
+//!   read-only, to the operators configured for it; they are decided in
+//!   that channel only.
+//! * [`WebSettings`] — the channel and its page from the gate's config
+//!   (`channel: web`).
+//!
 //! Decisions go through [`Approvals::handle_callback`], the path of every
 //! channel's button press: the request must belong to this channel, the
 //! operator (a `web` identity, mapped by the gate's
