@@ -8,6 +8,11 @@
 //! from an address that is not the proxy, a missing or wrong CSRF token, a
 //! decision out of scope, a second decision, a decision after the deadline.
 //! A pending request survives a restart and is decided on the new page.
+//! Another channel's (Feishu's) requests show read-only, live, to the
+//! operators allowed to watch it, and the page cannot decide them; a
+//! flood of requests out of scope does not hide an operator's own; cut
+//! arguments are decided only with the digest the detail showed; a
+//! stranger cannot lock an operator out; `channel: web` builds from config.
 
 mod support;
 
@@ -25,8 +30,8 @@ use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
 use support::web::{
-    Page, call_with, directory, org_scope, page, page_configured, page_on_channel, page_with,
-    page_with_directory, start, tokens,
+    FEISHU_CHAT, Page, call_with, directory, feishu_gate, org_scope, page, page_configured,
+    page_on_channel, page_with, page_with_directory, start, tokens,
 };
 use tokio::task::JoinHandle;
 
@@ -1339,64 +1344,6 @@ async fn a_stranger_cannot_lock_an_operator_out() {
     assert_eq!(third.status(), StatusCode::TOO_MANY_REQUESTS);
 }
 
-/// A gate that asks in a (fake) Feishu chat, on `database`, with its
-/// callback router served on loopback: its registry and callback URL.
-struct FeishuGate {
-    fake: hooks_std::gate::channel::feishu::FakeFeishu,
-    registry: hooks_runtime::HookRegistry,
-    callback_url: String,
-    server: JoinHandle<()>,
-    _approvals: hooks_std::gate::Approvals,
-}
-
-impl Drop for FeishuGate {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-const FEISHU_CHAT: &str = "oc_finance";
-
-async fn feishu_gate(database: Database) -> FeishuGate {
-    use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
-    use hooks_std::gate::{
-        ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
-    };
-    let fake = FakeFeishu::start(FakeFeishuConfig::default())
-        .await
-        .expect("fake feishu");
-    let channel = FeishuChannel::new(fake.feishu_config(FEISHU_CHAT)).expect("feishu channel");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database),
-        Arc::new(channel),
-        Arc::new(StaticDirectory::new().person("feishu", "ou_bob", "bob", "acme")),
-        ApprovalsConfig::default(),
-    );
-    let hook = ApprovalGate::from_config(approvals.clone(), &org_scope()).expect("gate");
-    let registry = hooks_runtime::HookRegistry::builder()
-        .pre(hook)
-        .build()
-        .expect("registry");
-    let app = axum::Router::new().nest("/feishu/callback", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let callback_url = format!(
-        "http://{}/feishu/callback",
-        listener.local_addr().expect("addr")
-    );
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
-    FeishuGate {
-        fake,
-        registry,
-        callback_url,
-        server,
-        _approvals: approvals,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_live() {
     use hooks_std::gate::Decision;
@@ -1404,6 +1351,7 @@ async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_liv
     use hooks_std::gate::channel::web::WatchedChannel;
     let database = Database::in_memory().await.expect("db");
     let feishu = feishu_gate(database.clone()).await;
+    let registry = feishu.registry.clone();
     // The page watches the Feishu chat for alice only.
     let page = page_with(
         database,
@@ -1432,7 +1380,6 @@ async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_liv
     }
 
     // The gate asks in Feishu.
-    let registry = feishu.registry.clone();
     let call = tokio::spawn(async move {
         registry
             .run_tool_call(call("c1", "finance-bot", "alice"), async |_: &Value| {
