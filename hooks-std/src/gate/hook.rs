@@ -121,9 +121,13 @@ impl ApprovalGateConfig {
             ("slack", _, Some(slack), _) => ChannelSettings::Slack(slack.clone()),
             ("web", _, _, Some(web)) => ChannelSettings::Web(web.clone()),
             _ => {
+                let what = if wanted == "web" {
+                    "how operators sign in: `operators` or `trusted_header`"
+                } else {
+                    "ids, and the environment variables holding its secrets"
+                };
                 return Err(error(format!(
-                    "`channel: {wanted}` needs a `{wanted}` section with its settings \
-                     (ids, and the environment variables holding its secrets)"
+                    "`channel: {wanted}` needs a `{wanted}` section with its settings ({what})"
                 )));
             }
         };

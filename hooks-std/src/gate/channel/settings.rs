@@ -228,5 +228,55 @@ mod tests {
             error.message.contains("needs a `feishu` section"),
             "{error}"
         );
+        let config: ApprovalGateConfig = serde_json::from_value(json!({"channel": "web"})).unwrap();
+        let error = config.channel_settings().unwrap_err();
+        assert!(
+            error.message.contains("needs a `web` section")
+                && error.message.contains("`operators`"),
+            "{error}"
+        );
+        let web = json!({"trusted_header": {"header": "X-User", "proxies": ["10.0.0.5"]}});
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"web": web.clone()})).unwrap();
+        let error = config.channel_settings().unwrap_err();
+        assert!(error.message.contains("add `channel: web`"), "{error}");
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"channel": "web", "web": web, "slack": {
+                "bot_token_env": "B", "signing_secret_env": "S", "channel_id": "C1", "team_id": "T1"}}))
+            .unwrap();
+        let error = config.channel_settings().unwrap_err();
+        assert!(
+            error.message.contains("remove the `slack` section"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn web_builds_from_config_and_refuses_a_malformed_section() {
+        let web = json!({"channel_id": "ops",
+                         "trusted_header": {"header": "X-User", "proxies": ["10.0.0.5"]}});
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"channel": "web", "web": web})).unwrap();
+        let settings = config.channel_settings().unwrap().unwrap();
+        assert_eq!(
+            (settings.kind(), settings.channel_id().as_str()),
+            ("web", "ops")
+        );
+        let channel = settings.build_with(|_| None).unwrap();
+        assert_eq!((channel.kind(), channel.channel_id()), ("web", "ops"));
+        let broken = json!({"trusted_header": {"header": "X-User", "proxies": []}});
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"channel": "web", "web": broken})).unwrap();
+        let error = config
+            .channel_settings()
+            .unwrap()
+            .unwrap()
+            .build_with(|_| None)
+            .err()
+            .expect("refused");
+        assert!(
+            error.message.contains("`trusted_header.proxies` is empty"),
+            "{error}"
+        );
     }
 }
