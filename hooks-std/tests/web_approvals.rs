@@ -1346,21 +1346,40 @@ async fn a_stranger_cannot_lock_an_operator_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_live() {
+    let database = Database::in_memory().await.expect("db");
+    watched_feishu_request(database, FEISHU_CHAT, "approvals").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feishu_request_is_shown_read_only_on_postgres() {
+    let Some(database) = support::postgres("a_feishu_request_is_shown_read_only_on_postgres").await
+    else {
+        return;
+    };
+    // Fresh ids: the shared database holds other runs' requests.
+    watched_feishu_request(database, &support::unique("oc"), &support::unique("web")).await;
+}
+
+/// A request the gate sends to Feishu chat `chat`, watched by alice on the
+/// page of web channel `web_channel`: she sees it live and read-only, bob
+/// does not, neither can decide it on the page, and its decision in
+/// Feishu reaches her stream.
+async fn watched_feishu_request(database: Database, chat: &str, web_channel: &str) {
     use hooks_std::gate::Decision;
     use hooks_std::gate::channel::feishu::CardClick;
     use hooks_std::gate::channel::web::WatchedChannel;
-    let database = Database::in_memory().await.expect("db");
-    let feishu = feishu_gate(database.clone()).await;
+    let feishu = feishu_gate(database.clone(), chat).await;
     let registry = feishu.registry.clone();
     // The page watches the Feishu chat for alice only.
-    let page = page_with(
+    let page = page_on_channel(
+        web_channel,
         database,
         org_scope(),
         tokens(),
         WebConfig {
             watched_channels: vec![WatchedChannel {
                 kind: "feishu".into(),
-                channel_id: FEISHU_CHAT.into(),
+                channel_id: chat.into(),
                 viewers: vec!["alice".into()],
             }],
             ..WebConfig::default()
@@ -1382,9 +1401,10 @@ async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_liv
     // The gate asks in Feishu.
     let call = tokio::spawn(async move {
         registry
-            .run_tool_call(call("c1", "finance-bot", "alice"), async |_: &Value| {
-                Ok::<_, String>(json!("paid"))
-            })
+            .run_tool_call(
+                call("c1", "finance-bot", "alice").with_conversation(support::unique("conv")),
+                async |_: &Value| Ok::<_, String>(json!("paid")),
+            )
             .await
     });
     let card = feishu
@@ -1444,7 +1464,7 @@ async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_liv
         .fake
         .click(
             &feishu.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_bob", FEISHU_CHAT),
+            &CardClick::new(&id, Decision::Approve, "ou_bob", chat),
         )
         .await
         .expect("the card has the button");

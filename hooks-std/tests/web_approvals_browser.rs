@@ -418,7 +418,7 @@ async fn a_feishu_request_shows_read_only_and_leaves_when_decided_there() {
         "a_feishu_request_shows_read_only_and_leaves_when_decided_there",
         async |browser| {
             let database = hooks_std::Database::in_memory().await.expect("db");
-            let feishu = feishu_gate(database.clone()).await;
+            let feishu = feishu_gate(database.clone(), FEISHU_CHAT).await;
             let page = page_with(
                 database,
                 org_scope(),

@@ -190,12 +190,12 @@ impl Drop for FeishuGate {
     }
 }
 
-/// The Feishu chat of [`feishu_gate`].
+/// A Feishu chat of [`feishu_gate`].
 pub(crate) const FEISHU_CHAT: &str = "oc_finance";
 
-/// A gate asking in [`FEISHU_CHAT`] of a fake Feishu (bob, `ou_bob`,
+/// A gate asking in Feishu chat `chat` of a fake Feishu (bob, `ou_bob`,
 /// decides there) on `database`, its callback router served on loopback.
-pub(crate) async fn feishu_gate(database: Database) -> FeishuGate {
+pub(crate) async fn feishu_gate(database: Database, chat: &str) -> FeishuGate {
     use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
     use hooks_std::gate::{
         ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
@@ -203,7 +203,7 @@ pub(crate) async fn feishu_gate(database: Database) -> FeishuGate {
     let fake = FakeFeishu::start(FakeFeishuConfig::default())
         .await
         .expect("fake feishu");
-    let channel = FeishuChannel::new(fake.feishu_config(FEISHU_CHAT)).expect("feishu channel");
+    let channel = FeishuChannel::new(fake.feishu_config(chat)).expect("feishu channel");
     let approvals = Approvals::start(
         ConfirmationStore::new(database),
         Arc::new(channel),
