@@ -151,10 +151,12 @@ impl WebApprovals {
 
     /// The channels whose requests `operator` may see: this page's (to
     /// decide), then the watched ones naming them (read-only).
+    /// An operator the directory does not know sees nothing: no channel.
     fn channels_of<'a>(&'a self, operator: &'a Operator) -> Vec<(&'a str, &'a str)> {
         let inner = &self.inner;
-        let mut channels = vec![(WEB_CHANNEL_KIND, inner.channel.channel_id())];
+        let mut channels = Vec::new();
         if operator.approver.is_some() {
+            channels.push((WEB_CHANNEL_KIND, inner.channel.channel_id()));
             channels.extend(
                 inner
                     .config

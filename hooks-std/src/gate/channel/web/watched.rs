@@ -51,7 +51,7 @@ impl WatchedChannel {
     pub(crate) fn shows(&self, operator: &str, request: &ConfirmationRequest) -> bool {
         request.channel_kind == self.kind
             && request.channel_id == self.channel_id
-            && self.viewers.iter().any(|viewer| viewer == operator)
+            && self.viewed_by(operator)
     }
 
     /// Whether `operator` may see this channel's requests.
