@@ -8,6 +8,11 @@
 //! from an address that is not the proxy, a missing or wrong CSRF token, a
 //! decision out of scope, a second decision, a decision after the deadline.
 //! A pending request survives a restart and is decided on the new page.
+//! Another channel's (Feishu's) requests show read-only, live, to the
+//! operators allowed to watch it, and the page cannot decide them; a
+//! flood of requests out of scope does not hide an operator's own; cut
+//! arguments are decided only with the digest the detail showed; a
+//! stranger cannot lock an operator out; `channel: web` builds from config.
 
 mod support;
 
@@ -25,8 +30,8 @@ use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
 use support::web::{
-    Page, call_with, directory, org_scope, page, page_configured, page_on_channel, page_with,
-    page_with_directory, start, tokens,
+    FEISHU_CHAT, Page, call_with, directory, feishu_gate, org_scope, page, page_configured,
+    page_on_channel, page_with, page_with_directory, start, tokens,
 };
 use tokio::task::JoinHandle;
 
@@ -887,6 +892,14 @@ async fn requests_and_decisions_of_another_process_reach_the_stream() {
         .decide(&request.id, hooks_std::gate::Decision::Approve, "bob", None)
         .await
         .expect("decide");
+    // The decision itself, then the list without it.
+    let (name, decided) = events
+        .next(Duration::from_secs(10))
+        .await
+        .expect("the decision");
+    assert_eq!(name, "decided");
+    assert_eq!(decided["id"], request.id.as_str());
+    assert_eq!(decided["status"], "approved");
     let (name, snapshot) = events
         .next(Duration::from_secs(10))
         .await
@@ -1174,4 +1187,357 @@ async fn a_request_with_cut_arguments_is_approved_only_from_its_detail_page() {
         "the detail page decides"
     );
     call.abort();
+}
+
+/// A pending request of `user` (org `org`, org-member scope) written
+/// straight to the store.
+async fn stored_request_of(page: &Page, key: &str, user: &str, org: &str) -> ConfirmationRequest {
+    let (request, _) = page
+        .approvals
+        .store()
+        .create_or_resume(&NewConfirmation {
+            idempotency_key: key.into(),
+            tool_name: "oa__purchase_pay".into(),
+            args: json!({"amount": 1}),
+            args_digest: "d".into(),
+            agent_id: "finance-bot".into(),
+            initiator_user_id: user.into(),
+            org_id: org.into(),
+            approver_scope: ApproverScope::OrgMembers,
+            approver_allowlist: vec![],
+            channel_kind: "web".into(),
+            channel_id: "approvals".into(),
+            mode: ConfirmationMode::Metadata,
+            timeout: Duration::from_secs(60),
+        })
+        .await
+        .expect("create");
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_requests_out_of_scope_does_not_hide_an_operators_own() {
+    let page = page_configured(WebConfig {
+        max_pending: 3,
+        ..WebConfig::default()
+    })
+    .await;
+    let alice = login(&page, "alice").await;
+    // Another org's requests, more than one list reads at once, older
+    // than alice's.
+    for n in 0..7 {
+        stored_request_of(&page, &format!("flood:{n}"), "mallory", "evil-corp").await;
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let mine = stored_request_of(&page, "mine:1", "alice", "acme").await;
+    assert_eq!(pending_ids(&page, &alice, "").await, vec![mine.id.clone()]);
+    let html = get_as(&page, &alice.cookie, "")
+        .await
+        .text()
+        .await
+        .expect("page");
+    assert!(html.contains(&format!("request-{}", mine.id)), "{html}");
+    let mut events = Events::open(&page, &alice, "").await;
+    let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("snapshot");
+    assert_eq!(name, "snapshot");
+    assert_eq!(snapshot["pending"][0]["id"], mine.id.as_str());
+    // The list still stops at `max_pending` of the operator's own.
+    let mallory_login = login(&page, "mallory").await;
+    assert_eq!(pending_ids(&page, &mallory_login, "").await.len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_on_cut_arguments_must_carry_the_digest_its_detail_showed() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let call = start(
+        &page,
+        call_with(
+            "c-long",
+            "finance-bot",
+            "alice",
+            json!({"amount": 1, "memo": "x".repeat(5_000), "payee": "at the end"}),
+        ),
+    );
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let (_, list) = get_json(&page, &alice.cookie, "/api/requests").await;
+    assert_eq!(list["pending"][0]["args_truncated"], true);
+    assert_eq!(list["pending"][0]["args_digest"], Value::Null, "{list}");
+    // Straight from the list, without having seen every argument: refused.
+    let (status, body) = decide(&page, &alice, Some(&alice.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["outcome"], "refused");
+    let mut forged = client()
+        .post(format!("{}/api/requests/{id}/decide", page.url))
+        .header(COOKIE, &alice.cookie)
+        .header("x-csrf-token", &alice.csrf)
+        .json(&json!({"decision": "approve", "args_digest": "0".repeat(64)}))
+        .send()
+        .await
+        .expect("decide");
+    assert_eq!(forged.status(), StatusCode::CONFLICT);
+    // The page's form without the digest: refused too.
+    forged = post_form_as(
+        &page,
+        &alice.cookie,
+        &format!("/requests/{id}/decide"),
+        &[("csrf", alice.csrf.as_str()), ("decision", "approve")],
+    )
+    .await;
+    assert_eq!(forged.status(), StatusCode::SEE_OTHER);
+    assert!(
+        forged.headers()["location"]
+            .to_str()
+            .unwrap_or_default()
+            .ends_with("?done=refused")
+    );
+    assert_eq!(status_of(&page, &id).await, ConfirmationStatus::Pending);
+    // The detail shows every argument and the digest; with it, decided.
+    let (code, detail) = get_json(&page, &alice.cookie, &format!("/api/requests/{id}")).await;
+    assert_eq!(code, StatusCode::OK, "{detail}");
+    assert_eq!(detail["request"]["args_truncated"], false);
+    let digest = detail["request"]["args_digest"]
+        .as_str()
+        .expect("digest")
+        .to_owned();
+    let response = client()
+        .post(format!("{}/api/requests/{id}/decide", page.url))
+        .header(COOKIE, &alice.cookie)
+        .header("x-csrf-token", &alice.csrf)
+        .json(&json!({"decision": "approve", "args_digest": digest}))
+        .send()
+        .await
+        .expect("decide");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(call.await.expect("task").tool_ran);
+}
+
+async fn status_of(page: &Page, id: &str) -> ConfirmationStatus {
+    status(page, id).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_cannot_lock_an_operator_out() {
+    let page = page().await;
+    // alice signs in from her address once.
+    login(&page, "alice").await;
+    // A stranger elsewhere fails as alice until refused.
+    let stranger = Ipv4Addr::new(127, 0, 0, 2);
+    let mut refused = false;
+    for _ in 0..8 {
+        let response = try_login_from(&page, "alice", "guess", stranger).await;
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            refused = true;
+            break;
+        }
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    }
+    assert!(refused, "the stranger is throttled");
+    // alice still signs in from where she signed in before.
+    let again = try_login(&page, "alice", "alice-token").await;
+    assert_eq!(again.status(), StatusCode::SEE_OTHER);
+    assert!(cookie_pair(&set_cookies(&again), "hooks_approvals_session").is_some());
+    // Guessing alice's token from yet another new address stays blocked
+    // for the backoff: the operator's lockout binds every address she has
+    // not signed in from.
+    let third = try_login_from(&page, "alice", "alice-token", Ipv4Addr::new(127, 0, 0, 3)).await;
+    assert_eq!(third.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feishu_request_is_shown_read_only_to_its_viewers_and_its_decision_live() {
+    let database = Database::in_memory().await.expect("db");
+    watched_feishu_request(database, FEISHU_CHAT, "approvals").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feishu_request_is_shown_read_only_on_postgres() {
+    let Some(database) = support::postgres("a_feishu_request_is_shown_read_only_on_postgres").await
+    else {
+        return;
+    };
+    // Fresh ids: the shared database holds other runs' requests.
+    watched_feishu_request(database, &support::unique("oc"), &support::unique("web")).await;
+}
+
+/// A request the gate sends to Feishu chat `chat`, watched by alice on the
+/// page of web channel `web_channel`: she sees it live and read-only, bob
+/// does not, neither can decide it on the page, and its decision in
+/// Feishu reaches her stream.
+async fn watched_feishu_request(database: Database, chat: &str, web_channel: &str) {
+    use hooks_std::gate::Decision;
+    use hooks_std::gate::channel::feishu::CardClick;
+    use hooks_std::gate::channel::web::WatchedChannel;
+    let feishu = feishu_gate(database.clone(), chat).await;
+    let registry = feishu.registry.clone();
+    // The page watches the Feishu chat for alice only.
+    let page = page_on_channel(
+        web_channel,
+        database,
+        org_scope(),
+        tokens(),
+        WebConfig {
+            watched_channels: vec![WatchedChannel {
+                kind: "feishu".into(),
+                channel_id: chat.into(),
+                viewers: vec!["alice".into()],
+            }],
+            ..WebConfig::default()
+        },
+    )
+    .await;
+    let alice = login(&page, "alice").await;
+    let bob = login(&page, "bob").await;
+    let mut alice_events = Events::open(&page, &alice, "").await;
+    let mut bob_events = Events::open(&page, &bob, "").await;
+    for events in [&mut alice_events, &mut bob_events] {
+        let (name, snapshot) = events.next(Duration::from_secs(5)).await.expect("snapshot");
+        assert_eq!(
+            (name.as_str(), &snapshot["pending"]),
+            ("snapshot", &json!([]))
+        );
+    }
+
+    // The gate asks in Feishu.
+    let call = tokio::spawn(async move {
+        registry
+            .run_tool_call(
+                call("c1", "finance-bot", "alice").with_conversation(support::unique("conv")),
+                async |_: &Value| Ok::<_, String>(json!("paid")),
+            )
+            .await
+    });
+    let card = feishu
+        .fake
+        .wait_for_card(1, Duration::from_secs(10))
+        .await
+        .expect("a card in Feishu");
+    let id = card.request_id().expect("request id").to_owned();
+
+    // alice sees it live, read-only; bob (not a viewer) sees nothing.
+    let (name, snapshot) = alice_events
+        .next(Duration::from_secs(10))
+        .await
+        .expect("a resync");
+    assert_eq!(name, "snapshot");
+    let shown = &snapshot["pending"][0];
+    assert_eq!(shown["id"], id.as_str(), "{snapshot}");
+    assert_eq!(shown["channel"], "feishu");
+    assert_eq!(shown["decide_here"], false);
+    let (_, list) = get_json(&page, &alice.cookie, "/api/requests").await;
+    assert_eq!(list["pending"][0]["id"], id.as_str(), "{list}");
+    assert!(pending_ids(&page, &bob, "").await.is_empty());
+    let (code, _) = get_json(&page, &bob.cookie, &format!("/api/requests/{id}")).await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+    let html = get_as(&page, &alice.cookie, "")
+        .await
+        .text()
+        .await
+        .expect("page");
+    assert!(html.contains("decide it in feishu"), "{html}");
+    assert!(!html.contains("value=\"approve\""), "{html}");
+
+    // Neither endpoint decides it from the page: the approvers are
+    // Feishu identities.
+    let (status, body) = decide(&page, &alice, Some(&alice.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["outcome"], "refused");
+    let (status, _) = decide(&page, &bob, Some(&bob.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let form = post_form_as(
+        &page,
+        &alice.cookie,
+        &format!("/requests/{id}/decide"),
+        &[("csrf", alice.csrf.as_str()), ("decision", "approve")],
+    )
+    .await;
+    assert!(
+        form.headers()["location"]
+            .to_str()
+            .unwrap_or_default()
+            .ends_with("?done=refused")
+    );
+    assert_eq!(status_of(&page, &id).await, ConfirmationStatus::Pending);
+
+    // bob approves in Feishu: alice's stream shows the decision.
+    let (code, _) = feishu
+        .fake
+        .click(
+            &feishu.callback_url,
+            &CardClick::new(&id, Decision::Approve, "ou_bob", chat),
+        )
+        .await
+        .expect("the card has the button");
+    assert_eq!(code, 200);
+    let decided = loop {
+        let (name, data) = alice_events
+            .next(Duration::from_secs(10))
+            .await
+            .expect("the decision reaches the stream");
+        if name == "decided" {
+            break data;
+        }
+    };
+    assert_eq!(decided["id"], id.as_str());
+    assert_eq!(decided["status"], "approved");
+    assert_eq!(decided["decided_by"], "bob");
+    assert!(call.await.expect("task").tool_ran);
+    // bob's stream said nothing of it.
+    while let Some((name, data)) = bob_events.next(Duration::from_millis(2500)).await {
+        assert!(!data.to_string().contains(&id), "{name}: {data}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gate_configured_with_channel_web_serves_its_page() {
+    use hooks_std::gate::channel::ChannelSettings;
+    use hooks_std::gate::channel::web::{TokenAuth, WebApprovals, WebChannel};
+    use hooks_std::gate::{
+        ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ConfirmationStore,
+    };
+    let hash = TokenAuth::hash_token("alice-token").expect("hash");
+    let gate_config = json!({
+        "approver_scope": "org_members", "timeout": "30s", "channel": "web",
+        "web": {"channel_id": "ops", "base_path": "/approvals", "operators": {"alice": hash}},
+    });
+    let parsed: ApprovalGateConfig = serde_json::from_value(gate_config.clone()).expect("config");
+    let settings = parsed
+        .channel_settings()
+        .expect("valid")
+        .expect("a channel");
+    let ChannelSettings::Web(web_settings) = &settings else {
+        panic!("a web channel: {settings:?}");
+    };
+    let channel = settings.build().expect("the channel builds");
+    assert_eq!((channel.kind(), channel.channel_id()), ("web", "ops"));
+    let approvals = Approvals::start(
+        ConfirmationStore::new(Database::in_memory().await.expect("db")),
+        channel,
+        Arc::new(directory()),
+        ApprovalsConfig::default(),
+    );
+    let hook = ApprovalGate::from_config(approvals.clone(), &gate_config).expect("gate");
+    let registry = hooks_runtime::HookRegistry::builder()
+        .pre(hook)
+        .build()
+        .expect("registry");
+    // A page on another `WebChannel` of the same id would not see the
+    // requests as they come: refused.
+    let stray = WebApprovals::new(
+        approvals.clone(),
+        WebChannel::new("ops"),
+        tokens(),
+        WebConfig::default(),
+    );
+    assert!(stray.is_err());
+    let web = web_settings
+        .page(approvals.clone())
+        .expect("the page builds");
+    let page = support::web::serve(approvals, registry, &web).await;
+    let alice = login(&page, "alice").await;
+    let call = start(&page, call("c1", "finance-bot", "alice"));
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let (status, body) = decide(&page, &alice, Some(&alice.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(call.await.expect("task").tool_ran);
 }

@@ -3,7 +3,10 @@
 //! in, sees a pending request appear live (no reload), approves it and sees
 //! it leave the list; another rejects with a reason that reaches the agent;
 //! an operator out of scope sees nothing, and a forged POST without the CSRF
-//! token is refused. Screenshots are kept under `target/tmp/web-approvals/`.
+//! token is refused; a request the gate sent to (a fake) Feishu shows
+//! read-only to the operator allowed to watch that chat, and leaves the
+//! list when it is decided in Feishu. Screenshots are kept under
+//! `target/tmp/web-approvals/`.
 //!
 //! Without `chromium` or `chromedriver` on the PATH each test prints
 //! `SKIPPED: …` and passes.
@@ -400,6 +403,73 @@ async fn enter_in_the_reason_field_decides_nothing() {
             assert_eq!(rows(browser).await, 1, "the request is still listed");
             assert!(!call.is_finished(), "the call still waits");
             call.abort();
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feishu_request_shows_read_only_and_leaves_when_decided_there() {
+    use hooks_std::gate::Decision;
+    use hooks_std::gate::channel::feishu::CardClick;
+    use hooks_std::gate::channel::web::{WatchedChannel, WebConfig};
+    use support::web::{FEISHU_CHAT, feishu_gate, org_scope, page_with, tokens};
+    with_browser(
+        "a_feishu_request_shows_read_only_and_leaves_when_decided_there",
+        async |browser| {
+            let database = hooks_std::Database::in_memory().await.expect("db");
+            let feishu = feishu_gate(database.clone(), FEISHU_CHAT).await;
+            let page = page_with(
+                database,
+                org_scope(),
+                tokens(),
+                WebConfig {
+                    watched_channels: vec![WatchedChannel {
+                        kind: "feishu".into(),
+                        channel_id: FEISHU_CHAT.into(),
+                        viewers: vec!["alice".into()],
+                    }],
+                    ..WebConfig::default()
+                },
+            )
+            .await;
+            sign_in(browser, &page, "alice").await;
+            let registry = feishu.registry.clone();
+            let call = tokio::spawn(async move {
+                registry
+                    .run_tool_call(
+                        payment("c1", json!({"amount": 60_000, "payee": "ACME Ltd"})),
+                        async |_: &Value| Ok::<_, String>(json!("paid")),
+                    )
+                    .await
+            });
+            let card = feishu
+                .fake
+                .wait_for_card(1, Duration::from_secs(10))
+                .await
+                .expect("a card in Feishu");
+            let id = card.request_id().expect("request id").to_owned();
+            let row = only_row(browser, "the Feishu request on the page").await;
+            let text = row.text().await.expect("row text");
+            assert!(text.contains("decide it in feishu"), "{text}");
+            assert!(row.find(Locator::Css("button.approve")).await.is_err());
+            screenshot(browser, "watched").await;
+
+            let (code, _) = feishu
+                .fake
+                .click(
+                    &feishu.callback_url,
+                    &CardClick::new(&id, Decision::Approve, "ou_bob", FEISHU_CHAT),
+                )
+                .await
+                .expect("the card has the button");
+            assert_eq!(code, 200);
+            wait_for(browser, "the row to leave the list", async |browser| {
+                rows(browser).await == 0
+            })
+            .await;
+            let report = call.await.expect("task");
+            assert!(report.tool_ran, "{}", report.observation);
         },
     )
     .await;

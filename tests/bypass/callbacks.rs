@@ -382,8 +382,9 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
 
 /// The web approvals page: someone who can reach the page but holds no
 /// session, a made-up session, a session without its CSRF token (or with
-/// another operator's), an operator of another org, a platform-style
-/// callback posted at the web channel, a hostile reason, and a replay.
+/// another operator's), an operator of another org, the digest of other
+/// arguments, a platform-style callback posted at the web channel, a
+/// hostile reason, and a replay.
 /// Only the signed-in operator in scope, with their token, decides, once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_signed_in_operator_in_scope_decides_on_the_web_page() {
@@ -500,7 +501,7 @@ async fn only_a_signed_in_operator_in_scope_decides_on_the_web_page() {
 
     // (why, session cookie, CSRF token, body, the status it must get)
     type Attempt<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a str, u16);
-    let refused: [Attempt<'_>; 8] = [
+    let refused: [Attempt<'_>; 9] = [
         ("no session at all", None, Some(&alice_csrf), &approve, 401),
         (
             "a made-up session",
@@ -550,6 +551,13 @@ async fn only_a_signed_in_operator_in_scope_decides_on_the_web_page() {
             Some(&alice_csrf),
             r#"{"decision":"approve","by":"bob"}"#,
             400,
+        ),
+        (
+            "the digest of other arguments",
+            Some(&alice),
+            Some(&alice_csrf),
+            r#"{"decision":"approve","args_digest":"00"}"#,
+            409,
         ),
     ];
     for (why, cookie, csrf, body, expected) in refused {

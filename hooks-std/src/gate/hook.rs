@@ -17,7 +17,7 @@ use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, Confi
 use super::store::NewConfirmation;
 use crate::config::{ConfigError, parse_config};
 use crate::gate::channel::{
-    Channel, ChannelSettings, FeishuSettings, OfflineChannel, SlackSettings,
+    Channel, ChannelSettings, FeishuSettings, OfflineChannel, SlackSettings, web::WebSettings,
 };
 
 /// Config of [`ApprovalGate`].
@@ -37,7 +37,7 @@ pub struct ApprovalGateConfig {
     pub approver_scope: ApproverScope,
     /// Users who may decide whatever the scope.
     pub approvers: Vec<String>,
-    /// The channel approvals go through, by name: `feishu` or `slack`.
+    /// The channel approvals go through, by name: `feishu`, `slack` or `web`.
     /// Unset with a `feishu` section means Feishu; unset with no section,
     /// whatever channel the approval machinery was started with.
     pub channel: Option<ChannelName>,
@@ -45,6 +45,8 @@ pub struct ApprovalGateConfig {
     pub feishu: Option<FeishuSettings>,
     /// The Slack channel's settings (secrets named by environment variables).
     pub slack: Option<SlackSettings>,
+    /// The web channel's settings (its page's sign-in and paths).
+    pub web: Option<WebSettings>,
 }
 
 /// A channel's name in [`ApprovalGateConfig::channel`].
@@ -55,6 +57,18 @@ pub enum ChannelName {
     Feishu,
     /// Slack.
     Slack,
+    /// The built-in approvals page.
+    Web,
+}
+
+impl ChannelName {
+    fn as_str(self) -> &'static str {
+        match self {
+            ChannelName::Feishu => "feishu",
+            ChannelName::Slack => "slack",
+            ChannelName::Web => "web",
+        }
+    }
 }
 
 impl ApprovalGateConfig {
@@ -67,36 +81,54 @@ impl ApprovalGateConfig {
     /// [`Approvals`] with it; the gate checks that they match.
     pub fn channel_settings(&self) -> Result<Option<ChannelSettings>, ConfigError> {
         let error = |message: String| ConfigError::new(ApprovalGate::NAME, message);
-        let selected = match (self.channel, &self.feishu, &self.slack) {
-            (None, None, None) => return Ok(None),
-            (None | Some(ChannelName::Feishu), Some(feishu), None) => {
-                ChannelSettings::Feishu(feishu.clone())
+        let sections = [
+            ("feishu", self.feishu.is_some()),
+            ("slack", self.slack.is_some()),
+            ("web", self.web.is_some()),
+        ];
+        let wanted = match self.channel {
+            Some(name) => name.as_str(),
+            None => match sections
+                .iter()
+                .find(|(name, given)| *given && *name != "feishu")
+            {
+                Some((name, _)) => {
+                    return Err(error(format!(
+                        "a `{name}` section is configured but `channel` is not set: add \
+                         `channel: {name}` (Feishu is the default)"
+                    )));
+                }
+                None if self.feishu.is_some() => "feishu",
+                None => return Ok(None),
+            },
+        };
+        if let Some((other, _)) = sections
+            .iter()
+            .find(|(name, given)| *given && *name != wanted)
+        {
+            let has_wanted = sections
+                .iter()
+                .any(|(name, given)| *given && *name == wanted);
+            if has_wanted {
+                return Err(error(format!(
+                    "`channel: {wanted}` is selected, but a `{other}` section is configured \
+                     too; remove the `{other}` section"
+                )));
             }
-            (Some(ChannelName::Slack), None, Some(slack)) => ChannelSettings::Slack(slack.clone()),
-            (None, _, Some(_)) => {
-                return Err(error(
-                    "a `slack` section is configured but `channel` is not set: add                      `channel: slack` (Feishu is the default)"
-                        .to_owned(),
-                ));
-            }
-            (Some(name), _, _) => {
-                let (wanted, other) = match name {
-                    ChannelName::Feishu => ("feishu", "slack"),
-                    ChannelName::Slack => ("slack", "feishu"),
-                };
-                let has_wanted = match name {
-                    ChannelName::Feishu => self.feishu.is_some(),
-                    ChannelName::Slack => self.slack.is_some(),
-                };
-                return Err(error(if has_wanted {
-                    format!(
-                        "`channel: {wanted}` is selected, but a `{other}` section is configured                          too; remove the `{other}` section"
-                    )
+        }
+        let selected = match (wanted, &self.feishu, &self.slack, &self.web) {
+            ("feishu", Some(feishu), _, _) => ChannelSettings::Feishu(feishu.clone()),
+            ("slack", _, Some(slack), _) => ChannelSettings::Slack(slack.clone()),
+            ("web", _, _, Some(web)) => ChannelSettings::Web(web.clone()),
+            _ => {
+                let what = if wanted == "web" {
+                    "how operators sign in: `operators` or `trusted_header`"
                 } else {
-                    format!(
-                        "`channel: {wanted}` needs a `{wanted}` section with its settings                          (ids, and the environment variables holding its secrets)"
-                    )
-                }));
+                    "ids, and the environment variables holding its secrets"
+                };
+                return Err(error(format!(
+                    "`channel: {wanted}` needs a `{wanted}` section with its settings ({what})"
+                )));
             }
         };
         Ok(Some(selected))
@@ -115,6 +147,7 @@ impl Default for ApprovalGateConfig {
             channel: None,
             feishu: None,
             slack: None,
+            web: None,
         }
     }
 }

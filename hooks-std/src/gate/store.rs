@@ -318,27 +318,35 @@ impl ConfirmationStore {
     }
 
     /// The pending requests of channel `channel_kind`/`channel_id` still
-    /// before their deadline (database clock), oldest first, at most `limit`:
-    /// what an approvals page lists.
+    /// before their deadline (database clock), oldest first, at most
+    /// `limit`, starting after the request `after` names (its
+    /// `created_at_ms` and id; `None`: from the oldest): what an approvals
+    /// page lists, one page at a time.
     pub async fn pending_for_channel(
         &self,
         channel_kind: &str,
         channel_id: &str,
+        after: Option<(i64, &str)>,
         limit: u32,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
         let sql = self.sql(
             "SELECT {columns} FROM confirmation_requests WHERE status = 'pending' \
              AND expires_at_ms > {now_ms} AND channel_kind = $1 AND channel_id = $2 \
+             AND (created_at_ms > $4 OR (created_at_ms = $4 AND id > $5)) \
              ORDER BY created_at_ms, id LIMIT $3",
         );
-        self.read_channel(
-            &sql,
-            channel_kind,
-            channel_id,
-            limit,
-            "listing pending requests",
-        )
-        .await
+        let (after_ms, after_id) = after.unwrap_or((i64::MIN, ""));
+        on_pool!(&self.database, pool => sqlx::query_as(&sql)
+            .bind(channel_kind)
+            .bind(channel_id)
+            .bind(i64::from(limit))
+            .bind(after_ms)
+            .bind(after_id)
+            .fetch_all(pool)
+            .await)
+        .map_err(StorageError::query(format!(
+            "listing pending requests of the {channel_kind} channel \"{channel_id}\""
+        )))
     }
 
     /// The requests of channel `channel_kind`/`channel_id` that left

@@ -106,6 +106,16 @@ pub(crate) async fn page_with_directory(
     let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
     let registry = HookRegistry::builder().pre(hook).build().expect("registry");
     let web = WebApprovals::new(approvals.clone(), channel, auth, config).expect("web page");
+    serve(approvals, registry, &web).await
+}
+
+/// Serves `web`'s router at `/approvals` on loopback, peer addresses
+/// recorded, beside the gate `registry` on `approvals`.
+pub(crate) async fn serve(
+    approvals: Approvals,
+    registry: HookRegistry,
+    web: &WebApprovals,
+) -> Page {
     let app = Router::new().nest("/approvals", web.router());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -162,4 +172,65 @@ pub(crate) fn start(page: &Page, ctx: HookContext) -> JoinHandle<ToolCallReport>
             .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
             .await
     })
+}
+
+/// A gate that asks in a (fake) Feishu chat, on `database`, with its
+/// callback router served on loopback: its registry and callback URL.
+pub(crate) struct FeishuGate {
+    pub(crate) fake: hooks_std::gate::channel::feishu::FakeFeishu,
+    pub(crate) registry: hooks_runtime::HookRegistry,
+    pub(crate) callback_url: String,
+    server: JoinHandle<()>,
+    _approvals: hooks_std::gate::Approvals,
+}
+
+impl Drop for FeishuGate {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// A Feishu chat of [`feishu_gate`].
+pub(crate) const FEISHU_CHAT: &str = "oc_finance";
+
+/// A gate asking in Feishu chat `chat` of a fake Feishu (bob, `ou_bob`,
+/// decides there) on `database`, its callback router served on loopback.
+pub(crate) async fn feishu_gate(database: Database, chat: &str) -> FeishuGate {
+    use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
+    use hooks_std::gate::{
+        ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
+    };
+    let fake = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .expect("fake feishu");
+    let channel = FeishuChannel::new(fake.feishu_config(chat)).expect("feishu channel");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database),
+        Arc::new(channel),
+        Arc::new(StaticDirectory::new().person("feishu", "ou_bob", "bob", "acme")),
+        ApprovalsConfig::default(),
+    );
+    let hook = ApprovalGate::from_config(approvals.clone(), &org_scope()).expect("gate");
+    let registry = hooks_runtime::HookRegistry::builder()
+        .pre(hook)
+        .build()
+        .expect("registry");
+    let app = axum::Router::new().nest("/feishu/callback", approvals.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let callback_url = format!(
+        "http://{}/feishu/callback",
+        listener.local_addr().expect("addr")
+    );
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("serve");
+    });
+    FeishuGate {
+        fake,
+        registry,
+        callback_url,
+        server,
+        _approvals: approvals,
+    }
 }

@@ -216,6 +216,12 @@ pub trait Channel: Send + Sync {
     /// `Null` answers with an empty `200 OK` (Slack's acknowledgement).
     fn callback_reply(&self, reply: CallbackReply<'_>) -> serde_json::Value;
 
+    /// The built-in [`WebChannel`](web::WebChannel), if this is one (its
+    /// page shares its event hub); `None` for every other channel.
+    fn as_web(&self) -> Option<&web::WebChannel> {
+        None
+    }
+
     /// What to do once the callback has been answered, in the background:
     /// for Slack, redraw the message with the outcome (`chat.update`) or tell
     /// the clicker why nothing changed (an ephemeral message). Best effort:

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::feishu::{FEISHU_BASE_URL, FeishuChannel, FeishuConfig};
 use super::slack::{SlackChannel, SlackSettings};
+use super::web::{WEB_CHANNEL_KIND, WebSettings};
 use super::{Channel, ChannelError};
 
 /// A configured approval channel, by name.
@@ -19,14 +20,17 @@ pub enum ChannelSettings {
     Feishu(FeishuSettings),
     /// Slack (`channel: slack`).
     Slack(SlackSettings),
+    /// The built-in approvals page (`channel: web`).
+    Web(WebSettings),
 }
 
 impl ChannelSettings {
-    /// The channel kind it builds (`feishu`, `slack`).
+    /// The channel kind it builds (`feishu`, `slack`, `web`).
     pub fn kind(&self) -> &'static str {
         match self {
             ChannelSettings::Feishu(_) => FeishuChannel::KIND,
             ChannelSettings::Slack(_) => SlackChannel::KIND,
+            ChannelSettings::Web(_) => WEB_CHANNEL_KIND,
         }
     }
 
@@ -37,6 +41,13 @@ impl ChannelSettings {
 
     /// The channel, secrets looked up with `env` (a stand-in for the
     /// process environment in tests and examples).
+    ///
+    /// `web` needs no secrets; its settings are checked whole (sign-in,
+    /// base path, watched channels) and it builds a
+    /// [`WebChannel`](super::web::WebChannel). Config cannot build the
+    /// page's router: the application starts the `Approvals` with this
+    /// channel, makes the page with [`WebSettings::page`] and mounts its
+    /// router at `base_path` itself.
     pub fn build_with(
         &self,
         env: impl Fn(&str) -> Option<String>,
@@ -47,6 +58,10 @@ impl ChannelSettings {
             }
             ChannelSettings::Slack(settings) => {
                 Arc::new(SlackChannel::new(settings.resolve_with(env)?)?)
+            }
+            ChannelSettings::Web(settings) => {
+                settings.validate()?;
+                Arc::new(settings.channel())
             }
         })
     }
@@ -59,6 +74,7 @@ impl ChannelSettings {
             ChannelSettings::Slack(settings) => {
                 format!("{}/{}", settings.team_id, settings.channel_id)
             }
+            ChannelSettings::Web(settings) => settings.channel_id.clone(),
         }
     }
 }
@@ -210,6 +226,56 @@ mod tests {
         let error = config.channel_settings().unwrap_err();
         assert!(
             error.message.contains("needs a `feishu` section"),
+            "{error}"
+        );
+        let config: ApprovalGateConfig = serde_json::from_value(json!({"channel": "web"})).unwrap();
+        let error = config.channel_settings().unwrap_err();
+        assert!(
+            error.message.contains("needs a `web` section")
+                && error.message.contains("`operators`"),
+            "{error}"
+        );
+        let web = json!({"trusted_header": {"header": "X-User", "proxies": ["10.0.0.5"]}});
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"web": web.clone()})).unwrap();
+        let error = config.channel_settings().unwrap_err();
+        assert!(error.message.contains("add `channel: web`"), "{error}");
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"channel": "web", "web": web, "slack": {
+                "bot_token_env": "B", "signing_secret_env": "S", "channel_id": "C1", "team_id": "T1"}}))
+            .unwrap();
+        let error = config.channel_settings().unwrap_err();
+        assert!(
+            error.message.contains("remove the `slack` section"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn web_builds_from_config_and_refuses_a_malformed_section() {
+        let web = json!({"channel_id": "ops",
+                         "trusted_header": {"header": "X-User", "proxies": ["10.0.0.5"]}});
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"channel": "web", "web": web})).unwrap();
+        let settings = config.channel_settings().unwrap().unwrap();
+        assert_eq!(
+            (settings.kind(), settings.channel_id().as_str()),
+            ("web", "ops")
+        );
+        let channel = settings.build_with(|_| None).unwrap();
+        assert_eq!((channel.kind(), channel.channel_id()), ("web", "ops"));
+        let broken = json!({"trusted_header": {"header": "X-User", "proxies": []}});
+        let config: ApprovalGateConfig =
+            serde_json::from_value(json!({"channel": "web", "web": broken})).unwrap();
+        let error = config
+            .channel_settings()
+            .unwrap()
+            .unwrap()
+            .build_with(|_| None)
+            .err()
+            .expect("refused");
+        assert!(
+            error.message.contains("`trusted_header.proxies` is empty"),
             "{error}"
         );
     }

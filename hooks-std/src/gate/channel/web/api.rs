@@ -2,7 +2,7 @@
 //! user)) and the page's own stream: a JSON list, an SSE stream, a JSON
 //! decide endpoint. Shapes: docs/approvals-web.md.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +24,6 @@ use tokio::sync::broadcast::error::RecvError;
 use super::WebApprovals;
 use super::signed::{Caller, Conversation, Operator, Refusal};
 use super::throttle::StreamSlot;
-use super::view::RequestView;
 use crate::gate::{ConfirmationRequest, Decision};
 
 /// The header a JSON decide request carries its CSRF token in.
@@ -75,7 +74,7 @@ pub(crate) async fn list(State(web): State<WebApprovals>, caller: Caller, uri: U
     };
     match web.pending_for(&operator, filter.as_ref()).await {
         Ok(pending) => {
-            let pending: Vec<RequestView> = pending.iter().map(RequestView::summary).collect();
+            let pending = web.summaries(&pending);
             let mut response = Json(json!({
                 "operator": operator.signed.operator,
                 "csrf_token": operator.signed.csrf,
@@ -95,6 +94,42 @@ pub(crate) async fn list(State(web): State<WebApprovals>, caller: Caller, uri: U
     }
 }
 
+/// `GET /api/requests/{id}`: one request the operator may see, in the
+/// detail form (arguments cut only past 20,000 characters, with the
+/// `args_digest` a decision on cut arguments sends).
+pub(crate) async fn one(
+    State(web): State<WebApprovals>,
+    Path(id): Path<String>,
+    caller: Caller,
+) -> Response {
+    let operator = match api_operator(&web, &caller).await {
+        Ok(operator) => operator,
+        Err(refused) => return refused,
+    };
+    let found = match web.inner.approvals.store().get(&id).await {
+        Ok(found) => found,
+        Err(failure) => {
+            tracing::error!(%failure, "approvals page: could not read a request");
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the request could not be read (the database is unavailable); try again",
+            );
+        }
+    };
+    let mut visible = None;
+    if let Some(found) = found
+        && web.visible(&operator, &found).await
+    {
+        visible = Some(found);
+    }
+    let Some(found) = visible else {
+        return error(StatusCode::NOT_FOUND, "no such request for you to see");
+    };
+    let mut response = Json(json!({ "request": web.detail(&found) })).into_response();
+    no_store(&mut response);
+    response
+}
+
 /// A JSON decide body.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -102,6 +137,10 @@ struct DecideBody {
     decision: String,
     #[serde(default)]
     reason: Option<String>,
+    /// The `args_digest` of the request as the client showed it (required
+    /// when the list cut its arguments).
+    #[serde(default)]
+    args_digest: Option<String>,
 }
 
 /// `POST /api/requests/{id}/decide` with `{"decision": "approve"|"reject",
@@ -145,7 +184,13 @@ pub(crate) async fn decide(
         );
     };
     let reply = web
-        .decide(&operator, &id, decision, parsed.reason.as_deref())
+        .decide(
+            &operator,
+            &id,
+            decision,
+            parsed.reason.as_deref(),
+            parsed.args_digest.as_deref(),
+        )
         .await;
     (reply.status, Json(&reply)).into_response()
 }
@@ -184,6 +229,7 @@ pub(crate) async fn stream(State(web): State<WebApprovals>, caller: Caller, uri:
         caller,
         events,
         snapshot_due: true,
+        queued: VecDeque::new(),
         ended: false,
         shown: BTreeSet::new(),
         resync: resync_interval(),
@@ -217,6 +263,9 @@ struct Streaming {
     caller: Caller,
     events: Receiver<Arc<ConfirmationRequest>>,
     snapshot_due: bool,
+    /// Events found together (a resync's decisions and its snapshot),
+    /// sent one by one before anything else.
+    queued: VecDeque<Event>,
     ended: bool,
     /// The ids of the pending requests the client was last told of.
     shown: BTreeSet<String>,
@@ -230,6 +279,9 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
             return None;
         }
         loop {
+            if let Some(event) = state.queued.pop_front() {
+                return Some((Ok(event), state));
+            }
             if state.snapshot_due {
                 state.snapshot_due = false;
                 let event = match state.read_pending().await {
@@ -276,8 +328,10 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
                 // added or decided requests: resend the list if it changed.
                 None => match state.read_pending().await {
                     Some(pending) if ids(&pending) != state.shown => {
+                        state.announce_departures(&pending).await;
                         let event = snapshot(&mut state, &pending);
-                        return Some((Ok(event), state));
+                        state.queued.push_back(event);
+                        continue;
                     }
                     _ => continue,
                 },
@@ -297,12 +351,36 @@ fn events_of(state: Streaming) -> impl Stream<Item = Result<Event, Infallible>> 
                 state.shown.insert(request.id.clone());
                 "request"
             };
-            return Some((Ok(json_event(name, &RequestView::summary(&request))), state));
+            return Some((Ok(json_event(name, &state.web.summary(&request))), state));
         }
     })
 }
 
 impl Streaming {
+    /// Queues a `decided` event for each request the client was shown
+    /// that `pending` no longer holds and that is now final (decided by
+    /// another process, or in a watched channel), if the operator may
+    /// still see it.
+    async fn announce_departures(&mut self, pending: &[ConfirmationRequest]) {
+        let now = ids(pending);
+        let gone: Vec<String> = self.shown.difference(&now).cloned().collect();
+        for id in gone {
+            let found = match self.web.inner.approvals.store().get(&id).await {
+                Ok(found) => found,
+                Err(failure) => {
+                    tracing::warn!(%failure, "approvals stream: could not read a request");
+                    continue;
+                }
+            };
+            if let Some(request) = found.filter(|request| request.status.is_terminal())
+                && self.web.visible(&self.operator, &request).await
+            {
+                let event = json_event("decided", &self.web.summary(&request));
+                self.queued.push_back(event);
+            }
+        }
+    }
+
     /// The pending requests this stream shows, or `None` (logged) if the
     /// store cannot be read.
     async fn read_pending(&self) -> Option<Vec<ConfirmationRequest>> {
@@ -327,7 +405,7 @@ fn ids(pending: &[ConfirmationRequest]) -> BTreeSet<String> {
 /// The `snapshot` event of `pending`, remembered as what the stream shows.
 fn snapshot(state: &mut Streaming, pending: &[ConfirmationRequest]) -> Event {
     state.shown = ids(pending);
-    let pending: Vec<RequestView> = pending.iter().map(RequestView::summary).collect();
+    let pending = state.web.summaries(pending);
     json_event("snapshot", &json!({ "pending": pending }))
 }
 

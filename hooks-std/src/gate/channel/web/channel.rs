@@ -59,6 +59,11 @@ impl WebChannel {
         }
     }
 
+    /// Whether `other` is this channel or a clone of it (one event hub).
+    pub(crate) fn same_hub(&self, other: &WebChannel) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Subscribes to every request this channel publishes (new, then final).
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<ConfirmationRequest>> {
         self.inner.events.subscribe()
@@ -100,6 +105,10 @@ impl Channel for WebChannel {
              page (mount `WebApprovals::router`)"
                 .into(),
         ))
+    }
+
+    fn as_web(&self) -> Option<&WebChannel> {
+        Some(self)
     }
 
     fn callback_reply(&self, reply: CallbackReply<'_>) -> Value {

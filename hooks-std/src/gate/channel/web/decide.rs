@@ -39,13 +39,18 @@ impl DecideReply {
 
 impl WebApprovals {
     /// Decides request `id` as `operator`. A request the operator may not
-    /// see is answered as unknown (404), so its existence does not leak.
+    /// see is answered as unknown (404), so its existence does not leak; one
+    /// of a watched channel (shown read-only) is refused (403). `seen` is
+    /// the `args_digest` the operator was shown: required when the list
+    /// cuts the request's arguments (they are decided only where all are
+    /// shown), and it must be the request's whenever given.
     pub(crate) async fn decide(
         &self,
         operator: &Operator,
         id: &str,
         decision: Decision,
         reason: Option<&str>,
+        seen: Option<&str>,
     ) -> DecideReply {
         const UNKNOWN: &str = "no such request for you to decide; nothing changed";
         let inner = &self.inner;
@@ -74,6 +79,30 @@ impl WebApprovals {
         };
         if !self.visible(operator, &request).await {
             return DecideReply::refused(StatusCode::NOT_FOUND, UNKNOWN);
+        }
+        if !self.decides_here(&request) {
+            // Its approver scope is another channel's identities.
+            let mut refused = DecideReply::refused(
+                StatusCode::FORBIDDEN,
+                &format!(
+                    "this request was sent to the {} channel and is decided there only; \
+                     nothing changed",
+                    request.channel_kind
+                ),
+            );
+            refused.request = Some(self.summary(&request));
+            return refused;
+        }
+        let must_show = RequestView::list_cuts_args(&request);
+        if (must_show || seen.is_some()) && seen != Some(request.args_digest.as_str()) {
+            let mut refused = DecideReply::refused(
+                StatusCode::CONFLICT,
+                "decide this request where all of its arguments are shown: open its detail \
+                 (the page's request page, or `GET api/requests/{id}`) and send the \
+                 `args_digest` it shows with the decision; nothing changed",
+            );
+            refused.request = Some(self.summary(&request));
+            return refused;
         }
         let click = DecisionCallback {
             event_id: format!("web:{}", hex::encode(random_bytes())),
@@ -104,7 +133,7 @@ impl WebApprovals {
         DecideReply {
             outcome: word,
             message: outcome.message,
-            request: outcome.request.as_ref().map(RequestView::summary),
+            request: outcome.request.as_ref().map(|now| self.summary(now)),
             status,
         }
     }

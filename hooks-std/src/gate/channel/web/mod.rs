@@ -14,6 +14,13 @@
 //!   config stored as Argon2 hashes, a login form, a session cookie) or
 //!   [`TrustedHeaderAuth`] (an auth proxy's header, from the proxy only).
 //!
+//! * [`WatchedChannel`] — another channel of the same store (the gate's
+//!   Feishu chat, say) whose requests and decisions the page shows live but
+//!   read-only, to the operators configured for it; they are decided in
+//!   that channel only.
+//! * [`WebSettings`] — the channel and its page from the gate's config
+//!   (`channel: web`).
+//!
 //! Decisions go through [`Approvals::handle_callback`], the path of every
 //! channel's button press: the request must belong to this channel, the
 //! operator (a `web` identity, mapped by the gate's
@@ -30,10 +37,12 @@ mod channel;
 mod decide;
 mod page;
 mod session;
+mod settings;
 mod signed;
 mod templates;
 mod throttle;
 mod view;
+mod watched;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +51,8 @@ pub use auth::{
     AuthError, AuthFuture, AuthRequest, OperatorAuth, TokenAuth, TokenError, TrustedHeaderAuth,
 };
 pub use channel::{WEB_CHANNEL_KIND, WebChannel};
+pub use settings::{TrustedHeaderSettings, WebSettings};
+pub use watched::WatchedChannel;
 
 use crate::gate::Approvals;
 use crate::gate::channel::Channel;
@@ -71,6 +82,12 @@ pub struct WebConfig {
     /// Most event streams open on the page in all (default 256); more are
     /// refused with 429.
     pub max_streams: usize,
+    /// Other channels of the same store whose requests this page shows
+    /// **read-only**, each to the operators it names (default none). Such
+    /// a request is decided only in its own channel (its approver scope is
+    /// that channel's identities): the page shows "decide in feishu" and
+    /// its decide endpoints refuse it.
+    pub watched_channels: Vec<WatchedChannel>,
 }
 
 impl Default for WebConfig {
@@ -84,6 +101,7 @@ impl Default for WebConfig {
             stream_lifetime: Duration::from_secs(600),
             max_streams_per_operator: 8,
             max_streams: 256,
+            watched_channels: Vec::new(),
         }
     }
 }
@@ -104,12 +122,32 @@ pub enum WebError {
         /// The machinery's channel id.
         id: String,
     },
+    /// The approval machinery was started with another `WebChannel` of the
+    /// same id, so the page would not see its requests as they come.
+    #[error(
+        "the approval machinery talks through another `WebChannel` \"{id}\" than the one \
+         given to the page; give both the same channel (or a clone of it)"
+    )]
+    OtherHub {
+        /// The channel id.
+        id: String,
+    },
     /// The base path is not a plain absolute path.
     #[error(
         "`base_path` {0:?} must start with `/`, not end with `/` (unless it is `/`), and hold \
          only letters, digits and `-_./`"
     )]
     BadBasePath(String),
+    /// A watched channel is unusable: empty, or the page's own channel.
+    #[error("watched channel {kind}/{channel_id:?}: {why}")]
+    BadWatchedChannel {
+        /// Its kind.
+        kind: String,
+        /// Its id.
+        channel_id: String,
+        /// What to fix.
+        why: &'static str,
+    },
     /// The page's templates did not load (a bug in this crate).
     #[error("the approvals page templates did not load: {0}")]
     Templates(String),
@@ -134,6 +172,24 @@ struct Inner {
 }
 
 impl WebApprovals {
+    /// Checks `config` for a page of web channel `channel_id`: a plain base
+    /// path, usable watched channels.
+    pub(crate) fn check_config(config: &WebConfig, channel_id: &str) -> Result<(), WebError> {
+        let base = &config.base_path;
+        let plain = base.starts_with('/')
+            && (base == "/" || !base.ends_with('/'))
+            && base
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+        if !plain {
+            return Err(WebError::BadBasePath(config.base_path.clone()));
+        }
+        for watched in &config.watched_channels {
+            watched.check(channel_id)?;
+        }
+        Ok(())
+    }
+
     /// The page for `channel`, deciding through `approvals` (which must
     /// have been started with that channel), with operators authenticated
     /// by `auth`.
@@ -151,15 +207,15 @@ impl WebApprovals {
                 id: running.channel_id().to_owned(),
             });
         }
-        let base = &config.base_path;
-        let plain = base.starts_with('/')
-            && (base == "/" || !base.ends_with('/'))
-            && base
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
-        if !plain {
-            return Err(WebError::BadBasePath(config.base_path));
+        if !running
+            .as_web()
+            .is_some_and(|running| running.same_hub(&channel))
+        {
+            return Err(WebError::OtherHub {
+                id: channel.channel_id().to_owned(),
+            });
         }
+        Self::check_config(&config, channel.channel_id())?;
         if config.base_path == "/" {
             config.base_path.clear();
         }

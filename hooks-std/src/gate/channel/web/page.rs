@@ -21,7 +21,6 @@ use super::session::{
 };
 use super::signed::{Caller, Operator, Refusal};
 use super::templates::{APP_JS, STYLE_CSS};
-use super::view::RequestView;
 use crate::gate::Decision;
 
 /// The longest form body read.
@@ -46,8 +45,8 @@ impl WebApprovals {
     /// Pages: `GET /` (pending and recent), `GET /requests/{id}`, `POST
     /// /requests/{id}/decide` (form), `GET|POST /login`, `POST /logout`.
     /// Inline endpoints (JSON and SSE, shapes in `docs/approvals-web.md`):
-    /// `GET /api/requests[?agent=…&user=…]`, `GET /api/stream[?agent=…&user=…]`,
-    /// `POST /api/requests/{id}/decide`.
+    /// `GET /api/requests[?agent=…&user=…]`, `GET /api/requests/{id}`,
+    /// `GET /api/stream[?agent=…&user=…]`, `POST /api/requests/{id}/decide`.
     pub fn router(&self) -> Router {
         Router::new()
             .route("/", get(index))
@@ -60,6 +59,7 @@ impl WebApprovals {
             .route("/assets/app.js", get(script))
             .route("/assets/style.css", get(style))
             .route("/api/requests", get(api::list))
+            .route("/api/requests/{id}", get(api::one))
             .route("/api/requests/{id}/decide", post(api::decide))
             .route("/api/stream", get(api::stream))
             .layer(axum::middleware::map_response(nosniff))
@@ -178,8 +178,8 @@ async fn index(State(web): State<WebApprovals>, caller: Caller, uri: Uri) -> Res
         (Err(error), _) | (_, Err(error)) => return web.unavailable(&error).await,
     };
     let mut context = web.context(Some(&operator)).await;
-    let pending: Vec<RequestView> = pending.iter().map(RequestView::summary).collect();
-    let recent: Vec<RequestView> = recent.iter().map(RequestView::summary).collect();
+    let pending = web.summaries(&pending);
+    let recent = web.summaries(&recent);
     context.insert("pending".into(), json!(pending));
     context.insert("recent".into(), json!(recent));
     context.insert("notice".into(), json!(notice));
@@ -234,7 +234,7 @@ async fn detail(
             .await;
     };
     let mut context = web.context(Some(&operator)).await;
-    context.insert("r".into(), json!(RequestView::detail(&found)));
+    context.insert("r".into(), json!(web.detail(&found)));
     web.render(StatusCode::OK, "detail.html", context)
 }
 
@@ -246,6 +246,8 @@ struct DecideForm {
     decision: String,
     #[serde(default)]
     reason: Option<String>,
+    #[serde(default)]
+    args_digest: Option<String>,
 }
 
 async fn decide_form(
@@ -280,7 +282,15 @@ async fn decide_form(
             .await;
     };
     let reply: DecideReply = web
-        .decide(&operator, &id, decision, form.reason.as_deref())
+        .decide(
+            &operator,
+            &id,
+            decision,
+            form.reason.as_deref(),
+            form.args_digest
+                .as_deref()
+                .filter(|digest| !digest.is_empty()),
+        )
         .await;
     let code = match (reply.outcome, decision) {
         ("decided", Decision::Approve) => "approved",
@@ -381,6 +391,7 @@ async fn login(State(web): State<WebApprovals>, caller: Caller, body: Bytes) -> 
         )
         .await;
     };
+    web.inner.logins.succeeded(&operator, caller.peer);
     let session = web.inner.sessions.start(&operator);
     let secure = web.inner.config.secure_cookies;
     let path = web.cookie_path();
@@ -436,7 +447,7 @@ async fn recent_fragment(State(web): State<WebApprovals>, caller: Caller) -> Res
         Ok(recent) => recent,
         Err(error) => return web.unavailable(&error).await,
     };
-    let recent: Vec<RequestView> = recent.iter().map(RequestView::summary).collect();
+    let recent = web.summaries(&recent);
     let mut context = web.context(Some(&operator)).await;
     context.insert("recent".into(), json!(recent));
     web.render(StatusCode::OK, "recent.html", context)
@@ -461,7 +472,7 @@ async fn row_fragment(
         return StatusCode::NOT_FOUND.into_response();
     }
     let mut context = web.context(Some(&operator)).await;
-    context.insert("r".into(), json!(RequestView::summary(&found)));
+    context.insert("r".into(), json!(web.summary(&found)));
     web.render(StatusCode::OK, "row.html", context)
 }
 

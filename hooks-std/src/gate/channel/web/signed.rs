@@ -115,17 +115,29 @@ impl WebApprovals {
         given.is_some_and(|given| tokens_match(given, &operator.signed.csrf))
     }
 
-    /// Whether `operator` may see (and so decide) `request`: it belongs to
-    /// this channel and the operator is in its approver scope. A directory
-    /// failure hides it (fail closed).
+    /// Whether `request` belongs to this page's channel, so it is decided
+    /// here (a watched channel's request is decided in that channel only).
+    pub(crate) fn decides_here(&self, request: &ConfirmationRequest) -> bool {
+        request.channel_kind == WEB_CHANNEL_KIND
+            && request.channel_id == self.inner.channel.channel_id()
+    }
+
+    /// Whether `operator` may see `request`: it belongs to this channel and
+    /// the operator is in its approver scope (so they may decide it), or it
+    /// belongs to a channel the page watches for them (read-only). An
+    /// unknown operator sees nothing; a directory failure hides it (fail
+    /// closed).
     pub(crate) async fn visible(&self, operator: &Operator, request: &ConfirmationRequest) -> bool {
         let Some(approver) = &operator.approver else {
             return false;
         };
-        if request.channel_kind != WEB_CHANNEL_KIND
-            || request.channel_id != self.inner.channel.channel_id()
-        {
-            return false;
+        if !self.decides_here(request) {
+            return self
+                .inner
+                .config
+                .watched_channels
+                .iter()
+                .any(|watched| watched.shows(&operator.signed.operator, request));
         }
         let directory = self.inner.approvals.directory();
         match may_decide(directory.as_ref(), request, approver).await {
@@ -137,32 +149,81 @@ impl WebApprovals {
         }
     }
 
-    /// The pending requests `operator` may decide, oldest first; only those
-    /// of `filter`'s (agent, user) if given.
+    /// The channels whose requests `operator` may see: this page's (to
+    /// decide), then the watched ones naming them (read-only).
+    /// An operator the directory does not know sees nothing: no channel.
+    fn channels_of<'a>(&'a self, operator: &'a Operator) -> Vec<(&'a str, &'a str)> {
+        let inner = &self.inner;
+        let mut channels = Vec::new();
+        if operator.approver.is_some() {
+            channels.push((WEB_CHANNEL_KIND, inner.channel.channel_id()));
+            channels.extend(
+                inner
+                    .config
+                    .watched_channels
+                    .iter()
+                    .filter(|watched| watched.viewed_by(&operator.signed.operator))
+                    .map(|watched| (watched.kind.as_str(), watched.channel_id.as_str())),
+            );
+        }
+        channels
+    }
+
+    /// The pending requests `operator` may see (their own channel's first
+    /// in scope, and those of channels watched for them), oldest first, at
+    /// most [`WebConfig::max_pending`](super::WebConfig::max_pending); only
+    /// those of `filter`'s (agent, user) if given.
     pub(crate) async fn pending_for(
         &self,
         operator: &Operator,
         filter: Option<&Conversation>,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        let inner = &self.inner;
-        let all = inner
-            .approvals
-            .store()
-            .pending_for_channel(
-                WEB_CHANNEL_KIND,
-                inner.channel.channel_id(),
-                inner.config.max_pending,
-            )
-            .await?;
         let mut shown = Vec::new();
-        for request in all {
-            if filter.is_none_or(|filter| filter.matches(&request))
-                && self.visible(operator, &request).await
-            {
-                shown.push(request);
+        for (kind, id) in self.channels_of(operator) {
+            shown.extend(self.pending_in(operator, filter, kind, id).await?);
+        }
+        shown.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+        shown.truncate(self.inner.config.max_pending as usize);
+        Ok(shown)
+    }
+
+    /// The pending requests of one channel `operator` may see, reading the
+    /// store a page at a time past those they may not (so requests out of
+    /// their scope, however many, never hide theirs).
+    async fn pending_in(
+        &self,
+        operator: &Operator,
+        filter: Option<&Conversation>,
+        kind: &str,
+        channel_id: &str,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let wanted = self.inner.config.max_pending.max(1);
+        let store = self.inner.approvals.store();
+        let mut shown = Vec::new();
+        let mut after: Option<(i64, String)> = None;
+        loop {
+            let from = after.as_ref().map(|(at, id)| (*at, id.as_str()));
+            let page = store
+                .pending_for_channel(kind, channel_id, from, wanted)
+                .await?;
+            let more = page.len() == wanted as usize;
+            after = page
+                .last()
+                .map(|last| (last.created_at_ms, last.id.clone()));
+            for request in page {
+                if filter.is_none_or(|filter| filter.matches(&request))
+                    && self.visible(operator, &request).await
+                {
+                    shown.push(request);
+                    if shown.len() == wanted as usize {
+                        return Ok(shown);
+                    }
+                }
+            }
+            if !more {
+                return Ok(shown);
             }
         }
-        Ok(shown)
     }
 
     /// The requests `operator` may see that were decided most recently.
@@ -172,24 +233,26 @@ impl WebApprovals {
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
         let inner = &self.inner;
         let wanted = inner.config.recent_decisions as usize;
-        let all = inner
-            .approvals
-            .store()
-            .recent_final_for_channel(
-                WEB_CHANNEL_KIND,
-                inner.channel.channel_id(),
-                inner.config.recent_decisions.saturating_mul(5),
-            )
-            .await?;
         let mut shown = Vec::new();
-        for request in all {
-            if shown.len() == wanted {
-                break;
-            }
-            if self.visible(operator, &request).await {
-                shown.push(request);
+        for (kind, id) in self.channels_of(operator) {
+            let recent = inner
+                .approvals
+                .store()
+                .recent_final_for_channel(kind, id, inner.config.recent_decisions.saturating_mul(5))
+                .await?;
+            let mut taken = 0;
+            for request in recent {
+                if taken == wanted {
+                    break;
+                }
+                if self.visible(operator, &request).await {
+                    shown.push(request);
+                    taken += 1;
+                }
             }
         }
+        shown.sort_by(|a, b| (b.decided_at_ms, &b.id).cmp(&(a.decided_at_ms, &a.id)));
+        shown.truncate(wanted);
         Ok(shown)
     }
 }

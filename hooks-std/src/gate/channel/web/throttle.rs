@@ -2,14 +2,17 @@
 //!
 //! Sign-in: at most [`LOGIN_CONCURRENCY`] token checks (Argon2, slow on
 //! purpose) run at once; a login beyond that is refused at once with 429,
-//! never queued. An operator id or a peer address with
-//! [`MAX_FAILURES`] failed logins within [`FAILURE_WINDOW`] is refused with
-//! 429 for [`FAILURE_BACKOFF`].
+//! never queued. A peer address with [`MAX_FAILURES`] failed logins within
+//! [`FAILURE_WINDOW`] is refused with 429 for [`FAILURE_BACKOFF`]. So is an
+//! operator id with as many failures (from anywhere) — but only from
+//! addresses that never signed in as that operator: a stranger's failures
+//! cannot lock an operator out of the addresses they signed in from
+//! before (remembered for [`KNOWN_FOR`], the last [`MAX_KNOWN_PER_OPERATOR`]).
 //!
 //! Streams: at most a configured number open per operator and in all.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -27,6 +30,12 @@ pub(crate) const FAILURE_WINDOW: Duration = Duration::from_secs(60);
 /// How long an operator id or address is refused after too many failures.
 pub(crate) const FAILURE_BACKOFF: Duration = Duration::from_secs(60);
 
+/// How long an address an operator signed in from is remembered as theirs.
+pub(crate) const KNOWN_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Most addresses remembered per operator; the oldest is forgotten first.
+pub(crate) const MAX_KNOWN_PER_OPERATOR: usize = 16;
+
 /// Most operator ids and addresses whose failures are remembered; beyond
 /// it the oldest entries are forgotten.
 const MAX_TRACKED: usize = 10_000;
@@ -42,6 +51,8 @@ struct Failures {
 pub(crate) struct LoginThrottle {
     checks: Arc<Semaphore>,
     failures: Mutex<HashMap<String, Failures>>,
+    /// Per operator id: the addresses that signed in as it, and when last.
+    known: Mutex<HashMap<String, Vec<(IpAddr, Instant)>>>,
 }
 
 impl LoginThrottle {
@@ -49,6 +60,7 @@ impl LoginThrottle {
         LoginThrottle {
             checks: Arc::new(Semaphore::new(LOGIN_CONCURRENCY)),
             failures: Mutex::default(),
+            known: Mutex::default(),
         }
     }
 
@@ -73,27 +85,60 @@ impl LoginThrottle {
         ]
     }
 
-    /// A permit to check a login, or `None` (answer 429) if the operator
-    /// or the address is backing off or too many checks are running.
+    fn known(&self) -> MutexGuard<'_, HashMap<String, Vec<(IpAddr, Instant)>>> {
+        self.known
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether `peer` signed in as `operator` within [`KNOWN_FOR`].
+    fn is_known(&self, operator: &str, peer: Option<SocketAddr>) -> bool {
+        let Some(peer) = peer.map(|peer| peer.ip().to_canonical()) else {
+            return false;
+        };
+        self.known().get(operator).is_some_and(|addresses| {
+            addresses
+                .iter()
+                .any(|(address, at)| *address == peer && at.elapsed() < KNOWN_FOR)
+        })
+    }
+
+    /// A permit to check a login, or `None` (answer 429) if the address is
+    /// backing off, the operator is backing off and the address never
+    /// signed in as them, or too many checks are running.
     pub(crate) fn admit(
         &self,
         operator: &str,
         peer: Option<SocketAddr>,
     ) -> Option<OwnedSemaphorePermit> {
         let now = Instant::now();
-        {
-            let failures = self.lock();
-            for key in Self::keys(operator, peer) {
-                if failures
-                    .get(&key)
-                    .and_then(|entry| entry.blocked_until)
-                    .is_some_and(|until| until > now)
-                {
-                    return None;
-                }
-            }
+        let [operator_key, peer_key] = Self::keys(operator, peer);
+        let blocked = |key: &String| {
+            self.lock()
+                .get(key)
+                .and_then(|entry| entry.blocked_until)
+                .is_some_and(|until| until > now)
+        };
+        if blocked(&peer_key) || (blocked(&operator_key) && !self.is_known(operator, peer)) {
+            return None;
         }
         Arc::clone(&self.checks).try_acquire_owned().ok()
+    }
+
+    /// Records that `peer` signed in as `operator`: from there, the
+    /// operator's own lockout no longer applies.
+    pub(crate) fn succeeded(&self, operator: &str, peer: Option<SocketAddr>) {
+        let Some(peer) = peer.map(|peer| peer.ip().to_canonical()) else {
+            return;
+        };
+        let now = Instant::now();
+        let mut known = self.known();
+        let addresses = known.entry(operator.to_owned()).or_default();
+        addresses.retain(|(address, at)| *address != peer && at.elapsed() < KNOWN_FOR);
+        if addresses.len() >= MAX_KNOWN_PER_OPERATOR {
+            addresses.remove(0);
+        }
+        addresses.push((peer, now));
     }
 
     /// Records a failed login of `operator` from `peer`.

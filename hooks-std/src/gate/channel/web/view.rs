@@ -35,20 +35,40 @@ pub(crate) struct RequestView {
     pub(crate) args: String,
     pub(crate) args_truncated: bool,
     pub(crate) hidden_characters: bool,
+    /// The channel kind the request was sent through (`web`, `feishu`, …).
+    pub(crate) channel: String,
+    /// Whether this page decides it (`false`: a watched channel's request,
+    /// shown read-only; it is decided in its own channel).
+    pub(crate) decide_here: bool,
+    /// The digest of the tool name and arguments the approval binds, given
+    /// only where every argument is shown (`null` on a list whose
+    /// arguments were cut): a decision on cut arguments must send the one
+    /// its detail showed.
+    pub(crate) args_digest: Option<String>,
 }
 
 impl RequestView {
-    /// The list form: arguments cut like every channel's card.
-    pub(crate) fn summary(request: &ConfirmationRequest) -> Self {
-        Self::build(request, None)
+    /// The list form: arguments cut like every channel's card. `here`:
+    /// the page decides it.
+    pub(crate) fn summary(request: &ConfirmationRequest, here: bool) -> Self {
+        Self::build(request, None, here)
     }
 
-    /// The detail form: arguments cut much later.
-    pub(crate) fn detail(request: &ConfirmationRequest) -> Self {
-        Self::build(request, Some(DETAIL_ARGS_CHARS))
+    /// The detail form: arguments cut much later, and always the digest
+    /// a decision sends.
+    pub(crate) fn detail(request: &ConfirmationRequest, here: bool) -> Self {
+        let mut view = Self::build(request, Some(DETAIL_ARGS_CHARS), here);
+        view.args_digest = Some(request.args_digest.clone());
+        view
     }
 
-    fn build(request: &ConfirmationRequest, cut: Option<usize>) -> Self {
+    /// Whether the list form cuts `request`'s arguments (then a decision
+    /// must carry the digest its detail shows).
+    pub(crate) fn list_cuts_args(request: &ConfirmationRequest) -> bool {
+        Shown::default().args(request).truncated
+    }
+
+    fn build(request: &ConfirmationRequest, cut: Option<usize>, here: bool) -> Self {
         let mut shown = Shown::default();
         let args = match cut {
             None => shown.args(request),
@@ -73,9 +93,32 @@ impl RequestView {
             decided_by: request.decided_by.as_deref().map(|who| shown.plain(who)),
             reason: request.reason.as_deref().map(|why| shown.plain(why)),
             approvers: shown.plain(&request.approvers_text()),
+            args_digest: (!args.truncated).then(|| request.args_digest.clone()),
             args: args.text,
             args_truncated: args.truncated,
             hidden_characters: shown.had_hidden,
+            channel: shown.plain(&request.channel_kind),
+            decide_here: here,
         }
+    }
+}
+
+impl super::WebApprovals {
+    /// `request` in the list form, as this page shows it.
+    pub(crate) fn summary(&self, request: &ConfirmationRequest) -> RequestView {
+        RequestView::summary(request, self.decides_here(request))
+    }
+
+    /// `requests` in the list form.
+    pub(crate) fn summaries(&self, requests: &[ConfirmationRequest]) -> Vec<RequestView> {
+        requests
+            .iter()
+            .map(|request| self.summary(request))
+            .collect()
+    }
+
+    /// `request` in the detail form, as this page shows it.
+    pub(crate) fn detail(&self, request: &ConfirmationRequest) -> RequestView {
+        RequestView::detail(request, self.decides_here(request))
     }
 }

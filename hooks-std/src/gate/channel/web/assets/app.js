@@ -104,12 +104,14 @@
     if (decision !== "approve" && decision !== "reject") { return; }
     var id = form.getAttribute("data-id");
     var reason = form.querySelector("input[name=reason]").value;
+    var digest = form.querySelector("input[name=args_digest]");
     form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
     fetch(base + "/api/requests/" + encodeURIComponent(id) + "/decide", {
       method: "POST",
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-      body: JSON.stringify({ decision: decision, reason: reason })
+      body: JSON.stringify({ decision: decision, reason: reason,
+                             args_digest: digest ? digest.value : null })
     }).then(function (r) { return r.json().catch(function () { return {}; }); })
       .then(function (reply) {
         say(reply.message || reply.error || "Something went wrong; reload the page.");
