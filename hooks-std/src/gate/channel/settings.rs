@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn web_builds_from_config_and_refuses_a_malformed_section() {
-        let web = json!({"channel_id": "ops",
+        let web = json!({"channel_id": "ops", "secure_cookies": true,
                          "trusted_header": {"header": "X-User", "proxies": ["10.0.0.5"]}});
         let config: ApprovalGateConfig =
             serde_json::from_value(json!({"channel": "web", "web": web})).unwrap();

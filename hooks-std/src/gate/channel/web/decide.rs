@@ -93,8 +93,22 @@ impl WebApprovals {
             refused.request = Some(self.summary(&request));
             return refused;
         }
-        let must_show = RequestView::list_cuts_args(&request);
-        if (must_show || seen.is_some()) && seen != Some(request.args_digest.as_str()) {
+        if RequestView::detail_cuts_args(&request) {
+            // Longer than any view of the page shows: an approval would
+            // cover what nobody here saw. Rejecting runs nothing.
+            if decision == Decision::Approve {
+                let mut refused = DecideReply::refused(
+                    StatusCode::CONFLICT,
+                    "this request's arguments are too long for this page to show in full, \
+                     so it cannot be approved here; reject it, or let it expire; nothing \
+                     changed",
+                );
+                refused.request = Some(self.summary(&request));
+                return refused;
+            }
+        } else if (RequestView::list_cuts_args(&request) || seen.is_some())
+            && seen != Some(request.args_digest.as_str())
+        {
             let mut refused = DecideReply::refused(
                 StatusCode::CONFLICT,
                 "decide this request where all of its arguments are shown: open its detail \

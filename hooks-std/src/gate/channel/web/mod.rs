@@ -134,8 +134,8 @@ pub enum WebError {
     },
     /// The base path is not a plain absolute path.
     #[error(
-        "`base_path` {0:?} must start with `/`, not end with `/` (unless it is `/`), and hold \
-         only letters, digits and `-_./`"
+        "`base_path` {0:?} must start with `/`, not end with `/` (unless it is `/`), hold \
+         only letters, digits and `-_./`, and have no empty, `.` or `..` segment"
     )]
     BadBasePath(String),
     /// A watched channel is unusable: empty, or the page's own channel.
@@ -180,7 +180,13 @@ impl WebApprovals {
             && (base == "/" || !base.ends_with('/'))
             && base
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+            // `//host` would make every redirect home leave the site.
+            && (base == "/"
+                || base
+                    .split('/')
+                    .skip(1)
+                    .all(|segment| !matches!(segment, "" | "." | "..")));
         if !plain {
             return Err(WebError::BadBasePath(config.base_path.clone()));
         }

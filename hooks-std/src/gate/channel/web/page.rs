@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::WebApprovals;
 use super::api;
+use super::auth::plain_credential;
 use super::decide::DecideReply;
 use super::session::{
     LOGIN_COOKIE, SESSION_COOKIE, cookie, random_bytes, set_cookie, tokens_match,
@@ -356,6 +357,16 @@ async fn login(State(web): State<WebApprovals>, caller: Caller, body: Bytes) -> 
             &web,
             StatusCode::FORBIDDEN,
             Some("The sign-in form expired or did not come from this page; try again."),
+        )
+        .await;
+    }
+    // An id no operator can have (too long, hidden characters) is refused
+    // before the throttle keeps it: its failure table holds plain ids only.
+    if !plain_credential(&form.operator) {
+        return login_page(
+            &web,
+            StatusCode::UNAUTHORIZED,
+            Some("Wrong operator or token."),
         )
         .await;
     }

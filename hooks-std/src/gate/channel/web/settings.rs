@@ -43,9 +43,11 @@ pub struct WebSettings {
     /// The path the application mounts the page at (default `/approvals`).
     #[serde(default = "default_base_path")]
     pub base_path: String,
-    /// Mark cookies `Secure` (set it when the page is served over TLS).
+    /// Mark cookies `Secure`: `true` when the page is served over TLS,
+    /// `false` for plain HTTP. Required: left out, a deployment behind TLS
+    /// would send its session cookie without `Secure`.
     #[serde(default)]
-    pub secure_cookies: bool,
+    pub secure_cookies: Option<bool>,
     /// How long a session lasts after login (default `"8h"`).
     #[serde(
         default = "default_session_ttl",
@@ -102,6 +104,13 @@ impl WebSettings {
         }
         self.auth()?;
         self.checked_config()?;
+        if self.secure_cookies.is_none() {
+            return Err(invalid(
+                "`secure_cookies` is missing; say `true` when the page is served over TLS \
+                 (session cookies marked `Secure`), `false` for plain HTTP"
+                    .into(),
+            ));
+        }
         Ok(())
     }
 
@@ -157,7 +166,7 @@ impl WebSettings {
         WebConfig {
             base_path: self.base_path.clone(),
             session_ttl: self.session_ttl,
-            secure_cookies: self.secure_cookies,
+            secure_cookies: self.secure_cookies.unwrap_or(true),
             watched_channels: self.watched_channels.clone(),
             ..WebConfig::default()
         }
@@ -227,6 +236,7 @@ mod tests {
     fn trusted_header_settings_validate() {
         let settings: WebSettings = serde_json::from_value(json!({
             "trusted_header": {"header": "X-Forwarded-User", "proxies": ["10.0.0.5"]},
+            "secure_cookies": false,
         }))
         .expect("parses");
         settings.validate().expect("valid");
@@ -264,6 +274,18 @@ mod tests {
             (
                 json!({"operators": {"alice": hash()}, "channel_id": " "}),
                 "`channel_id` is empty",
+            ),
+            (
+                json!({"operators": {"alice": hash()}, "base_path": "//evil.example"}),
+                "no empty, `.` or `..` segment",
+            ),
+            (
+                json!({"operators": {"alice": hash()}, "base_path": "/a/../b"}),
+                "no empty, `.` or `..` segment",
+            ),
+            (
+                json!({"operators": {"alice": hash()}}),
+                "`secure_cookies` is missing",
             ),
         ];
         for (value, expected) in cases {

@@ -178,26 +178,34 @@ impl WebApprovals {
         operator: &Operator,
         filter: Option<&Conversation>,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        // This page's own channel first, so however many requests the
+        // watched channels hold, they never push out the ones the operator
+        // can decide: those get the room first, watched ones the rest.
+        let wanted = self.inner.config.max_pending.max(1) as usize;
         let mut shown = Vec::new();
         for (kind, id) in self.channels_of(operator) {
-            shown.extend(self.pending_in(operator, filter, kind, id).await?);
+            let room = wanted - shown.len();
+            if room == 0 {
+                break;
+            }
+            shown.extend(self.pending_in(operator, filter, kind, id, room).await?);
         }
         shown.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
-        shown.truncate(self.inner.config.max_pending as usize);
         Ok(shown)
     }
 
-    /// The pending requests of one channel `operator` may see, reading the
-    /// store a page at a time past those they may not (so requests out of
-    /// their scope, however many, never hide theirs).
+    /// At most `wanted` pending requests of one channel `operator` may see,
+    /// reading the store a page at a time past those they may not (so
+    /// requests out of their scope, however many, never hide theirs).
     async fn pending_in(
         &self,
         operator: &Operator,
         filter: Option<&Conversation>,
         kind: &str,
         channel_id: &str,
+        wanted: usize,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        let wanted = self.inner.config.max_pending.max(1);
+        let wanted = u32::try_from(wanted).unwrap_or(u32::MAX).max(1);
         let store = self.inner.approvals.store();
         let mut shown = Vec::new();
         let mut after: Option<(i64, String)> = None;

@@ -54,12 +54,20 @@ impl RequestView {
         Self::build(request, None, here)
     }
 
-    /// The detail form: arguments cut much later, and always the digest
-    /// a decision sends.
+    /// The detail form: arguments cut much later, and the digest a decision
+    /// sends when every argument is shown (`null` when even the detail cuts
+    /// them: such a request cannot be approved on the page).
     pub(crate) fn detail(request: &ConfirmationRequest, here: bool) -> Self {
-        let mut view = Self::build(request, Some(DETAIL_ARGS_CHARS), here);
-        view.args_digest = Some(request.args_digest.clone());
-        view
+        Self::build(request, Some(DETAIL_ARGS_CHARS), here)
+    }
+
+    /// Whether even the detail form cuts `request`'s arguments: then nobody
+    /// on the page can see everything an approval would cover, and it
+    /// cannot be approved there (only rejected).
+    pub(crate) fn detail_cuts_args(request: &ConfirmationRequest) -> bool {
+        Shown::default()
+            .args_cut(request, DETAIL_ARGS_CHARS)
+            .truncated
     }
 
     /// Whether the list form cuts `request`'s arguments (then a decision
