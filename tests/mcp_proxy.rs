@@ -9,7 +9,7 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig, McpProxyError};
 use hooks::prelude::*;
-use hooks::std_hooks::gate::Decision;
+use hooks::std_hooks::gate::{ConfirmationStatus, ConfirmationStore, Decision};
 use hooks::std_hooks::gate::channel::feishu::CardClick;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams,
@@ -237,6 +237,76 @@ async fn a_gated_call_waits_for_the_approver_with_progress_then_runs() {
             .as_deref()
             .is_some_and(|m| m.contains("waiting"))),
         "the client heard that its call waits: {progress:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_gated_call_the_client_cancels_withdraws_its_request_and_redraws_the_card() {
+    let Some(peers) = peers() else { return };
+    let running = start(everything(&peers)).await;
+    let handle = cancellable(&running, "get-sum", json!({"a": 1, "b": 70000})).await;
+    let card = running
+        .feishu
+        .wait_for_card(1, Duration::from_secs(15))
+        .await
+        .expect("a card reaches the approvers");
+    let request = card.request_id().expect("buttons").to_owned();
+    handle
+        .cancel(Some("the user pressed stop".into()))
+        .await
+        .expect("cancelled");
+
+    let store = ConfirmationStore::new(running.database.clone());
+    let mut status = None;
+    for _ in 0..200 {
+        status = store.get(&request).await.expect("read").map(|r| r.status);
+        if status == Some(ConfirmationStatus::Cancelled) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, Some(ConfirmationStatus::Cancelled), "the request is withdrawn");
+    let withdrawn = store.get(&request).await.expect("read").expect("request");
+    assert!(
+        withdrawn
+            .reason
+            .as_deref()
+            .is_some_and(|reason| reason.contains("cancelled")),
+        "{withdrawn:?}"
+    );
+
+    let mut updates = running.feishu.card_updates();
+    for _ in 0..200 {
+        if !updates.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        updates = running.feishu.card_updates();
+    }
+    assert_eq!(updates.len(), 1, "the card is redrawn: {updates:?}");
+    let redrawn = updates[0].1.to_string();
+    assert!(redrawn.contains("Cancelled"), "{redrawn}");
+    assert!(!redrawn.contains("\"button\""), "no buttons left: {redrawn}");
+
+    // A click on the old card changes nothing, and nothing runs.
+    let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+    let (_, reply) = running
+        .feishu
+        .click(&running.callback_url, &click)
+        .await
+        .expect("click");
+    assert_eq!(
+        reply["toast"]["content"],
+        "This request was cancelled; nothing changed.",
+        "{reply}"
+    );
+    let after = store.get(&request).await.expect("read").expect("request");
+    assert_eq!(after.status, ConfirmationStatus::Cancelled);
+    assert_eq!(after.consumed_at_ms, None, "the approval never ran a call");
+    let rows = running.audit(1).await;
+    assert!(
+        rows.iter().all(|row| row.outcome != "ok"),
+        "the call never ran: {rows:?}"
     );
 }
 
@@ -652,48 +722,6 @@ mcp_proxy:
         "ship on friday"
     );
     client.cancel().await.expect("close");
-}
-
-/// One JSON-RPC message over streamable HTTP, as a client without an SDK
-/// sends it; the answer (JSON or the first SSE event's data) and the session.
-async fn post_mcp(
-    http: &reqwest::Client,
-    url: &str,
-    token: Option<&str>,
-    session: Option<&str>,
-    body: Value,
-) -> (u16, Option<String>, Value) {
-    let mut request = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    let response = request.send().await.expect("the proxy answers");
-    let status = response.status().as_u16();
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
-    let text = response.text().await.expect("body");
-    let json = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(str::trim)
-        .find(|data| data.starts_with('{'))
-        .map(str::to_owned)
-        .unwrap_or(text);
-    (
-        status,
-        session,
-        serde_json::from_str(&json).unwrap_or(Value::String(json)),
-    )
 }
 
 #[tokio::test]

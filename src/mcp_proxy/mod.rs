@@ -50,9 +50,11 @@
 //! ```
 
 mod call;
+mod clients;
 mod config;
 mod error;
 mod http;
+mod remote;
 mod schema;
 mod server;
 mod tools;
@@ -67,7 +69,7 @@ use rmcp::service::RoleServer;
 use rmcp::transport::IntoTransport;
 
 pub use config::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESTARTS, ENV_ALLOWLIST, McpProxyConfig, SECTION,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESTARTS, ENV_ALLOWLIST, McpClient, McpProxyConfig, SECTION,
 };
 pub use error::McpProxyError;
 pub use http::MCP_PATH;
@@ -92,6 +94,9 @@ pub(crate) struct Shared {
     unusable_schemas: BTreeMap<String, String>,
     /// Tools whose arguments the guard checks, fixed at start.
     checked: tools::Checked,
+    /// The approval machinery the agent's gate asks through, if any: a
+    /// call the client cancels while it waits has its request withdrawn.
+    approvals: Option<crate::std_hooks::gate::Approvals>,
 }
 
 /// The hooks between an MCP client and one upstream MCP server.
@@ -101,8 +106,8 @@ pub struct McpProxy {
 }
 
 impl McpProxy {
-    /// Starts the upstream ([`McpProxyConfig::command`]), completes the MCP
-    /// handshake with it, reads its tools, registers their schemas with
+    /// Starts the upstream ([`McpProxyConfig::command`]) or connects to it
+    /// ([`McpProxyConfig::url`]), completes the MCP handshake with it, reads its tools, registers their schemas with
     /// the `args_schema` guard and builds the agent's hooks from `agent`
     /// with `resources`. Any failure stops here: nothing is served.
     pub async fn start(
@@ -119,13 +124,14 @@ impl McpProxy {
             .info()
             .await
             .ok_or_else(|| McpProxyError::Initialize {
-                command: settings.command.join(" "),
+                command: upstream.shown(),
                 message: "it answered without saying what it serves".to_owned(),
             })?;
         let tools: Vec<_> = started.tools.values().cloned().collect();
         let (unusable_schemas, checked) = schema::register(&mut agent, &tools);
         let agent = Agent::build(agent, resources)?;
         let info = proxied_info(upstream_info, &settings.server);
+        let approvals = resources.get(crate::std_hooks::APPROVALS).cloned();
         Ok(McpProxy {
             shared: Arc::new(Shared {
                 agent,
@@ -135,6 +141,7 @@ impl McpProxy {
                 session: session_id(),
                 unusable_schemas,
                 checked,
+                approvals,
                 settings,
             }),
         })
@@ -168,7 +175,14 @@ impl McpProxy {
         &self.shared.session
     }
 
-    /// The process id of the upstream now running, if known.
+    /// The upstream as messages name it: its command, or its URL without
+    /// the query.
+    pub fn upstream_name(&self) -> String {
+        self.shared.upstream.shown()
+    }
+
+    /// The process id of the upstream now running, if known (an upstream
+    /// reached at a URL has none).
     pub async fn upstream_pid(&self) -> Option<u32> {
         self.shared.upstream.pid().await
     }
@@ -199,9 +213,13 @@ impl McpProxy {
     /// any number of clients, each session with its own conversation id
     /// (this proxy's [`session_id`](Self::session_id) and `-http-<n>`),
     /// until the listener fails. Every request must carry `Authorization:
-    /// Bearer <token>` when a token is given (an empty one is refused,
-    /// [`McpProxyError::EmptyToken`]); without one, only a loopback address
-    /// is served, and only to requests that name a loopback host. A request
+    /// Bearer <token>` with the token of one of
+    /// [`McpProxyConfig::clients`] (its calls made by that client's user
+    /// and org) or `token` (its calls made by [`McpProxyConfig::user`] and
+    /// [`McpProxyConfig::org`]); an empty `token` is refused
+    /// ([`McpProxyError::EmptyToken`]). A session answers only the caller
+    /// that opened it. Without any token, only a loopback address is
+    /// served, and only to requests that name a loopback host. A request
     /// whose `Origin` is neither in [`McpProxyConfig::allowed_origins`] nor
     /// a loopback origin of the host it names is refused (403).
     pub async fn serve_http(

@@ -36,6 +36,14 @@ impl ProxyServer {
             .await
             .map_err(|reason| ErrorData::internal_error(reason, None))
     }
+
+    /// An upstream failure as the client's protocol error: its code and
+    /// message, never its free-form `data`, which no hook sees. A transport
+    /// failure marks the upstream lost.
+    fn passed_on(&self, error: ServiceError) -> ErrorData {
+        self.shared.upstream.lost(&error);
+        passed_on(error)
+    }
 }
 
 /// An upstream failure as the client's protocol error: its code and message,
@@ -75,7 +83,7 @@ impl ServerHandler for ProxyServer {
             .await?
             .list_tools(request)
             .await
-            .map_err(passed_on)?;
+            .map_err(|error| self.passed_on(error))?;
         let hidden = &self.shared.settings.hide_tools;
         tools.tools.retain(|tool| {
             !tools::hidden(hidden, &tool.name) && !tools::PSEUDO_TOOLS.contains(&tool.name.as_ref())
@@ -101,7 +109,7 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.list_resources(request).await.map_err(passed_on)
+        upstream.list_resources(request).await.map_err(|error| self.passed_on(error))
     }
 
     async fn list_resource_templates(
@@ -113,7 +121,7 @@ impl ServerHandler for ProxyServer {
         upstream
             .list_resource_templates(request)
             .await
-            .map_err(passed_on)
+            .map_err(|error| self.passed_on(error))
     }
 
     /// The hooks' pseudo-tool `resources/read`, with `{uri}`.
@@ -144,7 +152,7 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.list_prompts(request).await.map_err(passed_on)
+        upstream.list_prompts(request).await.map_err(|error| self.passed_on(error))
     }
 
     /// The hooks' pseudo-tool `prompts/get`, with `{name, arguments}`.
@@ -196,7 +204,7 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.set_level(request).await.map_err(passed_on)
+        upstream.set_level(request).await.map_err(|error| self.passed_on(error))
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
