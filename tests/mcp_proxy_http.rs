@@ -178,7 +178,7 @@ fn the_cli_refuses_an_upstream_url_that_does_not_answer_or_is_not_http() {
 
     for (url, why) in [
         ("file:///etc/passwd", "is not an http or https URL"),
-        ("127.0.0.1:3001", "is not an http or https URL"),
+        ("127.0.0.1:3001", "is not a URL"),
         ("https://bob:hunter2@mcp.example/mcp", "carries a user name or password"),
     ] {
         let (code, err) = cli(&["--config", config, "--upstream-url", url]);

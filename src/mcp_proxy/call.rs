@@ -239,7 +239,7 @@ where
                         .map_err(|error| (format!("the answer of the upstream MCP server `{server}` could not be read: {error}"), None)),
                     Ok(Err(ServiceError::McpError(error))) => Err((error.message.to_string(), Some(error))),
                     Ok(Err(error)) => {
-                        shared.upstream.lost(&error);
+                        let error = shared.upstream.failure(&error);
                         Err((format!("the upstream MCP server `{server}` failed the request: {error}"), None))
                     }
                     Err(_) => Err((format!("the upstream MCP server `{server}` did not answer within {}s (`mcp_proxy.call_timeout`)", shared.settings.call_timeout.as_secs_f64()), None)),
@@ -311,7 +311,7 @@ async fn upstream_call(
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
         .map_err(|error| {
-            shared.upstream.lost(&error);
+            let error = shared.upstream.failure(&error);
             format!("the upstream MCP server `{server}` could not be sent the call: {error}")
         })?;
     let _relay = context.meta.get_progress_token().map(|client| {
@@ -339,7 +339,7 @@ async fn upstream_call(
                  took effect is unknown"
             )),
             Ok(Err(error)) => {
-                shared.upstream.lost(&error);
+                let error = shared.upstream.failure(&error);
                 Err(format!(
                     "the upstream MCP server `{server}` failed the call: {error}; whether it \
                      took effect is unknown"

@@ -26,9 +26,8 @@ const RESERVED: [&str; 6] = [
 pub(super) fn check_url(url: &str) -> Result<(), McpProxyError> {
     let parsed = reqwest::Url::parse(url).map_err(|error| {
         McpProxyError::Config(format!(
-            "the upstream URL `{}` is not a URL ({error}); give the server's streamable HTTP \
-             endpoint, such as `http://127.0.0.1:3001/mcp`",
-            shown(url)
+            "the upstream URL is not a URL ({error}); give the server's streamable HTTP \
+             endpoint with its scheme, such as `http://127.0.0.1:3001/mcp`"
         ))
     })?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -67,6 +66,18 @@ pub(super) fn shown(url: &str) -> String {
         }
         Err(_) => "(not a URL)".to_owned(),
     }
+}
+
+/// `text` with `url` (as given, and as the HTTP client writes it) replaced
+/// by [`shown`]`(url)`: an error of the HTTP client names the whole URL,
+/// query and all.
+pub(super) fn scrubbed(url: &str, text: String) -> String {
+    let shown = shown(url);
+    let mut text = text.replace(url, &shown);
+    if let Ok(parsed) = reqwest::Url::parse(url) {
+        text = text.replace(parsed.as_str(), &shown);
+    }
+    text
 }
 
 /// Whether the configured header names are headers the proxy may send.
@@ -206,7 +217,7 @@ mod tests {
         for (bad, why) in [
             ("file:///etc/passwd", "not an http or https URL"),
             ("ws://127.0.0.1/mcp", "not an http or https URL"),
-            ("127.0.0.1:3001/mcp", "not an http or https URL"),
+            ("127.0.0.1:3001/mcp", "is not a URL"),
             ("not a url", "is not a URL"),
             ("https://alice:hunter2@mcp.example/mcp", "user name or password"),
         ] {
@@ -223,6 +234,18 @@ mod tests {
             "https://mcp.example:8443/mcp?…"
         );
         assert_eq!(shown("http://127.0.0.1:3001/mcp"), "http://127.0.0.1:3001/mcp");
+    }
+
+    #[test]
+    fn an_error_that_names_the_url_names_it_as_shown() {
+        let url = "http://127.0.0.1:3001/mcp?key=s3cret";
+        let error = format!("error sending request for url ({url}): connection refused");
+        let text = scrubbed(url, error);
+        assert!(!text.contains("s3cret"), "{text}");
+        assert!(text.contains("http://127.0.0.1:3001/mcp?…"), "{text}");
+        // As the HTTP client writes a URL without a path.
+        let text = scrubbed("http://mcp.example?key=s3cret", "for url (http://mcp.example/?key=s3cret)".to_owned());
+        assert!(!text.contains("s3cret"), "{text}");
     }
 
     #[test]

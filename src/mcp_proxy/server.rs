@@ -41,20 +41,16 @@ impl ProxyServer {
     /// message, never its free-form `data`, which no hook sees. A transport
     /// failure marks the upstream lost.
     fn passed_on(&self, error: ServiceError) -> ErrorData {
-        self.shared.upstream.lost(&error);
-        passed_on(error)
-    }
-}
-
-/// An upstream failure as the client's protocol error: its code and message,
-/// never its free-form `data`, which no hook sees.
-fn passed_on(error: ServiceError) -> ErrorData {
-    match error {
-        ServiceError::McpError(error) => ErrorData::new(error.code, error.message, None),
-        other => ErrorData::internal_error(
-            format!("the upstream MCP server failed the request: {other}"),
-            None,
-        ),
+        match error {
+            ServiceError::McpError(error) => ErrorData::new(error.code, error.message, None),
+            other => ErrorData::internal_error(
+                format!(
+                    "the upstream MCP server failed the request: {}",
+                    self.shared.upstream.failure(&other)
+                ),
+                None,
+            ),
+        }
     }
 }
 

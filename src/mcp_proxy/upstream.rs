@@ -254,6 +254,15 @@ enum Endpoint {
 }
 
 impl Endpoint {
+    /// `text` with the upstream's URL, wherever it appears, as
+    /// [`shown`](Self::shown).
+    fn scrubbed(&self, text: String) -> String {
+        match self {
+            Endpoint::Command { .. } => text,
+            Endpoint::Url { url, .. } => remote::scrubbed(url, text),
+        }
+    }
+
     /// The upstream as messages name it (a URL without its query).
     fn shown(&self) -> String {
         match self {
@@ -273,7 +282,7 @@ impl Endpoint {
                 let service = handshake(forward.serve(transport)).await.map_err(|message| {
                     McpProxyError::Connect {
                         url: shown,
-                        message,
+                        message: remote::scrubbed(url, message),
                     }
                 })?;
                 Ok(Running { service, pid: None })
@@ -331,7 +340,7 @@ impl Upstream {
             .catalog
             .refresh(running.service.peer())
             .await
-            .map_err(McpProxyError::ListTools)?;
+            .map_err(|error| McpProxyError::ListTools(endpoint.scrubbed(error)))?;
         let upstream = Upstream {
             endpoint,
             max_restarts: config.max_restarts,
@@ -342,10 +351,12 @@ impl Upstream {
         Ok(Started { upstream, tools })
     }
 
-    /// Notes that a request found the upstream gone (its transport failed):
-    /// the next request starts it again, per the restart policy. An
-    /// upstream reached over HTTP says it is gone only this way.
-    pub(super) fn lost(&self, error: &rmcp::service::ServiceError) {
+    /// A request's failure as text the client and the audit log may see
+    /// (the upstream's URL shown without its query); a transport failure
+    /// (the upstream gone while its session still looked open) also marks
+    /// the upstream lost: the next request starts it again, per the restart
+    /// policy. An upstream reached over HTTP says it is gone only this way.
+    pub(super) fn failure(&self, error: &rmcp::service::ServiceError) -> String {
         if matches!(
             error,
             rmcp::service::ServiceError::TransportSend(_)
@@ -353,6 +364,7 @@ impl Upstream {
         ) {
             self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
         }
+        self.endpoint.scrubbed(error.to_string())
     }
 
     /// The upstream as messages name it: its command, or its URL.
@@ -377,7 +389,10 @@ impl Upstream {
             // else is sent.
             if self.forward.catalog.current().await.is_none() {
                 self.forward.catalog.refresh(&peer).await.map_err(|error| {
-                    format!("the upstream MCP server did not list its tools: {error}")
+                    format!(
+                        "the upstream MCP server did not list its tools: {}",
+                        self.endpoint.scrubbed(error)
+                    )
                 })?;
             }
             return Ok(peer);
@@ -401,7 +416,8 @@ impl Upstream {
                 let peer = running.service.peer().clone();
                 self.forward.catalog.refresh(&peer).await.map_err(|error| {
                     format!(
-                        "the upstream MCP server started again but did not list its tools: {error}"
+                        "the upstream MCP server started again but did not list its tools: {}",
+                        self.endpoint.scrubbed(error)
                     )
                 })?;
                 Ok(peer)
