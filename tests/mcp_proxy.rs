@@ -9,8 +9,8 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig, McpProxyError};
 use hooks::prelude::*;
-use hooks::std_hooks::gate::{ConfirmationStatus, ConfirmationStore, Decision};
 use hooks::std_hooks::gate::channel::feishu::CardClick;
+use hooks::std_hooks::gate::{ConfirmationStatus, ConfirmationStore, Decision};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams,
     ReadResourceRequestParams, ServerResult,
@@ -265,7 +265,11 @@ async fn a_gated_call_the_client_cancels_withdraws_its_request_and_redraws_the_c
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(status, Some(ConfirmationStatus::Cancelled), "the request is withdrawn");
+    assert_eq!(
+        status,
+        Some(ConfirmationStatus::Cancelled),
+        "the request is withdrawn"
+    );
     let withdrawn = store.get(&request).await.expect("read").expect("request");
     assert!(
         withdrawn
@@ -286,7 +290,10 @@ async fn a_gated_call_the_client_cancels_withdraws_its_request_and_redraws_the_c
     assert_eq!(updates.len(), 1, "the card is redrawn: {updates:?}");
     let redrawn = updates[0].1.to_string();
     assert!(redrawn.contains("Cancelled"), "{redrawn}");
-    assert!(!redrawn.contains("\"button\""), "no buttons left: {redrawn}");
+    assert!(
+        !redrawn.contains("\"button\""),
+        "no buttons left: {redrawn}"
+    );
 
     // A click on the old card changes nothing, and nothing runs.
     let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
@@ -296,8 +303,7 @@ async fn a_gated_call_the_client_cancels_withdraws_its_request_and_redraws_the_c
         .await
         .expect("click");
     assert_eq!(
-        reply["toast"]["content"],
-        "This request was cancelled; nothing changed.",
+        reply["toast"]["content"], "This request was cancelled; nothing changed.",
         "{reply}"
     );
     let after = store.get(&request).await.expect("read").expect("request");

@@ -179,7 +179,10 @@ fn the_cli_refuses_an_upstream_url_that_does_not_answer_or_is_not_http() {
     for (url, why) in [
         ("file:///etc/passwd", "is not an http or https URL"),
         ("127.0.0.1:3001", "is not a URL"),
-        ("https://bob:hunter2@mcp.example/mcp", "carries a user name or password"),
+        (
+            "https://bob:hunter2@mcp.example/mcp",
+            "carries a user name or password",
+        ),
     ] {
         let (code, err) = cli(&["--config", config, "--upstream-url", url]);
         assert_eq!(code, 1, "{url}: {err}");
@@ -197,7 +200,10 @@ fn the_cli_refuses_an_upstream_url_that_does_not_answer_or_is_not_http() {
         "server.js",
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--upstream-url and a command after `--`"), "{err}");
+    assert!(
+        err.contains("--upstream-url and a command after `--`"),
+        "{err}"
+    );
 
     let both = dir.path().join("both.yaml");
     std::fs::write(
@@ -408,7 +414,11 @@ async fn notifications_reach_only_the_http_session_they_belong_to() {
     let steps = |progress: &[rmcp::model::ProgressNotificationParam]| -> Vec<f64> {
         progress.iter().map(|note| note.progress).collect()
     };
-    assert_eq!(steps(&alice_progress), [1.0, 2.0, 3.0, 4.0], "{alice_progress:?}");
+    assert_eq!(
+        steps(&alice_progress),
+        [1.0, 2.0, 3.0, 4.0],
+        "{alice_progress:?}"
+    );
     assert_eq!(steps(&bob_progress), [1.0, 2.0, 3.0], "{bob_progress:?}");
     assert!(
         alice_progress

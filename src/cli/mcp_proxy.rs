@@ -65,9 +65,11 @@ pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<McpProxyOp
         return Err("mcp-proxy needs the agent config: --config PATH".into());
     }
     if options.upstream_url.is_some() && !options.command.is_empty() {
-        return Err("--upstream-url and a command after `--` both name the upstream: the proxy \
+        return Err(
+            "--upstream-url and a command after `--` both name the upstream: the proxy \
                     stands in front of one server, give one of them"
-            .into());
+                .into(),
+        );
     }
     Ok(options)
 }
@@ -154,7 +156,7 @@ pub(super) async fn run(
                 proxy.upstream_name(),
                 listener.local_addr()?,
                 crate::mcp_proxy::MCP_PATH,
-                if token.is_some() {
+                if token.is_some() || !proxy.settings().clients.is_empty() {
                     "bearer token required"
                 } else {
                     "no token: loopback only"

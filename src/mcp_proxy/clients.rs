@@ -174,7 +174,10 @@ mod tests {
         let tokens =
             Tokens::new(&config.clients, Some("shared"), caller("desk"), env).expect("tokens");
         let user = |token: &str| tokens.caller(token).map(|caller| caller.user.clone());
-        assert_eq!(user("alice-token-0123456789abcdef0123").as_deref(), Some("alice"));
+        assert_eq!(
+            user("alice-token-0123456789abcdef0123").as_deref(),
+            Some("alice")
+        );
         assert_eq!(user("bob-token-xyz").as_deref(), Some("bob"));
         assert_eq!(user("shared").as_deref(), Some("desk"));
         for wrong in ["", "bob-token-xy", "bob-token-xyz ", &alice, "BOB_TOKEN"] {
@@ -186,10 +189,19 @@ mod tests {
     fn malformed_clients_are_refused_with_the_key_at_fault() {
         for (clients, why) in [
             (json!([{"user": "a"}]), "exactly one of"),
-            (json!([{"token_env": "A", "token_sha256": "00", "user": "a"}]), "exactly one of"),
-            (json!([{"token_sha256": "abc", "user": "a"}]), "not a SHA-256 digest"),
+            (
+                json!([{"token_env": "A", "token_sha256": "00", "user": "a"}]),
+                "exactly one of",
+            ),
+            (
+                json!([{"token_sha256": "abc", "user": "a"}]),
+                "not a SHA-256 digest",
+            ),
             (json!([{"token_env": "A", "user": " "}]), "clients[0].user"),
-            (json!([{"token_env": "A", "user": "a", "user_id": "root"}]), "user_id"),
+            (
+                json!([{"token_env": "A", "user": "a", "user_id": "root"}]),
+                "user_id",
+            ),
         ] {
             let error = McpProxyConfig::from_value(&json!({"clients": clients}))
                 .expect_err(why)

@@ -60,7 +60,10 @@ pub(super) fn shown(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(parsed) => {
             let host = parsed.host_str().unwrap_or_default();
-            let port = parsed.port().map(|port| format!(":{port}")).unwrap_or_default();
+            let port = parsed
+                .port()
+                .map(|port| format!(":{port}"))
+                .unwrap_or_default();
             let query = if parsed.query().is_some() { "?…" } else { "" };
             format!("{}://{host}{port}{}{query}", parsed.scheme(), parsed.path())
         }
@@ -129,14 +132,15 @@ impl Credentials {
         config: &McpProxyConfig,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Credentials, McpProxyError> {
-        let variable = |key: &str, name: &str| {
-            lookup(name).filter(|value| !value.is_empty()).ok_or_else(|| {
+        let variable =
+            |key: &str, name: &str| {
+                lookup(name).filter(|value| !value.is_empty()).ok_or_else(|| {
                 McpProxyError::Config(format!(
                     "`{SECTION}.{key}` names the variable `{name}`, which is not set in the \
                      proxy's environment: set it to the secret the upstream expects"
                 ))
             })
-        };
+            };
         let bearer = match config.bearer_token_env.as_str() {
             "" => None,
             name => Some(variable("bearer_token_env", name)?),
@@ -211,7 +215,10 @@ mod tests {
 
     #[test]
     fn only_http_urls_without_credentials_are_accepted() {
-        for good in ["http://127.0.0.1:3001/mcp", "https://mcp.example/v1/mcp?tenant=a"] {
+        for good in [
+            "http://127.0.0.1:3001/mcp",
+            "https://mcp.example/v1/mcp?tenant=a",
+        ] {
             check_url(good).expect(good);
         }
         for (bad, why) in [
@@ -219,7 +226,10 @@ mod tests {
             ("ws://127.0.0.1/mcp", "not an http or https URL"),
             ("127.0.0.1:3001/mcp", "is not a URL"),
             ("not a url", "is not a URL"),
-            ("https://alice:hunter2@mcp.example/mcp", "user name or password"),
+            (
+                "https://alice:hunter2@mcp.example/mcp",
+                "user name or password",
+            ),
         ] {
             let error = check_url(bad).expect_err(bad).to_string();
             assert!(error.contains(why), "{bad}: {error}");
@@ -233,7 +243,10 @@ mod tests {
             shown("https://mcp.example:8443/mcp?key=s3cret"),
             "https://mcp.example:8443/mcp?…"
         );
-        assert_eq!(shown("http://127.0.0.1:3001/mcp"), "http://127.0.0.1:3001/mcp");
+        assert_eq!(
+            shown("http://127.0.0.1:3001/mcp"),
+            "http://127.0.0.1:3001/mcp"
+        );
     }
 
     #[test]
@@ -244,7 +257,10 @@ mod tests {
         assert!(!text.contains("s3cret"), "{text}");
         assert!(text.contains("http://127.0.0.1:3001/mcp?…"), "{text}");
         // As the HTTP client writes a URL without a path.
-        let text = scrubbed("http://mcp.example?key=s3cret", "for url (http://mcp.example/?key=s3cret)".to_owned());
+        let text = scrubbed(
+            "http://mcp.example?key=s3cret",
+            "for url (http://mcp.example/?key=s3cret)".to_owned(),
+        );
         assert!(!text.contains("s3cret"), "{text}");
     }
 
@@ -296,6 +312,9 @@ mod tests {
             "command": ["server"],
         }))
         .expect_err("both");
-        assert!(error.to_string().contains("both `command` and `url`"), "{error}");
+        assert!(
+            error.to_string().contains("both `command` and `url`"),
+            "{error}"
+        );
     }
 }

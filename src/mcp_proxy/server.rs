@@ -105,7 +105,10 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.list_resources(request).await.map_err(|error| self.passed_on(error))
+        upstream
+            .list_resources(request)
+            .await
+            .map_err(|error| self.passed_on(error))
     }
 
     async fn list_resource_templates(
@@ -148,7 +151,10 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.list_prompts(request).await.map_err(|error| self.passed_on(error))
+        upstream
+            .list_prompts(request)
+            .await
+            .map_err(|error| self.passed_on(error))
     }
 
     /// The hooks' pseudo-tool `prompts/get`, with `{name, arguments}`.
@@ -200,7 +206,10 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.set_level(request).await.map_err(|error| self.passed_on(error))
+        upstream
+            .set_level(request)
+            .await
+            .map_err(|error| self.passed_on(error))
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {

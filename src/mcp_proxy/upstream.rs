@@ -279,12 +279,12 @@ impl Endpoint {
             Endpoint::Url { url, credentials } => {
                 let shown = remote::shown(url);
                 let transport = remote::transport(url, credentials);
-                let service = handshake(forward.serve(transport)).await.map_err(|message| {
-                    McpProxyError::Connect {
+                let service = handshake(forward.serve(transport))
+                    .await
+                    .map_err(|message| McpProxyError::Connect {
                         url: shown,
                         message: remote::scrubbed(url, message),
-                    }
-                })?;
+                    })?;
                 Ok(Running { service, pid: None })
             }
         }
@@ -487,10 +487,7 @@ async fn handshake<E: std::fmt::Display>(
     match tokio::time::timeout(HANDSHAKE_TIMEOUT, serving).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err(format!(
-            "no answer within {}s",
-            HANDSHAKE_TIMEOUT.as_secs()
-        )),
+        Err(_) => Err(format!("no answer within {}s", HANDSHAKE_TIMEOUT.as_secs())),
     }
 }
 

@@ -15,9 +15,7 @@ use rmcp::model::{
 use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 
-use crate::mcp_support::{
-    Running, everything, peers, post_mcp, post_mcp_with, start_agent, text,
-};
+use crate::mcp_support::{Running, everything, peers, post_mcp, post_mcp_with, start_agent, text};
 
 /// Withholds any result that carries the text of a demo resource: the
 /// secret here is in an embedded resource, not in the text blocks.
@@ -465,8 +463,7 @@ async fn an_http_clients_identity_comes_from_its_token_alone() {
     assert_ne!(answer["result"]["isError"], json!(true), "{answer}");
 
     // Bob's token does not reach Alice's session.
-    let (status, _, answer) =
-        post_mcp(&http, &url, Some(BOB_TOKEN), Some(&session), call).await;
+    let (status, _, answer) = post_mcp(&http, &url, Some(BOB_TOKEN), Some(&session), call).await;
     assert_eq!(status, 404, "{answer}");
 
     let conversation = format!("{}-http-1", running.proxy.session_id());

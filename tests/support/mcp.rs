@@ -191,7 +191,10 @@ impl HttpServer {
             .spawn()
             .expect("node starts");
         for _ in 0..200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
                 return HttpServer {
                     child,
                     port,
@@ -207,7 +210,10 @@ impl HttpServer {
     pub async fn kill(&mut self) {
         self.child.kill().await.expect("kill");
         for _ in 0..200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_err() {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_err()
+            {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -549,7 +549,10 @@ impl Approvals {
         reason: &str,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
         let mut withdrawn = Vec::new();
-        for key in super::hook::call_keys(conversation_id, tool_call_id).into_iter().flatten() {
+        for key in super::hook::call_keys(conversation_id, tool_call_id)
+            .into_iter()
+            .flatten()
+        {
             if let Some(request) = self.inner.store.withdraw(&key, reason).await? {
                 self.inner.waiters.wake(&request.id);
                 self.push_card_update(&request.id);
