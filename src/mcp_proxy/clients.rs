@@ -25,17 +25,17 @@ pub(super) struct Tokens {
 /// know its token (a digest or a variable), a user, and no two alike.
 pub(super) fn check(clients: &[McpClient]) -> Result<(), McpProxyError> {
     for (index, client) in clients.iter().enumerate() {
-        let at = format!("`{SECTION}.clients[{index}]`");
+        let at = format!("{SECTION}.clients[{index}]");
         match (&client.token_sha256, &client.token_env) {
             (Some(_), Some(_)) | (None, None) => {
                 return Err(McpProxyError::Config(format!(
-                    "{at} needs exactly one of `token_sha256` (the token's SHA-256 digest in hex) \
+                    "`{at}` needs exactly one of `token_sha256` (the token's SHA-256 digest in hex) \
                      and `token_env` (the variable that holds the token)"
                 )));
             }
             (Some(digest), None) if parse_digest(digest).is_none() => {
                 return Err(McpProxyError::Config(format!(
-                    "{at}.token_sha256 is not a SHA-256 digest in hex (64 characters 0-9, a-f): \
+                    "`{at}.token_sha256` is not a SHA-256 digest in hex (64 characters 0-9, a-f): \
                      compute it with `printf %s \"$TOKEN\" | sha256sum`"
                 )));
             }
@@ -43,7 +43,7 @@ pub(super) fn check(clients: &[McpClient]) -> Result<(), McpProxyError> {
         }
         if client.user.trim().is_empty() || client.user.chars().any(char::is_control) {
             return Err(McpProxyError::Config(format!(
-                "{at}.user must name the user the client's calls are made by"
+                "`{at}.user` must name the user the client's calls are made by"
             )));
         }
     }
