@@ -419,24 +419,6 @@ async fn an_upstream_that_does_not_start_or_speak_mcp_is_a_start_error() {
     assert!(matches!(error, McpProxyError::NoUpstream), "{error}");
 }
 
-/// Runs `hooks mcp-proxy ARGS` and returns its exit code and stderr.
-fn cli(args: &[&str]) -> (i32, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
-        .arg("mcp-proxy")
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("hooks runs");
-    assert!(
-        output.stdout.is_empty(),
-        "stdout is the MCP channel: nothing else is printed there"
-    );
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// An MCP client of `hooks mcp-proxy --config CONFIG FLAGS -- UPSTREAM`,
 /// started as Claude Desktop starts a server.
 async fn cli_client(
@@ -738,16 +720,7 @@ async fn streamable_http_serves_sessions_behind_the_token() {
     let proxy = McpProxy::start(config, everything(&peers), &resources)
         .await
         .expect("the proxy starts");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!(
-        "http://{}{}",
-        listener.local_addr().expect("addr"),
-        hooks::mcp_proxy::MCP_PATH
-    );
-    let serving = proxy.clone();
-    tokio::spawn(async move { serving.serve_http(listener, Some("s3cret-9".into())).await });
+    let url = serve_http(&proxy, Some("s3cret-9")).await;
     let http = reqwest::Client::new();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use hooks::config::{AgentConfig, ConfigFormat};
-use hooks::mcp_proxy::{MCP_PATH, McpProxy, McpProxyConfig};
+use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
@@ -134,22 +134,48 @@ async fn an_upstream_at_a_url_killed_mid_session_fails_calls_closed_and_is_recon
     }
 }
 
-/// Runs `hooks mcp-proxy ARGS` and returns its exit code and stderr.
-fn cli(args: &[&str]) -> (i32, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
-        .arg("mcp-proxy")
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("hooks runs");
-    assert!(
-        output.stdout.is_empty(),
-        "stdout is the MCP channel: nothing else is printed there"
+#[tokio::test]
+async fn a_call_in_flight_when_the_upstream_at_a_url_dies_fails_closed() {
+    let Some(peers) = peers() else { return };
+    let mut server = HttpServer::start(&peers).await;
+    let running = std::sync::Arc::new(start_agent(AGENT, everything_at(&server.url)).await);
+    let caller = running.clone();
+    let started = std::time::Instant::now();
+    let call = tokio::spawn(async move {
+        caller
+            .call(
+                "trigger-long-running-operation",
+                json!({"duration": 30, "steps": 30}),
+            )
+            .await
+    });
+    // The server is running the call once its progress arrives.
+    for _ in 0..200 {
+        if !running.heard.progress.lock().expect("lock").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!running.heard.progress.lock().expect("lock").is_empty());
+    server.kill().await;
+    let result = call.await.expect("task");
+    println!(
+        "the call failed {:.1} s after it started: {}",
+        started.elapsed().as_secs_f64(),
+        text(&result)
     );
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    assert_eq!(result.is_error, Some(true), "fails closed: {result:?}");
+    assert!(
+        text(&result).contains("the upstream MCP server `everything`"),
+        "{result:?}"
+    );
+    assert!(
+        !text(&result).contains("call_timeout"),
+        "it fails when the server dies, not at the call's timeout: {result:?}"
+    );
+    let rows = running.audit(1).await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].outcome, "tool_error");
 }
 
 #[test]
@@ -257,12 +283,7 @@ async fn http_proxy(clients: Value) -> Option<(McpProxy, String, Database)> {
     let proxy = McpProxy::start(agent, settings, &resources)
         .await
         .expect("the proxy starts");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}{MCP_PATH}", listener.local_addr().expect("addr"));
-    let serving = proxy.clone();
-    tokio::spawn(async move { serving.serve_http(listener, None).await });
+    let url = serve_http(&proxy, None).await;
     Some((proxy, url, database))
 }
 
@@ -337,15 +358,6 @@ fn two_clients() -> Value {
         {"token_sha256": hex_sha256(ALICE_TOKEN), "user": "alice", "org": "acme"},
         {"token_sha256": hex_sha256(BOB_TOKEN), "user": "bob", "org": "globex"},
     ])
-}
-
-/// SHA-256 in hex, as `sha256sum` prints it.
-fn hex_sha256(text: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 #[tokio::test]

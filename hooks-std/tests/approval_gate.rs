@@ -140,6 +140,20 @@ async fn card_sent(fake: &FakeFeishu, count: usize) -> String {
         .to_owned()
 }
 
+/// The card updates the fake received, once there is one (they are sent in
+/// the background, so a verdict never waits on them).
+async fn card_updates(fake: &FakeFeishu) -> Vec<(String, Value)> {
+    let mut updates = fake.card_updates();
+    for _ in 0..200 {
+        if !updates.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        updates = fake.card_updates();
+    }
+    updates
+}
+
 /// Presses a button on `id`'s card as `operator` in `chat`, through the
 /// replica's callback router; returns the HTTP status and the reply body.
 async fn press(
@@ -288,14 +302,7 @@ async fn no_decision_before_the_deadline_expires_the_request() {
     );
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Expired);
     // The card is redrawn in the background, so the verdict never waits on it.
-    let mut updates = fake.card_updates();
-    for _ in 0..200 {
-        if !updates.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        updates = fake.card_updates();
-    }
+    let updates = card_updates(&fake).await;
     assert_eq!(updates.len(), 1, "the card is updated on expiry");
     assert!(!has_buttons(&updates[0].1));
 
@@ -337,14 +344,7 @@ async fn a_withdrawn_call_blocks_its_waiting_run_redraws_the_card_and_ignores_cl
         ConfirmationStatus::Pending
     );
 
-    let mut updates = fake.card_updates();
-    for _ in 0..200 {
-        if !updates.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        updates = fake.card_updates();
-    }
+    let updates = card_updates(&fake).await;
     assert_eq!(updates.len(), 1, "the card is redrawn");
     assert!(updates[0].1.to_string().contains("Cancelled"));
     assert!(!has_buttons(&updates[0].1));

@@ -3,9 +3,11 @@
 //! proxy's environment, never from the config), its transport.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::http::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::FixedInterval;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::config::{McpProxyConfig, SECTION};
@@ -20,6 +22,10 @@ const RESERVED: [&str; 6] = [
     "last-event-id",
     "authorization",
 ];
+
+/// How many times a broken event stream from the upstream is resumed
+/// (a second apart) before what waits on it fails.
+const STREAM_RETRIES: usize = 3;
 
 /// Whether `url` is one the proxy can connect to: `http` or `https`, with a
 /// host, without a user name or password.
@@ -192,6 +198,13 @@ pub(super) fn transport(
     install_crypto();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .custom_headers(credentials.headers.clone());
+    // rmcp resumes a broken event stream forever by default: a call in
+    // flight when the server died would wait for `call_timeout`. A few
+    // tries a second apart cover a stream the server closes on purpose;
+    // after them the call fails.
+    let mut retry = FixedInterval::default();
+    retry.max_times = Some(STREAM_RETRIES);
+    config.retry_config = Arc::new(retry);
     if let Some(bearer) = &credentials.bearer {
         config = config.auth_header(bearer.clone());
     }

@@ -15,7 +15,9 @@ use rmcp::model::{
 use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 
-use crate::mcp_support::{Running, everything, peers, post_mcp, post_mcp_with, start_agent, text};
+use crate::mcp_support::{
+    Running, everything, hex_sha256, peers, post_mcp, post_mcp_with, serve_http, start_agent, text,
+};
 
 /// Withholds any result that carries the text of a demo resource: the
 /// secret here is in an embedded resource, not in the text blocks.
@@ -354,33 +356,8 @@ async fn what_a_hostile_server_says_outside_its_results_never_reaches_the_client
     assert!(logs.is_empty(), "log messages passed on: {logs:?}");
 }
 
-/// A proxy in front of the everything server serving streamable HTTP to
-/// two clients known by their tokens' digests (Alice of acme, Bob of
-/// globex); its URL.
-async fn two_client_proxy(running: &Running) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!(
-        "http://{}{}",
-        listener.local_addr().expect("addr"),
-        hooks::mcp_proxy::MCP_PATH
-    );
-    let serving = running.proxy.clone();
-    tokio::spawn(async move { serving.serve_http(listener, None).await });
-    url
-}
-
 const ALICE_TOKEN: &str = "alice-9b3e5d7f1a2c4e6b8d0f1a3c5e7b9d1f";
 const BOB_TOKEN: &str = "bob-2c4e6a8b0d1f3a5c7e9b1d3f5a7c9e1b";
-
-fn hex_sha256(text: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
 
 /// Initializes a session with `token`: the status and the session id.
 async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
@@ -417,7 +394,7 @@ async fn an_http_clients_identity_comes_from_its_token_alone() {
         ],
     });
     let running = start(McpProxyConfig::from_value(&settings).expect("settings")).await;
-    let url = two_client_proxy(&running).await;
+    let url = serve_http(&running.proxy, None).await;
 
     // Wrong tokens, in every near spelling, open no session.
     let alice_digest = hex_sha256(ALICE_TOKEN);

@@ -289,3 +289,47 @@ pub async fn post_mcp_with(
         serde_json::from_str(&json).unwrap_or(Value::String(json)),
     )
 }
+
+/// Runs `hooks mcp-proxy ARGS` and returns its exit code and stderr.
+pub fn cli(args: &[&str]) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .arg("mcp-proxy")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("hooks runs");
+    assert!(
+        output.stdout.is_empty(),
+        "stdout is the MCP channel: nothing else is printed there"
+    );
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Serves `proxy` over streamable HTTP on a port of its own on this
+/// machine, behind `token` (and the config's clients); its MCP URL.
+pub async fn serve_http(proxy: &McpProxy, token: Option<&str>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!(
+        "http://{}{}",
+        listener.local_addr().expect("addr"),
+        hooks::mcp_proxy::MCP_PATH
+    );
+    let serving = proxy.clone();
+    let token = token.map(str::to_owned);
+    tokio::spawn(async move { serving.serve_http(listener, token).await });
+    url
+}
+
+/// SHA-256 in hex, as `sha256sum` prints it.
+pub fn hex_sha256(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
