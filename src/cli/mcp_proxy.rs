@@ -130,6 +130,13 @@ pub(super) async fn run(
             return Ok(1);
         }
     };
+    if options.listen.is_none() && !proxy.settings().clients.is_empty() {
+        writeln!(
+            err,
+            "hooks mcp-proxy: warning: `mcp_proxy.clients` applies to --listen only; on stdio \
+             every call is made by --user/--org (or `mcp_proxy.user`/`org`)"
+        )?;
+    }
     for (tool, problem) in proxy.unusable_schemas() {
         writeln!(
             err,
