@@ -2,14 +2,18 @@
 //!
 //! [`McpProxy`] serves the Model Context Protocol to one client (Claude
 //! Desktop, Claude Code, Cursor, an `rmcp` agent) and forwards to one
-//! upstream server it starts. Every `tools/call` runs through the agent's
-//! hooks, built from the same config as any agent's:
+//! upstream server: a command it starts ([`McpProxyConfig::command`]), or
+//! a streamable HTTP endpoint it connects to ([`McpProxyConfig::url`], its
+//! bearer token read from the variable [`McpProxyConfig::bearer_token_env`]
+//! names). Every `tools/call` runs through the agent's hooks, built from
+//! the same config as any agent's:
 //!
 //! - the context: the tool's name as the upstream names it, the connector
 //!   (`metadata.connector`) the server's configured name
 //!   ([`McpProxyConfig::server`]), the agent id, the configured user and
-//!   org, the session as the conversation id and the request id as the
-//!   tool call id;
+//!   org (over HTTP, those of the client's token:
+//!   [`McpProxyConfig::clients`]), the session as the conversation id and
+//!   the request id as the tool call id;
 //! - each upstream tool's `inputSchema` is registered with the
 //!   `args_schema` guard (a schema the config gives wins); a tool whose
 //!   schema the guard cannot compile is blocked;
@@ -22,7 +26,8 @@
 //!   JSON with every block) and the client receives only what they left;
 //!   an upstream tool error runs them too;
 //! - an approval that waits sends progress notifications to a client that
-//!   asked for progress; a client's cancellation cancels the call;
+//!   asked for progress; a client's cancellation cancels the call, and
+//!   withdraws its pending approval request (its card redrawn as cancelled);
 //! - the upstream dead, not answering within [`McpProxyConfig::call_timeout`]
 //!   or answering nonsense: the call fails closed, with an error result. A
 //!   dead upstream is started again on the next request, up to
