@@ -274,9 +274,14 @@ async fn the_cli_proxies_an_upstream_at_a_url_for_a_real_client_over_stdio() {
 /// HTTP to the clients its config names; its URL, and the database its
 /// audit rows are in.
 async fn http_proxy(clients: Value) -> Option<(McpProxy, String, Database)> {
+    http_proxy_of(AGENT, clients).await
+}
+
+/// [`http_proxy`] with the hooks of `agent`.
+async fn http_proxy_of(agent: &str, clients: Value) -> Option<(McpProxy, String, Database)> {
     let peers = peers()?;
     let (resources, database, ..) = resources().await;
-    let agent = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let agent = AgentConfig::parse(agent, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
     let mut settings = everything_settings(&peers);
     settings["clients"] = clients;
     let settings = McpProxyConfig::from_value(&settings).expect("settings");
@@ -314,6 +319,9 @@ async fn http_client(
             )
         })
         .collect();
+    // rmcp's HTTP client has no TLS crypto provider of its own (the proxy
+    // installs one only for an upstream at a URL).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .auth_header(token.to_owned())
         .custom_headers(headers);
@@ -387,6 +395,30 @@ async fn each_http_client_calls_as_the_user_and_org_of_its_own_token() {
             ("bob".to_owned(), "globex".to_owned())
         ]
     );
+}
+
+#[tokio::test]
+async fn a_per_user_rate_limit_counts_each_http_clients_calls_apart() {
+    let agent = "agent: mcp-http\nhooks:\n  class_hooks:\n    - name: connector_rate_limit\n      \
+                 config: { per_user_per_minute: 1 }\n    - audit_log\n";
+    let Some((_proxy, url, _database)) = http_proxy_of(agent, two_clients()).await else {
+        return;
+    };
+    let (alice, _) = http_client(&url, ALICE_TOKEN, &[]).await;
+    let (bob, _) = http_client(&url, BOB_TOKEN, &[]).await;
+    let sum = || call("get-sum", json!({"a": 1, "b": 2}));
+    let first = alice.call_tool(sum()).await.expect("answer");
+    assert_ne!(first.is_error, Some(true), "{first:?}");
+    let second = alice.call_tool(sum()).await.expect("answer");
+    assert_eq!(
+        second.is_error,
+        Some(true),
+        "Alice's second call: {second:?}"
+    );
+    assert!(text(&second).contains("connector_rate_limit"), "{second:?}");
+    // Bob has his own quota: Alice's calls did not use it up.
+    let bobs = bob.call_tool(sum()).await.expect("answer");
+    assert_ne!(bobs.is_error, Some(true), "Bob's first call: {bobs:?}");
 }
 
 #[tokio::test]
