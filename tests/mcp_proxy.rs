@@ -9,8 +9,8 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig, McpProxyError};
 use hooks::prelude::*;
-use hooks::std_hooks::gate::Decision;
 use hooks::std_hooks::gate::channel::feishu::CardClick;
+use hooks::std_hooks::gate::{ConfirmationStatus, ConfirmationStore, Decision};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams,
     ReadResourceRequestParams, ServerResult,
@@ -241,6 +241,82 @@ async fn a_gated_call_waits_for_the_approver_with_progress_then_runs() {
 }
 
 #[tokio::test]
+async fn a_gated_call_the_client_cancels_withdraws_its_request_and_redraws_the_card() {
+    let Some(peers) = peers() else { return };
+    let running = start(everything(&peers)).await;
+    let handle = cancellable(&running, "get-sum", json!({"a": 1, "b": 70000})).await;
+    let card = running
+        .feishu
+        .wait_for_card(1, Duration::from_secs(15))
+        .await
+        .expect("a card reaches the approvers");
+    let request = card.request_id().expect("buttons").to_owned();
+    handle
+        .cancel(Some("the user pressed stop".into()))
+        .await
+        .expect("cancelled");
+
+    let store = ConfirmationStore::new(running.database.clone());
+    let mut status = None;
+    for _ in 0..200 {
+        status = store.get(&request).await.expect("read").map(|r| r.status);
+        if status == Some(ConfirmationStatus::Cancelled) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        status,
+        Some(ConfirmationStatus::Cancelled),
+        "the request is withdrawn"
+    );
+    let withdrawn = store.get(&request).await.expect("read").expect("request");
+    assert!(
+        withdrawn
+            .reason
+            .as_deref()
+            .is_some_and(|reason| reason.contains("cancelled")),
+        "{withdrawn:?}"
+    );
+
+    let mut updates = running.feishu.card_updates();
+    for _ in 0..200 {
+        if !updates.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        updates = running.feishu.card_updates();
+    }
+    assert_eq!(updates.len(), 1, "the card is redrawn: {updates:?}");
+    let redrawn = updates[0].1.to_string();
+    assert!(redrawn.contains("Cancelled"), "{redrawn}");
+    assert!(
+        !redrawn.contains("\"button\""),
+        "no buttons left: {redrawn}"
+    );
+
+    // A click on the old card changes nothing, and nothing runs.
+    let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+    let (_, reply) = running
+        .feishu
+        .click(&running.callback_url, &click)
+        .await
+        .expect("click");
+    assert_eq!(
+        reply["toast"]["content"], "This request was cancelled; nothing changed.",
+        "{reply}"
+    );
+    let after = store.get(&request).await.expect("read").expect("request");
+    assert_eq!(after.status, ConfirmationStatus::Cancelled);
+    assert_eq!(after.consumed_at_ms, None, "the approval never ran a call");
+    let rows = running.audit(1).await;
+    assert!(
+        rows.iter().all(|row| row.outcome != "ok"),
+        "the call never ran: {rows:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_filesystem_write_is_blocked_by_the_read_only_rule_while_reads_pass() {
     let Some(peers) = peers() else { return };
     let dir = tempfile::tempdir().expect("dir");
@@ -341,24 +417,6 @@ async fn an_upstream_that_does_not_start_or_speak_mcp_is_a_start_error() {
         .err()
         .expect("refused");
     assert!(matches!(error, McpProxyError::NoUpstream), "{error}");
-}
-
-/// Runs `hooks mcp-proxy ARGS` and returns its exit code and stderr.
-fn cli(args: &[&str]) -> (i32, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
-        .arg("mcp-proxy")
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("hooks runs");
-    assert!(
-        output.stdout.is_empty(),
-        "stdout is the MCP channel: nothing else is printed there"
-    );
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// An MCP client of `hooks mcp-proxy --config CONFIG FLAGS -- UPSTREAM`,
@@ -654,48 +712,6 @@ mcp_proxy:
     client.cancel().await.expect("close");
 }
 
-/// One JSON-RPC message over streamable HTTP, as a client without an SDK
-/// sends it; the answer (JSON or the first SSE event's data) and the session.
-async fn post_mcp(
-    http: &reqwest::Client,
-    url: &str,
-    token: Option<&str>,
-    session: Option<&str>,
-    body: Value,
-) -> (u16, Option<String>, Value) {
-    let mut request = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    let response = request.send().await.expect("the proxy answers");
-    let status = response.status().as_u16();
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
-    let text = response.text().await.expect("body");
-    let json = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(str::trim)
-        .find(|data| data.starts_with('{'))
-        .map(str::to_owned)
-        .unwrap_or(text);
-    (
-        status,
-        session,
-        serde_json::from_str(&json).unwrap_or(Value::String(json)),
-    )
-}
-
 #[tokio::test]
 async fn streamable_http_serves_sessions_behind_the_token() {
     let Some(peers) = peers() else { return };
@@ -704,16 +720,7 @@ async fn streamable_http_serves_sessions_behind_the_token() {
     let proxy = McpProxy::start(config, everything(&peers), &resources)
         .await
         .expect("the proxy starts");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!(
-        "http://{}{}",
-        listener.local_addr().expect("addr"),
-        hooks::mcp_proxy::MCP_PATH
-    );
-    let serving = proxy.clone();
-    tokio::spawn(async move { serving.serve_http(listener, Some("s3cret-9".into())).await });
+    let url = serve_http(&proxy, Some("s3cret-9")).await;
     let http = reqwest::Client::new();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},

@@ -140,6 +140,20 @@ async fn card_sent(fake: &FakeFeishu, count: usize) -> String {
         .to_owned()
 }
 
+/// The card updates the fake received, once there is one (they are sent in
+/// the background, so a verdict never waits on them).
+async fn card_updates(fake: &FakeFeishu) -> Vec<(String, Value)> {
+    let mut updates = fake.card_updates();
+    for _ in 0..200 {
+        if !updates.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        updates = fake.card_updates();
+    }
+    updates
+}
+
 /// Presses a button on `id`'s card as `operator` in `chat`, through the
 /// replica's callback router; returns the HTTP status and the reply body.
 async fn press(
@@ -288,14 +302,7 @@ async fn no_decision_before_the_deadline_expires_the_request() {
     );
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Expired);
     // The card is redrawn in the background, so the verdict never waits on it.
-    let mut updates = fake.card_updates();
-    for _ in 0..200 {
-        if !updates.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        updates = fake.card_updates();
-    }
+    let updates = card_updates(&fake).await;
     assert_eq!(updates.len(), 1, "the card is updated on expiry");
     assert!(!has_buttons(&updates[0].1));
 
@@ -304,6 +311,58 @@ async fn no_decision_before_the_deadline_expires_the_request() {
     assert_eq!(toast(&reply).0, "info", "{reply}");
     assert!(toast(&reply).1.contains("expired"), "{reply}");
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Expired);
+}
+
+#[tokio::test]
+async fn a_withdrawn_call_blocks_its_waiting_run_redraws_the_card_and_ignores_clicks() {
+    let (fake, replica, call, id) = pending().await;
+    // Another call of the conversation is not touched.
+    let other = start(&replica, gated_call("c2", 70_000));
+    let other_id = card_sent(&fake, 2).await;
+    let withdrawn = replica
+        .approvals
+        .withdraw_call("conv-1", "c1", "the client cancelled the call")
+        .await
+        .expect("withdrawn");
+    assert_eq!(
+        withdrawn.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        [id.as_str()]
+    );
+    let report = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the withdrawal wakes the gate at once")
+        .expect("task");
+    assert!(!report.tool_ran);
+    assert!(
+        report.observation.to_string().contains("cancelled"),
+        "{}",
+        report.observation
+    );
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Cancelled);
+    assert_eq!(
+        status(&replica, &other_id).await,
+        ConfirmationStatus::Pending
+    );
+
+    let updates = card_updates(&fake).await;
+    assert_eq!(updates.len(), 1, "the card is redrawn");
+    assert!(updates[0].1.to_string().contains("Cancelled"));
+    assert!(!has_buttons(&updates[0].1));
+
+    let (_, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    assert_eq!(
+        toast(&reply),
+        ("info", "This request was cancelled; nothing changed.")
+    );
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Cancelled);
+    // Withdrawing again, or a call without a request, changes nothing.
+    let again = replica
+        .approvals
+        .withdraw_call("conv-1", "c1", "again")
+        .await
+        .expect("read");
+    assert!(again.is_empty());
+    other.abort();
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
-//! `hooks mcp-proxy`: the agent's hooks in front of an MCP server, served
-//! to an MCP client on stdin and stdout.
+//! `hooks mcp-proxy`: the agent's hooks in front of an MCP server (a
+//! command it starts, or a streamable HTTP endpoint), served to an MCP
+//! client on stdin and stdout or over streamable HTTP.
 
 use std::io::{self, Write};
 
@@ -18,6 +19,7 @@ pub(super) struct McpProxyOptions {
     org: Option<String>,
     read_only_orgs: Vec<String>,
     listen: Option<String>,
+    upstream_url: Option<String>,
     command: Vec<String>,
 }
 
@@ -44,6 +46,7 @@ pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<McpProxyOp
             "--user" => options.user = Some(value("--user")?),
             "--org" => options.org = Some(value("--org")?),
             "--listen" => options.listen = Some(value("--listen")?),
+            "--upstream-url" => options.upstream_url = Some(value("--upstream-url")?),
             "--read-only-org" => options.read_only_orgs.push(value("--read-only-org")?),
             "--help" | "-h" => return Err(Usage::Help),
             other if !other.starts_with('-') && options.config.is_empty() => {
@@ -60,6 +63,13 @@ pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<McpProxyOp
     }
     if options.config.is_empty() {
         return Err("mcp-proxy needs the agent config: --config PATH".into());
+    }
+    if options.upstream_url.is_some() && !options.command.is_empty() {
+        return Err(
+            "--upstream-url and a command after `--` both name the upstream: the proxy \
+                    stands in front of one server, give one of them"
+                .into(),
+        );
     }
     Ok(options)
 }
@@ -78,8 +88,14 @@ pub(super) async fn run(
             return Ok(1);
         }
     };
+    // The command line's upstream replaces the config's, of either kind.
     if !options.command.is_empty() {
         settings.command = options.command;
+        settings.url.clear();
+    }
+    if let Some(url) = options.upstream_url {
+        settings.url = url;
+        settings.command.clear();
     }
     if let Some(name) = options.name {
         settings.server = name;
@@ -114,6 +130,13 @@ pub(super) async fn run(
             return Ok(1);
         }
     };
+    if options.listen.is_none() && !proxy.settings().clients.is_empty() {
+        writeln!(
+            err,
+            "hooks mcp-proxy: warning: `mcp_proxy.clients` applies to --listen only; on stdio \
+             every call is made by --user/--org (or `mcp_proxy.user`/`org`)"
+        )?;
+    }
     for (tool, problem) in proxy.unusable_schemas() {
         writeln!(
             err,
@@ -137,10 +160,10 @@ pub(super) async fn run(
                  ({})",
                 proxy.agent().id(),
                 proxy.settings().server,
-                proxy.settings().command.join(" "),
+                proxy.upstream_name(),
                 listener.local_addr()?,
                 crate::mcp_proxy::MCP_PATH,
-                if token.is_some() {
+                if token.is_some() || !proxy.settings().clients.is_empty() {
                     "bearer token required"
                 } else {
                     "no token: loopback only"
@@ -155,7 +178,7 @@ pub(super) async fn run(
                 "hooks mcp-proxy: agent `{}` in front of `{}` ({}), serving MCP on stdio",
                 proxy.agent().id(),
                 proxy.settings().server,
-                proxy.settings().command.join(" ")
+                proxy.upstream_name()
             )?;
             err.flush()?;
             proxy.serve_stdio().await

@@ -33,7 +33,8 @@
 //!       [--user-header NAME] [--read-only-org ID]... [--answer-allow]
 //! hooks hook-client --url URL [--timeout SECONDS]
 //! hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--listen ADDR:PORT] [--database URL]
-//!       [--org ID] [--user ID] [--read-only-org ID]... [-- UPSTREAM_COMMAND...]
+//!       [--org ID] [--user ID] [--read-only-org ID]...
+//!       [--upstream-url URL | -- UPSTREAM_COMMAND...]
 //! ```
 //!
 //! Exit codes: 0 — the config is valid (`check`), the call would go ahead
@@ -73,7 +74,8 @@ usage:
         [--user-header NAME] [--read-only-org ID]... [--answer-allow]
   hooks hook-client --url URL [--timeout SECONDS]
   hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--listen ADDR:PORT] [--database URL]
-        [--org ID] [--user ID] [--read-only-org ID]... [-- UPSTREAM_COMMAND...]
+        [--org ID] [--user ID] [--read-only-org ID]...
+        [--upstream-url URL | -- UPSTREAM_COMMAND...]
 
 check    validates an agent config (YAML, JSON or TOML) and prints the run order.
          Every command hook's program must be found and executable (for a
@@ -100,12 +102,14 @@ hook-client  a command hook that forwards its stdin to a hook server
 mcp-proxy  serves MCP on stdin/stdout (or streamable HTTP at --listen ADDR,
          path /mcp, token from HOOKS_MCP_PROXY_TOKEN, required unless the
          address is loopback) in front of the MCP server it starts
-         (the command after `--`, or `mcp_proxy.command` in the config): every
+         (the command after `--`, or `mcp_proxy.command` in the config) or
+         reaches over streamable HTTP (--upstream-url URL, or `mcp_proxy.url`,
+         its bearer token from the variable `mcp_proxy.bearer_token_env` names): every
          tools/call runs through the agent's hooks; --name is the server's
          name (every call's connector). The upstream gets a scrubbed
          environment (PATH, HOME, USER, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR,
          plus `mcp_proxy.pass_env` and `mcp_proxy.env`). Exits 1 when the
-         config is wrong or the upstream does not start or speak MCP.
+         config is wrong or the upstream does not start, answer or speak MCP.
 
 The agent config may also be given as --config PATH.
 

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{Shared, tools};
+use super::{Shared, http, tools};
 use crate::{HookContext, Observation, PreToolUse, ToolOutcome};
 
 /// How often a client that asked for progress hears that its call still
@@ -35,11 +35,17 @@ fn context_of(
     args: Value,
     context: &RequestContext<RoleServer>,
 ) -> HookContext {
+    // The user and org of the token the request came with (HTTP), else the
+    // configured ones: nothing else a client sends chooses them.
+    let (user, org) = match http::caller(context) {
+        Some(caller) => (caller.user.clone(), caller.org.clone()),
+        None => (shared.settings.user.clone(), shared.settings.org.clone()),
+    };
     shared
         .agent
         .context(name, args)
-        .with_user(shared.settings.user.clone())
-        .with_org(shared.settings.org.clone())
+        .with_user(user)
+        .with_org(org)
         .with_conversation(session.to_owned())
         .with_tool_call_id(context.id.to_string())
         .with_metadata("connector", shared.settings.server.clone())
@@ -55,6 +61,25 @@ async fn refuse(shared: &Shared, ctx: HookContext, reason: String) -> CallToolRe
         .refuse_tool_call(ctx, REFUSER, reason.clone())
         .await;
     refused(reason)
+}
+
+/// The client cancelled `context`'s request while the pre hooks ran: an
+/// approval request they left pending for it is withdrawn, its card redrawn
+/// as cancelled (a later click on it changes nothing).
+async fn withdraw_approval(shared: &Shared, session: &str, context: &RequestContext<RoleServer>) {
+    let Some(approvals) = &shared.approvals else {
+        return;
+    };
+    let withdrawn = approvals
+        .withdraw_call(
+            session,
+            &context.id.to_string(),
+            "the MCP client cancelled the call while it waited for approval",
+        )
+        .await;
+    if let Err(error) = withdrawn {
+        tracing::warn!(%error, "could not withdraw the approval request of a cancelled call");
+    }
 }
 
 /// Why `name` may not be called now, or `None` when it may.
@@ -100,6 +125,7 @@ pub(super) async fn call_tool(
             PreToolUse::Proceed(pending) => pending,
         },
         () = context.ct.cancelled() => {
+            withdraw_approval(shared, session, &context).await;
             return refused("the client cancelled the call before it ran".to_owned());
         }
     };
@@ -182,6 +208,7 @@ where
             PreToolUse::Proceed(pending) => pending,
         },
         () = context.ct.cancelled() => {
+            withdraw_approval(shared, session, context).await;
             return Err(blocked("the client cancelled the request before it ran".to_owned()));
         }
     };
@@ -211,7 +238,10 @@ where
                         .map(|value| (value, result))
                         .map_err(|error| (format!("the answer of the upstream MCP server `{server}` could not be read: {error}"), None)),
                     Ok(Err(ServiceError::McpError(error))) => Err((error.message.to_string(), Some(error))),
-                    Ok(Err(error)) => Err((format!("the upstream MCP server `{server}` failed the request: {error}"), None)),
+                    Ok(Err(error)) => {
+                        let error = shared.upstream.failure(&error);
+                        Err((format!("the upstream MCP server `{server}` failed the request: {error}"), None))
+                    }
                     Err(_) => Err((format!("the upstream MCP server `{server}` did not answer within {}s (`mcp_proxy.call_timeout`)", shared.settings.call_timeout.as_secs_f64()), None)),
                 },
                 () = context.ct.cancelled() => Err(("the client cancelled the request".to_owned(), None)),
@@ -281,6 +311,7 @@ async fn upstream_call(
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
         .map_err(|error| {
+            let error = shared.upstream.failure(&error);
             format!("the upstream MCP server `{server}` could not be sent the call: {error}")
         })?;
     let _relay = context.meta.get_progress_token().map(|client| {
@@ -307,10 +338,13 @@ async fn upstream_call(
                  a tool result (the proxy does not pass on input requests or tasks); whether it \
                  took effect is unknown"
             )),
-            Ok(Err(error)) => Err(format!(
-                "the upstream MCP server `{server}` failed the call: {error}; whether it took \
-                 effect is unknown"
-            )),
+            Ok(Err(error)) => {
+                let error = shared.upstream.failure(&error);
+                Err(format!(
+                    "the upstream MCP server `{server}` failed the call: {error}; whether it \
+                     took effect is unknown"
+                ))
+            }
             Err(_) => {
                 cancel("timed out in hooks mcp-proxy").await;
                 Err(format!(

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::McpProxyError;
+use super::{clients, remote};
 use crate::config::{AgentConfig, ConfigDuration, ConfigFormat};
 
 /// The key of the proxy's section in an agent config file.
@@ -98,6 +99,59 @@ pub struct McpProxyConfig {
     /// is refused (403): DNS-rebinding protection. Requests without
     /// `Origin` (not from a browser) are not affected.
     pub allowed_origins: Vec<String>,
+    /// The upstream's streamable HTTP endpoint (`https://mcp.example/mcp`),
+    /// for a server the proxy does not start; the CLI's `--upstream-url`
+    /// replaces it. Only `http` and `https` URLs, without credentials in
+    /// them, are accepted; it excludes [`command`](Self::command).
+    pub url: String,
+    /// The variable of the proxy's environment whose value is sent to the
+    /// [`url`](Self::url) upstream as `Authorization: Bearer <value>`. The
+    /// config names the variable, never the secret.
+    pub bearer_token_env: String,
+    /// Headers sent to the [`url`](Self::url) upstream with every request,
+    /// their values as written (not for secrets: see
+    /// [`header_env`](Self::header_env)).
+    pub headers: BTreeMap<String, String>,
+    /// Headers sent to the [`url`](Self::url) upstream, each with the value
+    /// of the variable of the proxy's environment it names
+    /// (`X-Api-Key: SEARCH_API_KEY`).
+    pub header_env: BTreeMap<String, String>,
+    /// The clients of the streamable HTTP endpoint (`--listen`), each with
+    /// its own token and the user and org its calls are made by: the hooks'
+    /// `user_id` and `org_id` come from the token a request carries, never
+    /// from anything else in it.
+    pub clients: Vec<McpClient>,
+}
+
+/// One client of the streamable HTTP endpoint: how its token is known and
+/// who its calls are made by.
+///
+/// ```yaml
+/// clients:
+///   - token_sha256: f0904cebf07ccfa74caeae2a63ce4456a3c422116e8d3195f7a5da0f98a42d35
+///     user: alice
+///     org: acme
+///   - token_env: BOB_MCP_TOKEN   # the token itself, in the proxy's environment
+///     user: bob
+///     org: acme
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct McpClient {
+    /// The SHA-256 digest of the client's token, in hex
+    /// (`printf %s "$TOKEN" | sha256sum`). Give a random token of at least
+    /// 32 characters: a digest of a guessable one can be reversed.
+    #[serde(default)]
+    pub token_sha256: Option<String>,
+    /// The variable of the proxy's environment that holds the client's token.
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// The user the client's calls are made by.
+    pub user: String,
+    /// The org the client's calls are made in.
+    #[serde(default)]
+    pub org: String,
 }
 
 impl Default for McpProxyConfig {
@@ -113,6 +167,11 @@ impl Default for McpProxyConfig {
             max_restarts: DEFAULT_MAX_RESTARTS,
             hide_tools: Vec::new(),
             allowed_origins: Vec::new(),
+            url: String::new(),
+            bearer_token_env: String::new(),
+            headers: BTreeMap::new(),
+            header_env: BTreeMap::new(),
+            clients: Vec::new(),
         }
     }
 }
@@ -128,6 +187,17 @@ impl McpProxyConfig {
                  `github`: it is every call's connector"
             )));
         }
+        if !config.url.is_empty() && !config.command.is_empty() {
+            return Err(McpProxyError::Config(format!(
+                "`{SECTION}` gives both `command` and `url`: the proxy stands in front of one \
+                 upstream, either a command it starts or a URL it connects to; remove one"
+            )));
+        }
+        if !config.url.is_empty() {
+            remote::check_url(&config.url)?;
+        }
+        remote::check_headers(&config)?;
+        clients::check(&config.clients)?;
         Ok(config)
     }
 

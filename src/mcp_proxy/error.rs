@@ -12,11 +12,12 @@ pub enum McpProxyError {
     /// The agent's hooks could not be built from the config.
     #[error("the agent's hooks could not be built:\n{0}")]
     Agent(#[from] AgentConfigErrors),
-    /// No upstream command was given.
+    /// No upstream command or URL was given.
     #[error(
         "no upstream MCP server to put the proxy in front of: give its command after `--` \
          (`hooks mcp-proxy --config agent.yaml -- npx -y @modelcontextprotocol/server-everything`) \
-         or as `mcp_proxy.command` in the config"
+         or as `mcp_proxy.command` in the config, or its streamable HTTP endpoint with \
+         `--upstream-url URL` or `mcp_proxy.url`"
     )]
     NoUpstream,
     /// The upstream command could not be started.
@@ -40,6 +41,21 @@ pub enum McpProxyError {
     Initialize {
         /// The command as configured.
         command: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The upstream at a URL did not complete the MCP handshake (it is not
+    /// running, not reachable, refused the proxy's credentials, or is not an
+    /// MCP server).
+    #[error(
+        "the upstream MCP server at {url} did not complete the MCP handshake: {message}; check \
+         that it is running and reachable, that the URL is its streamable HTTP endpoint (often \
+         ending in /mcp), and that the token it expects is in the variable \
+         `mcp_proxy.bearer_token_env` names"
+    )]
+    Connect {
+        /// The URL, without its query.
+        url: String,
         /// What went wrong.
         message: String,
     },

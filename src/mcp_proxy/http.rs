@@ -1,30 +1,42 @@
 //! The client side over streamable HTTP (`--listen`), one session per
-//! client, behind a bearer token unless on a loopback address.
+//! client, behind bearer tokens (each naming its caller) unless on a
+//! loopback address.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::Request;
 use axum::http::header::{HOST, ORIGIN};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::Shared;
+use super::clients::{Caller, Tokens};
 use super::error::McpProxyError;
 use super::server::ProxyServer;
-use crate::serve::auth::authorized;
+use crate::serve::auth::bearer;
 
 /// The path MCP is served on.
 pub const MCP_PATH: &str = "/mcp";
 
+/// The header that names a streamable HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
 /// Serves MCP over streamable HTTP on `listener` at [`MCP_PATH`] until the
-/// listener fails. Without a token only a loopback address is served, and
-/// only requests addressed to a loopback host name are answered; an empty
-/// token is refused. Requests from a browser origin not allowed are refused.
+/// listener fails. Each request must carry the token of a configured client
+/// ([`McpProxyConfig::clients`](super::McpProxyConfig::clients)) or `token`,
+/// and its calls are made by that token's user and org; a session answers
+/// only requests with a token of the caller that opened it. Without any
+/// token only a loopback address is served, and only requests addressed to
+/// a loopback host name are answered; an empty token is refused. Requests
+/// from a browser origin not allowed are refused.
 pub(super) async fn serve(
     shared: Arc<Shared>,
     listener: tokio::net::TcpListener,
@@ -39,14 +51,22 @@ pub(super) async fn serve(
     {
         return Err(McpProxyError::EmptyToken);
     }
+    let configured = Caller {
+        user: shared.settings.user.clone(),
+        org: shared.settings.org.clone(),
+    };
+    let tokens = Tokens::new(
+        &shared.settings.clients,
+        token.as_deref(),
+        configured,
+        |name| std::env::var(name).ok(),
+    )?;
     let mut config = StreamableHttpServerConfig::default();
-    match &token {
-        // The token guards the endpoint, whatever name a client uses for it.
-        Some(_) => config = config.disable_allowed_hosts(),
-        None if !address.ip().is_loopback() => {
-            return Err(McpProxyError::TokenRequired(address));
-        }
-        None => {}
+    if !tokens.is_empty() {
+        // The tokens guard the endpoint, whatever name a client uses for it.
+        config = config.disable_allowed_hosts();
+    } else if !address.ip().is_loopback() {
+        return Err(McpProxyError::TokenRequired(address));
     }
     let sessions = AtomicU64::new(0);
     let factory_shared = shared.clone();
@@ -62,11 +82,14 @@ pub(super) async fn serve(
         config,
     );
     let mut router = Router::new().nest_service(MCP_PATH, service);
-    if let Some(token) = token {
-        let token: Arc<str> = token.into();
+    if !tokens.is_empty() {
+        let gate = Arc::new(TokenGate {
+            tokens,
+            sessions: Mutex::new(HashMap::new()),
+        });
         router = router.layer(middleware::from_fn(move |request: Request, next: Next| {
-            let token = token.clone();
-            async move { require_token(&token, request, next).await }
+            let gate = gate.clone();
+            async move { gate.admit(request, next).await }
         }));
     }
     let origins: Arc<[String]> = shared.settings.allowed_origins.clone().into();
@@ -79,17 +102,82 @@ pub(super) async fn serve(
         .map_err(|error| McpProxyError::Stopped(error.to_string()))
 }
 
-async fn require_token(token: &str, request: Request, next: Next) -> Response {
-    if authorized(request.headers(), token) {
-        next.run(request).await
-    } else {
-        (
-            StatusCode::UNAUTHORIZED,
-            "missing or wrong bearer token: send `Authorization: Bearer <token>` with the proxy's \
-             token",
-        )
-            .into_response()
+/// The endpoint's tokens, and which caller opened each session.
+struct TokenGate {
+    tokens: Tokens,
+    sessions: Mutex<HashMap<String, Caller>>,
+}
+
+impl TokenGate {
+    /// Lets a request in when its bearer token is known and, in a session,
+    /// is a token of the caller that opened it; the caller goes with the
+    /// request (its calls' user and org). Anything else is refused.
+    async fn admit(&self, mut request: Request, next: Next) -> Response {
+        let Some(caller) = bearer(request.headers())
+            .and_then(|given| self.tokens.caller(given))
+            .cloned()
+        else {
+            return (
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong bearer token: send `Authorization: Bearer <token>` with a token \
+                 the proxy knows",
+            )
+                .into_response();
+        };
+        let session = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        if let Some(id) = &session {
+            let owner = self.sessions().get(id).cloned();
+            if owner.is_some_and(|owner| owner != caller) {
+                // As for a session that does not exist: another client's
+                // session is not there for this token.
+                return (
+                    StatusCode::NOT_FOUND,
+                    "no such session for this token: each client uses the sessions it opened",
+                )
+                    .into_response();
+            }
+        }
+        let closing = request.method() == Method::DELETE;
+        request.extensions_mut().insert(caller.clone());
+        let response = next.run(request).await;
+        match session {
+            None => {
+                let opened = response
+                    .headers()
+                    .get(SESSION_HEADER)
+                    .and_then(|value| value.to_str().ok());
+                if let Some(id) = opened {
+                    self.sessions().insert(id.to_owned(), caller);
+                }
+            }
+            Some(id) if closing && response.status().is_success() => {
+                self.sessions().remove(&id);
+            }
+            Some(_) => {}
+        }
+        response
     }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Caller>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Who the request carrying `context` was made by, when it came through
+/// the HTTP endpoint with a token; `None` otherwise (stdio, or a loopback
+/// endpoint without tokens).
+pub(super) fn caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<Caller>()
 }
 
 /// Refuses a request whose `Origin` is present and neither configured

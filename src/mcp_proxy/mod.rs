@@ -2,14 +2,18 @@
 //!
 //! [`McpProxy`] serves the Model Context Protocol to one client (Claude
 //! Desktop, Claude Code, Cursor, an `rmcp` agent) and forwards to one
-//! upstream server it starts. Every `tools/call` runs through the agent's
-//! hooks, built from the same config as any agent's:
+//! upstream server: a command it starts ([`McpProxyConfig::command`]), or
+//! a streamable HTTP endpoint it connects to ([`McpProxyConfig::url`], its
+//! bearer token read from the variable [`McpProxyConfig::bearer_token_env`]
+//! names). Every `tools/call` runs through the agent's hooks, built from
+//! the same config as any agent's:
 //!
 //! - the context: the tool's name as the upstream names it, the connector
 //!   (`metadata.connector`) the server's configured name
 //!   ([`McpProxyConfig::server`]), the agent id, the configured user and
-//!   org, the session as the conversation id and the request id as the
-//!   tool call id;
+//!   org (over HTTP, those of the client's token:
+//!   [`McpProxyConfig::clients`]), the session as the conversation id and
+//!   the request id as the tool call id;
 //! - each upstream tool's `inputSchema` is registered with the
 //!   `args_schema` guard (a schema the config gives wins); a tool whose
 //!   schema the guard cannot compile is blocked;
@@ -22,7 +26,8 @@
 //!   JSON with every block) and the client receives only what they left;
 //!   an upstream tool error runs them too;
 //! - an approval that waits sends progress notifications to a client that
-//!   asked for progress; a client's cancellation cancels the call;
+//!   asked for progress; a client's cancellation cancels the call, and
+//!   withdraws its pending approval request (its card redrawn as cancelled);
 //! - the upstream dead, not answering within [`McpProxyConfig::call_timeout`]
 //!   or answering nonsense: the call fails closed, with an error result. A
 //!   dead upstream is started again on the next request, up to
@@ -50,9 +55,11 @@
 //! ```
 
 mod call;
+mod clients;
 mod config;
 mod error;
 mod http;
+mod remote;
 mod schema;
 mod server;
 mod tools;
@@ -67,7 +74,7 @@ use rmcp::service::RoleServer;
 use rmcp::transport::IntoTransport;
 
 pub use config::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESTARTS, ENV_ALLOWLIST, McpProxyConfig, SECTION,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESTARTS, ENV_ALLOWLIST, McpClient, McpProxyConfig, SECTION,
 };
 pub use error::McpProxyError;
 pub use http::MCP_PATH;
@@ -92,6 +99,9 @@ pub(crate) struct Shared {
     unusable_schemas: BTreeMap<String, String>,
     /// Tools whose arguments the guard checks, fixed at start.
     checked: tools::Checked,
+    /// The approval machinery the agent's gate asks through, if any: a
+    /// call the client cancels while it waits has its request withdrawn.
+    approvals: Option<crate::std_hooks::gate::Approvals>,
 }
 
 /// The hooks between an MCP client and one upstream MCP server.
@@ -101,8 +111,8 @@ pub struct McpProxy {
 }
 
 impl McpProxy {
-    /// Starts the upstream ([`McpProxyConfig::command`]), completes the MCP
-    /// handshake with it, reads its tools, registers their schemas with
+    /// Starts the upstream ([`McpProxyConfig::command`]) or connects to it
+    /// ([`McpProxyConfig::url`]), completes the MCP handshake with it, reads its tools, registers their schemas with
     /// the `args_schema` guard and builds the agent's hooks from `agent`
     /// with `resources`. Any failure stops here: nothing is served.
     pub async fn start(
@@ -119,13 +129,14 @@ impl McpProxy {
             .info()
             .await
             .ok_or_else(|| McpProxyError::Initialize {
-                command: settings.command.join(" "),
+                command: upstream.shown(),
                 message: "it answered without saying what it serves".to_owned(),
             })?;
         let tools: Vec<_> = started.tools.values().cloned().collect();
         let (unusable_schemas, checked) = schema::register(&mut agent, &tools);
         let agent = Agent::build(agent, resources)?;
         let info = proxied_info(upstream_info, &settings.server);
+        let approvals = resources.get(crate::std_hooks::APPROVALS).cloned();
         Ok(McpProxy {
             shared: Arc::new(Shared {
                 agent,
@@ -135,6 +146,7 @@ impl McpProxy {
                 session: session_id(),
                 unusable_schemas,
                 checked,
+                approvals,
                 settings,
             }),
         })
@@ -168,7 +180,14 @@ impl McpProxy {
         &self.shared.session
     }
 
-    /// The process id of the upstream now running, if known.
+    /// The upstream as messages name it: its command, or its URL without
+    /// the query.
+    pub fn upstream_name(&self) -> String {
+        self.shared.upstream.shown()
+    }
+
+    /// The process id of the upstream now running, if known (an upstream
+    /// reached at a URL has none).
     pub async fn upstream_pid(&self) -> Option<u32> {
         self.shared.upstream.pid().await
     }
@@ -199,9 +218,13 @@ impl McpProxy {
     /// any number of clients, each session with its own conversation id
     /// (this proxy's [`session_id`](Self::session_id) and `-http-<n>`),
     /// until the listener fails. Every request must carry `Authorization:
-    /// Bearer <token>` when a token is given (an empty one is refused,
-    /// [`McpProxyError::EmptyToken`]); without one, only a loopback address
-    /// is served, and only to requests that name a loopback host. A request
+    /// Bearer <token>` with the token of one of
+    /// [`McpProxyConfig::clients`] (its calls made by that client's user
+    /// and org) or `token` (its calls made by [`McpProxyConfig::user`] and
+    /// [`McpProxyConfig::org`]); an empty `token` is refused
+    /// ([`McpProxyError::EmptyToken`]). A session answers only the caller
+    /// that opened it. Without any token, only a loopback address is
+    /// served, and only to requests that name a loopback host. A request
     /// whose `Origin` is neither in [`McpProxyConfig::allowed_origins`] nor
     /// a loopback origin of the host it names is refused (403).
     pub async fn serve_http(

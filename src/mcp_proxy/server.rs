@@ -36,17 +36,21 @@ impl ProxyServer {
             .await
             .map_err(|reason| ErrorData::internal_error(reason, None))
     }
-}
 
-/// An upstream failure as the client's protocol error: its code and message,
-/// never its free-form `data`, which no hook sees.
-fn passed_on(error: ServiceError) -> ErrorData {
-    match error {
-        ServiceError::McpError(error) => ErrorData::new(error.code, error.message, None),
-        other => ErrorData::internal_error(
-            format!("the upstream MCP server failed the request: {other}"),
-            None,
-        ),
+    /// An upstream failure as the client's protocol error: its code and
+    /// message, never its free-form `data`, which no hook sees. A transport
+    /// failure marks the upstream lost.
+    fn passed_on(&self, error: ServiceError) -> ErrorData {
+        match error {
+            ServiceError::McpError(error) => ErrorData::new(error.code, error.message, None),
+            other => ErrorData::internal_error(
+                format!(
+                    "the upstream MCP server failed the request: {}",
+                    self.shared.upstream.failure(&other)
+                ),
+                None,
+            ),
+        }
     }
 }
 
@@ -75,7 +79,7 @@ impl ServerHandler for ProxyServer {
             .await?
             .list_tools(request)
             .await
-            .map_err(passed_on)?;
+            .map_err(|error| self.passed_on(error))?;
         let hidden = &self.shared.settings.hide_tools;
         tools.tools.retain(|tool| {
             !tools::hidden(hidden, &tool.name) && !tools::PSEUDO_TOOLS.contains(&tool.name.as_ref())
@@ -101,7 +105,10 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.list_resources(request).await.map_err(passed_on)
+        upstream
+            .list_resources(request)
+            .await
+            .map_err(|error| self.passed_on(error))
     }
 
     async fn list_resource_templates(
@@ -113,7 +120,7 @@ impl ServerHandler for ProxyServer {
         upstream
             .list_resource_templates(request)
             .await
-            .map_err(passed_on)
+            .map_err(|error| self.passed_on(error))
     }
 
     /// The hooks' pseudo-tool `resources/read`, with `{uri}`.
@@ -144,7 +151,10 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.list_prompts(request).await.map_err(passed_on)
+        upstream
+            .list_prompts(request)
+            .await
+            .map_err(|error| self.passed_on(error))
     }
 
     /// The hooks' pseudo-tool `prompts/get`, with `{name, arguments}`.
@@ -196,7 +206,10 @@ impl ServerHandler for ProxyServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let upstream = self.upstream().await?;
-        upstream.set_level(request).await.map_err(passed_on)
+        upstream
+            .set_level(request)
+            .await
+            .map_err(|error| self.passed_on(error))
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {

@@ -17,6 +17,7 @@ use rmcp::{ClientHandler, RoleClient, RoleServer, ServiceExt};
 
 use super::config::{ENV_ALLOWLIST, McpProxyConfig};
 use super::error::McpProxyError;
+use super::remote;
 use super::tools::{Catalog, Listed};
 
 /// How long the upstream may take to start and answer `initialize`.
@@ -237,14 +238,69 @@ struct Running {
     pid: Option<u32>,
 }
 
-/// The upstream server, started again when it died (up to the configured
-/// number of restarts).
+/// Where the upstream is: a command the proxy starts, or a streamable
+/// HTTP endpoint it connects to.
+enum Endpoint {
+    /// A command spoken to over its stdio, with exactly this environment.
+    Command {
+        command: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// A URL, with what is sent besides MCP.
+    Url {
+        url: String,
+        credentials: remote::Credentials,
+    },
+}
+
+impl Endpoint {
+    /// `text` with the upstream's URL, wherever it appears, as
+    /// [`shown`](Self::shown).
+    fn scrubbed(&self, text: String) -> String {
+        match self {
+            Endpoint::Command { .. } => text,
+            Endpoint::Url { url, .. } => remote::scrubbed(url, text),
+        }
+    }
+
+    /// The upstream as messages name it (a URL without its query).
+    fn shown(&self) -> String {
+        match self {
+            Endpoint::Command { command, .. } => command.join(" "),
+            Endpoint::Url { url, .. } => remote::shown(url),
+        }
+    }
+
+    /// Starts (or connects to) the upstream and completes the MCP
+    /// handshake with it.
+    async fn connect(&self, forward: Forward) -> Result<Running, McpProxyError> {
+        match self {
+            Endpoint::Command { command, env } => spawn(command, env, forward).await,
+            Endpoint::Url { url, credentials } => {
+                let shown = remote::shown(url);
+                let transport = remote::transport(url, credentials);
+                let service = handshake(forward.serve(transport))
+                    .await
+                    .map_err(|message| McpProxyError::Connect {
+                        url: shown,
+                        message: remote::scrubbed(url, message),
+                    })?;
+                Ok(Running { service, pid: None })
+            }
+        }
+    }
+}
+
+/// The upstream server, started again (or connected to again) when it died,
+/// up to the configured number of restarts.
 pub(super) struct Upstream {
-    command: Vec<String>,
-    env: Vec<(String, String)>,
+    endpoint: Endpoint,
     max_restarts: u32,
     forward: Forward,
     state: tokio::sync::Mutex<(Running, u32)>,
+    /// A request found the upstream gone (its transport failed) while the
+    /// session still looked open: the next request starts it again.
+    lost: std::sync::atomic::AtomicBool,
 }
 
 /// The upstream's tools, as [`Upstream::start`] read them.
@@ -260,28 +316,60 @@ impl Upstream {
         config: &McpProxyConfig,
         downstream: Downstream,
     ) -> Result<Started, McpProxyError> {
-        if config.command.is_empty() {
+        let endpoint = if !config.url.is_empty() {
+            remote::check_url(&config.url)?;
+            let credentials = remote::Credentials::read(config, |name| std::env::var(name).ok())?;
+            Endpoint::Url {
+                url: config.url.clone(),
+                credentials,
+            }
+        } else if !config.command.is_empty() {
+            Endpoint::Command {
+                command: config.command.clone(),
+                env: scrubbed_env(config, |name| std::env::var(name).ok()),
+            }
+        } else {
             return Err(McpProxyError::NoUpstream);
-        }
-        let env = scrubbed_env(config, |name| std::env::var(name).ok());
+        };
         let forward = Forward {
             downstream,
             catalog: Arc::new(Catalog::default()),
         };
-        let running = spawn(&config.command, &env, forward.clone()).await?;
+        let running = endpoint.connect(forward.clone()).await?;
         let tools = forward
             .catalog
             .refresh(running.service.peer())
             .await
-            .map_err(McpProxyError::ListTools)?;
+            .map_err(|error| McpProxyError::ListTools(endpoint.scrubbed(error)))?;
         let upstream = Upstream {
-            command: config.command.clone(),
-            env,
+            endpoint,
             max_restarts: config.max_restarts,
             forward,
             state: tokio::sync::Mutex::new((running, 0)),
+            lost: std::sync::atomic::AtomicBool::new(false),
         };
         Ok(Started { upstream, tools })
+    }
+
+    /// A request's failure as text the client and the audit log may see
+    /// (the upstream's URL shown without its query); a transport failure
+    /// (the upstream gone while its session still looked open) also marks
+    /// the upstream lost: the next request starts it again, per the restart
+    /// policy. An upstream reached over HTTP says it is gone only this way.
+    pub(super) fn failure(&self, error: &rmcp::service::ServiceError) -> String {
+        if matches!(
+            error,
+            rmcp::service::ServiceError::TransportSend(_)
+                | rmcp::service::ServiceError::TransportClosed
+        ) {
+            self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.endpoint.scrubbed(error.to_string())
+    }
+
+    /// The upstream as messages name it: its command, or its URL.
+    pub(super) fn shown(&self) -> String {
+        self.endpoint.shown()
     }
 
     /// The tools the upstream listed last.
@@ -294,13 +382,17 @@ impl Upstream {
     pub(super) async fn peer(&self) -> Result<Peer<RoleClient>, String> {
         let mut state = self.state.lock().await;
         let (running, restarts) = &mut *state;
-        if !running.service.is_closed() && !running.service.peer().is_transport_closed() {
+        let lost = self.lost.swap(false, std::sync::atomic::Ordering::SeqCst);
+        if !lost && !running.service.is_closed() && !running.service.peer().is_transport_closed() {
             let peer = running.service.peer().clone();
             // A list that could not be read is read again before anything
             // else is sent.
             if self.forward.catalog.current().await.is_none() {
                 self.forward.catalog.refresh(&peer).await.map_err(|error| {
-                    format!("the upstream MCP server did not list its tools: {error}")
+                    format!(
+                        "the upstream MCP server did not list its tools: {}",
+                        self.endpoint.scrubbed(error)
+                    )
                 })?;
             }
             return Ok(peer);
@@ -308,26 +400,33 @@ impl Upstream {
         // What the dead upstream listed is no longer known to hold.
         self.forward.catalog.forget().await;
         if *restarts >= self.max_restarts {
+            // Stays lost: every later request is refused too.
+            self.lost.store(lost, std::sync::atomic::Ordering::SeqCst);
             return Err(format!(
                 "the upstream MCP server `{}` has stopped and was restarted {} time(s), the \
                  most its config allows (`mcp_proxy.max_restarts`)",
-                self.command.join(" "),
+                self.endpoint.shown(),
                 restarts
             ));
         }
         *restarts += 1;
-        match spawn(&self.command, &self.env, self.forward.clone()).await {
+        match self.endpoint.connect(self.forward.clone()).await {
             Ok(fresh) => {
                 *running = fresh;
                 let peer = running.service.peer().clone();
                 self.forward.catalog.refresh(&peer).await.map_err(|error| {
                     format!(
-                        "the upstream MCP server started again but did not list its tools: {error}"
+                        "the upstream MCP server started again but did not list its tools: {}",
+                        self.endpoint.scrubbed(error)
                     )
                 })?;
                 Ok(peer)
             }
-            Err(error) => Err(format!("the upstream MCP server had stopped; {error}")),
+            Err(error) => {
+                // The next request tries again (while restarts remain).
+                self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
+                Err(format!("the upstream MCP server had stopped; {error}"))
+            }
         }
     }
 
@@ -371,22 +470,25 @@ async fn spawn(
             source,
         })?;
     let pid = transport.id();
-    let service = match tokio::time::timeout(HANDSHAKE_TIMEOUT, forward.serve(transport)).await {
-        Ok(Ok(service)) => service,
-        Ok(Err(error)) => {
-            return Err(McpProxyError::Initialize {
-                command: shown,
-                message: error.to_string(),
-            });
-        }
-        Err(_) => {
-            return Err(McpProxyError::Initialize {
-                command: shown,
-                message: format!("no answer within {}s", HANDSHAKE_TIMEOUT.as_secs()),
-            });
-        }
-    };
+    let service = handshake(forward.serve(transport))
+        .await
+        .map_err(|message| McpProxyError::Initialize {
+            command: shown,
+            message,
+        })?;
     Ok(Running { service, pid })
+}
+
+/// Completes the MCP handshake `serving` does, within [`HANDSHAKE_TIMEOUT`];
+/// the error says what went wrong.
+async fn handshake<E: std::fmt::Display>(
+    serving: impl std::future::Future<Output = Result<RunningService<RoleClient, Forward>, E>>,
+) -> Result<RunningService<RoleClient, Forward>, String> {
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, serving).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("no answer within {}s", HANDSHAKE_TIMEOUT.as_secs())),
+    }
 }
 
 /// The upstream's environment: the allowlisted variables and those

@@ -6,14 +6,18 @@ use axum::http::header::AUTHORIZATION;
 /// Whether `headers` carry `Authorization: Bearer <token>`. The comparison
 /// takes the same time whatever prefix of the token a guess gets right.
 pub(crate) fn authorized(headers: &HeaderMap, token: &str) -> bool {
-    let Some(given) = headers
-        .get(AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-    else {
+    let Some(given) = bearer(headers) else {
         return false;
     };
     constant_time_eq(given.as_bytes(), token.as_bytes())
+}
+
+/// The token of `headers`' `Authorization: Bearer <token>`, if any.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
 }
 
 /// Equal lengths and equal bytes. Every byte of the longer is read

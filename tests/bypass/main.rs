@@ -29,7 +29,9 @@
 //! * `mcp_proxy` — `hooks mcp-proxy` in front of a reference MCP server:
 //!   result blocks the post hooks never saw, tool names never listed or
 //!   re-cased, hidden tools re-cased, resources and prompts read around
-//!   the hooks; every refusal audited.
+//!   the hooks; every refusal audited; HTTP clients with wrong tokens, or
+//!   claiming another user by header or `_meta`, or using another client's
+//!   session.
 //! * `text` — what people read and what keys mean: hidden characters on
 //!   approval cards, secrets in every spelling for redaction, connector and
 //!   user ids in every spelling for rate limits.

@@ -2,7 +2,8 @@
 //! npm registry, attacked through a real `rmcp` client: results whose
 //! blocks the post hooks never saw, tool names the upstream never listed or
 //! listed in another casing, hidden tools in another casing, and the
-//! requests besides `tools/call` that read the upstream's data. Without
+//! requests besides `tools/call` that read the upstream's data, and HTTP
+//! clients that try another's identity or session. Without
 //! `npm ci --prefix tests/mcp` (or Node) each case prints SKIPPED and passes.
 
 use hooks::mcp_proxy::McpProxyConfig;
@@ -14,7 +15,9 @@ use rmcp::model::{
 use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 
-use crate::mcp_support::{Running, everything, peers, start_agent, text};
+use crate::mcp_support::{
+    Running, everything, hex_sha256, peers, post_mcp, post_mcp_with, serve_http, start_agent, text,
+};
 
 /// Withholds any result that carries the text of a demo resource: the
 /// secret here is in an embedded resource, not in the text blocks.
@@ -351,4 +354,111 @@ async fn what_a_hostile_server_says_outside_its_results_never_reaches_the_client
     );
     let logs = running.heard.logs.lock().expect("lock").clone();
     assert!(logs.is_empty(), "log messages passed on: {logs:?}");
+}
+
+const ALICE_TOKEN: &str = "alice-9b3e5d7f1a2c4e6b8d0f1a3c5e7b9d1f";
+const BOB_TOKEN: &str = "bob-2c4e6a8b0d1f3a5c7e9b1d3f5a7c9e1b";
+
+/// Initializes a session with `token`: the status and the session id.
+async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "curl-like", "version": "1"}}});
+    let (status, session, _) = post_mcp(&http, url, Some(token), None, initialize).await;
+    if let Some(session) = &session {
+        post_mcp(
+            &http,
+            url,
+            Some(token),
+            Some(session),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+    }
+    (status, session)
+}
+
+#[tokio::test]
+async fn an_http_clients_identity_comes_from_its_token_alone() {
+    let Some(peers) = peers() else { return };
+    let settings = json!({
+        "server": "everything",
+        "command": everything(&peers).command,
+        "user": "configured-user",
+        "org": "configured-org",
+        "max_restarts": 0,
+        "clients": [
+            {"token_sha256": hex_sha256(ALICE_TOKEN), "user": "alice", "org": "acme"},
+            {"token_sha256": hex_sha256(BOB_TOKEN), "user": "bob", "org": "globex"},
+        ],
+    });
+    let running = start(McpProxyConfig::from_value(&settings).expect("settings")).await;
+    let url = serve_http(&running.proxy, None).await;
+
+    // Wrong tokens, in every near spelling, open no session.
+    let alice_digest = hex_sha256(ALICE_TOKEN);
+    let near_misses = [
+        "",
+        "alice",
+        &ALICE_TOKEN[..ALICE_TOKEN.len() - 1],
+        &alice_digest,
+        "configured-user",
+    ];
+    for wrong in near_misses {
+        let (status, session) = open_session(&url, wrong).await;
+        assert_eq!((status, session), (401, None), "{wrong:?}");
+    }
+    let uppercase = ALICE_TOKEN.to_uppercase();
+    assert_eq!(open_session(&url, &uppercase).await.0, 401);
+
+    // Alice says she is someone else, by header and by `_meta`: her calls
+    // are still hers.
+    let (status, session) = open_session(&url, ALICE_TOKEN).await;
+    assert_eq!(status, 200);
+    let session = session.expect("a session");
+    let forged = [
+        ("x-user-id", "root"),
+        ("x-hooks-user", "root"),
+        ("x-org-id", "globex"),
+        ("x-forwarded-user", "bob"),
+    ];
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "get-sum", "arguments": {"a": 1, "b": 2},
+        "_meta": {"user_id": "root", "userId": "root", "org_id": "globex", "user": "bob"}}});
+    let http = reqwest::Client::new();
+    let (status, _, answer) = post_mcp_with(
+        &http,
+        &url,
+        Some(ALICE_TOKEN),
+        Some(&session),
+        &forged,
+        call.clone(),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_ne!(answer["result"]["isError"], json!(true), "{answer}");
+
+    // Bob's token does not reach Alice's session.
+    let (status, _, answer) = post_mcp(&http, &url, Some(BOB_TOKEN), Some(&session), call).await;
+    assert_eq!(status, 404, "{answer}");
+
+    let conversation = format!("{}-http-1", running.proxy.session_id());
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows = running
+            .database
+            .audit_entries(&conversation)
+            .await
+            .expect("audit");
+        if !rows.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(rows.len(), 1, "Bob's call never ran: {rows:?}");
+    assert_eq!(
+        (rows[0].user_id.as_str(), rows[0].org_id.as_str()),
+        ("alice", "acme")
+    );
 }

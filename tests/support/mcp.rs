@@ -159,3 +159,177 @@ pub fn everything(peers: &std::path::Path) -> McpProxyConfig {
     }))
     .expect("settings")
 }
+
+/// The reference "everything" server in streamable HTTP mode, on a port of
+/// its own on this machine; killed when dropped.
+pub struct HttpServer {
+    pub child: tokio::process::Child,
+    pub port: u16,
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Starts the server (`PORT` is how it is told where to listen) and
+    /// waits until it accepts connections.
+    pub async fn start(peers: &std::path::Path) -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        HttpServer::start_on(peers, port).await
+    }
+
+    /// Starts the server on `port` (again, after it was killed).
+    pub async fn start_on(peers: &std::path::Path, port: u16) -> HttpServer {
+        let command = server_command(peers, "server-everything", &["streamableHttp"]);
+        let child = tokio::process::Command::new(&command[0])
+            .args(&command[1..])
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return HttpServer {
+                    child,
+                    port,
+                    url: format!("http://127.0.0.1:{port}/mcp"),
+                };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the everything server did not listen on {port} within 10 s");
+    }
+
+    /// Kills the server and waits until it is gone.
+    pub async fn kill(&mut self) {
+        self.child.kill().await.expect("kill");
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// The proxy's settings for the everything server at `url`.
+pub fn everything_at(url: &str) -> McpProxyConfig {
+    McpProxyConfig::from_value(&json!({
+        "server": "everything",
+        "url": url,
+        "user": "alice",
+        "org": "acme",
+        "max_restarts": 0,
+    }))
+    .expect("settings")
+}
+
+/// One JSON-RPC message over streamable HTTP, as a client without an SDK
+/// sends it; the answer (JSON or the first SSE event's data) and the session.
+pub async fn post_mcp(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, Value) {
+    post_mcp_with(http, url, token, session, &[], body).await
+}
+
+/// [`post_mcp`] with more `headers`.
+pub async fn post_mcp_with(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    headers: &[(&str, &str)],
+    body: Value,
+) -> (u16, Option<String>, Value) {
+    let mut request = http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.send().await.expect("the proxy answers");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.expect("body");
+    let json = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|data| data.starts_with('{'))
+        .map(str::to_owned)
+        .unwrap_or(text);
+    (
+        status,
+        session,
+        serde_json::from_str(&json).unwrap_or(Value::String(json)),
+    )
+}
+
+/// Runs `hooks mcp-proxy ARGS` and returns its exit code and stderr.
+pub fn cli(args: &[&str]) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .arg("mcp-proxy")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("hooks runs");
+    assert!(
+        output.stdout.is_empty(),
+        "stdout is the MCP channel: nothing else is printed there"
+    );
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Serves `proxy` over streamable HTTP on a port of its own on this
+/// machine, behind `token` (and the config's clients); its MCP URL.
+pub async fn serve_http(proxy: &McpProxy, token: Option<&str>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!(
+        "http://{}{}",
+        listener.local_addr().expect("addr"),
+        hooks::mcp_proxy::MCP_PATH
+    );
+    let serving = proxy.clone();
+    let token = token.map(str::to_owned);
+    tokio::spawn(async move { serving.serve_http(listener, token).await });
+    url
+}
+
+/// SHA-256 in hex, as `sha256sum` prints it.
+pub fn hex_sha256(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}

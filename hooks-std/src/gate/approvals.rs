@@ -534,6 +534,34 @@ impl Approvals {
         Ok(cancelled)
     }
 
+    /// Withdraws the pending requests of one tool call (the gate keys them
+    /// by the call's conversation id and tool call id): each is cancelled
+    /// with `reason`, the runs still waiting on it wake (and block), and
+    /// its card is redrawn as cancelled, so nobody approves a call that
+    /// will never run and a later click on it changes nothing. For a front
+    /// end whose client cancelled a call while it waited for approval.
+    /// Returns the requests withdrawn (none when the call had none pending).
+    /// Call inside a Tokio runtime.
+    pub async fn withdraw_call(
+        &self,
+        conversation_id: &str,
+        tool_call_id: &str,
+        reason: &str,
+    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
+        let mut withdrawn = Vec::new();
+        for key in super::hook::call_keys(conversation_id, tool_call_id)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(request) = self.inner.store.withdraw(&key, reason).await? {
+                self.inner.waiters.wake(&request.id);
+                self.push_card_update(&request.id);
+                withdrawn.push(request);
+            }
+        }
+        Ok(withdrawn)
+    }
+
     /// Marks request `id` expired (if still pending), wakes its waiters and
     /// updates its card. Returns the expired request.
     pub(crate) async fn expire(

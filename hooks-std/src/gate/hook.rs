@@ -640,21 +640,32 @@ fn requires_confirmation(value: Option<&Value>) -> bool {
 /// An "ask" from a command hook gets its own request, apart from one the
 /// gate's own trigger may have opened for the same call.
 fn idempotency_key(ctx: &HookContext, mode: ConfirmationMode) -> String {
-    if ctx.conversation_id.is_empty() || ctx.tool_call_id.is_empty() {
-        format!("unkeyed:{}", uuid::Uuid::new_v4())
-    } else {
-        let suffix = if mode == ConfirmationMode::Ask {
-            ":ask"
-        } else {
-            ""
-        };
-        format!(
-            "{}:{}:{}{suffix}",
-            ctx.conversation_id.len(),
-            ctx.conversation_id,
-            ctx.tool_call_id
-        )
+    match call_keys(&ctx.conversation_id, &ctx.tool_call_id) {
+        Some([gate, ask]) => {
+            if mode == ConfirmationMode::Ask {
+                ask
+            } else {
+                gate
+            }
+        }
+        None => format!("unkeyed:{}", uuid::Uuid::new_v4()),
     }
+}
+
+/// The keys of one tool call's requests: the gate's own, and an "ask"'s.
+/// `None` when either id is missing (such a call's requests are unkeyed).
+pub(crate) fn call_keys(conversation_id: &str, tool_call_id: &str) -> Option<[String; 2]> {
+    if conversation_id.is_empty() || tool_call_id.is_empty() {
+        return None;
+    }
+    let gate = format!(
+        "{}:{}:{}",
+        conversation_id.len(),
+        conversation_id,
+        tool_call_id
+    );
+    let ask = format!("{gate}:ask");
+    Some([gate, ask])
 }
 
 fn millis(duration: Duration) -> i64 {

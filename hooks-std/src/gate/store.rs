@@ -704,6 +704,28 @@ impl ConfirmationStore {
             .await)
     }
 
+    /// Cancels the request created under `idempotency_key` if it is still
+    /// pending, whether or not its card was delivered (its call will not
+    /// run: the caller gave up on it). Returns it if cancelled.
+    pub async fn withdraw(
+        &self,
+        idempotency_key: &str,
+        reason: &str,
+    ) -> Result<Option<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET status = 'cancelled', decided_at_ms = {now_ms}, \
+             decided_by = 'system', reason = $1 WHERE idempotency_key = $2 \
+             AND status = 'pending' RETURNING {columns}",
+        );
+        on_pool_write!(self, [sql, reason, idempotency_key], format!(
+            "withdrawing the confirmation request of {idempotency_key}"
+        ), pool => sqlx::query_as(&sql)
+            .bind(reason)
+            .bind(idempotency_key)
+            .fetch_optional(pool)
+            .await)
+    }
+
     /// Expires every pending request of channel `channel_kind`/`channel_id`
     /// past its deadline (the sweeper's job; covers gates that died while
     /// waiting). Returns the expired requests.
