@@ -373,8 +373,10 @@ async fn with_progress<T>(
         return work.await;
     };
     let mut work = std::pin::pin!(work);
-    let mut tick = tokio::time::interval(PROGRESS_EVERY);
-    tick.tick().await;
+    // The first beat one period from now: `interval`'s immediate first tick,
+    // awaited, waits for the timer's next turn (about 1 ms), on every call.
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     let mut beats = 0u32;
     loop {
         tokio::select! {

@@ -332,7 +332,7 @@ impl ConfirmationStore {
         let sql = self.sql(
             "SELECT {columns} FROM confirmation_requests WHERE status = 'pending' \
              AND expires_at_ms > {now_ms} AND channel_kind = $1 AND channel_id = $2 \
-             AND (created_at_ms > $4 OR (created_at_ms = $4 AND id > $5)) \
+             AND (created_at_ms, id) > ($4, $5) \
              ORDER BY created_at_ms, id LIMIT $3",
         );
         let (after_ms, after_id) = after.unwrap_or((i64::MIN, ""));
