@@ -1,6 +1,6 @@
 //! `hooks mcp-proxy` benchmark: 1,000 `tools/call` of a trivial tool (the
 //! reference server's `echo`) straight to the upstream and through the
-//! proxy, in one run, with the standard stack minus the approval gate
+//! proxy, in one run, alternating call by call, with the standard stack minus the approval gate
 //! (read-only guard, rate limit, truncation, audit log, and the `args_schema`
 //! guard the proxy adds from the upstream's schemas).
 //!
@@ -34,26 +34,40 @@ hooks:
     - audit_log
 "#;
 
-/// Milliseconds per call, sorted.
-async fn timings(client: &RunningService<RoleClient, ()>, calls: usize) -> Vec<f64> {
-    let mut taken = Vec::with_capacity(calls);
-    for i in 0..calls {
-        let params = CallToolRequestParams::new("echo").with_arguments(
-            json!({"message": format!("call {i}")})
-                .as_object()
-                .cloned()
-                .expect("object"),
-        );
-        let started = Instant::now();
-        let result = client
-            .call_tool(params)
-            .await
-            .expect("the call is answered");
-        taken.push(started.elapsed().as_secs_f64() * 1000.0);
-        assert_ne!(result.is_error, Some(true), "{result:?}");
-    }
-    taken.sort_by(f64::total_cmp);
+/// One `echo` call's round trip, in milliseconds.
+async fn one_call(client: &RunningService<RoleClient, ()>, i: usize) -> f64 {
+    let params = CallToolRequestParams::new("echo").with_arguments(
+        json!({"message": format!("call {i}")})
+            .as_object()
+            .cloned()
+            .expect("object"),
+    );
+    let started = Instant::now();
+    let result = client
+        .call_tool(params)
+        .await
+        .expect("the call is answered");
+    let taken = started.elapsed().as_secs_f64() * 1000.0;
+    assert_ne!(result.is_error, Some(true), "{result:?}");
     taken
+}
+
+/// Milliseconds per call, direct and proxied, each sorted. The two kinds
+/// alternate call by call, so a pause of the machine (a timer turn, another
+/// process) falls on both alike instead of on whichever ran at the time.
+async fn timings(
+    direct: &RunningService<RoleClient, ()>,
+    proxied: &RunningService<RoleClient, ()>,
+    calls: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut direct_ms, mut proxied_ms) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+    for i in 0..calls {
+        direct_ms.push(one_call(direct, i).await);
+        proxied_ms.push(one_call(proxied, i).await);
+    }
+    direct_ms.sort_by(f64::total_cmp);
+    proxied_ms.sort_by(f64::total_cmp);
+    (direct_ms, proxied_ms)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -99,14 +113,17 @@ async fn main() {
     tokio::spawn(async move { serving.serve(proxy_side).await });
     let proxied = ().serve(client_side).await.expect("proxied handshake");
 
-    timings(&direct, WARM_UP).await;
-    timings(&proxied, WARM_UP).await;
-    let direct_ms = timings(&direct, CALLS).await;
-    let proxied_ms = timings(&proxied, CALLS).await;
+    timings(&direct, &proxied, WARM_UP).await;
+    let (direct_ms, proxied_ms) = timings(&direct, &proxied, CALLS).await;
     // Let the audit writer finish before the process goes.
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let added_p99 = percentile(&proxied_ms, 0.99) - percentile(&direct_ms, 0.99);
+    println!(
+        "direct p99 {:.3} ms, proxied p99 {:.3} ms",
+        percentile(&direct_ms, 0.99),
+        percentile(&proxied_ms, 0.99)
+    );
     println!(
         "mcp-proxy: {CALLS} calls: direct p50 {:.3} ms, proxied p50 {:.3} ms, added p99 {:.3} ms",
         percentile(&direct_ms, 0.5),

@@ -60,7 +60,10 @@ async fn an_upstream_at_a_url_is_listed_called_through_the_hooks_and_audited() {
     let server = HttpServer::start(&peers).await;
     let running = start_agent(AGENT, everything_at(&server.url)).await;
     assert_eq!(running.proxy.upstream_pid().await, None);
-    assert_eq!(running.proxy.upstream_name(), server.url);
+    assert_eq!(
+        running.proxy.upstream_name(),
+        format!("http://127.0.0.1:{}/…", server.port)
+    );
 
     let tools = running.client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
@@ -194,7 +197,7 @@ fn the_cli_refuses_an_upstream_url_that_does_not_answer_or_is_not_http() {
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains(&format!(
-            "the upstream MCP server at http://127.0.0.1:{port}/mcp?… did not complete the MCP \
+            "the upstream MCP server at http://127.0.0.1:{port}/… did not complete the MCP \
              handshake"
         )),
         "{err}"

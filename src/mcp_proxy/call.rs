@@ -227,12 +227,19 @@ where
         }
     };
     let server = &shared.settings.server;
-    let answer = match shared.upstream.peer().await {
+    let peer = tokio::select! {
+        biased;
+        () = context.ct.cancelled() => Err(not_sent()),
+        peer = shared.upstream.peer() => peer,
+    };
+    let answer = match peer {
         Ok(peer) => {
             let _working = shared
                 .downstream
                 .working(session.clone(), context.peer.clone());
             tokio::select! {
+                biased;
+                () = context.ct.cancelled() => Err(("the client cancelled the request".to_owned(), None)),
                 answer = tokio::time::timeout(shared.settings.call_timeout, send(peer, forwarded)) => match answer {
                     Ok(Ok(result)) => serde_json::to_value(&result)
                         .map(|value| (value, result))
@@ -244,7 +251,6 @@ where
                     }
                     Err(_) => Err((format!("the upstream MCP server `{server}` did not answer within {}s (`mcp_proxy.call_timeout`)", shared.settings.call_timeout.as_secs_f64()), None)),
                 },
-                () = context.ct.cancelled() => Err(("the client cancelled the request".to_owned(), None)),
             }
         }
         Err(reason) => Err((reason, None)),
@@ -286,6 +292,14 @@ where
     }
 }
 
+/// Why a request the client cancelled before it reached the upstream was
+/// not sent.
+fn not_sent() -> String {
+    "the client cancelled the request before it was sent to the upstream MCP server; it was \
+     not sent"
+        .to_owned()
+}
+
 /// The upstream's answer, or why there is none. The client's progress
 /// token (if any) is relayed: the upstream's progress reaches the client
 /// under it. The client's cancellation and the timeout cancel the call
@@ -297,7 +311,11 @@ async fn upstream_call(
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, String> {
     let server = &shared.settings.server;
-    let peer = shared.upstream.peer().await?;
+    let peer = tokio::select! {
+        biased;
+        () = context.ct.cancelled() => return Err(not_sent()),
+        peer = shared.upstream.peer() => peer?,
+    };
     // The upstream may have started again (and listed other tools) since
     // the call was admitted.
     if let Some(reason) = refusal(shared, &params.name).await {
@@ -307,6 +325,11 @@ async fn upstream_call(
         .downstream
         .working(session.clone(), context.peer.clone());
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    // A client that cancelled while the upstream was reached (a restart
+    // can take a while) is not sent the call it no longer wants.
+    if context.ct.is_cancelled() {
+        return Err(not_sent());
+    }
     let handle = peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await

@@ -102,16 +102,28 @@ pub(super) async fn serve(
         .map_err(|error| McpProxyError::Stopped(error.to_string()))
 }
 
-/// The endpoint's tokens, and which caller opened each session.
+/// How many sessions one client may hold at once: opening another forgets
+/// its least recently used (whose next request is answered 404, as for a
+/// session that ended; an MCP client then opens a new one).
+const SESSIONS_PER_CLIENT: usize = 64;
+
+/// A session unused this long is forgotten: longer than the SDK keeps an
+/// idle session, so only sessions already gone are dropped.
+const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The endpoint's tokens, and which caller opened each session and when it
+/// last used it.
 struct TokenGate {
     tokens: Tokens,
-    sessions: Mutex<HashMap<String, Caller>>,
+    sessions: Mutex<HashMap<String, (Caller, std::time::Instant)>>,
 }
 
 impl TokenGate {
     /// Lets a request in when its bearer token is known and, in a session,
-    /// is a token of the caller that opened it; the caller goes with the
-    /// request (its calls' user and org). Anything else is refused.
+    /// the session is one this caller opened; the caller goes with the
+    /// request (its calls' user and org). Anything else is refused: a
+    /// session id the gate did not see opened (or has forgotten) is no
+    /// session for any token.
     async fn admit(&self, mut request: Request, next: Next) -> Response {
         let Some(caller) = bearer(request.headers())
             .and_then(|given| self.tokens.caller(given))
@@ -130,15 +142,17 @@ impl TokenGate {
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
         if let Some(id) = &session {
-            let owner = self.sessions().get(id).cloned();
-            if owner.is_some_and(|owner| owner != caller) {
-                // As for a session that does not exist: another client's
-                // session is not there for this token.
-                return (
-                    StatusCode::NOT_FOUND,
-                    "no such session for this token: each client uses the sessions it opened",
-                )
-                    .into_response();
+            let mut sessions = self.sessions();
+            match sessions.get_mut(id) {
+                Some((owner, used)) if *owner == caller => *used = std::time::Instant::now(),
+                _ => {
+                    return (
+                        StatusCode::NOT_FOUND,
+                        "no such session for this token: each client uses the sessions it \
+                         opened (open a new one with `initialize`)",
+                    )
+                        .into_response();
+                }
             }
         }
         let closing = request.method() == Method::DELETE;
@@ -151,7 +165,7 @@ impl TokenGate {
                     .get(SESSION_HEADER)
                     .and_then(|value| value.to_str().ok());
                 if let Some(id) = opened {
-                    self.sessions().insert(id.to_owned(), caller);
+                    self.opened(id.to_owned(), caller);
                 }
             }
             Some(id) if closing && response.status().is_success() => {
@@ -162,7 +176,28 @@ impl TokenGate {
         response
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Caller>> {
+    /// Records session `id` as `caller`'s, forgetting sessions idle past
+    /// [`SESSION_IDLE`] and the caller's least recently used past
+    /// [`SESSIONS_PER_CLIENT`]: a client that never closes its sessions
+    /// cannot grow the table without end.
+    fn opened(&self, id: String, caller: Caller) {
+        let mut sessions = self.sessions();
+        sessions.retain(|_, (_, used)| used.elapsed() < SESSION_IDLE);
+        let mut own: Vec<(std::time::Instant, String)> = sessions
+            .iter()
+            .filter(|(_, (owner, _))| *owner == caller)
+            .map(|(id, (_, used))| (*used, id.clone()))
+            .collect();
+        if own.len() >= SESSIONS_PER_CLIENT {
+            own.sort();
+            for (_, oldest) in own.iter().take(own.len() + 1 - SESSIONS_PER_CLIENT) {
+                sessions.remove(oldest);
+            }
+        }
+        sessions.insert(id, (caller, std::time::Instant::now()));
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Caller, std::time::Instant)>> {
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

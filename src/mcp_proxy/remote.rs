@@ -60,8 +60,10 @@ pub(super) fn check_url(url: &str) -> Result<(), McpProxyError> {
     Ok(())
 }
 
-/// `url` as messages and logs show it: scheme, host, port and path, without
-/// the query (which may carry a key) or any credentials.
+/// `url` as messages and logs show it: scheme, host and port, with `/…`
+/// for a path or query. Hosted servers often carry the key in either
+/// (`https://host/mcp/<key>/sse`), and these messages reach the model and
+/// the audit log.
 pub(super) fn shown(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(parsed) => {
@@ -70,21 +72,31 @@ pub(super) fn shown(url: &str) -> String {
                 .port()
                 .map(|port| format!(":{port}"))
                 .unwrap_or_default();
-            let query = if parsed.query().is_some() { "?…" } else { "" };
-            format!("{}://{host}{port}{}{query}", parsed.scheme(), parsed.path())
+            let rest = if parsed.path().len() > 1 || parsed.query().is_some() {
+                "/…"
+            } else {
+                ""
+            };
+            format!("{}://{host}{port}{rest}", parsed.scheme())
         }
         Err(_) => "(not a URL)".to_owned(),
     }
 }
 
 /// `text` with `url` (as given, and as the HTTP client writes it) replaced
-/// by [`shown`]`(url)`: an error of the HTTP client names the whole URL,
-/// query and all.
+/// by [`shown`]`(url)`, and its path and query, wherever they appear alone,
+/// by `…`: an error of the HTTP client names the whole URL.
 pub(super) fn scrubbed(url: &str, text: String) -> String {
     let shown = shown(url);
     let mut text = text.replace(url, &shown);
     if let Ok(parsed) = reqwest::Url::parse(url) {
         text = text.replace(parsed.as_str(), &shown);
+        if let Some(query) = parsed.query().filter(|query| !query.is_empty()) {
+            text = text.replace(query, "…");
+        }
+        if parsed.path().len() > 1 {
+            text = text.replace(parsed.path(), "/…");
+        }
     }
     text
 }
@@ -251,15 +263,16 @@ mod tests {
     }
 
     #[test]
-    fn a_url_is_shown_without_its_query_or_credentials() {
+    fn a_url_is_shown_without_its_path_query_or_credentials() {
         assert_eq!(
             shown("https://mcp.example:8443/mcp?key=s3cret"),
-            "https://mcp.example:8443/mcp?…"
+            "https://mcp.example:8443/…"
         );
         assert_eq!(
-            shown("http://127.0.0.1:3001/mcp"),
-            "http://127.0.0.1:3001/mcp"
+            shown("https://actions.example/mcp/sk-s3cret/sse"),
+            "https://actions.example/…"
         );
+        assert_eq!(shown("http://127.0.0.1:3001/"), "http://127.0.0.1:3001");
     }
 
     #[test]
@@ -268,13 +281,23 @@ mod tests {
         let error = format!("error sending request for url ({url}): connection refused");
         let text = scrubbed(url, error);
         assert!(!text.contains("s3cret"), "{text}");
-        assert!(text.contains("http://127.0.0.1:3001/mcp?…"), "{text}");
+        assert!(text.contains("http://127.0.0.1:3001/…"), "{text}");
         // As the HTTP client writes a URL without a path.
         let text = scrubbed(
             "http://mcp.example?key=s3cret",
             "for url (http://mcp.example/?key=s3cret)".to_owned(),
         );
         assert!(!text.contains("s3cret"), "{text}");
+        // A key in the path, named alone or in another spelling of the URL.
+        let url = "https://actions.example/mcp/sk-s3cret/sse";
+        for said in [
+            format!("for url ({url})"),
+            "404 for /mcp/sk-s3cret/sse".to_owned(),
+            "for url (https://ACTIONS.example:443/mcp/sk-s3cret/sse)".to_owned(),
+        ] {
+            let text = scrubbed(url, said);
+            assert!(!text.contains("sk-s3cret"), "{text}");
+        }
     }
 
     #[test]

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientConfig, Implementation, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, ResourceUpdatedNotificationParam, ServerPeerInfo,
+    ClientConfig, ClientRequest, Extensions, Implementation, LoggingMessageNotificationParam,
+    PingRequest, PingRequestMethod, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam, ServerPeerInfo,
 };
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -79,22 +80,25 @@ impl Downstream {
     }
 
     /// Where a notification that belongs to a request, but does not say
-    /// which (a log message, a resource update), may go: the one client
-    /// connected, or else the one session with requests in flight
-    /// upstream. With several candidates it goes to none: another
-    /// session's notifications are not broadcast.
+    /// which (a resource update), may go: the one session with requests in
+    /// flight upstream, or with none in flight, the one client connected.
+    /// With several candidates it goes to none: another session's
+    /// notifications are not broadcast (a request without a session, which
+    /// never connected, counts as a session of its own).
     fn requester(&self) -> Option<Peer<RoleServer>> {
-        let peers = self.peers();
-        if let [only] = peers.as_slice() {
-            return Some(only.clone());
-        }
         let in_flight = self.in_flight.lock().ok()?;
-        let (_, session, peer) = in_flight.1.first()?;
-        in_flight
-            .1
-            .iter()
-            .all(|(_, other, _)| other == session)
-            .then(|| peer.clone())
+        if let Some((_, session, peer)) = in_flight.1.first() {
+            return in_flight
+                .1
+                .iter()
+                .all(|(_, other, _)| other == session)
+                .then(|| peer.clone());
+        }
+        drop(in_flight);
+        match self.peers().as_slice() {
+            [only] => Some(only.clone()),
+            _ => None,
+        }
     }
 
     /// Passes the upstream's progress on `upstream` to `peer` as progress
@@ -383,7 +387,12 @@ impl Upstream {
         let mut state = self.state.lock().await;
         let (running, restarts) = &mut *state;
         let lost = self.lost.swap(false, std::sync::atomic::Ordering::SeqCst);
-        if !lost && !running.service.is_closed() && !running.service.peer().is_transport_closed() {
+        let open = !running.service.is_closed() && !running.service.peer().is_transport_closed();
+        // A request that failed in transport does not prove the session
+        // dead: one request refused by an HTTP layer (too large, rate
+        // limited) or a request still running on a session replaced since
+        // fails the same way. The session is kept if it still answers a ping.
+        if open && (!lost || answers_ping(running.service.peer()).await) {
             let peer = running.service.peer().clone();
             // A list that could not be read is read again before anything
             // else is sent.
@@ -445,6 +454,22 @@ impl Upstream {
             .peer_info()
             .map(|info| (*info).clone())
     }
+}
+
+/// How long a session suspected lost has to answer a ping.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether the upstream answers a `ping` on `peer` within [`PING_TIMEOUT`].
+async fn answers_ping(peer: &Peer<RoleClient>) -> bool {
+    let ping = ClientRequest::PingRequest(PingRequest {
+        method: PingRequestMethod,
+        extensions: Extensions::default(),
+    });
+    // Any answer, an error included, shows the session alive.
+    matches!(
+        tokio::time::timeout(PING_TIMEOUT, peer.send_request(ping)).await,
+        Ok(Ok(_) | Err(rmcp::service::ServiceError::McpError(_)))
+    )
 }
 
 /// Spawns `command` with exactly `env` and speaks MCP to it over its stdio;
@@ -556,5 +581,59 @@ mod tests {
         let error =
             McpProxyConfig::from_value(&json!({"call_timeout": "soon"})).expect_err("duration");
         assert!(error.to_string().contains("soon"), "{error}");
+    }
+
+    /// The reference server from the npm registry, or `None` (SKIPPED)
+    /// without `npm ci --prefix tests/mcp`.
+    fn everything_server() -> Option<Vec<String>> {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+        let node = std::process::Command::new("node").arg("--version").output();
+        if !script.exists() || node.is_err() {
+            println!("SKIPPED: Node or tests/mcp/node_modules is missing");
+            return None;
+        }
+        Some(vec![
+            "node".to_owned(),
+            script.display().to_string(),
+            "stdio".to_owned(),
+        ])
+    }
+
+    #[tokio::test]
+    async fn a_failed_request_on_a_session_that_still_answers_costs_no_restart() {
+        let Some(command) = everything_server() else {
+            return;
+        };
+        let config = McpProxyConfig::from_value(&json!({
+            "command": command,
+            "max_restarts": 0,
+        }))
+        .expect("config");
+        let upstream = Upstream::start(&config, Downstream::default())
+            .await
+            .expect("starts")
+            .upstream;
+        let pid = upstream.pid().await;
+        // What a request on a replaced session, or one refused by an HTTP
+        // layer in front of the server, reports.
+        upstream.failure(&rmcp::service::ServiceError::TransportClosed);
+        let peer = upstream
+            .peer()
+            .await
+            .expect("the session still answers: no restart is needed or spent");
+        assert_eq!(upstream.pid().await, pid, "the same process serves");
+        assert!(answers_ping(&peer).await);
+
+        // A server that is really gone is still found out.
+        let killed = std::process::Command::new("kill")
+            .arg("-9")
+            .arg(pid.expect("a pid").to_string())
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        upstream.failure(&rmcp::service::ServiceError::TransportClosed);
+        let error = upstream.peer().await.expect_err("gone, no restarts left");
+        assert!(error.contains("max_restarts"), "{error}");
     }
 }

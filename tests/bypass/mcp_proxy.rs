@@ -379,12 +379,13 @@ async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
     (status, session)
 }
 
-#[tokio::test]
-async fn an_http_clients_identity_comes_from_its_token_alone() {
-    let Some(peers) = peers() else { return };
+/// The proxy in front of the everything server, serving HTTP to Alice
+/// (user alice, org acme) and Bob (bob, globex), each with a token; its
+/// own configured user and org are never theirs.
+async fn alice_and_bob(peers: &std::path::Path) -> (Running, String) {
     let settings = json!({
         "server": "everything",
-        "command": everything(&peers).command,
+        "command": everything(peers).command,
         "user": "configured-user",
         "org": "configured-org",
         "max_restarts": 0,
@@ -395,6 +396,13 @@ async fn an_http_clients_identity_comes_from_its_token_alone() {
     });
     let running = start(McpProxyConfig::from_value(&settings).expect("settings")).await;
     let url = serve_http(&running.proxy, None).await;
+    (running, url)
+}
+
+#[tokio::test]
+async fn an_http_clients_identity_comes_from_its_token_alone() {
+    let Some(peers) = peers() else { return };
+    let (running, url) = alice_and_bob(&peers).await;
 
     // Wrong tokens, in every near spelling, open no session.
     let alice_digest = hex_sha256(ALICE_TOKEN);
@@ -461,4 +469,43 @@ async fn an_http_clients_identity_comes_from_its_token_alone() {
         (rows[0].user_id.as_str(), rows[0].org_id.as_str()),
         ("alice", "acme")
     );
+}
+
+#[tokio::test]
+async fn a_client_that_never_closes_its_sessions_keeps_only_its_latest_ones() {
+    let Some(peers) = peers() else { return };
+    let (running, url) = alice_and_bob(&peers).await;
+    let http = reqwest::Client::new();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "get-sum", "arguments": {"a": 1, "b": 2}}});
+    let status_of = |token: &'static str, session: String| {
+        let (http, url, call) = (http.clone(), url.clone(), call.clone());
+        async move {
+            post_mcp(&http, &url, Some(token), Some(&session), call)
+                .await
+                .0
+        }
+    };
+
+    let bob = open_session(&url, BOB_TOKEN)
+        .await
+        .1
+        .expect("Bob's session");
+    let mut alices = Vec::new();
+    for _ in 0..65 {
+        let (status, session) = open_session(&url, ALICE_TOKEN).await;
+        assert_eq!(status, 200);
+        alices.push(session.expect("a session"));
+    }
+    // Alice's 64 latest sessions work; her first is forgotten, and with it
+    // no token reaches it.
+    assert_eq!(status_of(ALICE_TOKEN, alices[0].clone()).await, 404);
+    assert_eq!(status_of(BOB_TOKEN, alices[0].clone()).await, 404);
+    assert_eq!(status_of(ALICE_TOKEN, alices[1].clone()).await, 200);
+    assert_eq!(status_of(ALICE_TOKEN, alices[64].clone()).await, 200);
+    // Another client's sessions are not hers to push out.
+    assert_eq!(status_of(BOB_TOKEN, bob.clone()).await, 200);
+    // An id nobody was given opens nothing either.
+    let made_up = "00000000-0000-4000-8000-000000000000".to_owned();
+    assert_eq!(status_of(ALICE_TOKEN, made_up).await, 404);
 }
