@@ -10,7 +10,10 @@
 //!   * click→resume: from the start of the decision (its own durable write
 //!     included) to the tool running;
 //!   * idle queries/s: statements per second while every call waits and
-//!     nothing is decided (it must not grow with the number pending).
+//!     nothing is decided (it must not grow with the number pending);
+//!   * statements per decision cycle: what the store issued while deciding
+//!     (the decision, the wake-up, the approval stamp, the card redraw, the
+//!     resumed call's next request and card), per decision.
 //!
 //! Backends: a SQLite file with the default durability (`synchronous =
 //! FULL`, WAL); and, when `HOOKS_TEST_POSTGRES_URL` is set, PostgreSQL with
@@ -122,6 +125,7 @@ struct Figures {
     click_p50_ms: f64,
     click_p99_ms: f64,
     idle_queries_per_s: f64,
+    statements_per_decision: f64,
 }
 
 /// One replica: its store, approvals and gate registry.
@@ -252,6 +256,7 @@ async fn run(backend: &Backend, pending: usize, per_second: u32) -> Figures {
     let decided: Arc<Mutex<Vec<(String, Instant, Instant)>>> = Arc::default();
     let mut ticks = tokio::time::interval(Duration::from_secs(1) / per_second);
     let mut deciders = Vec::new();
+    let statements_before = queries();
     let started = Instant::now();
     while started.elapsed() < DECIDING {
         ticks.tick().await;
@@ -282,6 +287,8 @@ async fn run(backend: &Backend, pending: usize, per_second: u32) -> Figures {
         decider.await.expect("decider");
     }
     let decided = std::mem::take(&mut *decided.lock().expect("lock"));
+    let statements_per_decision =
+        (queries() - statements_before) as f64 / decided.len().max(1) as f64;
     // Every approved call runs; wait for the last ones.
     let mut numbers = HashMap::with_capacity(decided.len());
     for (id, _, _) in &decided {
@@ -344,6 +351,7 @@ async fn run(backend: &Backend, pending: usize, per_second: u32) -> Figures {
         click_p50_ms: at(&click_latencies, 0.50),
         click_p99_ms: at(&click_latencies, 0.99),
         idle_queries_per_s,
+        statements_per_decision,
     }
 }
 
@@ -387,14 +395,15 @@ fn main() {
             println!(
                 "{:<20} {pending:>6} pending, {per_second} decisions/s ({} decided): \
                  commit→resume p50 {:.2} ms, p99 {:.2} ms; click→resume p50 {:.2} ms, p99 {:.2} ms; \
-                 idle {:.2} queries/s",
+                 idle {:.2} queries/s; {:.1} statements per decision cycle",
                 backend.name(),
                 figures.decisions,
                 figures.p50_ms,
                 figures.p99_ms,
                 figures.click_p50_ms,
                 figures.click_p99_ms,
-                figures.idle_queries_per_s
+                figures.idle_queries_per_s,
+                figures.statements_per_decision
             );
             if pending == 10_000 && per_second == 1_000 {
                 summary.push(match backend {

@@ -41,6 +41,27 @@ macro_rules! on_pool_write {
     }};
 }
 
+/// A write of the card-update outbox: on PostgreSQL a statement of its own
+/// (its own short transaction); on SQLite a group-commit write, as
+/// [`on_pool_write!`]. On PostgreSQL a group-commit batch holds its rows'
+/// locks until it commits, so an outbox write batched in one replica and
+/// the same request's approval stamp batched in another made the batches
+/// wait on each other, in chains and deadlocks (each deadlock costing the
+/// server's `deadlock_timeout`, 1 s by default). A statement alone holds at
+/// most its one row and waits for nothing while holding it: no cycle can
+/// form. SQLite has one writer at a time and no row locks.
+macro_rules! on_pool_write_alone {
+    ($store:expr, [$($owned:ident),*], $what:expr, $pool:ident => $body:expr) => {{
+        match &$store.database {
+            Database::Postgres($pool) => {
+                let $pool = $pool;
+                ($body).map_err(StorageError::query($what))
+            }
+            Database::Sqlite(_) => on_pool_write!($store, [$($owned),*], $what, $pool => $body),
+        }
+    }};
+}
+
 /// Decides request `$id` on connection `$conn` (inside a transaction) if it
 /// is pending and before its deadline; otherwise reads it, and a pending
 /// request past its deadline is expired instead.
@@ -519,7 +540,7 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET {TAKE_UPDATE} WHERE id = $1 AND {UPDATE_DUE} \
              RETURNING {{columns}}"
         ));
-        on_pool_write!(self, [sql, id, backoff], format!(
+        on_pool_write_alone!(self, [sql, id, backoff], format!(
             "taking the card update of confirmation request {id}"
         ), pool => sqlx::query_as(&sql)
             .bind(id)
@@ -544,7 +565,7 @@ impl ConfirmationStore {
               AND channel_kind = $1 AND channel_id = $3 ORDER BY decided_at_ms LIMIT $4) \
              AND {UPDATE_DUE} RETURNING {{columns}}"
         ));
-        on_pool_write!(self, [sql, channel_kind, backoff, channel_id, limit], "taking due approval card updates", pool => sqlx::query_as(&sql)
+        on_pool_write_alone!(self, [sql, channel_kind, backoff, channel_id, limit], "taking due approval card updates", pool => sqlx::query_as(&sql)
             .bind(channel_kind)
             .bind(clamp_ms(backoff))
             .bind(channel_id)
@@ -560,7 +581,7 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET card_updated_at_ms = {now_ms}, \
              card_update_error = NULL WHERE id = $1",
         );
-        on_pool_write!(self, [sql, id], format!(
+        on_pool_write_alone!(self, [sql, id], format!(
                 "recording the card update of confirmation request {id}"
             ), pool => sqlx::query(&sql).bind(id).execute(pool).await.map(|_| ()))?;
         Ok(())
@@ -570,7 +591,7 @@ impl ConfirmationStore {
     /// is retried once its back-off has passed.
     pub async fn card_update_failed(&self, id: &str, error: &str) -> Result<(), StorageError> {
         let sql = self.sql("UPDATE confirmation_requests SET card_update_error = $1 WHERE id = $2");
-        on_pool_write!(self, [sql, error, id], format!(
+        on_pool_write_alone!(self, [sql, error, id], format!(
                 "recording a failed card update of confirmation request {id}"
             ), pool => sqlx::query(&sql).bind(error).bind(id).execute(pool).await.map(|_| ()))?;
         Ok(())
