@@ -2,7 +2,11 @@
 //!
 //! Sign-in: at most [`LOGIN_CONCURRENCY`] token checks (Argon2, slow on
 //! purpose) run at once; a login beyond that is refused at once with 429,
-//! never queued. A peer address with [`MAX_FAILURES`] failed logins within
+//! never queued — except that [`RETURNING_CONCURRENCY`] more are kept for
+//! operators signing in from an address they signed in from before, so a
+//! flood of logins from strangers cannot keep them out. A peer address (an
+//! IPv6 address counts as its /64, which one host usually has whole) with
+//! [`MAX_FAILURES`] failed logins within
 //! [`FAILURE_WINDOW`] is refused with 429 for [`FAILURE_BACKOFF`]. So is an
 //! operator id with as many failures (from anywhere) — but only from
 //! addresses that never signed in as that operator: a stranger's failures
@@ -20,6 +24,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Token checks running at once.
 pub(crate) const LOGIN_CONCURRENCY: usize = 2;
+
+/// Token checks kept besides for an operator signing in from an address
+/// they signed in from before.
+pub(crate) const RETURNING_CONCURRENCY: usize = 1;
 
 /// Failed logins of one operator id or address that start a backoff.
 pub(crate) const MAX_FAILURES: u32 = 5;
@@ -50,6 +58,7 @@ struct Failures {
 /// The sign-in limits of one page.
 pub(crate) struct LoginThrottle {
     checks: Arc<Semaphore>,
+    returning: Arc<Semaphore>,
     failures: Mutex<HashMap<String, Failures>>,
     /// Per operator id: the addresses that signed in as it, and when last.
     known: Mutex<HashMap<String, Vec<(IpAddr, Instant)>>>,
@@ -59,6 +68,7 @@ impl LoginThrottle {
     pub(crate) fn new() -> Self {
         LoginThrottle {
             checks: Arc::new(Semaphore::new(LOGIN_CONCURRENCY)),
+            returning: Arc::new(Semaphore::new(RETURNING_CONCURRENCY)),
             failures: Mutex::default(),
             known: Mutex::default(),
         }
@@ -71,18 +81,18 @@ impl LoginThrottle {
     }
 
     /// The keys a login is counted under: its operator id and its peer
-    /// address (IPv4-mapped IPv6 as IPv4).
+    /// address (IPv4-mapped IPv6 as IPv4; other IPv6 addresses by their
+    /// /64, since one host can use any address of it).
     fn keys(operator: &str, peer: Option<SocketAddr>) -> [String; 2] {
-        [
-            format!("operator:{operator}"),
-            format!(
-                "peer:{}",
-                peer.map_or_else(
-                    || "unknown".to_owned(),
-                    |peer| peer.ip().to_canonical().to_string()
-                )
-            ),
-        ]
+        let peer = match peer.map(|peer| peer.ip().to_canonical()) {
+            None => "unknown".to_owned(),
+            Some(IpAddr::V4(address)) => address.to_string(),
+            Some(IpAddr::V6(address)) => {
+                let [a, b, c, d, ..] = address.segments();
+                format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
+            }
+        };
+        [format!("operator:{operator}"), format!("peer:{peer}")]
     }
 
     fn known(&self) -> MutexGuard<'_, HashMap<String, Vec<(IpAddr, Instant)>>> {
@@ -105,7 +115,9 @@ impl LoginThrottle {
 
     /// A permit to check a login, or `None` (answer 429) if the address is
     /// backing off, the operator is backing off and the address never
-    /// signed in as them, or too many checks are running.
+    /// signed in as them, or too many checks are running (the checks kept
+    /// for returning operators included, when the address signed in as
+    /// this operator before).
     pub(crate) fn admit(
         &self,
         operator: &str,
@@ -122,7 +134,14 @@ impl LoginThrottle {
         if blocked(&peer_key) || (blocked(&operator_key) && !self.is_known(operator, peer)) {
             return None;
         }
-        Arc::clone(&self.checks).try_acquire_owned().ok()
+        Arc::clone(&self.checks)
+            .try_acquire_owned()
+            .ok()
+            .or_else(|| {
+                self.is_known(operator, peer)
+                    .then(|| Arc::clone(&self.returning).try_acquire_owned().ok())
+                    .flatten()
+            })
     }
 
     /// Records that `peer` signed in as `operator`: from there, the
@@ -241,5 +260,63 @@ impl Drop for StreamSlot {
                 per.remove(&self.operator);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(address: &str) -> Option<SocketAddr> {
+        Some(SocketAddr::new(address.parse().expect("address"), 443))
+    }
+
+    #[test]
+    fn a_flood_from_strangers_cannot_keep_a_returning_operator_out() {
+        let throttle = LoginThrottle::new();
+        throttle.succeeded("alice", at("192.0.2.7"));
+        // Strangers hold every ordinary check.
+        let held: Vec<_> = (0..LOGIN_CONCURRENCY)
+            .map(|n| {
+                throttle
+                    .admit("mallory", at(&format!("198.51.100.{n}")))
+                    .expect("a check")
+            })
+            .collect();
+        assert!(throttle.admit("mallory", at("198.51.100.99")).is_none());
+        assert!(
+            throttle.admit("bob", at("203.0.113.5")).is_none(),
+            "an address new to its operator waits like anyone"
+        );
+        assert!(
+            throttle.admit("alice", at("198.51.100.1")).is_none(),
+            "another operator's address is not Alice's"
+        );
+        let alice = throttle.admit("alice", at("192.0.2.7"));
+        assert!(alice.is_some(), "Alice, from where she signed in before");
+        assert!(throttle.admit("alice", at("192.0.2.7")).is_none());
+        drop((held, alice));
+        assert!(throttle.admit("bob", at("203.0.113.5")).is_some());
+    }
+
+    #[test]
+    fn an_ipv6_host_is_counted_by_its_64_prefix() {
+        let throttle = LoginThrottle::new();
+        for n in 0..MAX_FAILURES {
+            throttle.failed(&format!("guess-{n}"), at(&format!("2001:db8:1:2::{n:x}")));
+        }
+        assert!(
+            throttle
+                .admit("guess-x", at("2001:db8:1:2:ffff::1"))
+                .is_none(),
+            "another address of the same /64 is the same host"
+        );
+        assert!(throttle.admit("guess-x", at("2001:db8:1:3::1")).is_some());
+        // IPv4, also when it comes mapped into IPv6, is its own address.
+        for n in 0..MAX_FAILURES {
+            throttle.failed(&format!("v4-{n}"), at("::ffff:192.0.2.9"));
+        }
+        assert!(throttle.admit("v4-x", at("192.0.2.9")).is_none());
+        assert!(throttle.admit("v4-x", at("192.0.2.10")).is_some());
     }
 }
