@@ -474,7 +474,8 @@ async fn an_http_clients_identity_comes_from_its_token_alone() {
 #[tokio::test]
 async fn a_client_that_never_closes_its_sessions_keeps_only_its_latest_ones() {
     let Some(peers) = peers() else { return };
-    let (running, url) = alice_and_bob(&peers).await;
+    // The proxy lives while `_running` does.
+    let (_running, url) = alice_and_bob(&peers).await;
     let http = reqwest::Client::new();
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "get-sum", "arguments": {"a": 1, "b": 2}}});

@@ -154,8 +154,8 @@ impl Default for ApprovalGateConfig {
 
 /// Why a gate without an approval channel blocks a call that needs approval.
 pub const NO_APPROVAL_CHANNEL: &str = "this call needs approval, and no approval channel is \
-     configured: add an `approval_gate` entry with a `feishu` or `slack` section to the agent's \
-     config, and give the agent an `Approvals` talking through that channel under the \
+     configured: add an `approval_gate` entry with a `feishu`, `slack` or `web` section to the \
+     agent's config, and give the agent an `Approvals` talking through that channel under the \
      `APPROVALS` resource key (or stop gating this call)";
 
 /// Extra time the hook's own timeout allows beyond the wait, for creating

@@ -3,7 +3,10 @@
 //! * [`ConfirmationStore`] — the durable truth (`confirmation_requests`),
 //!   where only a pending request moves, once, before its deadline. Its
 //!   writes share transactions (group commit, the mechanism the audit log
-//!   uses too): each caller learns its own outcome once it is durable.
+//!   uses too): each caller learns its own outcome once it is durable. On
+//!   PostgreSQL the card-update outbox's writes run alone instead: a batch
+//!   holds its rows' locks until it commits, and batches of two replicas
+//!   touching the same request would wait on each other.
 //! * [`Approvals`] — the state machine shared by gates and the callback
 //!   router: event dedup, channel binding, approver scope, waking waiters
 //!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
@@ -15,9 +18,10 @@
 //!   until the platform confirms.
 //! * [`crash_points`] — the failpoints of the crash tests (feature
 //!   `failpoints`).
-//! * [`channel`] — where the gate talks to people (Feishu/Lark, Slack). It
-//!   lives under the gate because it speaks the gate's types (requests,
-//!   decisions); the gate's state machine never depends on a particular channel.
+//! * [`channel`] — where the gate talks to people (Feishu/Lark, Slack, the
+//!   web approvals page). It lives under the gate because it speaks the
+//!   gate's types (requests, decisions); the gate's state machine never
+//!   depends on a particular channel.
 
 mod approvals;
 mod approvers;

@@ -28,7 +28,7 @@ impl Channel for OfflineChannel {
             Err(ChannelError::new(
                 "offline",
                 "no approval channel is configured, so nobody can be asked; configure a channel \
-                 such as Feishu or Slack for the approval gate",
+                 for the approval gate: Feishu, Slack or the web approvals page",
             ))
         })
     }
