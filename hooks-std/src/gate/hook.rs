@@ -410,7 +410,22 @@ impl ApprovalGate {
         // never early), and the request is expired by this gate.
         let clock = store.clock_ms().await.map_err(HookError::new)?;
         let started = tokio::time::Instant::now();
+        let mut woken = false;
         loop {
+            // Woken, most likely by an approval: stamp it and go, in one
+            // statement; anything else is read below as before.
+            if woken
+                && let Some(approved) = store
+                    .consume_approved(&request.id)
+                    .await
+                    .map_err(HookError::new)?
+            {
+                crash_point!(crash_points::AFTER_CONSUME, |_| Err(stopped(
+                    crash_points::AFTER_CONSUME
+                )));
+                return Ok(self.verdict(&approved));
+            }
+            woken = true;
             let current = store
                 .get(&request.id)
                 .await

@@ -812,6 +812,28 @@ impl ConfirmationStore {
         Ok(updated == 1)
     }
 
+    /// Stamps the approval of request `id` as used, if it is approved and
+    /// unused, and returns the request as stamped; `None` otherwise (still
+    /// pending, rejected, expired, cancelled, or already used). One
+    /// statement for the common wake-up, an approval, where reading the
+    /// request and then stamping it took two.
+    pub async fn consume_approved(
+        &self,
+        id: &str,
+    ) -> Result<Option<ConfirmationRequest>, StorageError> {
+        let sql = self.sql(
+            "UPDATE confirmation_requests SET consumed_at_ms = {now_ms} \
+             WHERE id = $1 AND status = 'approved' AND consumed_at_ms IS NULL \
+             RETURNING {columns}",
+        );
+        on_pool_write!(self, [sql, id], format!(
+            "using the approval of confirmation request {id}"
+        ), pool => sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)
+    }
+
     /// Requests that left `pending` at or after `since_ms` (database clock),
     /// with when: one query, however many gates are waiting.
     pub async fn decided_since(&self, since_ms: i64) -> Result<Vec<(String, i64)>, StorageError> {
