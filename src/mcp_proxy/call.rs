@@ -227,11 +227,10 @@ where
         }
     };
     let server = &shared.settings.server;
-    let peer = tokio::select! {
-        biased;
-        () = context.ct.cancelled() => Err(not_sent()),
-        peer = shared.upstream.peer() => peer,
-    };
+    // Reaching the upstream is not raced against the client's cancellation:
+    // a restart dropped half-way would still count against `max_restarts`,
+    // so a client cancelling its requests could use them up for everyone.
+    let peer = shared.upstream.peer().await;
     let answer = match peer {
         Ok(peer) => {
             let _working = shared
@@ -311,11 +310,9 @@ async fn upstream_call(
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, String> {
     let server = &shared.settings.server;
-    let peer = tokio::select! {
-        biased;
-        () = context.ct.cancelled() => return Err(not_sent()),
-        peer = shared.upstream.peer() => peer?,
-    };
+    // Not raced against cancellation (see `call_pseudo_tool`); a client that
+    // cancelled meanwhile is caught just before sending.
+    let peer = shared.upstream.peer().await?;
     // The upstream may have started again (and listed other tools) since
     // the call was admitted.
     if let Some(reason) = refusal(shared, &params.name).await {

@@ -387,12 +387,19 @@ impl Upstream {
         let mut state = self.state.lock().await;
         let (running, restarts) = &mut *state;
         let lost = self.lost.swap(false, std::sync::atomic::Ordering::SeqCst);
+        // Dropped before it decided (the request's task ended), this call
+        // leaves the suspicion for the next one.
+        let mut suspicion = Suspicion {
+            lost: &self.lost,
+            keep: lost,
+        };
         let open = !running.service.is_closed() && !running.service.peer().is_transport_closed();
         // A request that failed in transport does not prove the session
         // dead: one request refused by an HTTP layer (too large, rate
         // limited) or a request still running on a session replaced since
         // fails the same way. The session is kept if it still answers a ping.
         if open && (!lost || answers_ping(running.service.peer()).await) {
+            suspicion.keep = false;
             let peer = running.service.peer().clone();
             // A list that could not be read is read again before anything
             // else is sent.
@@ -418,8 +425,13 @@ impl Upstream {
                 restarts
             ));
         }
+        // Counted once the attempt is over: an attempt dropped half-way
+        // (its request's task ended) does not use a restart up.
+        suspicion.keep = true;
+        let attempt = self.endpoint.connect(self.forward.clone()).await;
         *restarts += 1;
-        match self.endpoint.connect(self.forward.clone()).await {
+        suspicion.keep = false;
+        match attempt {
             Ok(fresh) => {
                 *running = fresh;
                 let peer = running.service.peer().clone();
@@ -453,6 +465,21 @@ impl Upstream {
             .peer()
             .peer_info()
             .map(|info| (*info).clone())
+    }
+}
+
+/// Sets `lost` again when dropped while `keep` holds: a check of the
+/// upstream (a ping, a restart) cut short leaves the next request to do it.
+struct Suspicion<'a> {
+    lost: &'a std::sync::atomic::AtomicBool,
+    keep: bool,
+}
+
+impl Drop for Suspicion<'_> {
+    fn drop(&mut self) {
+        if self.keep {
+            self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 }
 

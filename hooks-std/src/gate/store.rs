@@ -47,9 +47,11 @@ macro_rules! on_pool_write {
 /// locks until it commits, so an outbox write batched in one replica and
 /// the same request's approval stamp batched in another made the batches
 /// wait on each other, in chains and deadlocks (each deadlock costing the
-/// server's `deadlock_timeout`, 1 s by default). A statement alone holds at
-/// most its one row and waits for nothing while holding it: no cycle can
-/// form. SQLite has one writer at a time and no row locks.
+/// server's `deadlock_timeout`, 1 s by default). A statement alone on one
+/// request holds at most its one row and waits for nothing while holding
+/// it: no cycle can form; the sweeper's statement over many requests skips
+/// those another transaction holds (`FOR UPDATE SKIP LOCKED`; the next
+/// sweep takes them). SQLite has one writer at a time and no row locks.
 macro_rules! on_pool_write_alone {
     ($store:expr, [$($owned:ident),*], $what:expr, $pool:ident => $body:expr) => {{
         match &$store.database {
@@ -562,7 +564,7 @@ impl ConfirmationStore {
         let sql = self.sql(&format!(
             "UPDATE confirmation_requests SET {TAKE_UPDATE} WHERE id IN \
              (SELECT id FROM confirmation_requests WHERE {UPDATE_DUE} \
-              AND channel_kind = $1 AND channel_id = $3 ORDER BY decided_at_ms LIMIT $4) \
+              AND channel_kind = $1 AND channel_id = $3 ORDER BY decided_at_ms LIMIT $4{{skip_locked}}) \
              AND {UPDATE_DUE} RETURNING {{columns}}"
         ));
         on_pool_write_alone!(self, [sql, channel_kind, backoff, channel_id, limit], "taking due approval card updates", pool => sqlx::query_as(&sql)

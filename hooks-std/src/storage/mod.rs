@@ -62,19 +62,23 @@ impl Database {
     /// `template` (written for PostgreSQL, `$1` placeholders) for this
     /// backend: `{now_ms}` becomes the database clock in milliseconds since
     /// the Unix epoch (one reading per statement), `{json}` a cast to JSON
-    /// where the backend has the type, and SQLite gets `?1` placeholders.
+    /// where the backend has the type, `{skip_locked}` (after a subquery's
+    /// `LIMIT`) skips rows other transactions hold where rows are locked,
+    /// and SQLite gets `?1` placeholders.
     pub(crate) fn dialect(&self, template: &str) -> String {
         match self {
             Database::Sqlite(_) => template
                 .replace("{now_ms}", "CAST(unixepoch('subsec') * 1000 AS INTEGER)")
                 .replace("{json}", "")
+                .replace("{skip_locked}", "")
                 .replace('$', "?"),
             Database::Postgres(_) => template
                 .replace(
                     "{now_ms}",
                     "CAST(extract(epoch FROM statement_timestamp()) * 1000 AS BIGINT)",
                 )
-                .replace("{json}", "::json"),
+                .replace("{json}", "::json")
+                .replace("{skip_locked}", " FOR UPDATE SKIP LOCKED"),
         }
     }
 

@@ -82,11 +82,14 @@ impl LoginThrottle {
 
     /// The keys a login is counted under: its operator id and its peer
     /// address (IPv4-mapped IPv6 as IPv4; other IPv6 addresses by their
-    /// /64, since one host can use any address of it).
-    fn keys(operator: &str, peer: Option<SocketAddr>) -> [String; 2] {
+    /// /64, since one host can use any address of it — except an address
+    /// that signed in as this operator before, `known`, which counts alone,
+    /// so neighbours in its /64 cannot lock the operator out of it).
+    fn keys(operator: &str, peer: Option<SocketAddr>, known: bool) -> [String; 2] {
         let peer = match peer.map(|peer| peer.ip().to_canonical()) {
             None => "unknown".to_owned(),
             Some(IpAddr::V4(address)) => address.to_string(),
+            Some(IpAddr::V6(address)) if known => address.to_string(),
             Some(IpAddr::V6(address)) => {
                 let [a, b, c, d, ..] = address.segments();
                 format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
@@ -124,21 +127,22 @@ impl LoginThrottle {
         peer: Option<SocketAddr>,
     ) -> Option<OwnedSemaphorePermit> {
         let now = Instant::now();
-        let [operator_key, peer_key] = Self::keys(operator, peer);
+        let known = self.is_known(operator, peer);
+        let [operator_key, peer_key] = Self::keys(operator, peer, known);
         let blocked = |key: &String| {
             self.lock()
                 .get(key)
                 .and_then(|entry| entry.blocked_until)
                 .is_some_and(|until| until > now)
         };
-        if blocked(&peer_key) || (blocked(&operator_key) && !self.is_known(operator, peer)) {
+        if blocked(&peer_key) || (blocked(&operator_key) && !known) {
             return None;
         }
         Arc::clone(&self.checks)
             .try_acquire_owned()
             .ok()
             .or_else(|| {
-                self.is_known(operator, peer)
+                known
                     .then(|| Arc::clone(&self.returning).try_acquire_owned().ok())
                     .flatten()
             })
@@ -163,6 +167,7 @@ impl LoginThrottle {
     /// Records a failed login of `operator` from `peer`.
     pub(crate) fn failed(&self, operator: &str, peer: Option<SocketAddr>) {
         let now = Instant::now();
+        let known = self.is_known(operator, peer);
         let mut failures = self.lock();
         if failures.len() >= MAX_TRACKED {
             failures.retain(|_, entry| {
@@ -180,7 +185,7 @@ impl LoginThrottle {
             };
             failures.remove(&oldest);
         }
-        for key in Self::keys(operator, peer) {
+        for key in Self::keys(operator, peer, known) {
             let entry = failures.entry(key).or_insert(Failures {
                 since: now,
                 count: 0,
@@ -312,6 +317,10 @@ mod tests {
             "another address of the same /64 is the same host"
         );
         assert!(throttle.admit("guess-x", at("2001:db8:1:3::1")).is_some());
+        // An operator's own address in that /64 is still theirs.
+        throttle.succeeded("alice", at("2001:db8:1:2::a11c"));
+        assert!(throttle.admit("alice", at("2001:db8:1:2::a11c")).is_some());
+        assert!(throttle.admit("alice", at("2001:db8:1:2::b0b")).is_none());
         // IPv4, also when it comes mapped into IPv6, is its own address.
         for n in 0..MAX_FAILURES {
             throttle.failed(&format!("v4-{n}"), at("::ffff:192.0.2.9"));
