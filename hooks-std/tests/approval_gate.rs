@@ -11,7 +11,6 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::gate::channel::feishu::{
@@ -69,17 +68,7 @@ async fn replica(
     );
     let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
     let registry = HookRegistry::builder().pre(hook).build().expect("registry");
-    let app = Router::new().nest("/feishu/callback", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let callback_url = format!(
-        "http://{}/feishu/callback",
-        listener.local_addr().expect("addr")
-    );
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
+    let (callback_url, server) = support::serve_callbacks(&approvals, "/feishu/callback").await;
     Replica {
         approvals,
         registry,

@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::fail;
@@ -75,17 +74,7 @@ async fn process(fake: &FakeFeishu, url: &str, timeout: &str) -> Process {
     let gate = json!({"approver_scope": "org_members", "timeout": timeout});
     let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
     let registry = HookRegistry::builder().pre(hook).build().expect("registry");
-    let app = Router::new().nest("/feishu/callback", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let callback_url = format!(
-        "http://{}/feishu/callback",
-        listener.local_addr().expect("addr")
-    );
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
+    let (callback_url, server) = support::serve_callbacks(&approvals, "/feishu/callback").await;
     Process {
         approvals,
         registry,

@@ -82,17 +82,7 @@ async fn replica(fake: &FakeSlack, database: Database, gate: Value, poll: Durati
 async fn serve(approvals: Approvals, gate: &Value) -> Replica {
     let hook = ApprovalGate::from_config(approvals.clone(), gate).expect("gate config");
     let registry = HookRegistry::builder().pre(hook).build().expect("registry");
-    let app = Router::new().nest("/slack/actions", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!(
-        "http://{}/slack/actions",
-        listener.local_addr().expect("addr")
-    );
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
+    let (url, server) = support::serve_callbacks(&approvals, "/slack/actions").await;
     Replica {
         approvals,
         registry,

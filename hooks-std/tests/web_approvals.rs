@@ -197,6 +197,18 @@ async fn decide(
 /// A pending request of alice's written straight to the store, as another
 /// process's gate (or one that died since) would have left it.
 async fn stored_request(page: &Page, key: &str, timeout: Duration) -> ConfirmationRequest {
+    stored(page, key, "alice", "acme", timeout).await
+}
+
+/// A pending request of `user` (org `org`, org-member scope) written
+/// straight to the store, deciding within `timeout`.
+async fn stored(
+    page: &Page,
+    key: &str,
+    user: &str,
+    org: &str,
+    timeout: Duration,
+) -> ConfirmationRequest {
     let (request, _) = page
         .approvals
         .store()
@@ -206,8 +218,8 @@ async fn stored_request(page: &Page, key: &str, timeout: Duration) -> Confirmati
             args: json!({"amount": 1}),
             args_digest: "d".into(),
             agent_id: "finance-bot".into(),
-            initiator_user_id: "alice".into(),
-            org_id: "acme".into(),
+            initiator_user_id: user.into(),
+            org_id: org.into(),
             approver_scope: ApproverScope::OrgMembers,
             approver_allowlist: vec![],
             channel_kind: "web".into(),
@@ -1192,27 +1204,7 @@ async fn a_request_with_cut_arguments_is_approved_only_from_its_detail_page() {
 /// A pending request of `user` (org `org`, org-member scope) written
 /// straight to the store.
 async fn stored_request_of(page: &Page, key: &str, user: &str, org: &str) -> ConfirmationRequest {
-    let (request, _) = page
-        .approvals
-        .store()
-        .create_or_resume(&NewConfirmation {
-            idempotency_key: key.into(),
-            tool_name: "oa__purchase_pay".into(),
-            args: json!({"amount": 1}),
-            args_digest: "d".into(),
-            agent_id: "finance-bot".into(),
-            initiator_user_id: user.into(),
-            org_id: org.into(),
-            approver_scope: ApproverScope::OrgMembers,
-            approver_allowlist: vec![],
-            channel_kind: "web".into(),
-            channel_id: "approvals".into(),
-            mode: ConfirmationMode::Metadata,
-            timeout: Duration::from_secs(60),
-        })
-        .await
-        .expect("create");
-    request
+    stored(page, key, user, org, Duration::from_secs(60)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1440,7 +1432,6 @@ async fn a_feishu_request_is_shown_read_only_on_postgres() {
 /// the operator can decide on the page: those get the list's room first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_watched_channel_does_not_hide_requests_the_operator_decides() {
-    use hooks_std::gate::channel::web::WatchedChannel;
     let database = Database::in_memory().await.expect("db");
     let feishu = feishu_gate(database.clone(), FEISHU_CHAT).await;
     let page = page_on_channel(
@@ -1449,13 +1440,8 @@ async fn a_busy_watched_channel_does_not_hide_requests_the_operator_decides() {
         org_scope(),
         tokens(),
         WebConfig {
-            watched_channels: vec![WatchedChannel {
-                kind: "feishu".into(),
-                channel_id: FEISHU_CHAT.into(),
-                viewers: vec!["alice".into()],
-            }],
             max_pending: 2,
-            ..WebConfig::default()
+            ..support::web::watching_feishu_for_alice(FEISHU_CHAT)
         },
     )
     .await;
@@ -1510,7 +1496,6 @@ async fn a_busy_watched_channel_does_not_hide_requests_the_operator_decides() {
 async fn watched_feishu_request(database: Database, chat: &str, web_channel: &str) {
     use hooks_std::gate::Decision;
     use hooks_std::gate::channel::feishu::CardClick;
-    use hooks_std::gate::channel::web::WatchedChannel;
     let feishu = feishu_gate(database.clone(), chat).await;
     let registry = feishu.registry.clone();
     // The page watches the Feishu chat for alice only.
@@ -1519,14 +1504,7 @@ async fn watched_feishu_request(database: Database, chat: &str, web_channel: &st
         database,
         org_scope(),
         tokens(),
-        WebConfig {
-            watched_channels: vec![WatchedChannel {
-                kind: "feishu".into(),
-                channel_id: chat.into(),
-                viewers: vec!["alice".into()],
-            }],
-            ..WebConfig::default()
-        },
+        support::web::watching_feishu_for_alice(chat),
     )
     .await;
     let alice = login(&page, "alice").await;

@@ -412,8 +412,9 @@ async fn enter_in_the_reason_field_decides_nothing() {
 async fn a_feishu_request_shows_read_only_and_leaves_when_decided_there() {
     use hooks_std::gate::Decision;
     use hooks_std::gate::channel::feishu::CardClick;
-    use hooks_std::gate::channel::web::{WatchedChannel, WebConfig};
-    use support::web::{FEISHU_CHAT, feishu_gate, org_scope, page_with, tokens};
+    use support::web::{
+        FEISHU_CHAT, feishu_gate, org_scope, page_with, tokens, watching_feishu_for_alice,
+    };
     with_browser(
         "a_feishu_request_shows_read_only_and_leaves_when_decided_there",
         async |browser| {
@@ -423,14 +424,7 @@ async fn a_feishu_request_shows_read_only_and_leaves_when_decided_there() {
                 database,
                 org_scope(),
                 tokens(),
-                WebConfig {
-                    watched_channels: vec![WatchedChannel {
-                        kind: "feishu".into(),
-                        channel_id: FEISHU_CHAT.into(),
-                        viewers: vec!["alice".into()],
-                    }],
-                    ..WebConfig::default()
-                },
+                watching_feishu_for_alice(FEISHU_CHAT),
             )
             .await;
             sign_in(browser, &page, "alice").await;

@@ -11,6 +11,7 @@ use hooks_runtime::{
     factory::{Built, BuiltItem},
 };
 use hooks_std::Database;
+use hooks_std::gate::Approvals;
 
 pub(crate) mod web;
 
@@ -91,4 +92,21 @@ pub(crate) fn assert_last_card_update_has_no_buttons(
 ) {
     let (_, card) = fake.card_updates().pop().expect("the card was redrawn");
     assert!(!card.to_string().contains("\"button\""), "{card}");
+}
+
+/// Serves `approvals`' callback router at `path` on a loopback port, as a
+/// platform would reach it: the callback URL and the server's task.
+pub(crate) async fn serve_callbacks(
+    approvals: &Approvals,
+    path: &str,
+) -> (String, tokio::task::JoinHandle<()>) {
+    let app = axum::Router::new().nest(path, approvals.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}{path}", listener.local_addr().expect("addr"));
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("serve");
+    });
+    (url, server)
 }

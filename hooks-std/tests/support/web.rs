@@ -6,7 +6,9 @@ use std::sync::{Arc, OnceLock};
 use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
 use hooks_std::Database;
-use hooks_std::gate::channel::web::{OperatorAuth, TokenAuth, WebApprovals, WebChannel, WebConfig};
+use hooks_std::gate::channel::web::{
+    OperatorAuth, TokenAuth, WatchedChannel, WebApprovals, WebChannel, WebConfig,
+};
 use hooks_std::gate::{
     ApprovalGate, Approvals, ApprovalsConfig, ApproverDirectory, ConfirmationStore, StaticDirectory,
 };
@@ -137,6 +139,19 @@ pub(crate) async fn serve(
     }
 }
 
+/// A page's settings when it shows alice (only) the requests of Feishu chat
+/// `chat`, read-only.
+pub(crate) fn watching_feishu_for_alice(chat: &str) -> WebConfig {
+    WebConfig {
+        watched_channels: vec![WatchedChannel {
+            kind: "feishu".into(),
+            channel_id: chat.into(),
+            viewers: vec!["alice".into()],
+        }],
+        ..WebConfig::default()
+    }
+}
+
 /// Org members decide; 30 s to do it.
 pub(crate) fn org_scope() -> Value {
     json!({"approver_scope": "org_members", "timeout": "30s"})
@@ -215,17 +230,7 @@ pub(crate) async fn feishu_gate(database: Database, chat: &str) -> FeishuGate {
         .pre(hook)
         .build()
         .expect("registry");
-    let app = axum::Router::new().nest("/feishu/callback", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let callback_url = format!(
-        "http://{}/feishu/callback",
-        listener.local_addr().expect("addr")
-    );
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
+    let (callback_url, server) = super::serve_callbacks(&approvals, "/feishu/callback").await;
     FeishuGate {
         fake,
         registry,
