@@ -42,6 +42,12 @@ impl Batch for AuditRows {
         Some(Box::pin(insert))
     }
 
+    /// Audit rows are only read after the fact: a row may be readable a
+    /// moment before its sync returns, never acknowledged before it.
+    fn visible_before_durable(&self) -> bool {
+        true
+    }
+
     fn settle(&self, item: Pending, outcome: Result<(), &StorageError>) {
         let _ = item.done.send(outcome.map_err(|error| error.to_string()));
     }

@@ -20,16 +20,21 @@
 //! each queued write in turn.
 
 use std::panic::AssertUnwindSafe;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use futures_util::FutureExt as _;
 
 use sqlx::pool::PoolConnection;
-use sqlx::{Connection, PgConnection, Postgres, Sqlite, SqliteConnection};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteSynchronous};
+use sqlx::{Connection, PgConnection, Postgres, Sqlite, SqliteConnection, SqlitePool};
 use std::future::Future;
 use std::pin::Pin;
 use tokio::sync::{Mutex, mpsc};
 
+use super::wal_sync::WalSync;
 use super::{Database, StorageError};
 
 /// A boxed future borrowing the transaction for `'t`.
@@ -95,8 +100,21 @@ pub(crate) trait Batch: Send + Sync + 'static {
         None
     }
 
+    /// Whether other connections may read this batch's writes before they
+    /// are durable. `false`, the default, keeps SQLite's own `fsync` inside
+    /// each `COMMIT`. `true` lets a SQLite file in WAL mode with `synchronous
+    /// = FULL` commit on a connection of its own without syncing, and sync
+    /// the WAL on another task while the next batch commits (see
+    /// [`wal_sync`](super::wal_sync)): callers still hear back only once
+    /// their writes are on disk, but a reader may see them a moment before,
+    /// and a power loss in that moment takes them away. Only for writes
+    /// nobody acts upon before their writer is told (audit rows).
+    fn visible_before_durable(&self) -> bool {
+        false
+    }
+
     /// Tells the item's caller how it went: `Ok` once its transaction is
-    /// committed, otherwise why not.
+    /// committed (and durable), otherwise why not.
     fn settle(&self, item: Self::Item, outcome: Result<(), &StorageError>);
 
     /// What writing `items` items is, for error messages ("writing 12 audit rows").
@@ -164,6 +182,25 @@ impl<B: Batch> GroupCommit<B> {
 enum Held {
     Sqlite(PoolConnection<Sqlite>),
     Postgres(PoolConnection<Postgres>),
+    /// The pipelined writer's own connection (`synchronous = NORMAL`),
+    /// outside the pool.
+    Unsynced(SqliteConnection),
+}
+
+/// How a writer makes its batches durable.
+enum Durability<B: Batch> {
+    /// Inside each `COMMIT` (the backend's own setting).
+    AtCommit,
+    /// After it: committed batches go to the syncer task, which tells their
+    /// callers once the WAL is on disk.
+    Pipelined {
+        /// How the writer opens its own unsynced connection.
+        connect: Box<SqliteConnectOptions>,
+        synced: mpsc::Sender<Vec<B::Item>>,
+        /// Set by the syncer when a sync failed: later batches go back to
+        /// SQLite's own sync, which reports a failing disk as it happens.
+        failed: Arc<AtomicBool>,
+    },
 }
 
 /// The writer task: one transaction per batch, each item alone after a
@@ -174,6 +211,18 @@ async fn commit_batches<B: Batch>(
     queue: Arc<Mutex<mpsc::Receiver<B::Item>>>,
     max_batch: usize,
 ) {
+    let durability = durability(&database, &batch).await;
+    commit_batches_with(database, batch, queue, max_batch, durability).await;
+}
+
+/// [`commit_batches`], making batches durable as `durability` says.
+async fn commit_batches_with<B: Batch>(
+    database: Database,
+    batch: Arc<B>,
+    queue: Arc<Mutex<mpsc::Receiver<B::Item>>>,
+    max_batch: usize,
+    mut durability: Durability<B>,
+) {
     let mut items = Vec::with_capacity(max_batch);
     let mut held: Option<Held> = None;
     // An in-memory SQLite database has exactly one connection: keeping it
@@ -183,13 +232,34 @@ async fn commit_batches<B: Batch>(
         Database::Postgres(_) => true,
     };
     loop {
+        // A pipelined writer commits its next batch only once the syncer has
+        // taken the last one: until then, its rows could not be synced any
+        // sooner, and waiting lets more rows share the commit.
+        let mut permit = match &durability {
+            Durability::Pipelined { synced, .. } => match synced.clone().reserve_owned().await {
+                Ok(permit) => Some(permit),
+                Err(_) => {
+                    // The syncer stopped (its runtime is shutting down).
+                    held = None;
+                    durability = Durability::AtCommit;
+                    None
+                }
+            },
+            Durability::AtCommit => None,
+        };
+        let pipelined = permit.is_some();
         let more_queued = {
             // Never wait for work (or for another writer waiting for work)
-            // while holding a pooled connection: readers need it.
+            // while holding a pooled connection: readers need it. The
+            // pipelined writer's own connection is no reader's, and opening
+            // it again costs more than a batch: it is kept until the queue
+            // has been empty for a second.
             let mut queue = match queue.try_lock() {
                 Ok(queue) if !queue.is_empty() => queue,
                 Ok(queue) => {
-                    held = None;
+                    if !pipelined {
+                        held = None;
+                    }
                     queue
                 }
                 Err(_) => {
@@ -197,17 +267,44 @@ async fn commit_batches<B: Batch>(
                     queue.lock().await
                 }
             };
-            if queue.recv_many(&mut items, max_batch).await == 0 {
+            let received = if held.is_some() && pipelined && queue.is_empty() {
+                match tokio::time::timeout(UNSYNCED_IDLE, queue.recv_many(&mut items, max_batch))
+                    .await
+                {
+                    Ok(received) => received,
+                    Err(_) => {
+                        held = None;
+                        queue.recv_many(&mut items, max_batch).await
+                    }
+                }
+            } else {
+                queue.recv_many(&mut items, max_batch).await
+            };
+            if received == 0 {
                 return;
             }
             !queue.is_empty()
         };
-        match commit_contained(&database, &mut held, &*batch, &mut items).await {
-            Ok(()) => {
-                for item in items.drain(..) {
-                    batch.settle(item, Ok(()));
-                }
-            }
+        if let Durability::Pipelined { failed, .. } = &durability
+            && failed.load(Ordering::Acquire)
+        {
+            permit = None;
+            held = None;
+            durability = Durability::AtCommit;
+        }
+        let pipelined = permit.is_some();
+        if database_closed(&database) {
+            // The pipelined writer's own connection would outlive the
+            // pool: a closed database takes no more writes.
+            held = None;
+        }
+        let connect = match &durability {
+            Durability::Pipelined { connect, .. } => Some(&**connect),
+            Durability::AtCommit => None,
+        };
+        let mut committed = Vec::with_capacity(items.len());
+        match commit_contained(&database, connect, &mut held, &*batch, &mut items).await {
+            Ok(()) => committed.append(&mut items),
             Err(error) if items.len() == 1 => {
                 held = None;
                 for item in items.drain(..) {
@@ -218,17 +315,131 @@ async fn commit_batches<B: Batch>(
                 held = None;
                 for item in items.drain(..) {
                     let mut alone = [item];
-                    let outcome = commit_contained(&database, &mut held, &*batch, &mut alone).await;
-                    if outcome.is_err() {
-                        held = None;
-                    }
+                    let outcome =
+                        commit_contained(&database, connect, &mut held, &*batch, &mut alone).await;
                     let [item] = alone;
-                    batch.settle(item, outcome.as_ref().map(|_| ()));
+                    match outcome {
+                        Ok(()) => committed.push(item),
+                        Err(error) => {
+                            held = None;
+                            batch.settle(item, Err(&error));
+                        }
+                    }
                 }
             }
         }
-        if !keep || !more_queued || database_closed(&database) {
+        match permit {
+            Some(permit) => {
+                if !committed.is_empty() {
+                    permit.send(committed);
+                }
+            }
+            None => {
+                for item in committed {
+                    batch.settle(item, Ok(()));
+                }
+            }
+        }
+        if !keep || database_closed(&database) || (!more_queued && !pipelined) {
             held = None;
+        }
+    }
+}
+
+/// How long the pipelined writer keeps its own connection with no work.
+const UNSYNCED_IDLE: Duration = Duration::from_secs(1);
+
+/// Pipelined when the batch allows it and the database is a SQLite file in
+/// WAL mode whose commits sync (`synchronous = FULL`): anything else is
+/// already as fast as it gets, or would be weakened. Starts the syncer.
+async fn durability<B: Batch>(database: &Database, batch: &Arc<B>) -> Durability<B> {
+    let Database::Sqlite(pool) = database else {
+        return Durability::AtCommit;
+    };
+    if !batch.visible_before_durable() || pool.options().get_max_connections() < 2 {
+        return Durability::AtCommit;
+    }
+    let setting = async {
+        let mut connection = pool.acquire().await?;
+        let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&mut *connection)
+            .await?;
+        let journal: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&mut *connection)
+            .await?;
+        let file: String =
+            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                .fetch_one(&mut *connection)
+                .await?;
+        Ok::<_, sqlx::Error>((synchronous, journal, file))
+    };
+    // Anything unexpected keeps SQLite's own sync: slower, never weaker.
+    let Ok((2, journal, file)) = setting.await else {
+        return Durability::AtCommit;
+    };
+    if !journal.eq_ignore_ascii_case("wal") || file.is_empty() {
+        return Durability::AtCommit;
+    }
+    pipelined(pool, batch, WalSync::new(Path::new(&file)))
+}
+
+/// Pipelined durability on `pool`'s file, synced by `wal`: starts the syncer.
+fn pipelined<B: Batch>(pool: &SqlitePool, batch: &Arc<B>, wal: WalSync) -> Durability<B> {
+    let connect = Box::new(
+        pool.connect_options()
+            .as_ref()
+            .clone()
+            .synchronous(SqliteSynchronous::Normal),
+    );
+    let (synced, committed) = mpsc::channel(SYNCS_QUEUED);
+    let failed = Arc::new(AtomicBool::new(false));
+    tokio::spawn(settle_when_durable(
+        batch.clone(),
+        Arc::new(wal),
+        committed,
+        failed.clone(),
+    ));
+    Durability::Pipelined {
+        connect,
+        synced,
+        failed,
+    }
+}
+
+/// Committed batches waiting for a sync, at most: one, the next sync's.
+const SYNCS_QUEUED: usize = 1;
+
+/// The syncer: waits for committed batches, syncs the WAL once for all
+/// that have arrived, then tells their callers.
+async fn settle_when_durable<B: Batch>(
+    batch: Arc<B>,
+    wal: Arc<WalSync>,
+    mut committed: mpsc::Receiver<Vec<B::Item>>,
+    failed: Arc<AtomicBool>,
+) {
+    let mut batches = Vec::with_capacity(SYNCS_QUEUED);
+    while committed.recv_many(&mut batches, SYNCS_QUEUED).await > 0 {
+        let syncing = wal.clone();
+        let outcome = match tokio::task::spawn_blocking(move || syncing.sync()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(format!(
+                "syncing {} to disk failed ({error})",
+                wal.wal().display()
+            )),
+            Err(_) => Err("the thread syncing the WAL to disk was lost".to_owned()),
+        };
+        let outcome = outcome.map_err(|why| {
+            failed.store(true, Ordering::Release);
+            StorageError::Unavailable {
+                what: batch.describe(batches.iter().map(Vec::len).sum()),
+                why: format!(
+                    "{why}: they are committed but may not survive a power loss; later \
+                     writes sync inside their own commit"
+                ),
+            }
+        });
+        for item in batches.drain(..).flatten() {
+            batch.settle(item, outcome.as_ref().map(|_| ()));
         }
     }
 }
@@ -261,12 +472,13 @@ fn database_closed(database: &Database) -> bool {
 /// the item whose write panics fails.
 async fn commit_contained<B: Batch>(
     database: &Database,
+    unsynced: Option<&SqliteConnectOptions>,
     held: &mut Option<Held>,
     batch: &B,
     items: &mut [B::Item],
 ) -> Result<(), StorageError> {
     let count = items.len();
-    let attempt = AssertUnwindSafe(commit(database, held, batch, items));
+    let attempt = AssertUnwindSafe(commit(database, unsynced, held, batch, items));
     match attempt.catch_unwind().await {
         Ok(outcome) => outcome,
         Err(panic) => {
@@ -286,10 +498,12 @@ async fn commit_contained<B: Batch>(
     }
 }
 
-/// Writes `items` in one transaction on the held connection (acquiring one
-/// if none is held) and commits it.
+/// Writes `items` in one transaction on the held connection and commits it.
+/// With none held it takes one from the pool, or, for a pipelined writer
+/// (`unsynced`), opens its own.
 async fn commit<B: Batch>(
     database: &Database,
+    unsynced: Option<&SqliteConnectOptions>,
     held: &mut Option<Held>,
     batch: &B,
     items: &mut [B::Item],
@@ -301,52 +515,63 @@ async fn commit<B: Batch>(
     };
     let connection = match held.take() {
         Some(connection) => held.insert(connection),
-        None => held.insert(match database {
-            Database::Sqlite(pool) => {
+        None => held.insert(match (database, unsynced) {
+            (Database::Sqlite(pool), Some(_)) if pool.is_closed() => {
+                return Err(StorageError::Unavailable {
+                    what: described,
+                    why: "the database has been closed".into(),
+                });
+            }
+            (Database::Sqlite(_), Some(connect)) => Held::Unsynced(
+                SqliteConnection::connect_with(connect)
+                    .await
+                    .map_err(failed(&described))?,
+            ),
+            (Database::Sqlite(pool), None) => {
                 Held::Sqlite(pool.acquire().await.map_err(failed(&described))?)
             }
-            Database::Postgres(pool) => {
+            (Database::Postgres(pool), _) => {
                 Held::Postgres(pool.acquire().await.map_err(failed(&described))?)
             }
         }),
     };
-    match connection {
-        Held::Sqlite(connection) => {
-            let scripted = match batch.sqlite_transaction(connection, items) {
-                Some(script) => Some(script.await),
-                None => None,
-            };
-            if let Some(outcome) = scripted {
-                let clean = outcome.is_ok() || roll_back(connection).await;
-                if !clean {
-                    // A transaction may still be open on it: never reuse it.
-                    if let Some(Held::Sqlite(mut broken)) = held.take() {
-                        broken.close_on_drop();
-                    }
-                }
-                return outcome.map_err(failed(&described));
-            }
-            // IMMEDIATE: take the write lock at BEGIN, so a batch that reads
-            // before it writes never has to upgrade (and fail) mid-way.
-            let mut tx = connection
-                .begin_with("BEGIN IMMEDIATE")
-                .await
-                .map_err(failed(&described))?;
-            batch
-                .write(Conn::Sqlite(&mut tx), items)
-                .await
-                .map_err(failed(&described))?;
-            tx.commit().await.map_err(failed(&described))
-        }
+    let connection: &mut SqliteConnection = match connection {
+        Held::Sqlite(connection) => connection,
+        Held::Unsynced(connection) => connection,
         Held::Postgres(connection) => {
             let mut tx = connection.begin().await.map_err(failed(&described))?;
             batch
                 .write(Conn::Postgres(&mut tx), items)
                 .await
                 .map_err(failed(&described))?;
-            tx.commit().await.map_err(failed(&described))
+            return tx.commit().await.map_err(failed(&described));
         }
+    };
+    let scripted = match batch.sqlite_transaction(connection, items) {
+        Some(script) => Some(script.await),
+        None => None,
+    };
+    if let Some(outcome) = scripted {
+        let clean = outcome.is_ok() || roll_back(connection).await;
+        if !clean {
+            // A transaction may still be open on it: never reuse it.
+            if let Some(Held::Sqlite(mut broken)) = held.take() {
+                broken.close_on_drop();
+            }
+        }
+        return outcome.map_err(failed(&described));
     }
+    // IMMEDIATE: take the write lock at BEGIN, so a batch that reads
+    // before it writes never has to upgrade (and fail) mid-way.
+    let mut tx = connection
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(failed(&described))?;
+    batch
+        .write(Conn::Sqlite(&mut tx), items)
+        .await
+        .map_err(failed(&described))?;
+    tx.commit().await.map_err(failed(&described))
 }
 
 /// Rolls back whatever transaction a failed script left open; `false` if the
@@ -372,8 +597,11 @@ mod tests {
 
     use super::*;
 
-    /// Words written one row each; writing "boom" panics.
-    struct Words;
+    /// Words written one row each; writing "boom" panics. `pipelined`:
+    /// readers may see them before they are durable.
+    struct Words {
+        pipelined: bool,
+    }
 
     struct Word {
         text: &'static str,
@@ -403,6 +631,10 @@ mod tests {
             })
         }
 
+        fn visible_before_durable(&self) -> bool {
+            self.pipelined
+        }
+
         fn settle(&self, item: Word, outcome: Result<(), &StorageError>) {
             let _ = item.done.send(outcome.map_err(ToString::to_string));
         }
@@ -428,7 +660,7 @@ mod tests {
             .execute(pool)
             .await
             .expect("table");
-        let group = GroupCommit::new(database.clone(), Words, 16);
+        let group = GroupCommit::new(database.clone(), Words { pipelined: false }, 16);
         let (a, boom, c) = tokio::join!(
             write(&group, "a"),
             write(&group, "boom"),
@@ -446,5 +678,127 @@ mod tests {
             .await
             .expect("count");
         assert_eq!(rows, 3);
+    }
+
+    async fn words_table(database: &Database) {
+        let Database::Sqlite(pool) = database else {
+            unreachable!("SQLite")
+        };
+        sqlx::query("CREATE TABLE words (text TEXT NOT NULL)")
+            .execute(pool)
+            .await
+            .expect("table");
+    }
+
+    async fn words(database: &Database) -> i64 {
+        let Database::Sqlite(pool) = database else {
+            unreachable!("SQLite")
+        };
+        sqlx::query_scalar("SELECT COUNT(*) FROM words")
+            .fetch_one(pool)
+            .await
+            .expect("count")
+    }
+
+    fn sqlite_file(dir: &tempfile::TempDir) -> String {
+        format!("sqlite://{}", dir.path().join("words.db").display())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn only_a_batch_that_allows_it_on_a_synced_wal_file_is_pipelined() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = Database::connect(&sqlite_file(&dir)).await.expect("file");
+        let pipelined = Arc::new(Words { pipelined: true });
+        let at_commit = Arc::new(Words { pipelined: false });
+        assert!(matches!(
+            durability(&file, &pipelined).await,
+            Durability::Pipelined { .. }
+        ));
+        // Approval decisions and the like: never readable before durable.
+        assert!(matches!(
+            durability(&file, &at_commit).await,
+            Durability::AtCommit
+        ));
+        // Nothing to gain: no fsync in the commit, or no file.
+        let unsynced = Database::connect_with(
+            &format!("sqlite://{}", dir.path().join("normal.db").display()),
+            &crate::storage::DatabaseOptions {
+                sync_full: false,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("normal");
+        assert!(matches!(
+            durability(&unsynced, &pipelined).await,
+            Durability::AtCommit
+        ));
+        let memory = Database::in_memory().await.expect("memory");
+        assert!(matches!(
+            durability(&memory, &pipelined).await,
+            Durability::AtCommit
+        ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pipelined_writes_are_acknowledged_and_survive_reopening() {
+        let dir = tempfile::tempdir().expect("dir");
+        let database = Database::connect(&sqlite_file(&dir)).await.expect("file");
+        words_table(&database).await;
+        let group = Arc::new(GroupCommit::new(
+            database.clone(),
+            Words { pipelined: true },
+            16,
+        ));
+        let writers: Vec<_> = (0..200)
+            .map(|_| {
+                let group = group.clone();
+                tokio::spawn(async move { write(&group, "w").await })
+            })
+            .collect();
+        for writer in writers {
+            assert_eq!(writer.await.expect("writer"), Ok(()));
+        }
+        drop(group);
+        database.close().await;
+        let reopened = Database::connect(&sqlite_file(&dir)).await.expect("reopen");
+        assert_eq!(words(&reopened).await, 200);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_whose_sync_fails_is_not_acknowledged_and_later_writes_sync_in_their_commit() {
+        let dir = tempfile::tempdir().expect("dir");
+        let database = Database::connect(&sqlite_file(&dir)).await.expect("file");
+        words_table(&database).await;
+        let Database::Sqlite(pool) = &database else {
+            unreachable!("SQLite")
+        };
+        let batch = Arc::new(Words { pipelined: true });
+        // A syncer whose WAL (and database file) cannot be found: every sync fails.
+        let broken = WalSync::new(&dir.path().join("missing").join("words.db"));
+        let durability = pipelined(pool, &batch, broken);
+        let (sender, receiver) = mpsc::channel(16);
+        tokio::spawn(commit_batches_with(
+            database.clone(),
+            batch,
+            Arc::new(Mutex::new(receiver)),
+            16,
+            durability,
+        ));
+        let send = |text| {
+            let sender = sender.clone();
+            async move {
+                let (done, outcome) = oneshot::channel();
+                sender.send(Word { text, done }).await.expect("writer");
+                outcome.await.expect("settled")
+            }
+        };
+        let error = send("first").await.expect_err("the sync failed");
+        assert!(error.contains("syncing"), "{error}");
+        assert!(error.contains("may not survive a power loss"), "{error}");
+        // The writer went back to SQLite's own sync in each commit.
+        assert_eq!(send("second").await, Ok(()));
+        assert_eq!(send("third").await, Ok(()));
+        assert_eq!(words(&database).await, 3);
     }
 }
