@@ -98,6 +98,20 @@ impl Batch for GateWrites {
         })
     }
 
+    /// Safe for the gate because nothing it does rests on a read alone:
+    /// every step with an effect outside the database (running the tool,
+    /// sending or redrawing a card, telling an approver their decision
+    /// counted) waits for a write of its own (the approval stamp, the card
+    /// claim, the outbox take, the decision), and a write is acknowledged
+    /// only after a sync of the WAL that began after it committed, which
+    /// makes everything committed before it durable too, the decision it
+    /// read included. What a power loss can take back is only what a pure
+    /// read showed: a page listing a decision, or a call blocked on a
+    /// rejection (the safe side).
+    fn visible_before_durable(&self) -> bool {
+        true
+    }
+
     fn settle(&self, item: Self::Item, outcome: Result<(), &StorageError>) {
         item.settle(outcome);
     }

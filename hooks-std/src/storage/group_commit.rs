@@ -108,7 +108,9 @@ pub(crate) trait Batch: Send + Sync + 'static {
     /// [`wal_sync`](super::wal_sync)): callers still hear back only once
     /// their writes are on disk, but a reader may see them a moment before,
     /// and a power loss in that moment takes them away. Only for writes
-    /// nobody acts upon before their writer is told (audit rows).
+    /// whose readers do nothing outside the database on a read alone (audit
+    /// rows; the approval gate, whose every effect waits for a write of its
+    /// own).
     fn visible_before_durable(&self) -> bool {
         false
     }

@@ -17,8 +17,13 @@
 //! syncs the database file after, and deletes the WAL only after such a
 //! checkpoint. What differs is visibility: other connections can read a
 //! batch's rows before the sync returns, and a power loss in that window
-//! takes them away again. So only writes nobody acts upon before their writer
-//! is told are pipelined: audit rows are; approval decisions are not.
+//! takes them away again. So only batches whose readers never act outside
+//! the database on a read alone are pipelined. Audit rows are only read.
+//! The approval gate's steps with effects (running the tool, sending or
+//! redrawing a card, confirming a decision to its approver) each wait for a
+//! write of their own, and an acknowledged write means everything committed
+//! before it is durable, since one sync of the WAL covers every frame
+//! written before it began.
 //!
 //! [`Batch::visible_before_durable`]: super::Batch::visible_before_durable
 
