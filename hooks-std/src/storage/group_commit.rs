@@ -199,8 +199,8 @@ enum Durability<B: Batch> {
         /// How the writer opens its own unsynced connection.
         connect: Box<SqliteConnectOptions>,
         synced: mpsc::Sender<Vec<B::Item>>,
-        /// Set by the syncer when a sync failed: later batches go back to
-        /// SQLite's own sync, which reports a failing disk as it happens.
+        /// Set by the syncer when a sync failed: from then on the writer
+        /// and the syncer refuse every batch (fail stop).
         failed: Arc<AtomicBool>,
     },
 }
@@ -269,12 +269,21 @@ async fn commit_batches_with<B: Batch>(
                     queue.lock().await
                 }
             };
-            let received = if held.is_some() && pipelined && queue.is_empty() {
-                match tokio::time::timeout(UNSYNCED_IDLE, queue.recv_many(&mut items, max_batch))
-                    .await
-                {
-                    Ok(received) => received,
-                    Err(_) => {
+            let received = if held.is_some()
+                && pipelined
+                && queue.is_empty()
+                && let Database::Sqlite(pool) = &database
+            {
+                // Idle: keep the connection a while, but close it as soon
+                // as the database is closed (it is no pool's to close).
+                let waited = tokio::select! {
+                    received = queue.recv_many(&mut items, max_batch) => Some(received),
+                    () = tokio::time::sleep(UNSYNCED_IDLE) => None,
+                    () = pool.close_event() => None,
+                };
+                match waited {
+                    Some(received) => received,
+                    None => {
                         held = None;
                         queue.recv_many(&mut items, max_batch).await
                     }
@@ -290,9 +299,17 @@ async fn commit_batches_with<B: Batch>(
         if let Durability::Pipelined { failed, .. } = &durability
             && failed.load(Ordering::Acquire)
         {
-            permit = None;
+            // A failed sync leaves a hole in the WAL that later commits
+            // would sit behind (recovery stops at the first bad frame), and
+            // the kernel may have dropped the error: nothing written after
+            // it could be called durable. Fail stop, as PostgreSQL does.
+            drop(permit.take());
             held = None;
-            durability = Durability::AtCommit;
+            let error = sync_failed_before(&*batch, items.len());
+            for item in items.drain(..) {
+                batch.settle(item, Err(&error));
+            }
+            continue;
         }
         let pipelined = permit.is_some();
         if database_closed(&database) {
@@ -348,7 +365,8 @@ async fn commit_batches_with<B: Batch>(
     }
 }
 
-/// How long the pipelined writer keeps its own connection with no work.
+/// How long the pipelined writer keeps its own connection with no work
+/// (closing the database closes it at once).
 const UNSYNCED_IDLE: Duration = Duration::from_secs(1);
 
 /// Pipelined when the batch allows it and the database is a SQLite file in
@@ -382,7 +400,10 @@ async fn durability<B: Batch>(database: &Database, batch: &Arc<B>) -> Durability
     if !journal.eq_ignore_ascii_case("wal") || file.is_empty() {
         return Durability::AtCommit;
     }
-    pipelined(pool, batch, WalSync::new(Path::new(&file)))
+    match WalSync::open(Path::new(&file)) {
+        Ok(wal) => pipelined(pool, batch, wal),
+        Err(_) => Durability::AtCommit,
+    }
 }
 
 /// Pipelined durability on `pool`'s file, synced by `wal`: starts the syncer.
@@ -421,6 +442,14 @@ async fn settle_when_durable<B: Batch>(
 ) {
     let mut batches = Vec::with_capacity(SYNCS_QUEUED);
     while committed.recv_many(&mut batches, SYNCS_QUEUED).await > 0 {
+        if failed.load(Ordering::Acquire) {
+            // Committed behind a failed sync: never durable for sure.
+            let error = sync_failed_before(&*batch, batches.iter().map(Vec::len).sum());
+            for item in batches.drain(..).flatten() {
+                batch.settle(item, Err(&error));
+            }
+            continue;
+        }
         let syncing = wal.clone();
         let outcome = match tokio::task::spawn_blocking(move || syncing.sync()).await {
             Ok(Ok(())) => Ok(()),
@@ -435,14 +464,25 @@ async fn settle_when_durable<B: Batch>(
             StorageError::Unavailable {
                 what: batch.describe(batches.iter().map(Vec::len).sum()),
                 why: format!(
-                    "{why}: they are committed but may not survive a power loss; later \
-                     writes sync inside their own commit"
+                    "{why}: they are committed and readable but may not survive a power \
+                     loss; this writer takes no more writes until the process restarts \
+                     (check the disk first)"
                 ),
             }
         });
         for item in batches.drain(..).flatten() {
             batch.settle(item, outcome.as_ref().map(|_| ()));
         }
+    }
+}
+
+/// Why a pipelined writer refuses `items` items after a failed sync.
+fn sync_failed_before<B: Batch>(batch: &B, items: usize) -> StorageError {
+    StorageError::Unavailable {
+        what: batch.describe(items),
+        why: "an earlier sync of the database's WAL to disk failed, so nothing written \
+              after it can be made durable; restart the process once the disk is checked"
+            .into(),
     }
 }
 
@@ -761,14 +801,85 @@ mod tests {
         for writer in writers {
             assert_eq!(writer.await.expect("writer"), Ok(()));
         }
-        drop(group);
         database.close().await;
+        // Closing the database closes the writer's own connection too (well
+        // before its idle timeout): the last connection gone, SQLite folds
+        // the WAL into the database file and removes it.
+        let wal = dir.path().join("words.db-wal");
+        let deadline = std::time::Instant::now() + UNSYNCED_IDLE / 2;
+        while wal.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the writer kept the closed database open"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        drop(group);
         let reopened = Database::connect(&sqlite_file(&dir)).await.expect("reopen");
         assert_eq!(words(&reopened).await, 200);
     }
 
+    /// A pipelined writer over `database` whose syncs wait for `release`.
+    fn writer_with_held_sync(
+        database: &Database,
+        dir: &tempfile::TempDir,
+        release: std::sync::mpsc::Receiver<()>,
+    ) -> mpsc::Sender<Word> {
+        let Database::Sqlite(pool) = database else {
+            unreachable!("SQLite")
+        };
+        let batch = Arc::new(Words { pipelined: true });
+        let release = std::sync::Mutex::new(release);
+        let held = WalSync::with_before_sync(&dir.path().join("words.db"), move || {
+            release
+                .lock()
+                .expect("release")
+                .recv()
+                .map_err(std::io::Error::other)
+        })
+        .expect("wal");
+        let durability = pipelined(pool, &batch, held);
+        let (sender, receiver) = mpsc::channel(16);
+        tokio::spawn(commit_batches_with(
+            database.clone(),
+            batch,
+            Arc::new(Mutex::new(receiver)),
+            16,
+            durability,
+        ));
+        sender
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_write_whose_sync_fails_is_not_acknowledged_and_later_writes_sync_in_their_commit() {
+    async fn a_pipelined_write_is_readable_before_its_sync_but_answered_only_after() {
+        let dir = tempfile::tempdir().expect("dir");
+        let database = Database::connect(&sqlite_file(&dir)).await.expect("file");
+        words_table(&database).await;
+        let (release, released) = std::sync::mpsc::channel();
+        let writer = writer_with_held_sync(&database, &dir, released);
+        let (done, mut outcome) = oneshot::channel();
+        writer
+            .send(Word { text: "held", done })
+            .await
+            .expect("writer");
+        // Committed: another connection reads it while its sync is held.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while words(&database).await == 0 {
+            assert!(std::time::Instant::now() < deadline, "never committed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // Not answered before its sync returns.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            matches!(outcome.try_recv(), Err(oneshot::error::TryRecvError::Empty)),
+            "answered before the WAL was synced"
+        );
+        release.send(()).expect("syncer waiting");
+        assert_eq!(outcome.await.expect("settled"), Ok(()));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_whose_sync_fails_is_not_acknowledged_and_the_writer_stops() {
         let dir = tempfile::tempdir().expect("dir");
         let database = Database::connect(&sqlite_file(&dir)).await.expect("file");
         words_table(&database).await;
@@ -776,8 +887,11 @@ mod tests {
             unreachable!("SQLite")
         };
         let batch = Arc::new(Words { pipelined: true });
-        // A syncer whose WAL (and database file) cannot be found: every sync fails.
-        let broken = WalSync::new(&dir.path().join("missing").join("words.db"));
+        // A syncer whose every sync fails, as on a disk reporting write errors.
+        let broken = WalSync::with_before_sync(&dir.path().join("words.db"), || {
+            Err(std::io::Error::other("injected write error"))
+        })
+        .expect("wal");
         let durability = pipelined(pool, &batch, broken);
         let (sender, receiver) = mpsc::channel(16);
         tokio::spawn(commit_batches_with(
@@ -798,9 +912,14 @@ mod tests {
         let error = send("first").await.expect_err("the sync failed");
         assert!(error.contains("syncing"), "{error}");
         assert!(error.contains("may not survive a power loss"), "{error}");
-        // The writer went back to SQLite's own sync in each commit.
-        assert_eq!(send("second").await, Ok(()));
-        assert_eq!(send("third").await, Ok(()));
-        assert_eq!(words(&database).await, 3);
+        // Nothing after a failed sync is durable for sure: later writes are
+        // refused, not committed.
+        for text in ["second", "third"] {
+            let error = send(text).await.expect_err("refused after a failed sync");
+            assert!(error.contains("an earlier sync"), "{error}");
+        }
+        // The first is committed (readable) though its caller was told it
+        // may not last: the error says so.
+        assert_eq!(words(&database).await, 1);
     }
 }
