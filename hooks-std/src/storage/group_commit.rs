@@ -819,26 +819,20 @@ mod tests {
         assert_eq!(words(&reopened).await, 200);
     }
 
-    /// A pipelined writer over `database` whose syncs wait for `release`.
-    fn writer_with_held_sync(
+    /// A pipelined writer of words over the file `words.db` in `dir`, which
+    /// runs `before_sync` before each sync of its WAL (to hold or fail it).
+    fn pipelined_writer(
         database: &Database,
         dir: &tempfile::TempDir,
-        release: std::sync::mpsc::Receiver<()>,
+        before_sync: impl Fn() -> std::io::Result<()> + Send + Sync + 'static,
     ) -> mpsc::Sender<Word> {
         let Database::Sqlite(pool) = database else {
             unreachable!("SQLite")
         };
         let batch = Arc::new(Words { pipelined: true });
-        let release = std::sync::Mutex::new(release);
-        let held = WalSync::with_before_sync(&dir.path().join("words.db"), move || {
-            release
-                .lock()
-                .expect("release")
-                .recv()
-                .map_err(std::io::Error::other)
-        })
-        .expect("wal");
-        let durability = pipelined(pool, &batch, held);
+        let wal =
+            WalSync::with_before_sync(&dir.path().join("words.db"), before_sync).expect("wal");
+        let durability = pipelined(pool, &batch, wal);
         let (sender, receiver) = mpsc::channel(16);
         tokio::spawn(commit_batches_with(
             database.clone(),
@@ -855,8 +849,15 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let database = Database::connect(&sqlite_file(&dir)).await.expect("file");
         words_table(&database).await;
-        let (release, released) = std::sync::mpsc::channel();
-        let writer = writer_with_held_sync(&database, &dir, released);
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = std::sync::Mutex::new(released);
+        let writer = pipelined_writer(&database, &dir, move || {
+            released
+                .lock()
+                .expect("release")
+                .recv()
+                .map_err(std::io::Error::other)
+        });
         let (done, mut outcome) = oneshot::channel();
         writer
             .send(Word { text: "held", done })
@@ -883,24 +884,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let database = Database::connect(&sqlite_file(&dir)).await.expect("file");
         words_table(&database).await;
-        let Database::Sqlite(pool) = &database else {
-            unreachable!("SQLite")
-        };
-        let batch = Arc::new(Words { pipelined: true });
-        // A syncer whose every sync fails, as on a disk reporting write errors.
-        let broken = WalSync::with_before_sync(&dir.path().join("words.db"), || {
+        // Every sync fails, as on a disk reporting write errors.
+        let sender = pipelined_writer(&database, &dir, || {
             Err(std::io::Error::other("injected write error"))
-        })
-        .expect("wal");
-        let durability = pipelined(pool, &batch, broken);
-        let (sender, receiver) = mpsc::channel(16);
-        tokio::spawn(commit_batches_with(
-            database.clone(),
-            batch,
-            Arc::new(Mutex::new(receiver)),
-            16,
-            durability,
-        ));
+        });
         let send = |text| {
             let sender = sender.clone();
             async move {

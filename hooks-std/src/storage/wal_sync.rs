@@ -105,12 +105,13 @@ impl WalSync {
             .open
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match File::open(&self.wal) {
-            Ok(current) => {
-                let current_identity = identity(&current)?;
-                if current_identity != open.1 {
+        match std::fs::metadata(&self.wal) {
+            Ok(metadata) => {
+                if (metadata.dev(), metadata.ino()) != open.1 {
                     // A new WAL: SQLite removed the old one after checkpointing
                     // it into the database file (synced) and made this one.
+                    let current = File::open(&self.wal)?;
+                    let current_identity = identity(&current)?;
                     File::open(&self.directory)?.sync_all()?;
                     *open = (current, current_identity);
                 }
