@@ -36,6 +36,7 @@ mod hook;
 mod reply_window;
 mod request;
 mod router;
+mod statement;
 mod store;
 mod wakeup;
 mod write_queue;

@@ -10,13 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use sqlx::types::Json;
 
 use super::card_claim::CardClaim;
 use super::card_delivery::CardDelivery;
 use super::crash_points::{self, crash_point};
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, Decision};
-use super::write_queue::{AskedOnce, GateWrites, Job};
+use super::statement::{Returned, Statement};
+use super::write_queue::{AskedOnce, GateWrites, Job, QueuedWrite, StatementJob};
 use crate::storage::{BoxFuture, Conn, Database, GroupCommit, StorageError, on_conn, on_pool};
 use sqlx::Connection;
 use tokio::sync::oneshot;
@@ -38,29 +38,6 @@ macro_rules! on_pool_write {
                 job
             })
             .await
-    }};
-}
-
-/// A write of the card-update outbox: on PostgreSQL a statement of its own
-/// (its own short transaction); on SQLite a group-commit write, as
-/// [`on_pool_write!`]. On PostgreSQL a group-commit batch holds its rows'
-/// locks until it commits, so an outbox write batched in one replica and
-/// the same request's approval stamp batched in another made the batches
-/// wait on each other, in chains and deadlocks (each deadlock costing the
-/// server's `deadlock_timeout`, 1 s by default). A statement alone on one
-/// request holds at most its one row and waits for nothing while holding
-/// it: no cycle can form; the sweeper's statement over many requests skips
-/// those another transaction holds (`FOR UPDATE SKIP LOCKED`; the next
-/// sweep takes them). SQLite has one writer at a time and no row locks.
-macro_rules! on_pool_write_alone {
-    ($store:expr, [$($owned:ident),*], $what:expr, $pool:ident => $body:expr) => {{
-        match &$store.database {
-            Database::Postgres($pool) => {
-                let $pool = $pool;
-                ($body).map_err(StorageError::query($what))
-            }
-            Database::Sqlite(_) => on_pool_write!($store, [$($owned),*], $what, $pool => $body),
-        }
     }};
 }
 
@@ -124,6 +101,11 @@ pub const MAX_CARD_UPDATE_ATTEMPTS: u32 = 20;
 const TAKE_UPDATE: &str = "card_update_attempts = card_update_attempts + 1, \
     card_update_due_at_ms = {now_ms} + $2 * (1 << (CASE WHEN card_update_attempts > 6 \
     THEN 6 ELSE card_update_attempts END))";
+
+/// Deciding a request: only a pending one, only before its deadline.
+const DECIDE: &str = "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now_ms}, \
+    decided_by = $2, reason = $3 \
+    WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}";
 
 const COLUMNS: &str = "id, idempotency_key, tool_name, args, args_digest, agent_id, \
     initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, channel_id, \
@@ -230,9 +212,62 @@ impl ConfirmationStore {
     {
         let what = what.into();
         let (done, result) = oneshot::channel();
-        self.writes
-            .submit(Box::new(Job::new(write, what.clone(), done)))
-            .await;
+        let job = Box::new(Job::new(write, what.clone(), done));
+        self.queue(what, job, result).await
+    }
+
+    /// Runs `statement` in the group commit; once committed, its caller's
+    /// result as `decode` reads it from what the statement returned.
+    async fn write_statement<T: Send + 'static>(
+        &self,
+        what: impl Into<String>,
+        statement: Statement,
+        decode: fn(Returned) -> Result<T, sqlx::Error>,
+    ) -> Result<T, StorageError> {
+        let what = what.into();
+        let (done, result) = oneshot::channel();
+        let job = Box::new(StatementJob::new(statement, decode, what.clone(), done));
+        self.queue(what, job, result).await
+    }
+
+    /// A write of the card-update outbox: on PostgreSQL `statement` runs
+    /// alone, in its own short transaction; on SQLite it is a group-commit
+    /// write like any other. On PostgreSQL a group-commit batch holds its
+    /// rows' locks until it commits, so an outbox write batched in one
+    /// replica and the same request's approval stamp batched in another made
+    /// the batches wait on each other, in chains and deadlocks (each deadlock
+    /// costing the server's `deadlock_timeout`, 1 s by default). A statement
+    /// alone on one request holds at most its one row and waits for nothing
+    /// while holding it: no cycle can form; the sweeper's statement over many
+    /// requests skips those another transaction holds (`FOR UPDATE SKIP
+    /// LOCKED`; the next sweep takes them). SQLite has one writer at a time
+    /// and no row locks.
+    async fn write_statement_alone<T: Send + 'static>(
+        &self,
+        what: impl Into<String>,
+        statement: Statement,
+        decode: fn(Returned) -> Result<T, sqlx::Error>,
+    ) -> Result<T, StorageError> {
+        let Database::Postgres(pool) = &self.database else {
+            return self.write_statement(what, statement, decode).await;
+        };
+        let what = what.into();
+        let returned = async {
+            let mut connection = pool.acquire().await?;
+            statement.run(Conn::Postgres(&mut connection)).await
+        }
+        .await;
+        returned.and_then(decode).map_err(StorageError::query(what))
+    }
+
+    /// Queues `job` and waits for `result`, its caller's end.
+    async fn queue<T>(
+        &self,
+        what: String,
+        job: Box<dyn QueuedWrite>,
+        result: oneshot::Receiver<Result<T, StorageError>>,
+    ) -> Result<T, StorageError> {
+        self.writes.submit(job).await;
         result.await.unwrap_or_else(|_| {
             Err(StorageError::Unavailable {
                 what,
@@ -244,11 +279,7 @@ impl ConfirmationStore {
     /// The statements of a decision (see `decide_in!`).
     fn decide_statements(&self) -> DecideStatements {
         DecideStatements {
-            decide: self.sql(
-                "UPDATE confirmation_requests SET status = $1, decided_at_ms = {now_ms}, \
-                 decided_by = $2, reason = $3 \
-                 WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}",
-            ),
+            decide: self.sql(DECIDE),
             current: self.sql("SELECT {columns} FROM confirmation_requests WHERE id = $1"),
             expire: self.sql(
                 "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
@@ -290,23 +321,24 @@ impl ConfirmationStore {
                 new.idempotency_key
             )
         };
-        let inserted: Option<ConfirmationRequest> = on_pool_write!(self, [insert, id, new, timeout_ms], what(), pool => sqlx::query_as(&insert)
-            .bind(&id)
-            .bind(&new.idempotency_key)
-            .bind(&new.tool_name)
-            .bind(new.args.to_string())
-            .bind(&new.args_digest)
-            .bind(&new.agent_id)
-            .bind(&new.initiator_user_id)
-            .bind(&new.org_id)
-            .bind(new.approver_scope.as_str())
-            .bind(Json(&new.approver_allowlist))
-            .bind(&new.channel_kind)
-            .bind(&new.channel_id)
-            .bind(new.mode.as_str())
-            .bind(timeout_ms)
-            .fetch_optional(pool)
-            .await)?;
+        let insert = Statement::new(insert)
+            .text(id)
+            .text(&new.idempotency_key)
+            .text(&new.tool_name)
+            .text(new.args.to_string())
+            .text(&new.args_digest)
+            .text(&new.agent_id)
+            .text(&new.initiator_user_id)
+            .text(&new.org_id)
+            .text(new.approver_scope.as_str())
+            .json(Value::from(new.approver_allowlist.clone()))
+            .text(&new.channel_kind)
+            .text(&new.channel_id)
+            .text(new.mode.as_str())
+            .int(timeout_ms);
+        let inserted: Option<ConfirmationRequest> = self
+            .write_statement(what(), insert, Returned::first)
+            .await?;
         if let Some(created) = inserted {
             return Ok((created, true));
         }
@@ -444,15 +476,17 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET message_ref = $1 \
              WHERE id = $2 AND card_claimed_at_ms = $3 AND message_ref IS NULL",
         );
-        let updated = on_pool_write!(self, [sql, message_ref, id, claim], format!(
-            "storing the card reference of confirmation request {id}"
-        ), pool => sqlx::query(&sql)
-            .bind(message_ref)
-            .bind(id)
-            .bind(claim.claimed_at_ms())
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
+        let statement = Statement::new(sql)
+            .text(message_ref)
+            .text(id)
+            .int(claim.claimed_at_ms());
+        let updated = self
+            .write_statement(
+                format!("storing the card reference of confirmation request {id}"),
+                statement,
+                Returned::affected,
+            )
+            .await?;
         Ok(updated == 1)
     }
 
@@ -498,14 +532,14 @@ impl ConfirmationStore {
         );
         let lease_ms = clamp_ms(lease);
         let window_ms = resend_window.map_or(i64::MAX / 2, clamp_ms);
-        let claimed: Option<i64> = on_pool_write!(self, [sql, id, lease_ms, window_ms], format!(
-            "claiming the card of confirmation request {id}"
-        ), pool => sqlx::query_scalar(&sql)
-            .bind(id)
-            .bind(lease_ms)
-            .bind(window_ms)
-            .fetch_optional(pool)
-            .await)?;
+        let statement = Statement::new(sql).text(id).int(lease_ms).int(window_ms);
+        let claimed = self
+            .write_statement(
+                format!("claiming the card of confirmation request {id}"),
+                statement,
+                Returned::first_int,
+            )
+            .await?;
         Ok(claimed.map(CardClaim::new))
     }
 
@@ -542,13 +576,12 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET {TAKE_UPDATE} WHERE id = $1 AND {UPDATE_DUE} \
              RETURNING {{columns}}"
         ));
-        on_pool_write_alone!(self, [sql, id, backoff], format!(
-            "taking the card update of confirmation request {id}"
-        ), pool => sqlx::query_as(&sql)
-            .bind(id)
-            .bind(clamp_ms(backoff))
-            .fetch_optional(pool)
-            .await)
+        self.write_statement_alone(
+            format!("taking the card update of confirmation request {id}"),
+            Statement::new(sql).text(id).int(clamp_ms(backoff)),
+            Returned::first,
+        )
+        .await
     }
 
     /// Takes up to `limit` due card updates of channel `channel_kind` /
@@ -567,13 +600,13 @@ impl ConfirmationStore {
               AND channel_kind = $1 AND channel_id = $3 ORDER BY decided_at_ms LIMIT $4{{skip_locked}}) \
              AND {UPDATE_DUE} RETURNING {{columns}}"
         ));
-        on_pool_write_alone!(self, [sql, channel_kind, backoff, channel_id, limit], "taking due approval card updates", pool => sqlx::query_as(&sql)
-            .bind(channel_kind)
-            .bind(clamp_ms(backoff))
-            .bind(channel_id)
-            .bind(i64::from(limit))
-            .fetch_all(pool)
-            .await)
+        let statement = Statement::new(sql)
+            .text(channel_kind)
+            .int(clamp_ms(backoff))
+            .text(channel_id)
+            .int(i64::from(limit));
+        self.write_statement_alone("taking due approval card updates", statement, Returned::all)
+            .await
     }
 
     /// Records that the platform confirmed the redrawn card of request `id`:
@@ -583,9 +616,12 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET card_updated_at_ms = {now_ms}, \
              card_update_error = NULL WHERE id = $1",
         );
-        on_pool_write_alone!(self, [sql, id], format!(
-                "recording the card update of confirmation request {id}"
-            ), pool => sqlx::query(&sql).bind(id).execute(pool).await.map(|_| ()))?;
+        self.write_statement_alone(
+            format!("recording the card update of confirmation request {id}"),
+            Statement::new(sql).text(id),
+            Returned::affected,
+        )
+        .await?;
         Ok(())
     }
 
@@ -593,9 +629,12 @@ impl ConfirmationStore {
     /// is retried once its back-off has passed.
     pub async fn card_update_failed(&self, id: &str, error: &str) -> Result<(), StorageError> {
         let sql = self.sql("UPDATE confirmation_requests SET card_update_error = $1 WHERE id = $2");
-        on_pool_write_alone!(self, [sql, error, id], format!(
-                "recording a failed card update of confirmation request {id}"
-            ), pool => sqlx::query(&sql).bind(error).bind(id).execute(pool).await.map(|_| ()))?;
+        self.write_statement_alone(
+            format!("recording a failed card update of confirmation request {id}"),
+            Statement::new(sql).text(error).text(id),
+            Returned::affected,
+        )
+        .await?;
         Ok(())
     }
 
@@ -608,10 +647,26 @@ impl ConfirmationStore {
         decided_by: &str,
         reason: Option<&str>,
     ) -> Result<DecideOutcome, StorageError> {
+        // The usual case, a pending request before its deadline, is the one
+        // statement; only if it changes nothing are the request's state read
+        // and, past its deadline, the request expired (`decide_in!`, which
+        // tries the same statement first: a request that was not decidable
+        // does not become so).
+        let decide = Statement::new(self.sql(DECIDE))
+            .text(decision.status().as_str())
+            .text(decided_by)
+            .optional_text(reason)
+            .text(id);
+        let what = || format!("recording a decision on confirmation request {id}");
+        if let Some(decided) = self
+            .write_statement(what(), decide, Returned::first)
+            .await?
+        {
+            return Ok(DecideOutcome::Decided(decided));
+        }
         let statements = Arc::new(self.decide_statements());
         let reason = reason.map(str::to_owned);
-        on_pool_write!(self, [statements, id, decided_by, reason],
-            format!("recording a decision on confirmation request {id}"),
+        on_pool_write!(self, [statements, id, decided_by, reason], what(),
             pool => decide_in!(&mut *pool, statements, id, decision, decided_by, reason))
     }
 
@@ -698,12 +753,12 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = {now_ms}, \
              decided_by = 'system' WHERE id = $1 AND status = 'pending' RETURNING {columns}",
         );
-        on_pool_write!(self, [sql, id], format!(
-            "expiring confirmation request {id}"
-        ), pool => sqlx::query_as(&sql)
-            .bind(id)
-            .fetch_optional(pool)
-            .await)
+        self.write_statement(
+            format!("expiring confirmation request {id}"),
+            Statement::new(sql).text(id),
+            Returned::first,
+        )
+        .await
     }
 
     /// Cancels request `id` if it is still pending and its card was never
@@ -718,13 +773,12 @@ impl ConfirmationStore {
              decided_by = 'system', reason = $1 WHERE id = $2 AND status = 'pending' \
              AND message_ref IS NULL RETURNING {columns}",
         );
-        on_pool_write!(self, [sql, reason, id], format!(
-            "cancelling confirmation request {id}"
-        ), pool => sqlx::query_as(&sql)
-            .bind(reason)
-            .bind(id)
-            .fetch_optional(pool)
-            .await)
+        self.write_statement(
+            format!("cancelling confirmation request {id}"),
+            Statement::new(sql).text(reason).text(id),
+            Returned::first,
+        )
+        .await
     }
 
     /// Cancels the request created under `idempotency_key` if it is still
@@ -740,13 +794,12 @@ impl ConfirmationStore {
              decided_by = 'system', reason = $1 WHERE idempotency_key = $2 \
              AND status = 'pending' RETURNING {columns}",
         );
-        on_pool_write!(self, [sql, reason, idempotency_key], format!(
-            "withdrawing the confirmation request of {idempotency_key}"
-        ), pool => sqlx::query_as(&sql)
-            .bind(reason)
-            .bind(idempotency_key)
-            .fetch_optional(pool)
-            .await)
+        self.write_statement(
+            format!("withdrawing the confirmation request of {idempotency_key}"),
+            Statement::new(sql).text(reason).text(idempotency_key),
+            Returned::first,
+        )
+        .await
     }
 
     /// Expires every pending request of channel `channel_kind`/`channel_id`
@@ -804,13 +857,13 @@ impl ConfirmationStore {
             "UPDATE confirmation_requests SET consumed_at_ms = {now_ms} \
              WHERE id = $1 AND status = 'approved' AND consumed_at_ms IS NULL",
         );
-        let updated = on_pool_write!(self, [sql, id], format!(
-            "using the approval of confirmation request {id}"
-        ), pool => sqlx::query(&sql)
-            .bind(id)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
+        let updated = self
+            .write_statement(
+                format!("using the approval of confirmation request {id}"),
+                Statement::new(sql).text(id),
+                Returned::affected,
+            )
+            .await?;
         Ok(updated == 1)
     }
 
@@ -828,12 +881,12 @@ impl ConfirmationStore {
              WHERE id = $1 AND status = 'approved' AND consumed_at_ms IS NULL \
              RETURNING {columns}",
         );
-        on_pool_write!(self, [sql, id], format!(
-            "using the approval of confirmation request {id}"
-        ), pool => sqlx::query_as(&sql)
-            .bind(id)
-            .fetch_optional(pool)
-            .await)
+        self.write_statement(
+            format!("using the approval of confirmation request {id}"),
+            Statement::new(sql).text(id),
+            Returned::first,
+        )
+        .await
     }
 
     /// Requests that left `pending` at or after `since_ms` (database clock),
@@ -868,14 +921,13 @@ impl ConfirmationStore {
             "INSERT INTO callback_events (event_id, channel_kind, received_at_ms) \
              VALUES ($1, $2, {now_ms}) ON CONFLICT (event_id) DO NOTHING",
         );
-        let inserted = on_pool_write!(self, [sql, event_id, channel_kind], format!(
-            "recording callback event {event_id}"
-        ), pool => sqlx::query(&sql)
-            .bind(event_id)
-            .bind(channel_kind)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
+        let inserted = self
+            .write_statement(
+                format!("recording callback event {event_id}"),
+                Statement::new(sql).text(event_id).text(channel_kind),
+                Returned::affected,
+            )
+            .await?;
         Ok(inserted == 1)
     }
 
@@ -884,11 +936,12 @@ impl ConfirmationStore {
     pub async fn forget_events(&self, age: Duration) -> Result<u64, StorageError> {
         let sql = self.sql("DELETE FROM callback_events WHERE received_at_ms <= {now_ms} - $1");
         let age_ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX / 2);
-        on_pool_write!(self, [sql, age_ms], "forgetting old callback events", pool => sqlx::query(&sql)
-            .bind(age_ms)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))
+        self.write_statement(
+            "forgetting old callback events",
+            Statement::new(sql).int(age_ms),
+            Returned::affected,
+        )
+        .await
     }
 
     async fn many(
@@ -897,13 +950,11 @@ impl ConfirmationStore {
         (kind, channel, param): (&str, &str, Option<i64>),
         what: &str,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        on_pool_write!(self, [sql, kind, channel, param], what, pool => {
-            let mut query = sqlx::query_as(&sql).bind(kind).bind(channel);
-            if let Some(param) = param {
-                query = query.bind(param);
-            }
-            query.fetch_all(pool).await
-        })
+        let mut statement = Statement::new(sql.to_owned()).text(kind).text(channel);
+        if let Some(param) = param {
+            statement = statement.int(param);
+        }
+        self.write_statement(what, statement, Returned::all).await
     }
 }
 

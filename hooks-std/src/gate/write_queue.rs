@@ -2,22 +2,44 @@
 //! stamps, expiries, card references and the rest share transactions, and
 //! each caller still learns its own outcome once its transaction committed.
 //!
-//! Each queued write is a closure over the transaction's connection that
-//! returns its own result. The writes of a batch run one after another;
-//! every statement is conditional (only a pending request moves, an approval
-//! is stamped once), so a write sees the effect of those before it in the
-//! same batch exactly as it would after their commits.
+//! A queued write is either one [`Statement`] with its arguments (most of
+//! them) or a closure over the transaction's connection (the few with logic
+//! between statements). The writes of a batch run one after another; every
+//! statement is conditional (only a pending request moves, an approval is
+//! stamped once), so a write sees the effect of those before it in the same
+//! batch exactly as it would after their commits. On SQLite the statement
+//! writes go to the driver in scripts, each kind of write together (see
+//! [`statement`](super::statement)).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
 
+use sqlx::SqliteConnection;
+
+use super::statement::{Returned, Statement, run_script};
 use crate::storage::{Batch, BoxFuture, Conn, StorageError};
 
 /// A queued write, with its result until the batch commits.
 pub(crate) trait QueuedWrite: Send {
     /// Runs the write in the open transaction, keeping its result.
     fn run<'t>(&'t mut self, conn: Conn<'t>) -> BoxFuture<'t, Result<(), sqlx::Error>>;
+
+    /// The write as one statement, if it is one: such writes may run in a
+    /// script with their neighbours, and hear back through
+    /// [`returned`](Self::returned) instead of [`run`](Self::run).
+    fn statement(&self) -> Option<&Statement> {
+        None
+    }
+
+    /// Keeps what the write's [`statement`](Self::statement) returned when
+    /// it ran in a script.
+    fn returned(&mut self, returned: Returned) -> Result<(), sqlx::Error> {
+        drop(returned);
+        Err(sqlx::Error::Protocol(
+            "a gate write that is not a statement was run in a script".into(),
+        ))
+    }
 
     /// Hands the caller its result once committed, or the reason it failed.
     fn settle(self: Box<Self>, outcome: Result<(), &StorageError>);
@@ -64,19 +86,145 @@ where
         let Job {
             what, output, done, ..
         } = *self;
-        let result = match (outcome, output) {
-            (Ok(()), Some(output)) => Ok(output),
-            (Ok(()), None) => Err(StorageError::Unavailable {
-                what,
-                why: "the write did not run".into(),
-            }),
-            (Err(error), _) => Err(StorageError::Unavailable {
-                what,
-                why: error.to_string(),
-            }),
-        };
-        let _ = done.send(result);
+        tell(done, what, output, outcome);
     }
+}
+
+/// Tells a write's caller its result once its batch committed, or why not.
+fn tell<T>(
+    done: oneshot::Sender<Result<T, StorageError>>,
+    what: String,
+    output: Option<T>,
+    outcome: Result<(), &StorageError>,
+) {
+    let result = match (outcome, output) {
+        (Ok(()), Some(output)) => Ok(output),
+        (Ok(()), None) => Err(StorageError::Unavailable {
+            what,
+            why: "the write did not run".into(),
+        }),
+        (Err(error), _) => Err(StorageError::Unavailable {
+            what,
+            why: error.to_string(),
+        }),
+    };
+    let _ = done.send(result);
+}
+
+/// A write that is one statement, its result read from what the statement
+/// returned by `decode`.
+pub(crate) struct StatementJob<T> {
+    statement: Statement,
+    decode: fn(Returned) -> Result<T, sqlx::Error>,
+    what: String,
+    output: Option<T>,
+    done: oneshot::Sender<Result<T, StorageError>>,
+}
+
+impl<T> StatementJob<T> {
+    /// A job running `statement`, its result `decode`d from what it returned,
+    /// described as `what` in errors; the result goes to `done`.
+    pub(crate) fn new(
+        statement: Statement,
+        decode: fn(Returned) -> Result<T, sqlx::Error>,
+        what: String,
+        done: oneshot::Sender<Result<T, StorageError>>,
+    ) -> Self {
+        StatementJob {
+            statement,
+            decode,
+            what,
+            output: None,
+            done,
+        }
+    }
+}
+
+impl<T: Send + 'static> QueuedWrite for StatementJob<T> {
+    fn run<'t>(&'t mut self, conn: Conn<'t>) -> BoxFuture<'t, Result<(), sqlx::Error>> {
+        Box::pin(async move {
+            self.output = None;
+            let returned = self.statement.run(conn).await?;
+            self.returned(returned)
+        })
+    }
+
+    fn statement(&self) -> Option<&Statement> {
+        Some(&self.statement)
+    }
+
+    fn returned(&mut self, returned: Returned) -> Result<(), sqlx::Error> {
+        self.output = Some((self.decode)(returned)?);
+        Ok(())
+    }
+
+    fn settle(self: Box<Self>, outcome: Result<(), &StorageError>) {
+        let StatementJob {
+            what, output, done, ..
+        } = *self;
+        tell(done, what, output, outcome);
+    }
+}
+
+/// The longest script: the same statement this many times at most. Scripts
+/// are the same statement repeated a power of two times, up to this, so a
+/// busy writer's scripts are a few per kind of write and stay prepared in
+/// the connection's statement cache (100 statements by default).
+const MAX_SCRIPT: usize = 32;
+
+/// Runs the statement writes `items` on SQLite's `connection` in the open
+/// transaction, each kind of write in scripts of itself (see [`MAX_SCRIPT`]),
+/// handing each write its own result.
+///
+/// The writes of a batch are reordered, grouped by statement: they come
+/// from callers none of whom has heard back (each waits for its write to
+/// commit before doing anything else), so any order of them is one those
+/// callers could have seen; within a kind they keep their order.
+async fn run_in_scripts(
+    connection: &mut SqliteConnection,
+    items: &mut [Box<dyn QueuedWrite>],
+) -> Result<(), sqlx::Error> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    let mut bounds = Vec::new();
+    {
+        let sql_of = |index: usize| items[index].statement().map(Statement::sql);
+        order.sort_by(|a, b| sql_of(*a).cmp(&sql_of(*b)));
+        let mut start = 0;
+        while start < order.len() {
+            let kind = sql_of(order[start]);
+            let same = order[start..]
+                .iter()
+                .take_while(|&&index| sql_of(index) == kind)
+                .count();
+            let chunk = prev_power_of_two(same.min(MAX_SCRIPT));
+            bounds.push(start..start + chunk);
+            start += chunk;
+        }
+    }
+    for bound in bounds {
+        let indices = &order[bound];
+        let returned = {
+            let statements: Option<Vec<&Statement>> = indices
+                .iter()
+                .map(|&index| items[index].statement())
+                .collect();
+            let statements = statements.ok_or_else(|| {
+                sqlx::Error::Protocol(
+                    "a gate write that is not a statement was run in a script".into(),
+                )
+            })?;
+            run_script(connection, &statements).await?
+        };
+        for (&index, returned) in indices.iter().zip(returned) {
+            items[index].returned(returned)?;
+        }
+    }
+    Ok(())
+}
+
+/// The largest power of two not above `n` (which is at least 1).
+fn prev_power_of_two(n: usize) -> usize {
+    1 << (usize::BITS - 1 - n.max(1).leading_zeros())
 }
 
 /// The gate's writes as a [`Batch`].
@@ -87,12 +235,33 @@ impl Batch for GateWrites {
 
     fn write<'t>(
         &'t self,
-        mut conn: Conn<'t>,
+        conn: Conn<'t>,
         items: &'t mut [Self::Item],
     ) -> BoxFuture<'t, Result<(), sqlx::Error>> {
         Box::pin(async move {
-            for item in items.iter_mut() {
-                item.run(conn.reborrow()).await?;
+            match conn {
+                Conn::Sqlite(connection) => {
+                    // Each run of statement writes in scripts; the others alone.
+                    let mut start = 0;
+                    while start < items.len() {
+                        let run = items[start..]
+                            .iter()
+                            .take_while(|item| item.statement().is_some())
+                            .count();
+                        if run == 0 {
+                            items[start].run(Conn::Sqlite(&mut *connection)).await?;
+                            start += 1;
+                        } else {
+                            run_in_scripts(connection, &mut items[start..start + run]).await?;
+                            start += run;
+                        }
+                    }
+                }
+                Conn::Postgres(connection) => {
+                    for item in items.iter_mut() {
+                        item.run(Conn::Postgres(&mut *connection)).await?;
+                    }
+                }
             }
             Ok(())
         })
