@@ -323,3 +323,153 @@ impl<F: FnOnce() -> bool> AskedOnce<F> {
         answer
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Connection as _;
+
+    use super::*;
+
+    /// A table of counters `c0` … `c{count - 1}`, all at zero.
+    async fn counters(count: usize) -> SqliteConnection {
+        let mut connection = SqliteConnection::connect("sqlite::memory:")
+            .await
+            .expect("connect");
+        sqlx::query("CREATE TABLE c (id TEXT PRIMARY KEY, n INTEGER NOT NULL)")
+            .execute(&mut connection)
+            .await
+            .expect("table");
+        for i in 0..count {
+            sqlx::query("INSERT INTO c (id, n) VALUES (?1, 0)")
+                .bind(format!("c{i}"))
+                .execute(&mut connection)
+                .await
+                .expect("row");
+        }
+        connection
+    }
+
+    /// Where a write's caller hears back.
+    type Answer<T> = oneshot::Receiver<Result<T, StorageError>>;
+
+    /// Stamps counter `id` once, as the gate stamps an approval: `Some(1)`
+    /// the first time, `None` after.
+    fn stamp(id: &str) -> (Box<dyn QueuedWrite>, Answer<Option<i64>>) {
+        let statement =
+            Statement::new("UPDATE c SET n = n + 1 WHERE id = ?1 AND n = 0 RETURNING n".into())
+                .text(id);
+        let (done, result) = oneshot::channel();
+        let job = StatementJob::new(
+            statement,
+            Returned::first_int,
+            format!("stamping {id}"),
+            done,
+        );
+        (Box::new(job), result)
+    }
+
+    #[tokio::test]
+    async fn each_write_of_a_batch_hears_its_own_result_and_a_second_stamp_finds_the_first() {
+        let mut connection = counters(40).await;
+        let mut items: Vec<Box<dyn QueuedWrite>> = Vec::new();
+        let mut stamps = Vec::new();
+        let mut inserts = Vec::new();
+        // 40 stamps (one script of 32, one of 8), an insert after every
+        // tenth, and c5 stamped twice: the later one must find it stamped.
+        for i in 0..40 {
+            let (item, result) = stamp(&format!("c{i}"));
+            items.push(item);
+            stamps.push((format!("c{i}"), result));
+            if i % 10 == 9 {
+                let statement = Statement::new(
+                    "INSERT INTO c (id, n) VALUES (?1, ?2) ON CONFLICT (id) DO NOTHING".into(),
+                )
+                .text(format!("new{i}"))
+                .int(7);
+                let (done, result) = oneshot::channel();
+                items.push(Box::new(StatementJob::new(
+                    statement,
+                    Returned::affected,
+                    "inserting".into(),
+                    done,
+                )));
+                inserts.push(result);
+            }
+        }
+        let (again, again_result) = stamp("c5");
+        items.push(again);
+
+        let mut tx = connection.begin().await.expect("begin");
+        GateWrites
+            .write(Conn::Sqlite(&mut tx), &mut items)
+            .await
+            .expect("batch written");
+        tx.commit().await.expect("commit");
+        for item in items {
+            item.settle(Ok(()));
+        }
+
+        for (id, result) in stamps {
+            let stamped = result.await.expect("answered").expect("written");
+            assert_eq!(stamped, Some(1), "{id} is stamped by its own write");
+        }
+        for result in inserts {
+            assert_eq!(result.await.expect("answered").expect("written"), 1);
+        }
+        let again = again_result.await.expect("answered").expect("written");
+        assert_eq!(
+            again, None,
+            "a second stamp of c5 in the same batch finds it stamped"
+        );
+        let stamped: i64 = sqlx::query_scalar("SELECT count(*) FROM c WHERE n = 1")
+            .fetch_one(&mut connection)
+            .await
+            .expect("read");
+        assert_eq!(stamped, 40);
+    }
+
+    /// A write that is not a statement: how many counters are stamped.
+    fn count_stamped(conn: Conn<'_>) -> BoxFuture<'_, Result<i64, sqlx::Error>> {
+        Box::pin(async move {
+            let Conn::Sqlite(connection) = conn else {
+                unreachable!("the test runs on SQLite")
+            };
+            sqlx::query_scalar("SELECT count(*) FROM c WHERE n = 1")
+                .fetch_one(connection)
+                .await
+        })
+    }
+
+    #[tokio::test]
+    async fn a_write_with_logic_runs_between_the_statements_around_it() {
+        let mut connection = counters(3).await;
+        let (first, _) = stamp("c0");
+        let (last, _) = stamp("c2");
+        let (done, seen) = oneshot::channel();
+        let count = Job::new(count_stamped, "counting".into(), done);
+        let mut items: Vec<Box<dyn QueuedWrite>> = vec![first, Box::new(count), last];
+        let mut tx = connection.begin().await.expect("begin");
+        GateWrites
+            .write(Conn::Sqlite(&mut tx), &mut items)
+            .await
+            .expect("batch written");
+        tx.commit().await.expect("commit");
+        for item in items {
+            item.settle(Ok(()));
+        }
+        let seen = seen.await.expect("answered").expect("written");
+        assert_eq!(
+            seen, 1,
+            "the count sees the stamp queued before it, not the one after"
+        );
+    }
+
+    #[test]
+    fn scripts_are_powers_of_two() {
+        let sizes: Vec<usize> = [1, 2, 3, 5, 8, 31, 32, 33, 1000]
+            .into_iter()
+            .map(|n| prev_power_of_two(n.min(MAX_SCRIPT)))
+            .collect();
+        assert_eq!(sizes, vec![1, 2, 2, 4, 8, 16, 32, 32, 32]);
+    }
+}
