@@ -405,11 +405,11 @@ impl ApprovalGate {
             crash_points::WAITING
         )));
         // The deadline is the one stored with the request, on the database's
-        // clock: read the clock after delivery, so however long delivery took
-        // the wait ends at that deadline (a few milliseconds late at most,
-        // never early), and the request is expired by this gate.
-        let clock = store.clock_ms().await.map_err(HookError::new)?;
-        let started = tokio::time::Instant::now();
+        // clock: read the clock after delivery (with the request's state, in
+        // the first pass below), so however long delivery took the wait ends
+        // at that deadline (a few milliseconds late at most, never early),
+        // and the request is expired by this gate.
+        let mut clock: Option<(i64, tokio::time::Instant)> = None;
         let mut woken = false;
         loop {
             // Woken, most likely by an approval: stamp it and go, in one
@@ -426,17 +426,23 @@ impl ApprovalGate {
                 return Ok(self.verdict(&approved));
             }
             woken = true;
-            let current = store
-                .get(&request.id)
-                .await
-                .map_err(HookError::new)?
-                .ok_or_else(|| {
-                    HookError::new(format!("confirmation request {} disappeared", request.id))
-                })?;
+            let disappeared =
+                || HookError::new(format!("confirmation request {} disappeared", request.id));
+            let (current, (clock_ms, started)) = match clock {
+                Some(clock) => {
+                    let current = store.get(&request.id).await.map_err(HookError::new)?;
+                    (current.ok_or_else(disappeared)?, clock)
+                }
+                None => {
+                    let read = store.get_with_clock(&request.id).await;
+                    let (current, now) = read.map_err(HookError::new)?.ok_or_else(disappeared)?;
+                    (current, *clock.insert((now, tokio::time::Instant::now())))
+                }
+            };
             if current.status.is_terminal() {
                 return self.finish(approvals, &current).await;
             }
-            let now = clock + millis(started.elapsed());
+            let now = clock_ms + millis(started.elapsed());
             let remaining = Duration::from_millis(
                 u64::try_from(current.expires_at_ms.saturating_sub(now)).unwrap_or(0),
             );

@@ -18,7 +18,7 @@ use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, Decis
 use super::statement::{Returned, Statement};
 use super::write_queue::{AskedOnce, GateWrites, Job, QueuedWrite, StatementJob};
 use crate::storage::{BoxFuture, Conn, Database, GroupCommit, StorageError, on_conn, on_pool};
-use sqlx::Connection;
+use sqlx::{Connection, FromRow as _, Row as _};
 use tokio::sync::oneshot;
 
 /// Runs `$body` as one write of the store's group commit and returns its
@@ -360,6 +360,26 @@ impl ConfirmationStore {
             || format!("reading confirmation request {id}"),
         )
         .await
+    }
+
+    /// The request with this id and the database clock (milliseconds since
+    /// the Unix epoch) as one read: what a gate needs when it starts to wait.
+    pub async fn get_with_clock(
+        &self,
+        id: &str,
+    ) -> Result<Option<(ConfirmationRequest, i64)>, StorageError> {
+        let sql = self
+            .sql("SELECT {columns}, {now_ms} AS clock_ms FROM confirmation_requests WHERE id = $1");
+        on_pool!(&self.database, pool => {
+            let row = sqlx::query(&sql).bind(id).fetch_optional(pool).await;
+            row.and_then(|row| {
+                row.map(|row| Ok((ConfirmationRequest::from_row(&row)?, row.try_get("clock_ms")?)))
+                    .transpose()
+            })
+        })
+        .map_err(StorageError::query(format!(
+            "reading confirmation request {id} and the database clock"
+        )))
     }
 
     /// The request for this idempotency key.

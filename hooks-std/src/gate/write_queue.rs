@@ -267,6 +267,11 @@ impl Batch for GateWrites {
         })
     }
 
+    /// A lone statement write is its own transaction on PostgreSQL.
+    fn postgres_without_transaction(&self, items: &[Self::Item]) -> bool {
+        matches!(items, [only] if only.statement().is_some())
+    }
+
     /// Safe for the gate because nothing it does rests on a read alone:
     /// every step with an effect outside the database (running the tool,
     /// sending or redrawing a card, telling an approver their decision

@@ -100,6 +100,15 @@ pub(crate) trait Batch: Send + Sync + 'static {
         None
     }
 
+    /// Whether `items` may run on PostgreSQL without a transaction of
+    /// their own: a single statement is its own transaction there, and
+    /// `BEGIN` and `COMMIT` around it would be two more round trips for the
+    /// same effect. `false`, the default, always wraps the batch.
+    fn postgres_without_transaction(&self, items: &[Self::Item]) -> bool {
+        let _ = items;
+        false
+    }
+
     /// Whether other connections may read this batch's writes before they
     /// are durable. `false`, the default, keeps SQLite's own `fsync` inside
     /// each `COMMIT`. `true` lets a SQLite file in WAL mode with `synchronous
@@ -581,6 +590,12 @@ async fn commit<B: Batch>(
         Held::Sqlite(connection) => connection,
         Held::Unsynced(connection) => connection,
         Held::Postgres(connection) => {
+            if batch.postgres_without_transaction(items) {
+                return batch
+                    .write(Conn::Postgres(connection), items)
+                    .await
+                    .map_err(failed(&described));
+            }
             let mut tx = connection.begin().await.map_err(failed(&described))?;
             batch
                 .write(Conn::Postgres(&mut tx), items)
