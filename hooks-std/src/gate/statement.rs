@@ -266,30 +266,48 @@ pub(crate) async fn run_script(
 /// script the driver numbers plain placeholders across all its statements,
 /// one argument each, in order; numbered ones would count from the script's
 /// first argument, and a statement whose numbers skip some (a script's
-/// later statement, renumbered) makes the driver stop binding early. The
-/// store's SQL has no `?` except its placeholders; an unnumbered one is an
-/// error, as is `?0`.
+/// later statement, renumbered) makes the driver stop binding early.
+///
+/// A `?` that SQLite would not read as a placeholder (in a quoted string or
+/// name, or a comment) would shift every later argument of the script onto
+/// the wrong placeholder, other callers' included, so the store's SQL has
+/// none: a quoted `?`, a comment, an unnumbered `?` or `?0` is an error, and
+/// the script is not run.
 fn unnumber_into(script: &mut String, sql: &str) -> Result<Vec<usize>, sqlx::Error> {
-    let mut numbers = Vec::new();
-    let mut rest = sql;
-    while let Some(at) = rest.find('?') {
-        script.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        let number: usize = after[..digits]
-            .parse()
-            .ok()
-            .filter(|number| *number > 0)
-            .ok_or_else(|| {
-                sqlx::Error::Protocol(format!(
-                    "a gate statement has an unnumbered placeholder: {sql}"
-                ))
-            })?;
-        numbers.push(number);
-        script.push('?');
-        rest = &after[digits..];
+    let refused = |why: &str| sqlx::Error::Protocol(format!("a gate statement {why}: {sql}"));
+    if sql.contains("--") || sql.contains("/*") {
+        return Err(refused("has a comment"));
     }
-    script.push_str(rest);
+    let mut numbers = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut chars = sql.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        match (quote, c) {
+            (Some(open), _) if c == open => quote = None,
+            (Some(_), '?') => return Err(refused("has a `?` inside quotes")),
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`' | '[') => quote = Some(if c == '[' { ']' } else { c }),
+            (None, '?') => {
+                let mut number = String::new();
+                while let Some((_, digit)) = chars.next_if(|(_, next)| next.is_ascii_digit()) {
+                    number.push(digit);
+                }
+                let number = number
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|number| *number > 0)
+                    .ok_or_else(|| refused("has an unnumbered placeholder"))?;
+                numbers.push(number);
+                script.push('?');
+                continue;
+            }
+            (None, _) => {}
+        }
+        script.push(c);
+    }
+    if quote.is_some() {
+        return Err(refused("has an unclosed quote"));
+    }
     Ok(numbers)
 }
 
@@ -311,6 +329,26 @@ mod tests {
         let mut script = String::new();
         assert!(unnumber_into(&mut script, "SELECT ? + 1").is_err());
         assert!(unnumber_into(&mut script, "SELECT ?0 + 1").is_err());
+    }
+
+    #[test]
+    fn a_question_mark_sqlite_would_not_bind_is_refused() {
+        // Counted here but not by SQLite, it would move every later argument.
+        for sql in [
+            "SELECT 'what?1' WHERE id = ?1",
+            "SELECT \"a?1\" FROM t WHERE id = ?1",
+            "SELECT 1 -- ?1",
+            "SELECT /* ?1 */ 1",
+            "SELECT 'unclosed",
+        ] {
+            assert!(unnumber_into(&mut String::new(), sql).is_err(), "{sql}");
+        }
+        // Quoted text without a `?` is fine, doubled quotes included.
+        let mut script = String::new();
+        let numbers = unnumber_into(&mut script, "UPDATE t SET s = 'it''s' WHERE id = ?1")
+            .expect("unnumbered");
+        assert_eq!(script, "UPDATE t SET s = 'it''s' WHERE id = ?");
+        assert_eq!(numbers, vec![1]);
     }
 
     async fn table() -> SqliteConnection {

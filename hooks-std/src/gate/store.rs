@@ -230,6 +230,19 @@ impl ConfirmationStore {
         self.queue(what, job, result).await
     }
 
+    /// Runs `statement` in the group commit; once committed, how many rows
+    /// it changed.
+    async fn write_count(
+        &self,
+        what: impl Into<String>,
+        statement: Statement,
+    ) -> Result<u64, StorageError> {
+        let what = what.into();
+        let (done, result) = oneshot::channel();
+        let job = Box::new(StatementJob::counting(statement, what.clone(), done));
+        self.queue(what, job, result).await
+    }
+
     /// A write of the card-update outbox: on PostgreSQL `statement` runs
     /// alone, in its own short transaction; on SQLite it is a group-commit
     /// write like any other. On PostgreSQL a group-commit batch holds its
@@ -501,10 +514,9 @@ impl ConfirmationStore {
             .text(id)
             .int(claim.claimed_at_ms());
         let updated = self
-            .write_statement(
+            .write_count(
                 format!("storing the card reference of confirmation request {id}"),
                 statement,
-                Returned::affected,
             )
             .await?;
         Ok(updated == 1)
@@ -878,10 +890,9 @@ impl ConfirmationStore {
              WHERE id = $1 AND status = 'approved' AND consumed_at_ms IS NULL",
         );
         let updated = self
-            .write_statement(
+            .write_count(
                 format!("using the approval of confirmation request {id}"),
                 Statement::new(sql).text(id),
-                Returned::affected,
             )
             .await?;
         Ok(updated == 1)
@@ -942,10 +953,9 @@ impl ConfirmationStore {
              VALUES ($1, $2, {now_ms}) ON CONFLICT (event_id) DO NOTHING",
         );
         let inserted = self
-            .write_statement(
+            .write_count(
                 format!("recording callback event {event_id}"),
                 Statement::new(sql).text(event_id).text(channel_kind),
-                Returned::affected,
             )
             .await?;
         Ok(inserted == 1)
@@ -956,10 +966,9 @@ impl ConfirmationStore {
     pub async fn forget_events(&self, age: Duration) -> Result<u64, StorageError> {
         let sql = self.sql("DELETE FROM callback_events WHERE received_at_ms <= {now_ms} - $1");
         let age_ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX / 2);
-        self.write_statement(
+        self.write_count(
             "forgetting old callback events",
             Statement::new(sql).int(age_ms),
-            Returned::affected,
         )
         .await
     }

@@ -32,6 +32,23 @@ pub(crate) trait QueuedWrite: Send {
         None
     }
 
+    /// Whether the write's caller has stopped waiting for it (a timeout, a
+    /// dropped request): such a write is skipped, never run. Its caller may
+    /// already act on not having heard back, and another write it then
+    /// makes may share this batch, reordered (see [`run_in_scripts`]).
+    fn abandoned(&self) -> bool {
+        false
+    }
+
+    /// Whether the write's result is only a count of rows, which cannot fail
+    /// to read once the statement ran: such a write may commit on its own
+    /// (on PostgreSQL, without `BEGIN`/`COMMIT`), because nothing left to do
+    /// after its commit can fail and report an error for a write that
+    /// stands.
+    fn counts_only(&self) -> bool {
+        false
+    }
+
     /// Keeps what the write's [`statement`](Self::statement) returned when
     /// it ran in a script.
     fn returned(&mut self, returned: Returned) -> Result<(), sqlx::Error> {
@@ -116,6 +133,7 @@ fn tell<T>(
 pub(crate) struct StatementJob<T> {
     statement: Statement,
     decode: fn(Returned) -> Result<T, sqlx::Error>,
+    counts_only: bool,
     what: String,
     output: Option<T>,
     done: oneshot::Sender<Result<T, StorageError>>,
@@ -133,9 +151,24 @@ impl<T> StatementJob<T> {
         StatementJob {
             statement,
             decode,
+            counts_only: false,
             what,
             output: None,
             done,
+        }
+    }
+}
+
+impl StatementJob<u64> {
+    /// A job running `statement` whose result is how many rows it changed.
+    pub(crate) fn counting(
+        statement: Statement,
+        what: String,
+        done: oneshot::Sender<Result<u64, StorageError>>,
+    ) -> Self {
+        StatementJob {
+            counts_only: true,
+            ..StatementJob::new(statement, Returned::affected, what, done)
         }
     }
 }
@@ -153,7 +186,16 @@ impl<T: Send + 'static> QueuedWrite for StatementJob<T> {
         Some(&self.statement)
     }
 
+    fn abandoned(&self) -> bool {
+        self.done.is_closed()
+    }
+
+    fn counts_only(&self) -> bool {
+        self.counts_only
+    }
+
     fn returned(&mut self, returned: Returned) -> Result<(), sqlx::Error> {
+        self.output = None;
         self.output = Some((self.decode)(returned)?);
         Ok(())
     }
@@ -168,9 +210,10 @@ impl<T: Send + 'static> QueuedWrite for StatementJob<T> {
 
 /// The longest script: the same statement this many times at most. Scripts
 /// are the same statement repeated a power of two times, up to this, so a
-/// busy writer's scripts are a few per kind of write and stay prepared in
-/// the connection's statement cache (100 statements by default).
-const MAX_SCRIPT: usize = 32;
+/// busy writer's scripts are five per kind of write at most, and the gate's
+/// seventeen kinds fit the connection's statement cache (100 statements by
+/// default) with room for its reads.
+const MAX_SCRIPT: usize = 16;
 
 /// Runs the statement writes `items` on SQLite's `connection` in the open
 /// transaction, each kind of write in scripts of itself (see [`MAX_SCRIPT`]),
@@ -179,12 +222,18 @@ const MAX_SCRIPT: usize = 32;
 /// The writes of a batch are reordered, grouped by statement: they come
 /// from callers none of whom has heard back (each waits for its write to
 /// commit before doing anything else), so any order of them is one those
-/// callers could have seen; within a kind they keep their order.
+/// callers could have seen; within a kind they keep their order. A caller
+/// that stopped waiting has, in effect, heard back, and may have made
+/// another write that depends on the first not having happened: its write
+/// is skipped (see [`QueuedWrite::abandoned`]), so nothing is ordered after
+/// that caller's later write.
 async fn run_in_scripts(
     connection: &mut SqliteConnection,
     items: &mut [Box<dyn QueuedWrite>],
 ) -> Result<(), sqlx::Error> {
-    let mut order: Vec<usize> = (0..items.len()).collect();
+    let mut order: Vec<usize> = (0..items.len())
+        .filter(|&index| !items[index].abandoned())
+        .collect();
     let mut bounds = Vec::new();
     {
         let sql_of = |index: usize| items[index].statement().map(Statement::sql);
@@ -249,7 +298,9 @@ impl Batch for GateWrites {
                             .take_while(|item| item.statement().is_some())
                             .count();
                         if run == 0 {
-                            items[start].run(Conn::Sqlite(&mut *connection)).await?;
+                            if !items[start].abandoned() {
+                                items[start].run(Conn::Sqlite(&mut *connection)).await?;
+                            }
                             start += 1;
                         } else {
                             run_in_scripts(connection, &mut items[start..start + run]).await?;
@@ -258,7 +309,7 @@ impl Batch for GateWrites {
                     }
                 }
                 Conn::Postgres(connection) => {
-                    for item in items.iter_mut() {
+                    for item in items.iter_mut().filter(|item| !item.abandoned()) {
                         item.run(Conn::Postgres(&mut *connection)).await?;
                     }
                 }
@@ -267,9 +318,13 @@ impl Batch for GateWrites {
         })
     }
 
-    /// A lone statement write is its own transaction on PostgreSQL.
+    /// A lone statement write whose result is a count is its own
+    /// transaction on PostgreSQL. One that returns rows keeps `BEGIN` and
+    /// `COMMIT`: reading a row can fail (a value this version does not
+    /// know), and that must roll the write back, not report an error for a
+    /// write that was committed.
     fn postgres_without_transaction(&self, items: &[Self::Item]) -> bool {
-        matches!(items, [only] if only.statement().is_some())
+        matches!(items, [only] if only.statement().is_some() && only.counts_only())
     }
 
     /// Safe for the gate because nothing it does rests on a read alone:
@@ -357,12 +412,16 @@ mod tests {
     /// Where a write's caller hears back.
     type Answer<T> = oneshot::Receiver<Result<T, StorageError>>;
 
-    /// Stamps counter `id` once, as the gate stamps an approval: `Some(1)`
-    /// the first time, `None` after.
+    /// Stamps counter `id` (`c<n>`) once, as the gate stamps an approval:
+    /// `Some(n)` the first time, so each caller can tell its own row, `None`
+    /// after.
     fn stamp(id: &str) -> (Box<dyn QueuedWrite>, Answer<Option<i64>>) {
-        let statement =
-            Statement::new("UPDATE c SET n = n + 1 WHERE id = ?1 AND n = 0 RETURNING n".into())
-                .text(id);
+        let statement = Statement::new(
+            "UPDATE c SET n = n + 1 WHERE id = ?1 AND n = 0 \
+             RETURNING CAST(substr(id, 2) AS INTEGER)"
+                .into(),
+        )
+        .text(id);
         let (done, result) = oneshot::channel();
         let job = StatementJob::new(
             statement,
@@ -384,7 +443,7 @@ mod tests {
         for i in 0..40 {
             let (item, result) = stamp(&format!("c{i}"));
             items.push(item);
-            stamps.push((format!("c{i}"), result));
+            stamps.push(result);
             if i % 10 == 9 {
                 let statement = Statement::new(
                     "INSERT INTO c (id, n) VALUES (?1, ?2) ON CONFLICT (id) DO NOTHING".into(),
@@ -414,9 +473,9 @@ mod tests {
             item.settle(Ok(()));
         }
 
-        for (id, result) in stamps {
+        for (i, result) in (0_i64..).zip(stamps) {
             let stamped = result.await.expect("answered").expect("written");
-            assert_eq!(stamped, Some(1), "{id} is stamped by its own write");
+            assert_eq!(stamped, Some(i), "c{i} hears of its own stamp");
         }
         for result in inserts {
             assert_eq!(result.await.expect("answered").expect("written"), 1);
@@ -431,6 +490,37 @@ mod tests {
             .await
             .expect("read");
         assert_eq!(stamped, 40);
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_caller_stopped_waiting_is_skipped() {
+        let mut connection = counters(2).await;
+        let (kept, kept_answer) = stamp("c0");
+        let (dropped, dropped_answer) = stamp("c1");
+        drop(dropped_answer);
+        let mut items = vec![kept, dropped];
+        let mut tx = connection.begin().await.expect("begin");
+        GateWrites
+            .write(Conn::Sqlite(&mut tx), &mut items)
+            .await
+            .expect("batch written");
+        tx.commit().await.expect("commit");
+        for item in items {
+            item.settle(Ok(()));
+        }
+        assert_eq!(
+            kept_answer.await.expect("answered").expect("written"),
+            Some(0)
+        );
+        let stamped: Vec<String> = sqlx::query_scalar("SELECT id FROM c WHERE n = 1")
+            .fetch_all(&mut connection)
+            .await
+            .expect("read");
+        assert_eq!(
+            stamped,
+            vec!["c0".to_owned()],
+            "c1's abandoned stamp never ran"
+        );
     }
 
     /// A write that is not a statement: how many counters are stamped.
@@ -448,8 +538,8 @@ mod tests {
     #[tokio::test]
     async fn a_write_with_logic_runs_between_the_statements_around_it() {
         let mut connection = counters(3).await;
-        let (first, _) = stamp("c0");
-        let (last, _) = stamp("c2");
+        let (first, _first_answer) = stamp("c0");
+        let (last, _last_answer) = stamp("c2");
         let (done, seen) = oneshot::channel();
         let count = Job::new(count_stamped, "counting".into(), done);
         let mut items: Vec<Box<dyn QueuedWrite>> = vec![first, Box::new(count), last];
@@ -471,10 +561,10 @@ mod tests {
 
     #[test]
     fn scripts_are_powers_of_two() {
-        let sizes: Vec<usize> = [1, 2, 3, 5, 8, 31, 32, 33, 1000]
+        let sizes: Vec<usize> = [1, 2, 3, 5, 8, 16, 17, 31, 1000]
             .into_iter()
             .map(|n| prev_power_of_two(n.min(MAX_SCRIPT)))
             .collect();
-        assert_eq!(sizes, vec![1, 2, 2, 4, 8, 16, 32, 32, 32]);
+        assert_eq!(sizes, vec![1, 2, 2, 4, 8, 16, 16, 16, 16]);
     }
 }

@@ -17,7 +17,8 @@
 //!
 //! What a batch is and how it is written is the [`Batch`]'s business: the
 //! audit log writes its rows with multi-row `INSERT`s, the approval gate runs
-//! each queued write in turn.
+//! its writes in scripts of one statement repeated (on SQLite) or one after
+//! another (on PostgreSQL).
 
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
