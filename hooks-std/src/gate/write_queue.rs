@@ -224,9 +224,9 @@ const MAX_SCRIPT: usize = 16;
 /// commit before doing anything else), so any order of them is one those
 /// callers could have seen; within a kind they keep their order. A caller
 /// that stopped waiting has, in effect, heard back, and may have made
-/// another write that depends on the first not having happened: its write
-/// is skipped (see [`QueuedWrite::abandoned`]), so nothing is ordered after
-/// that caller's later write.
+/// another write that depends on the first not having happened: its
+/// abandoned write is skipped (see [`QueuedWrite::abandoned`]), so it can
+/// never run after that caller's later one.
 async fn run_in_scripts(
     connection: &mut SqliteConnection,
     items: &mut [Box<dyn QueuedWrite>],
