@@ -32,6 +32,10 @@
 //!   the hooks; every refusal audited; HTTP clients with wrong tokens, or
 //!   claiming another user by header or `_meta`, or using another client's
 //!   session.
+//! * `gate_store` — the approval gate's store under argument text written
+//!   as SQL, placeholders and script separators, in concurrent writes that
+//!   share scripts: each stored as written, one approval used once, by its
+//!   own call.
 //! * `text` — what people read and what keys mean: hidden characters on
 //!   approval cards, secrets in every spelling for redaction, connector and
 //!   user ids in every spelling for rate limits.
@@ -43,6 +47,7 @@
 
 mod callbacks;
 mod command_output;
+mod gate_store;
 mod hook_server;
 #[cfg(feature = "mcp")]
 mod mcp_proxy;

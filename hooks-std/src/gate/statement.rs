@@ -19,10 +19,11 @@
 //! another, so there each one runs as before, alone.
 
 use futures_util::TryStreamExt as _;
+use futures_util::stream::BoxStream;
 use serde_json::Value;
-use sqlx::postgres::PgRow;
+use sqlx::postgres::{PgQueryResult, PgRow};
 use sqlx::query::Query;
-use sqlx::sqlite::SqliteRow;
+use sqlx::sqlite::{SqliteQueryResult, SqliteRow};
 use sqlx::types::Json;
 use sqlx::{Database, Either, Encode, Executor as _, FromRow, Row as _, SqliteConnection, Type};
 
@@ -85,39 +86,40 @@ impl Statement {
 
     /// Runs the statement alone on `conn`.
     pub(crate) async fn run(&self, conn: Conn<'_>) -> Result<Returned, sqlx::Error> {
-        match conn {
+        Ok(match conn {
             Conn::Sqlite(connection) => {
-                let query = bind(sqlx::query(&self.sql), &self.args);
-                let (mut rows, mut affected) = (Vec::new(), 0);
-                let mut steps = connection.fetch_many(query);
-                while let Some(step) = steps.try_next().await? {
-                    match step {
-                        Either::Left(done) => affected += done.rows_affected(),
-                        Either::Right(row) => rows.push(row),
-                    }
-                }
-                Ok(Returned {
+                let steps = connection.fetch_many(bind(sqlx::query(&self.sql), &self.args));
+                let (rows, affected) = collect(steps, SqliteQueryResult::rows_affected).await?;
+                Returned {
                     rows: Rows::Sqlite(rows),
                     affected,
-                })
+                }
             }
             Conn::Postgres(connection) => {
-                let query = bind(sqlx::query(&self.sql), &self.args);
-                let (mut rows, mut affected) = (Vec::new(), 0);
-                let mut steps = connection.fetch_many(query);
-                while let Some(step) = steps.try_next().await? {
-                    match step {
-                        Either::Left(done) => affected += done.rows_affected(),
-                        Either::Right(row) => rows.push(row),
-                    }
-                }
-                Ok(Returned {
+                let steps = connection.fetch_many(bind(sqlx::query(&self.sql), &self.args));
+                let (rows, affected) = collect(steps, PgQueryResult::rows_affected).await?;
+                Returned {
                     rows: Rows::Postgres(rows),
                     affected,
-                })
+                }
             }
+        })
+    }
+}
+
+/// The rows of a one-statement query's `steps`, and the rows it changed.
+async fn collect<R, D>(
+    mut steps: BoxStream<'_, Result<Either<D, R>, sqlx::Error>>,
+    changed: fn(&D) -> u64,
+) -> Result<(Vec<R>, u64), sqlx::Error> {
+    let (mut rows, mut affected) = (Vec::new(), 0);
+    while let Some(step) = steps.try_next().await? {
+        match step {
+            Either::Left(done) => affected += changed(&done),
+            Either::Right(row) => rows.push(row),
         }
     }
+    Ok((rows, affected))
 }
 
 /// Binds `args` to `query`, in order.

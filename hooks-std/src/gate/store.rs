@@ -210,10 +210,10 @@ impl ConfirmationStore {
         T: Send + 'static,
         F: for<'t> Fn(Conn<'t>) -> BoxFuture<'t, Result<T, sqlx::Error>> + Send + 'static,
     {
-        let what = what.into();
-        let (done, result) = oneshot::channel();
-        let job = Box::new(Job::new(write, what.clone(), done));
-        self.queue(what, job, result).await
+        self.queue(what.into(), |what, done| {
+            Box::new(Job::new(write, what, done))
+        })
+        .await
     }
 
     /// Runs `statement` in the group commit; once committed, its caller's
@@ -224,10 +224,10 @@ impl ConfirmationStore {
         statement: Statement,
         decode: fn(Returned) -> Result<T, sqlx::Error>,
     ) -> Result<T, StorageError> {
-        let what = what.into();
-        let (done, result) = oneshot::channel();
-        let job = Box::new(StatementJob::new(statement, decode, what.clone(), done));
-        self.queue(what, job, result).await
+        self.queue(what.into(), |what, done| {
+            Box::new(StatementJob::new(statement, decode, what, done))
+        })
+        .await
     }
 
     /// Runs `statement` in the group commit; once committed, how many rows
@@ -237,10 +237,10 @@ impl ConfirmationStore {
         what: impl Into<String>,
         statement: Statement,
     ) -> Result<u64, StorageError> {
-        let what = what.into();
-        let (done, result) = oneshot::channel();
-        let job = Box::new(StatementJob::counting(statement, what.clone(), done));
-        self.queue(what, job, result).await
+        self.queue(what.into(), |what, done| {
+            Box::new(StatementJob::counting(statement, what, done))
+        })
+        .await
     }
 
     /// A write of the card-update outbox: on PostgreSQL `statement` runs
@@ -273,14 +273,15 @@ impl ConfirmationStore {
         returned.and_then(decode).map_err(StorageError::query(what))
     }
 
-    /// Queues `job` and waits for `result`, its caller's end.
+    /// Queues the write `job` makes (described as `what`, answering on the
+    /// sender it is given) and waits for its result.
     async fn queue<T>(
         &self,
         what: String,
-        job: Box<dyn QueuedWrite>,
-        result: oneshot::Receiver<Result<T, StorageError>>,
+        job: impl FnOnce(String, oneshot::Sender<Result<T, StorageError>>) -> Box<dyn QueuedWrite>,
     ) -> Result<T, StorageError> {
-        self.writes.submit(job).await;
+        let (done, result) = oneshot::channel();
+        self.writes.submit(job(what.clone(), done)).await;
         result.await.unwrap_or_else(|_| {
             Err(StorageError::Unavailable {
                 what,

@@ -376,8 +376,14 @@ async fn commit_batches_with<B: Batch>(
 }
 
 /// How long the pipelined writer keeps its own connection with no work
-/// (closing the database closes it at once).
-const UNSYNCED_IDLE: Duration = Duration::from_secs(1);
+/// (closing the database closes it at once). Long in this crate's unit
+/// tests, so a test can tell closing at once from the idle timeout however
+/// slow a loaded machine makes the close itself.
+const UNSYNCED_IDLE: Duration = if cfg!(test) {
+    Duration::from_secs(30)
+} else {
+    Duration::from_secs(1)
+};
 
 /// Pipelined when the batch allows it and the database is a SQLite file in
 /// WAL mode whose commits sync (`synchronous = FULL`): anything else is
