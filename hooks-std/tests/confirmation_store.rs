@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use hooks_std::Database;
 use hooks_std::gate::{
-    ApproverScope, CardDelivery, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
-    ConfirmationStore, DecideOutcome, Decision, EventDecision, MAX_CARD_UPDATE_ATTEMPTS,
-    NewConfirmation, args_digest,
+    ApproverScope, CardClaim, CardDelivery, ConfirmationMode, ConfirmationRequest,
+    ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision, EventDecision,
+    MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, args_digest,
 };
 use serde_json::json;
 
@@ -228,31 +228,42 @@ async fn card_claims(database: Database) {
     );
 }
 
-/// A run whose card claim was taken over (it outlived its lease) cannot
-/// record its card's reference: only the current holder's card is stored,
-/// so a slow store can never make the request point at a second card.
-async fn a_taken_over_claim_stores_no_card(database: Database) {
-    let store = ConfirmationStore::new(database);
+/// A fresh pending request (key `prefix`…) whose first card claim outlived
+/// its 100 ms lease and was taken over: the request, the lost claim and the
+/// one that holds.
+async fn claim_taken_over(
+    store: &ConfirmationStore,
+    prefix: &str,
+) -> (ConfirmationRequest, CardClaim, CardClaim) {
     let (request, _) = store
         .create_or_resume(&new_request(
-            &support::unique("takeover"),
+            &support::unique(prefix),
             Duration::from_secs(60),
         ))
         .await
         .expect("create");
     let lease = Duration::from_millis(100);
-    let first = store
+    let lost = store
         .claim_card(&request.id, lease)
         .await
         .expect("claim")
         .expect("the first run claims the card");
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let second = store
+    let held = store
         .claim_card(&request.id, lease)
         .await
         .expect("claim")
         .expect("a re-run takes the expired claim over");
-    assert_ne!(first, second);
+    assert_ne!(lost, held);
+    (request, lost, held)
+}
+
+/// A run whose card claim was taken over (it outlived its lease) cannot
+/// record its card's reference: only the current holder's card is stored,
+/// so a slow store can never make the request point at a second card.
+async fn a_taken_over_claim_stores_no_card(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let (request, first, second) = claim_taken_over(&store, "takeover").await;
     assert!(
         !store
             .set_message_ref(&request.id, first, "om_first")
@@ -278,6 +289,58 @@ async fn a_taken_over_claim_stores_no_card(database: Database) {
     );
     let stored = store.get(&request.id).await.expect("get").expect("request");
     assert_eq!(stored.message_ref.as_deref(), Some("om_second"));
+}
+
+/// Storing the card's reference can hand back the request as it then
+/// stands, with the database clock, so a gate starts to wait without a read
+/// of its own: under a lost claim nothing is stored or returned, and a
+/// decision made before the card was recorded (from the approvals page) is
+/// what comes back.
+async fn storing_the_card_reads_the_request_and_clock(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let (request, lost, held) = claim_taken_over(&store, "stored-read").await;
+    assert_eq!(
+        store
+            .set_message_ref_and_read(&request.id, lost, "om_lost")
+            .await
+            .expect("store"),
+        None,
+        "a lost claim stores nothing and reads nothing"
+    );
+    let DecideOutcome::Decided(decided) = store
+        .decide(&request.id, Decision::Approve, "cfo", None)
+        .await
+        .expect("decide")
+    else {
+        panic!("a pending request can be decided before its card is recorded");
+    };
+    let before = store.clock_ms().await.expect("clock");
+    let (stored, clock_ms) = store
+        .set_message_ref_and_read(&request.id, held, "om_held")
+        .await
+        .expect("store")
+        .expect("the holder's card is stored");
+    let after = store.clock_ms().await.expect("clock");
+    assert_eq!(stored.message_ref.as_deref(), Some("om_held"));
+    assert_eq!(stored.status, ConfirmationStatus::Approved);
+    assert_eq!(stored.decided_at_ms, decided.decided_at_ms);
+    assert_eq!(
+        stored,
+        store.get(&request.id).await.expect("get").expect("request"),
+        "what comes back is the stored row"
+    );
+    assert!(
+        (before..=after).contains(&clock_ms),
+        "the clock is the database's at the write: {before} <= {clock_ms} <= {after}"
+    );
+    assert_eq!(
+        store
+            .set_message_ref_and_read(&request.id, held, "om_again")
+            .await
+            .expect("store"),
+        None,
+        "a recorded card is never replaced"
+    );
 }
 
 /// A click's decision and its event id commit together, or not at all.
@@ -611,6 +674,7 @@ async fn store_on_sqlite() {
     concurrent_decisions(database.clone()).await;
     card_claims(database.clone()).await;
     a_taken_over_claim_stores_no_card(database.clone()).await;
+    storing_the_card_reads_the_request_and_clock(database.clone()).await;
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     delivery_states_and_the_card_outbox(database.clone()).await;
@@ -628,6 +692,7 @@ async fn store_on_postgres() {
     concurrent_decisions(database.clone()).await;
     card_claims(database.clone()).await;
     a_taken_over_claim_stores_no_card(database.clone()).await;
+    storing_the_card_reads_the_request_and_clock(database.clone()).await;
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     delivery_states_and_the_card_outbox(database.clone()).await;

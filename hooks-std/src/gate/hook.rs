@@ -377,6 +377,9 @@ impl ApprovalGate {
         // finds a live claim) wait for the same decision. The claim is
         // written before the platform is called, so a card may exist only
         // for a claimed request.
+        // The request and the database clock as delivery left them, when
+        // this run delivered the card: the wait starts from them.
+        let mut delivered = None;
         if request.status == ConfirmationStatus::Pending && request.message_ref.is_none() {
             let claimed = match channel.send_dedup_window() {
                 Some(window) => {
@@ -398,17 +401,18 @@ impl ApprovalGate {
                 crash_point!(crash_points::AFTER_CLAIM, |_| Err(stopped(
                     crash_points::AFTER_CLAIM
                 )));
-                self.deliver(approvals, &request, claim).await?;
+                delivered = Some(self.deliver(approvals, &request, claim).await?);
             }
         }
         crash_point!(crash_points::WAITING, |_| Err(stopped(
             crash_points::WAITING
         )));
         // The deadline is the one stored with the request, on the database's
-        // clock: read the clock after delivery (with the request's state, in
-        // the first pass below), so however long delivery took the wait ends
-        // at that deadline (a few milliseconds late at most, never early),
-        // and the request is expired by this gate.
+        // clock: read the clock after delivery (with the request's state:
+        // by the statement storing the card's reference, or in the first
+        // pass below), so however long delivery took the wait ends at that
+        // deadline (a few milliseconds late at most, never early), and the
+        // request is expired by this gate.
         let mut clock: Option<(i64, tokio::time::Instant)> = None;
         let mut woken = false;
         loop {
@@ -428,12 +432,15 @@ impl ApprovalGate {
             woken = true;
             let disappeared =
                 || HookError::new(format!("confirmation request {} disappeared", request.id));
-            let (current, (clock_ms, started)) = match clock {
-                Some(clock) => {
+            let (current, (clock_ms, started)) = match (delivered.take(), clock) {
+                (Some((current, now)), _) => {
+                    (current, *clock.insert((now, tokio::time::Instant::now())))
+                }
+                (None, Some(clock)) => {
                     let current = store.get(&request.id).await.map_err(HookError::new)?;
                     (current.ok_or_else(disappeared)?, clock)
                 }
-                None => {
+                (None, None) => {
                     let read = store.get_with_clock(&request.id).await;
                     let (current, now) = read.map_err(HookError::new)?.ok_or_else(disappeared)?;
                     (current, *clock.insert((now, tokio::time::Instant::now())))
@@ -467,13 +474,14 @@ impl ApprovalGate {
     /// re-run waits for the decision; on a deduplicating platform it re-sends
     /// with the same key after the lease, which stores the reference). If the
     /// claim was lost meanwhile, fails without cancelling: the run that took
-    /// it over is delivering the card.
+    /// it over is delivering the card. Returns the request as it stands
+    /// once the reference is stored, with the database clock then.
     async fn deliver(
         &self,
         approvals: &Approvals,
         request: &ConfirmationRequest,
         claim: CardClaim,
-    ) -> Result<(), HookError> {
+    ) -> Result<(ConfirmationRequest, i64), HookError> {
         let store = approvals.store();
         let channel = approvals.channel();
         let deadline = tokio::time::Instant::now() + CARD_DELIVERY_DEADLINE;
@@ -502,12 +510,12 @@ impl ApprovalGate {
         )));
         let stored = tokio::time::timeout_at(
             deadline,
-            store.set_message_ref(&request.id, claim, &message_ref),
+            store.set_message_ref_and_read(&request.id, claim, &message_ref),
         )
         .await;
         match stored {
-            Ok(Ok(true)) => Ok(()),
-            Ok(Ok(false)) => Err(HookError::new(format!(
+            Ok(Ok(Some(stored))) => Ok(stored),
+            Ok(Ok(None)) => Err(HookError::new(format!(
                 "the approval card of confirmation request {} was sent, but another run of \
                  this tool call took its delivery over; this run is blocked",
                 request.id

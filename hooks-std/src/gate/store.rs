@@ -107,6 +107,11 @@ const DECIDE: &str = "UPDATE confirmation_requests SET status = $1, decided_at_m
     decided_by = $2, reason = $3 \
     WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}";
 
+/// Storing the reference of a card sent under a claim: only under the
+/// request's current claim, and only if no card is recorded yet.
+const SET_MESSAGE_REF: &str = "UPDATE confirmation_requests SET message_ref = $1 \
+    WHERE id = $2 AND card_claimed_at_ms = $3 AND message_ref IS NULL";
+
 const COLUMNS: &str = "id, idempotency_key, tool_name, args, args_digest, agent_id, \
     initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, channel_id, \
     mode, status, created_at_ms, expires_at_ms, decided_at_ms, decided_by, reason, message_ref, \
@@ -506,11 +511,7 @@ impl ConfirmationStore {
         claim: CardClaim,
         message_ref: &str,
     ) -> Result<bool, StorageError> {
-        let sql = self.sql(
-            "UPDATE confirmation_requests SET message_ref = $1 \
-             WHERE id = $2 AND card_claimed_at_ms = $3 AND message_ref IS NULL",
-        );
-        let statement = Statement::new(sql)
+        let statement = Statement::new(self.sql(SET_MESSAGE_REF))
             .text(message_ref)
             .text(id)
             .int(claim.claimed_at_ms());
@@ -521,6 +522,31 @@ impl ConfirmationStore {
             )
             .await?;
         Ok(updated == 1)
+    }
+
+    /// [`set_message_ref`](Self::set_message_ref), returning the request as
+    /// it stands once the reference is stored, and the database clock, read
+    /// by the same statement (`None`: nothing stored). A gate that has just
+    /// delivered its card starts to wait from this, with no read of its own.
+    pub async fn set_message_ref_and_read(
+        &self,
+        id: &str,
+        claim: CardClaim,
+        message_ref: &str,
+    ) -> Result<Option<(ConfirmationRequest, i64)>, StorageError> {
+        let sql = self.sql(&format!(
+            "{SET_MESSAGE_REF} RETURNING {{columns}}, {{now_ms}} AS clock_ms"
+        ));
+        let statement = Statement::new(sql)
+            .text(message_ref)
+            .text(id)
+            .int(claim.claimed_at_ms());
+        self.write_statement(
+            format!("storing the card reference of confirmation request {id}"),
+            statement,
+            request_with_clock,
+        )
+        .await
     }
 
     /// Claims the right to send the card of request `id`: a claim for
@@ -997,6 +1023,22 @@ struct DecideStatements {
 
 /// Most gate writes sharing one transaction.
 const MAX_WRITES_PER_BATCH: usize = 256;
+
+/// A request read together with the database clock (`clock_ms`).
+#[derive(sqlx::FromRow)]
+struct RequestWithClock {
+    #[sqlx(flatten)]
+    request: ConfirmationRequest,
+    clock_ms: i64,
+}
+
+/// The request and clock a statement returned, if it returned a row.
+fn request_with_clock(
+    returned: Returned,
+) -> Result<Option<(ConfirmationRequest, i64)>, sqlx::Error> {
+    let row = returned.first::<RequestWithClock>()?;
+    Ok(row.map(|row| (row.request, row.clock_ms)))
+}
 
 /// `duration` in milliseconds for a statement (very long ones capped far out).
 fn clamp_ms(duration: Duration) -> i64 {
