@@ -678,6 +678,7 @@ async fn store_on_sqlite() {
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     delivery_states_and_the_card_outbox(database.clone()).await;
+    a_decision_takes_its_card_update(database.clone()).await;
     the_outbox_gives_up_on_a_card(database.clone()).await;
     resend_window(database.clone()).await;
     events(database).await;
@@ -696,6 +697,7 @@ async fn store_on_postgres() {
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     delivery_states_and_the_card_outbox(database.clone()).await;
+    a_decision_takes_its_card_update(database.clone()).await;
     the_outbox_gives_up_on_a_card(database.clone()).await;
     resend_window(database.clone()).await;
     events(database).await;
@@ -729,6 +731,85 @@ async fn deliver(store: &ConfirmationStore, id: &str, message_ref: &str) {
             .set_message_ref(id, claim, message_ref)
             .await
             .expect("store")
+    );
+}
+
+/// A decision can take its card's outbox entry in its own statement: held
+/// for the back-off like any take (a sweeper retries it after), and only
+/// when the decision is recorded on a request with a card; otherwise the
+/// outbox has it as after any decision.
+async fn a_decision_takes_its_card_update(database: Database) {
+    let backoff = Duration::from_millis(300);
+    let (store, with_card) = pending_request(database.clone(), "decide-take").await;
+    deliver(&store, &with_card.id, "om_take").await;
+    let (outcome, taken) = store
+        .decide_and_take_card_update(&with_card.id, Decision::Approve, "cfo", None, backoff)
+        .await
+        .expect("decide");
+    let DecideOutcome::Decided(decided) = outcome else {
+        panic!("a pending request is decided: {outcome:?}");
+    };
+    assert!(taken, "the decision took the card update");
+    assert_eq!(decided.status, ConfirmationStatus::Approved);
+    assert_eq!(
+        store
+            .take_card_update(&with_card.id, backoff)
+            .await
+            .expect("take"),
+        None,
+        "the decision's take holds the update for its back-off"
+    );
+    tokio::time::sleep(backoff + Duration::from_millis(100)).await;
+    assert!(
+        store
+            .take_card_update(&with_card.id, backoff)
+            .await
+            .expect("take")
+            .is_some(),
+        "an update whose taker never confirmed is retried after the back-off"
+    );
+    store
+        .card_update_confirmed(&with_card.id)
+        .await
+        .expect("confirm");
+
+    let (store, without_card) = pending_request(database.clone(), "decide-no-card").await;
+    let (outcome, taken) = store
+        .decide_and_take_card_update(&without_card.id, Decision::Reject, "cfo", None, backoff)
+        .await
+        .expect("decide");
+    assert!(matches!(outcome, DecideOutcome::Decided(_)));
+    assert!(!taken, "no card, nothing to redraw");
+    let (outcome, taken) = store
+        .decide_and_take_card_update(&without_card.id, Decision::Approve, "cfo", None, backoff)
+        .await
+        .expect("decide again");
+    assert!(matches!(outcome, DecideOutcome::AlreadyFinal(_)));
+    assert!(!taken, "a decision that changes nothing takes nothing");
+
+    let store = ConfirmationStore::new(database);
+    let (late, _) = store
+        .create_or_resume(&new_request(
+            &support::unique("decide-take-late"),
+            Duration::from_millis(500),
+        ))
+        .await
+        .expect("create");
+    deliver(&store, &late.id, "om_late").await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (outcome, taken) = store
+        .decide_and_take_card_update(&late.id, Decision::Approve, "cfo", None, backoff)
+        .await
+        .expect("decide");
+    assert!(matches!(outcome, DecideOutcome::PastDeadline(_)));
+    assert!(!taken);
+    assert!(
+        store
+            .take_card_update(&late.id, backoff)
+            .await
+            .expect("take")
+            .is_some(),
+        "an expired request's card update waits in the outbox"
     );
 }
 

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use tokio::task::JoinHandle;
 
 use super::approvers::{Approver, ApproverDirectory, may_decide};
-use super::card_outbox::{push_card_update, send_due_card_updates};
+use super::card_outbox::{push_card_update, send_due_card_updates, send_taken_card_update};
 use super::crash_points::{self, crash_point};
 use super::reply_window::ReplyWindow;
 use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
@@ -411,14 +411,27 @@ impl Approvals {
         }
         // Held to the same rule as a reason typed in a channel.
         let reason = reason.and_then(decision_reason);
-        let outcome = self
+        // No callback reply redraws this card: the outbox does, its entry
+        // taken by the decision's own statement when the card exists.
+        let (outcome, taken) = self
             .inner
             .store
-            .decide(&request.id, decision, &approver.user_id, reason.as_deref())
+            .decide_and_take_card_update(
+                &request.id,
+                decision,
+                &approver.user_id,
+                reason.as_deref(),
+                self.inner.card_update_backoff,
+            )
             .await?;
-        // No callback reply redraws this card: the outbox does.
-        if let DecideOutcome::Decided(decided) | DecideOutcome::PastDeadline(decided) = &outcome {
-            self.push_card_update(&decided.id);
+        match &outcome {
+            DecideOutcome::Decided(decided) if taken => {
+                send_taken_card_update(&self.inner.store, &self.inner.channel, decided.clone());
+            }
+            DecideOutcome::Decided(decided) | DecideOutcome::PastDeadline(decided) => {
+                self.push_card_update(&decided.id);
+            }
+            DecideOutcome::AlreadyFinal(_) | DecideOutcome::NotFound => {}
         }
         Ok(self.decided(outcome, decision))
     }

@@ -48,6 +48,21 @@ pub(super) fn push_card_update(
     });
 }
 
+/// Redraws the card of `request` in the background, its outbox entry
+/// already taken by the decision that made it final (see
+/// [`ConfirmationStore::decide_and_take_card_update`]). If this process dies
+/// first, or the platform fails, a sweeper sends it after the back-off.
+pub(super) fn send_taken_card_update(
+    store: &ConfirmationStore,
+    channel: &Arc<dyn Channel>,
+    request: ConfirmationRequest,
+) {
+    let (store, channel) = (store.clone(), channel.clone());
+    tokio::spawn(async move {
+        send_card_update(&store, &channel, &request).await;
+    });
+}
+
 /// Sends every due card update of `channel` (up to a batch); returns how
 /// many the platform confirmed.
 pub(super) async fn send_due_card_updates(

@@ -112,6 +112,17 @@ const DECIDE: &str = "UPDATE confirmation_requests SET status = $1, decided_at_m
 const SET_MESSAGE_REF: &str = "UPDATE confirmation_requests SET message_ref = $1 \
     WHERE id = $2 AND card_claimed_at_ms = $3 AND message_ref IS NULL";
 
+/// [`DECIDE`], taking the card's outbox entry in the same statement when the
+/// request has a card, as [`TAKE_UPDATE`] would right after (a pending
+/// request's entry was never taken: the outbox holds only final requests,
+/// so the first attempt is held for the back-off `$5` ms).
+const DECIDE_TAKING_CARD_UPDATE: &str = "UPDATE confirmation_requests SET status = $1, \
+    decided_at_ms = {now_ms}, decided_by = $2, reason = $3, \
+    card_update_attempts = card_update_attempts + CASE WHEN message_ref IS NULL THEN 0 ELSE 1 END, \
+    card_update_due_at_ms = CASE WHEN message_ref IS NULL THEN card_update_due_at_ms \
+    ELSE {now_ms} + $5 END \
+    WHERE id = $4 AND status = 'pending' AND expires_at_ms > {now_ms} RETURNING {columns}";
+
 const COLUMNS: &str = "id, idempotency_key, tool_name, args, args_digest, agent_id, \
     initiator_user_id, org_id, approver_scope, approver_allowlist, channel_kind, channel_id, \
     mode, status, created_at_ms, expires_at_ms, decided_at_ms, decided_by, reason, message_ref, \
@@ -706,27 +717,76 @@ impl ConfirmationStore {
         decided_by: &str,
         reason: Option<&str>,
     ) -> Result<DecideOutcome, StorageError> {
+        let (outcome, _) = self
+            .decide_taking(id, decision, decided_by, reason, None)
+            .await?;
+        Ok(outcome)
+    }
+
+    /// [`decide`](Self::decide), and when the decision is recorded on a
+    /// request with a card, takes the card's outbox entry in the same
+    /// statement, as [`take_card_update`](Self::take_card_update) would with
+    /// `backoff` right after. The flag says whether it did: the caller then
+    /// redraws the card and records the outcome
+    /// ([`card_update_confirmed`](Self::card_update_confirmed) or
+    /// [`card_update_failed`](Self::card_update_failed)); if it cannot, the
+    /// outbox's sweeper retries once the back-off has passed. When the flag
+    /// is false and the request is now final, its card update is due in the
+    /// outbox as after any decision.
+    pub async fn decide_and_take_card_update(
+        &self,
+        id: &str,
+        decision: Decision,
+        decided_by: &str,
+        reason: Option<&str>,
+        backoff: Duration,
+    ) -> Result<(DecideOutcome, bool), StorageError> {
+        self.decide_taking(id, decision, decided_by, reason, Some(backoff))
+            .await
+    }
+
+    /// [`decide`](Self::decide), taking the card update with `take`'s
+    /// back-off when given (see
+    /// [`decide_and_take_card_update`](Self::decide_and_take_card_update)).
+    async fn decide_taking(
+        &self,
+        id: &str,
+        decision: Decision,
+        decided_by: &str,
+        reason: Option<&str>,
+        take: Option<Duration>,
+    ) -> Result<(DecideOutcome, bool), StorageError> {
         // The usual case, a pending request before its deadline, is the one
         // statement; only if it changes nothing are the request's state read
         // and, past its deadline, the request expired (`decide_in!`, which
         // tries the same statement first: a request that was not decidable
         // does not become so).
-        let decide = Statement::new(self.sql(DECIDE))
+        let template = if take.is_some() {
+            DECIDE_TAKING_CARD_UPDATE
+        } else {
+            DECIDE
+        };
+        let mut decide = Statement::new(self.sql(template))
             .text(decision.status().as_str())
             .text(decided_by)
             .optional_text(reason)
             .text(id);
+        if let Some(backoff) = take {
+            decide = decide.int(clamp_ms(backoff));
+        }
         let what = || format!("recording a decision on confirmation request {id}");
         if let Some(decided) = self
-            .write_statement(what(), decide, Returned::first)
+            .write_statement(what(), decide, Returned::first::<ConfirmationRequest>)
             .await?
         {
-            return Ok(DecideOutcome::Decided(decided));
+            let taken = take.is_some() && decided.message_ref.is_some();
+            return Ok((DecideOutcome::Decided(decided), taken));
         }
         let statements = Arc::new(self.decide_statements());
         let reason = reason.map(str::to_owned);
-        on_pool_write!(self, [statements, id, decided_by, reason], what(),
-            pool => decide_in!(&mut *pool, statements, id, decision, decided_by, reason))
+        let outcome = on_pool_write!(self, [statements, id, decided_by, reason], what(),
+            pool => decide_in!(&mut *pool, statements, id, decision, decided_by, reason))?;
+        Ok((outcome, false))
     }
 
     /// Applies a decision delivered as callback event `event_id` in one
