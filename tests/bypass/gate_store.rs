@@ -98,24 +98,40 @@ async fn hostile_text_in_concurrent_gate_writes_is_stored_as_written_and_moves_n
         assert_eq!(request.status, ConfirmationStatus::Pending);
     }
 
-    let cards = created.iter().zip(HOSTILE).map(|((request, ..), text)| {
-        let store = store.clone();
-        let (id, reference) = (request.id.clone(), format!("{text}-card"));
-        async move {
-            let claim = store
-                .claim_card(&id, Duration::MAX)
-                .await
-                .expect("claimed")
-                .expect("the first claim is this call's");
-            assert!(
-                store
-                    .set_message_ref(&id, claim, &reference)
+    // Half the cards are stored by the statement that also reads the row
+    // back (what a gate waits from): each hears its own row.
+    let cards = created
+        .iter()
+        .zip(HOSTILE)
+        .enumerate()
+        .map(|(i, ((request, ..), text))| {
+            let store = store.clone();
+            let (id, reference) = (request.id.clone(), format!("{text}-card"));
+            async move {
+                let claim = store
+                    .claim_card(&id, Duration::MAX)
                     .await
-                    .expect("stored")
-            );
-            (id, reference)
-        }
-    });
+                    .expect("claimed")
+                    .expect("the first claim is this call's");
+                if i % 2 == 0 {
+                    assert!(
+                        store
+                            .set_message_ref(&id, claim, &reference)
+                            .await
+                            .expect("stored")
+                    );
+                } else {
+                    let (stored, _clock) = store
+                        .set_message_ref_and_read(&id, claim, &reference)
+                        .await
+                        .expect("stored")
+                        .expect("this call's claim holds");
+                    assert_eq!(stored.id, id);
+                    assert_eq!(stored.message_ref.as_deref(), Some(reference.as_str()));
+                }
+                (id, reference)
+            }
+        });
     for (id, reference) in all(cards).await {
         let stored = store.get(&id).await.expect("read").expect("request");
         assert_eq!(stored.message_ref.as_deref(), Some(reference.as_str()));
@@ -133,10 +149,26 @@ async fn hostile_text_in_concurrent_gate_writes_is_stored_as_written_and_moves_n
                     .decide(&id, Decision::Approve, "?1", Some(HOSTILE[4]))
                     .await
                     .expect("decided"),
-                _ if i % 2 == 1 => store
+                _ if i % 4 == 1 => store
                     .decide(&id, Decision::Reject, "'; --", Some("?1 ?2"))
                     .await
                     .expect("decided"),
+                // A decision that also takes its card's redraw, its
+                // statement numbered one further ($5).
+                _ if i % 2 == 1 => {
+                    let (outcome, taken) = store
+                        .decide_and_take_card_update(
+                            &id,
+                            Decision::Reject,
+                            "'; --",
+                            Some("?1 ?2"),
+                            Duration::from_secs(5),
+                        )
+                        .await
+                        .expect("decided");
+                    assert!(taken, "the request has a card: its redraw is taken");
+                    outcome
+                }
                 _ => DecideOutcome::NotFound,
             }
         }
