@@ -1,4 +1,12 @@
 //! Reading the audit log back: for operators, examples and tests.
+//!
+//! On PostgreSQL a conversation's rows are found through an ordinary index.
+//! On SQLite they are found through `connector_call_logs_by_conversation`,
+//! which a trigger fills in bulk every 4,096 rows (an index kept row by row
+//! halved the writer's throughput; the migration that made the change says
+//! why), plus a scan of the rows written since the last filing, at most
+//! 4,095 and found by rowid range. One statement reads both parts, so it sees
+//! each row once whatever filing happens around it.
 
 use serde_json::Value;
 use sqlx::FromRow;
@@ -47,6 +55,10 @@ pub struct AuditEntry {
     pub duration_ms: i64,
 }
 
+/// SQLite: the last row filed into `connector_call_logs_by_conversation`;
+/// the rows above it are the unfiled tail.
+const FILED_THROUGH: &str = "(SELECT through_id FROM connector_call_logs_filed)";
+
 /// Every column but `id` and `created_at`.
 const COLUMNS: &str = "conversation_id, tool_call_id, agent_id, user_id, org_id, \
     surface, tool_name, connector, action, outcome, blocked_by, reason, args, result_size, \
@@ -59,17 +71,24 @@ impl Database {
         conversation_id: &str,
     ) -> Result<Vec<AuditEntry>, StorageError> {
         let what = || format!("reading the audit log of conversation \"{conversation_id}\"");
-        // `created_at` is text on SQLite and a timestamp on PostgreSQL.
-        let created_at = match self {
-            Database::Sqlite(_) => "created_at",
-            Database::Postgres(_) => {
-                "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at"
-            }
+        let sql = match self {
+            // `created_at` is text already; rows come from the filed entries
+            // and the unfiled tail (see the module docs).
+            Database::Sqlite(_) => format!(
+                "SELECT id, created_at, {COLUMNS} FROM connector_call_logs \
+                 WHERE id IN (SELECT id FROM connector_call_logs_by_conversation \
+                              WHERE conversation_id = ?1) \
+                 UNION ALL \
+                 SELECT id, created_at, {COLUMNS} FROM connector_call_logs \
+                 WHERE id > {FILED_THROUGH} AND conversation_id = ?1 \
+                 ORDER BY id"
+            ),
+            Database::Postgres(_) => format!(
+                "SELECT id, to_char(created_at AT TIME ZONE 'UTC', \
+                 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at, {COLUMNS} \
+                 FROM connector_call_logs WHERE conversation_id = $1 ORDER BY id"
+            ),
         };
-        let sql = self.dialect(&format!(
-            "SELECT id, {created_at}, {COLUMNS} FROM connector_call_logs \
-             WHERE conversation_id = $1 ORDER BY id"
-        ));
         on_pool!(self, pool => sqlx::query_as(&sql)
             .bind(conversation_id)
             .fetch_all(pool)
@@ -80,8 +99,17 @@ impl Database {
     /// How many audit rows `conversation_id` has.
     pub async fn audit_count(&self, conversation_id: &str) -> Result<i64, StorageError> {
         let what = || format!("counting the audit rows of conversation \"{conversation_id}\"");
-        let sql =
-            self.dialect("SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = $1");
+        let sql = match self {
+            Database::Sqlite(_) => format!(
+                "SELECT (SELECT COUNT(*) FROM connector_call_logs_by_conversation \
+                         WHERE conversation_id = ?1) \
+                      + (SELECT COUNT(*) FROM connector_call_logs \
+                         WHERE id > {FILED_THROUGH} AND conversation_id = ?1)"
+            ),
+            Database::Postgres(_) => {
+                "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = $1".to_owned()
+            }
+        };
         on_pool!(self, pool => sqlx::query_scalar(&sql)
             .bind(conversation_id)
             .fetch_one(pool)
