@@ -226,3 +226,45 @@ async fn an_upgraded_database_files_its_existing_rows() {
     reads_back_whole(&database, "conv-0", 2503).await;
     reads_back_whole(&database, "conv-1", 2500).await;
 }
+
+/// Conversation ids that differ only in case, a trailing space, a look-alike
+/// letter, or that read as SQL or patterns, stay apart on both sides of a
+/// filing: each reads back its own rows and no one else's.
+#[tokio::test]
+async fn look_alike_conversation_ids_stay_apart() {
+    let database = Database::in_memory().await.expect("database");
+    let ids = [
+        "conv",
+        "Conv",
+        "conv ",
+        "\u{441}onv",
+        "conv%",
+        "conv_",
+        "conv' OR '1'='1",
+        "conv\0",
+        "",
+    ];
+    let rows = FILING as usize + 40;
+    let mut insert = String::from(
+        "INSERT INTO connector_call_logs (conversation_id, tool_call_id, agent_id, user_id, \
+         org_id, surface, tool_name, outcome, args, observation_size, duration_ms) VALUES ",
+    );
+    for row in 0..rows {
+        if row > 0 {
+            insert.push_str(", ");
+        }
+        insert.push_str("(?, ?, 'agent', 'alice', 'org', 'api', 't', 'ok', '{}', 0, 0)");
+    }
+    let mut query = sqlx::query(&insert);
+    for row in 0..rows {
+        query = query
+            .bind(ids[row % ids.len()])
+            .bind(format!("call-{}", row / ids.len()));
+    }
+    query.execute(pool(&database)).await.expect("insert");
+    assert_eq!(filing_state(&database).await, (FILING, FILING, 40));
+    for (index, id) in ids.iter().enumerate() {
+        reads_back_whole(&database, id, (rows - index).div_ceil(ids.len())).await;
+    }
+    assert_eq!(database.audit_count("conv%%").await.expect("count"), 0);
+}
