@@ -97,9 +97,37 @@ async fn concurrent_conversations_read_back_whole_across_filings() {
             })
         })
         .collect();
+    // A reader while the filings happen: each read is one snapshot, so a
+    // conversation's count never goes back (a row missed) or past what was
+    // written (a row seen twice), and its rows never repeat.
+    let reader = {
+        let database = database.clone();
+        tokio::spawn(async move {
+            let mut seen = 0;
+            let mut reads = 0;
+            while seen < calls {
+                let rows = database.audit_entries("conv-0").await.expect("read");
+                assert!(rows.windows(2).all(|pair| pair[0].id < pair[1].id));
+                assert!(
+                    rows.len() >= seen && rows.len() <= calls,
+                    "{seen} then {}",
+                    rows.len()
+                );
+                seen = rows.len();
+                let counted = database.audit_count("conv-0").await.expect("count");
+                assert!(counted as usize >= seen && counted as usize <= calls);
+                reads += 1;
+            }
+            reads
+        })
+    };
     for caller in callers {
         caller.await.expect("caller");
     }
+    assert!(
+        reader.await.expect("reader") > 1,
+        "the reader read during the writes"
+    );
     let written = (conversations * calls) as i64;
     assert_eq!(
         filing_state(&database).await,
@@ -267,4 +295,153 @@ async fn look_alike_conversation_ids_stay_apart() {
         reads_back_whole(&database, id, (rows - index).div_ceil(ids.len())).await;
     }
     assert_eq!(database.audit_count("conv%%").await.expect("count"), 0);
+}
+
+/// What would hide a row from lookups is refused and changes nothing: a row
+/// inserted under a filed id (alone, or replacing a filed row of another
+/// conversation), a changed id, deleting the filing mark. What keeps rows
+/// findable goes through: a conversation id rewritten by an operator moves
+/// the entry, and an entry put there by hand does not stop later filings.
+#[tokio::test]
+async fn what_would_hide_a_row_is_refused() {
+    let database = Database::in_memory().await.expect("database");
+    append_rows(&database, FILING + 4, 2, 0).await;
+    let pool = pool(&database);
+    let columns = "conversation_id, tool_call_id, agent_id, user_id, org_id, surface, \
+                   tool_name, outcome, args, observation_size, duration_ms";
+    // Each with what its refusal says.
+    let refused = [
+        (
+            format!(
+                "DELETE FROM connector_call_logs WHERE id = 7; \
+                 INSERT INTO connector_call_logs (id, {columns}) \
+                 VALUES (7, 'conv-9', 'c', 'a', 'u', 'o', 'api', 't', 'ok', '{{}}', 0, 0)"
+            ),
+            "append-only",
+        ),
+        (
+            format!(
+                "INSERT OR REPLACE INTO connector_call_logs (id, {columns}) \
+                 VALUES (5, 'conv-9', 'c', 'a', 'u', 'o', 'api', 't', 'ok', '{{}}', 0, 0)"
+            ),
+            "append-only",
+        ),
+        (
+            "UPDATE connector_call_logs SET id = id + 100000 WHERE id = 3".to_owned(),
+            "ids never change",
+        ),
+        (
+            "DELETE FROM connector_call_logs_filed".to_owned(),
+            "filing mark",
+        ),
+    ];
+    for (sql, says) in &refused {
+        let mut tx = pool.begin().await.expect("begin");
+        let error = sqlx::raw_sql(sql)
+            .execute(&mut *tx)
+            .await
+            .expect_err("refused");
+        assert!(error.to_string().contains(says), "{sql}: {error}");
+        tx.rollback().await.expect("rollback");
+    }
+    assert_eq!(filing_state(&database).await, (FILING, FILING, 4));
+    assert!(
+        database
+            .audit_entries("conv-9")
+            .await
+            .expect("read")
+            .is_empty()
+    );
+    reads_back_whole(&database, "conv-0", (FILING as usize + 4) / 2).await;
+    reads_back_whole(&database, "conv-1", (FILING as usize + 4) / 2).await;
+
+    // An operator moves a filed row and a tail row to another conversation.
+    sqlx::query("UPDATE connector_call_logs SET conversation_id = 'moved' WHERE id IN (1, ?1)")
+        .bind(FILING + 1)
+        .execute(pool)
+        .await
+        .expect("update");
+    let moved = database.audit_entries("moved").await.expect("read");
+    assert_eq!(
+        moved.iter().map(|row| row.id).collect::<Vec<_>>(),
+        [1, FILING + 1]
+    );
+    assert_eq!(database.audit_count("conv-0").await.expect("count"), 2048);
+
+    // An entry for a row not filed yet, put by hand, does not stop the
+    // next filing (nor any write after it).
+    sqlx::query(
+        "INSERT INTO connector_call_logs_by_conversation (conversation_id, id, tool_call_id) \
+         VALUES ('conv-1', ?1, 'call-2049')",
+    )
+    .bind(FILING + 2)
+    .execute(pool)
+    .await
+    .expect("entry by hand");
+    reads_back_whole(&database, "conv-1", (FILING as usize + 4) / 2).await;
+    append_rows(&database, FILING, 2, FILING + 4).await;
+    assert_eq!(filing_state(&database).await.0, 2 * FILING);
+    reads_back_whole(&database, "conv-1", (2 * FILING as usize + 4) / 2).await;
+}
+
+/// A group-commit batch that crosses the threshold and fails (one of its
+/// rows is refused) is rolled back filing and all; its rows, retried alone,
+/// are filed once the threshold is crossed again, each exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_batch_across_the_threshold_files_nothing_twice() {
+    let (database, _url, _dir) = support::sqlite_file().await;
+    append_rows(&database, FILING - 30, 1, 0).await;
+    sqlx::query(
+        "CREATE TRIGGER refuse_poison BEFORE INSERT ON connector_call_logs \
+         WHEN NEW.tool_name = 't_poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END",
+    )
+    .execute(pool(&database))
+    .await
+    .expect("trigger");
+    let registry = HookRegistry::builder()
+        .observer(Arc::new(AuditLogHook::new(database.clone())))
+        .build()
+        .expect("registry");
+    let poisoned = |caller: usize, call: usize| caller.is_multiple_of(8) && call == 1;
+    let callers: Vec<_> = (0..64)
+        .map(|caller| {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                for call in 0..3 {
+                    let tool = if poisoned(caller, call) {
+                        "t_poison"
+                    } else {
+                        "t_ok"
+                    };
+                    let ctx = HookContext::tool_call(tool, json!({}))
+                        .with_conversation(format!("p-{caller}"))
+                        .with_tool_call_id(format!("call-{call}"));
+                    let report = registry
+                        .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("done")))
+                        .await;
+                    let withheld = matches!(report.observation, Observation::Withheld { .. });
+                    assert_eq!(withheld, poisoned(caller, call), "p-{caller} call-{call}");
+                }
+            })
+        })
+        .collect();
+    for caller in callers {
+        caller.await.expect("caller");
+    }
+    let written = FILING - 30 + 64 * 3 - 8;
+    assert_eq!(
+        filing_state(&database).await,
+        (FILING, FILING, written - FILING)
+    );
+    for caller in 0..64 {
+        let conversation = format!("p-{caller}");
+        let rows = database.audit_entries(&conversation).await.expect("read");
+        let calls: Vec<&str> = rows.iter().map(|row| row.tool_call_id.as_str()).collect();
+        let expected: Vec<String> = (0..3)
+            .filter(|&call| !poisoned(caller, call))
+            .map(|call| format!("call-{call}"))
+            .collect();
+        assert_eq!(calls, expected, "{conversation}");
+    }
+    reads_back_whole(&database, "conv-0", (FILING - 30) as usize).await;
 }

@@ -636,6 +636,35 @@ async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)])
             assert!(message.contains(&expected), "{column}: {message}");
             assert!(message.contains("expected one of"), "{message}");
         }
+        // The refused decision changed nothing: an approval must not stand
+        // on a request its caller could not read.
+        let unchanged = if *column == "status" {
+            value
+        } else {
+            "pending"
+        };
+        assert_eq!(
+            raw_status(&database, &created.id).await,
+            unchanged,
+            "{column}"
+        );
+    }
+}
+
+/// The stored status of request `id`, read as text (whatever other columns hold).
+async fn raw_status(database: &Database, id: &str) -> String {
+    let sql = "SELECT status FROM confirmation_requests WHERE id = $1";
+    match database {
+        Database::Sqlite(pool) => sqlx::query_scalar(&sql.replace('$', "?"))
+            .bind(id)
+            .fetch_one(pool)
+            .await
+            .expect("status"),
+        Database::Postgres(pool) => sqlx::query_scalar(sql)
+            .bind(id)
+            .fetch_one(pool)
+            .await
+            .expect("status"),
     }
 }
 

@@ -72,17 +72,7 @@ impl Database {
     ) -> Result<Vec<AuditEntry>, StorageError> {
         let what = || format!("reading the audit log of conversation \"{conversation_id}\"");
         let sql = match self {
-            // `created_at` is text already; rows come from the filed entries
-            // and the unfiled tail (see the module docs).
-            Database::Sqlite(_) => format!(
-                "SELECT id, created_at, {COLUMNS} FROM connector_call_logs \
-                 WHERE id IN (SELECT id FROM connector_call_logs_by_conversation \
-                              WHERE conversation_id = ?1) \
-                 UNION ALL \
-                 SELECT id, created_at, {COLUMNS} FROM connector_call_logs \
-                 WHERE id > {FILED_THROUGH} AND conversation_id = ?1 \
-                 ORDER BY id"
-            ),
+            Database::Sqlite(_) => sqlite_entries(),
             Database::Postgres(_) => format!(
                 "SELECT id, to_char(created_at AT TIME ZONE 'UTC', \
                  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at, {COLUMNS} \
@@ -100,12 +90,7 @@ impl Database {
     pub async fn audit_count(&self, conversation_id: &str) -> Result<i64, StorageError> {
         let what = || format!("counting the audit rows of conversation \"{conversation_id}\"");
         let sql = match self {
-            Database::Sqlite(_) => format!(
-                "SELECT (SELECT COUNT(*) FROM connector_call_logs_by_conversation \
-                         WHERE conversation_id = ?1) \
-                      + (SELECT COUNT(*) FROM connector_call_logs \
-                         WHERE id > {FILED_THROUGH} AND conversation_id = ?1)"
-            ),
+            Database::Sqlite(_) => sqlite_count(),
             Database::Postgres(_) => {
                 "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = $1".to_owned()
             }
@@ -115,5 +100,74 @@ impl Database {
             .fetch_one(pool)
             .await)
         .map_err(StorageError::query(what()))
+    }
+}
+
+/// SQLite: a conversation's rows, from the filed entries and the unfiled tail
+/// (see the module docs); `created_at` is stored as text already. The filed
+/// part checks each row's conversation and stays at or below the filing
+/// mark, so an entry put there by hand can neither show another
+/// conversation's row nor show a row twice.
+fn sqlite_entries() -> String {
+    format!(
+        "SELECT id, created_at, {COLUMNS} FROM connector_call_logs \
+         WHERE id IN (SELECT id FROM connector_call_logs_by_conversation \
+                      WHERE conversation_id = ?1 AND id <= {FILED_THROUGH}) \
+           AND conversation_id = ?1 \
+         UNION ALL \
+         SELECT id, created_at, {COLUMNS} FROM connector_call_logs \
+         WHERE id > {FILED_THROUGH} AND conversation_id = ?1 \
+         ORDER BY id"
+    )
+}
+
+/// SQLite: how many rows a conversation has, filed and in the tail.
+fn sqlite_count() -> String {
+    format!(
+        "SELECT (SELECT COUNT(*) FROM connector_call_logs_by_conversation \
+                 WHERE conversation_id = ?1 AND id <= {FILED_THROUGH}) \
+              + (SELECT COUNT(*) FROM connector_call_logs \
+                 WHERE id > {FILED_THROUGH} AND conversation_id = ?1)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both lookups seek: by the filed entries' key and by rowid range,
+    /// never a scan of the whole log, however large it grows.
+    #[tokio::test]
+    async fn sqlite_lookups_never_scan_the_log() {
+        let database = Database::in_memory().await.expect("database");
+        let Database::Sqlite(pool) = &database else {
+            unreachable!("in_memory is SQLite")
+        };
+        for sql in [sqlite_entries(), sqlite_count()] {
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .bind("conv")
+                    .fetch_all(pool)
+                    .await
+                    .expect("plan");
+            let steps: Vec<&str> = plan.iter().map(|step| step.3.as_str()).collect();
+            assert!(
+                steps.iter().all(|step| {
+                    let mut words = step.split_whitespace();
+                    (words.next(), words.next()) != (Some("SCAN"), Some("connector_call_logs"))
+                }),
+                "{steps:?}"
+            );
+            assert!(
+                steps
+                    .iter()
+                    .any(|step| step.contains("connector_call_logs_by_conversation")),
+                "{steps:?}"
+            );
+            assert!(
+                steps.iter().any(|step| step.contains("(rowid>?)")),
+                "{steps:?}"
+            );
+        }
     }
 }

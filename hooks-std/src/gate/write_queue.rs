@@ -40,6 +40,16 @@ pub(crate) trait QueuedWrite: Send {
         false
     }
 
+    /// Whether what the write returns must be read before it commits, so
+    /// that a row this version cannot read rolls the write back. A decision
+    /// is such a write: it must never stand on a request its caller could
+    /// not read (an approval recorded, then reported as failed). Other
+    /// writes may commit first and be read after (see
+    /// `postgres_without_transaction` on [`GateWrites`]).
+    fn reads_before_commit(&self) -> bool {
+        false
+    }
+
     /// Keeps what the write's [`statement`](Self::statement) returned when
     /// it ran in a script.
     fn returned(&mut self, returned: Returned) -> Result<(), sqlx::Error> {
@@ -124,6 +134,7 @@ fn tell<T>(
 pub(crate) struct StatementJob<T> {
     statement: Statement,
     decode: fn(Returned) -> Result<T, sqlx::Error>,
+    reads_before_commit: bool,
     what: String,
     output: Option<T>,
     done: oneshot::Sender<Result<T, StorageError>>,
@@ -141,9 +152,26 @@ impl<T> StatementJob<T> {
         StatementJob {
             statement,
             decode,
+            reads_before_commit: false,
             what,
             output: None,
             done,
+        }
+    }
+}
+
+impl<T> StatementJob<T> {
+    /// A job like [`new`](Self::new) whose result is read before its
+    /// transaction commits (see [`QueuedWrite::reads_before_commit`]).
+    pub(crate) fn read_before_commit(
+        statement: Statement,
+        decode: fn(Returned) -> Result<T, sqlx::Error>,
+        what: String,
+        done: oneshot::Sender<Result<T, StorageError>>,
+    ) -> Self {
+        StatementJob {
+            reads_before_commit: true,
+            ..StatementJob::new(statement, decode, what, done)
         }
     }
 }
@@ -174,6 +202,10 @@ impl<T: Send + 'static> QueuedWrite for StatementJob<T> {
 
     fn abandoned(&self) -> bool {
         self.done.is_closed()
+    }
+
+    fn reads_before_commit(&self) -> bool {
+        self.reads_before_commit
     }
 
     fn returned(&mut self, returned: Returned) -> Result<(), sqlx::Error> {
@@ -300,19 +332,21 @@ impl Batch for GateWrites {
         })
     }
 
-    /// A lone statement write is its own transaction on PostgreSQL, whatever
-    /// it returns: `BEGIN` and `COMMIT` around it were two more round trips
-    /// on nearly every write under load (four writer tasks take writes as
-    /// they come, mostly one at a time), 0.4–0.6 ms of the gate's p50 in
-    /// `bench_gate`. What it returns is read after it committed, so a read
-    /// that fails (a value this version cannot decode) reports an error for
-    /// a write that stands: the same uncertainty as a `COMMIT` whose reply
-    /// is lost, which no transaction removes. Every caller of the gate's
-    /// writes takes an error as "not known to be done" and fails closed
-    /// (the call is blocked, the approver is told it did not go through and
-    /// sees what stands when they look again).
+    /// A lone statement write is its own transaction on PostgreSQL unless
+    /// it must be read before it commits (a decision): `BEGIN` and `COMMIT`
+    /// around it were two more round trips on nearly every write under load
+    /// (four writer tasks take writes as they come, mostly one at a time),
+    /// 0.4–0.6 ms of the gate's p50 in `bench_gate`. What such a write
+    /// returns is read after it committed, so a read that fails (a value
+    /// this version cannot decode) reports an error for a write that
+    /// stands: the same uncertainty as a `COMMIT` whose reply is lost. For
+    /// these writes that is on the safe side: an approval stamped and
+    /// reported as failed blocks its call, a request created or a card
+    /// claimed or recorded and reported as failed blocks its call and
+    /// waits for its deadline (the outbox redraws a recorded card), an
+    /// expiry or a cancellation only ends a request.
     fn postgres_without_transaction(&self, items: &[Self::Item]) -> bool {
-        matches!(items, [only] if only.statement().is_some())
+        matches!(items, [only] if only.statement().is_some() && !only.reads_before_commit())
     }
 
     /// Safe for the gate because nothing it does rests on a read alone:
