@@ -158,9 +158,7 @@ impl<T> StatementJob<T> {
             done,
         }
     }
-}
 
-impl<T> StatementJob<T> {
     /// A job like [`new`](Self::new) whose result is read before its
     /// transaction commits (see [`QueuedWrite::reads_before_commit`]).
     pub(crate) fn read_before_commit(
@@ -334,9 +332,8 @@ impl Batch for GateWrites {
 
     /// A lone statement write is its own transaction on PostgreSQL unless
     /// it must be read before it commits (a decision): `BEGIN` and `COMMIT`
-    /// around it were two more round trips on nearly every write under load
-    /// (four writer tasks take writes as they come, mostly one at a time),
-    /// 0.4–0.6 ms of the gate's p50 in `bench_gate`. What such a write
+    /// around it are two more round trips, and under load most writes are
+    /// alone (four writer tasks take writes as they come). What such a write
     /// returns is read after it committed, so a read that fails (a value
     /// this version cannot decode) reports an error for a write that
     /// stands: the same uncertainty as a `COMMIT` whose reply is lost. For
