@@ -36,6 +36,7 @@ use std::pin::Pin;
 use tokio::sync::{Mutex, mpsc};
 
 use super::wal_sync::WalSync;
+use super::write_turn::WriteTurn;
 use super::{Database, StorageError};
 
 /// A boxed future borrowing the transaction for `'t`.
@@ -237,6 +238,7 @@ async fn commit_batches_with<B: Batch>(
 ) {
     let mut items = Vec::with_capacity(max_batch);
     let mut held: Option<Held> = None;
+    let turn = write_turn(&database).await;
     // An in-memory SQLite database has exactly one connection: keeping it
     // would starve every reader.
     let keep = match &database {
@@ -332,7 +334,12 @@ async fn commit_batches_with<B: Batch>(
             Durability::AtCommit => None,
         };
         let mut committed = Vec::with_capacity(items.len());
-        match commit_contained(&database, connect, &mut held, &*batch, &mut items).await {
+        let place = Place {
+            database: &database,
+            unsynced: connect,
+            turn: turn.as_ref(),
+        };
+        match commit_contained(&place, &mut held, &*batch, &mut items).await {
             Ok(()) => committed.append(&mut items),
             Err(error) if items.len() == 1 => {
                 held = None;
@@ -344,8 +351,7 @@ async fn commit_batches_with<B: Batch>(
                 held = None;
                 for item in items.drain(..) {
                     let mut alone = [item];
-                    let outcome =
-                        commit_contained(&database, connect, &mut held, &*batch, &mut alone).await;
+                    let outcome = commit_contained(&place, &mut held, &*batch, &mut alone).await;
                     let [item] = alone;
                     match outcome {
                         Ok(()) => committed.push(item),
@@ -529,14 +535,13 @@ fn database_closed(database: &Database) -> bool {
 /// and the batch's items are retried alone, like after any failure, so only
 /// the item whose write panics fails.
 async fn commit_contained<B: Batch>(
-    database: &Database,
-    unsynced: Option<&SqliteConnectOptions>,
+    place: &Place<'_>,
     held: &mut Option<Held>,
     batch: &B,
     items: &mut [B::Item],
 ) -> Result<(), StorageError> {
     let count = items.len();
-    let attempt = AssertUnwindSafe(commit(database, unsynced, held, batch, items));
+    let attempt = AssertUnwindSafe(commit(place, held, batch, items));
     match attempt.catch_unwind().await {
         Ok(outcome) => outcome,
         Err(panic) => {
@@ -556,16 +561,49 @@ async fn commit_contained<B: Batch>(
     }
 }
 
+/// Where a writer commits: its database, how a pipelined writer opens its
+/// own connection (`unsynced`), and the SQLite file's write turn.
+struct Place<'a> {
+    database: &'a Database,
+    unsynced: Option<&'a SqliteConnectOptions>,
+    turn: Option<&'a WriteTurn>,
+}
+
+/// The write turn of `database`'s file: SQLite files only (an in-memory
+/// database has one connection, and PostgreSQL locks rows). `None` if the
+/// file's name cannot be read, which leaves SQLite's own lock to order
+/// writers, as before turns.
+async fn write_turn(database: &Database) -> Option<WriteTurn> {
+    let Database::Sqlite(pool) = database else {
+        return None;
+    };
+    if pool.options().get_max_connections() < 2 {
+        return None;
+    }
+    let mut connection = pool.acquire().await.ok()?;
+    let file: String =
+        sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+            .fetch_one(&mut *connection)
+            .await
+            .ok()?;
+    (!file.is_empty()).then(|| WriteTurn::for_file(Path::new(&file)))
+}
+
 /// Writes `items` in one transaction on the held connection and commits it.
 /// With none held it takes one from the pool, or, for a pipelined writer
-/// (`unsynced`), opens its own.
+/// (`unsynced`), opens its own. On SQLite the transaction runs in the
+/// file's write turn.
 async fn commit<B: Batch>(
-    database: &Database,
-    unsynced: Option<&SqliteConnectOptions>,
+    place: &Place<'_>,
     held: &mut Option<Held>,
     batch: &B,
     items: &mut [B::Item],
 ) -> Result<(), StorageError> {
+    let Place {
+        database,
+        unsynced,
+        turn,
+    } = *place;
     let described = batch.describe(items.len());
     let failed = |what: &str| {
         let what = what.to_owned();
@@ -610,6 +648,15 @@ async fn commit<B: Batch>(
                 .map_err(failed(&described))?;
             return tx.commit().await.map_err(failed(&described));
         }
+    };
+    // Held until this function returns: after `COMMIT`, or after the
+    // rollback of a failed script. A failed step-by-step transaction is
+    // rolled back when dropped, which sqlx does before the connection's
+    // next statement: until then the next writer may meet SQLite's lock,
+    // and waits on it as before turns (only after a failed batch).
+    let _turn = match turn {
+        Some(turn) => Some(turn.take().await),
+        None => None,
     };
     let scripted = match batch.sqlite_transaction(connection, items) {
         Some(script) => Some(script.await),
@@ -839,6 +886,45 @@ mod tests {
         drop(group);
         let reopened = Database::connect(&sqlite_file(&dir)).await.expect("reopen");
         assert_eq!(words(&reopened).await, 200);
+    }
+
+    /// Two writers of one file (the audit log's and the gate's, say), each
+    /// on a handle of its own, with SQLite told not to wait for its lock at
+    /// all: every write still commits, because they take turns in the
+    /// process instead of meeting at SQLite's lock (which, without turns,
+    /// answers "database is locked" at once).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_writers_of_one_file_take_turns() {
+        let dir = tempfile::tempdir().expect("dir");
+        let impatient = crate::storage::DatabaseOptions {
+            busy_timeout: Duration::ZERO,
+            ..Default::default()
+        };
+        let first = Database::connect_with(&sqlite_file(&dir), &impatient)
+            .await
+            .expect("file");
+        words_table(&first).await;
+        let second = Database::connect_with(&sqlite_file(&dir), &impatient)
+            .await
+            .expect("file again");
+        let groups = [
+            Arc::new(GroupCommit::new(
+                first.clone(),
+                Words { pipelined: true },
+                4,
+            )),
+            Arc::new(GroupCommit::new(second, Words { pipelined: false }, 4)),
+        ];
+        let writers: Vec<_> = (0..400)
+            .map(|n| {
+                let group = groups[n % 2].clone();
+                tokio::spawn(async move { write(&group, "w").await })
+            })
+            .collect();
+        for writer in writers {
+            assert_eq!(writer.await.expect("writer"), Ok(()));
+        }
+        assert_eq!(words(&first).await, 400);
     }
 
     /// A pipelined writer of words over the file `words.db` in `dir`, which

@@ -14,6 +14,7 @@ mod connect;
 mod error;
 mod group_commit;
 mod wal_sync;
+mod write_turn;
 
 /// Runs `$body` with `$pool` bound to the database's pool, whatever the
 /// backend: one statement text (see [`Database::dialect`]), one binding chain.
