@@ -22,7 +22,13 @@
 //! Cards go to an in-process channel that only records them, so the figures
 //! are the gate's own, not an IM platform's.
 //!
-//! Run with `cargo run --release --example bench_gate [sqlite|postgres]`.
+//! On SQLite one more phase (10,000 pending, 1,000/s) runs with audit rows
+//! written to the same file at a paced 10,000 rows/s by 64 conversations
+//! through the audit log's own writer, as when one database serves both: it
+//! reports the audit rows/s that got through beside the gate's figures.
+//!
+//! Run with `cargo run --release --example bench_gate [sqlite|postgres]`;
+//! `bench_gate sqlite 10000 2000 [audit rows/s]` runs one phase.
 //! Targets: SQLite, 10,000 pending, 1,000 decisions/s: p99 commit→resume
 //! under 10 ms; 2,000/s: under 50 ms. PostgreSQL, two replicas, 10,000
 //! pending, 1,000/s: under 20 ms. Idle load independent of the number
@@ -31,7 +37,7 @@
 //! `gate-pg: 10000 pending, 2 replicas: p50 <A> ms, p99 <B> ms, idle <C> queries/s`.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -43,7 +49,7 @@ use hooks::std_hooks::gate::{
     ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, Approver, ConfirmationRequest,
     ConfirmationStore, Decision, StaticDirectory,
 };
-use hooks::std_hooks::{Database, DatabaseOptions};
+use hooks::std_hooks::{AuditLogHook, Database, DatabaseOptions};
 use serde_json::{Value, json};
 
 /// Records the cards it is asked to send, in order, for the deciders to take.
@@ -126,6 +132,8 @@ struct Figures {
     click_p99_ms: f64,
     idle_queries_per_s: f64,
     statements_per_decision: f64,
+    /// Audit rows/s written to the same file during the decisions.
+    audit_rows_per_s: Option<f64>,
 }
 
 /// One replica: its store, approvals and gate registry.
@@ -162,7 +170,7 @@ async fn replica(url: &str, channel: Arc<RecordingChannel>) -> Replica {
     }
 }
 
-async fn run(backend: &Backend, pending: usize, per_second: u32) -> Figures {
+async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32) -> Figures {
     let tag = format!(
         "{}-{}",
         std::process::id(),
@@ -250,6 +258,8 @@ async fn run(backend: &Backend, pending: usize, per_second: u32) -> Figures {
     tokio::time::sleep(idle_window).await;
     let idle_queries_per_s = (queries() - before) as f64 / idle_window.as_secs_f64();
 
+    let audit = (audit_rate > 0).then(|| AuditTraffic::start(&waiting.database, audit_rate));
+
     let approver = Approver {
         user_id: "alice".into(),
         org_id: "acme".into(),
@@ -287,6 +297,10 @@ async fn run(backend: &Backend, pending: usize, per_second: u32) -> Figures {
     for decider in deciders {
         decider.await.expect("decider");
     }
+    let audit_rows_per_s = match audit {
+        Some(audit) => Some(audit.finish().await),
+        None => None,
+    };
     let decided = std::mem::take(&mut *decided.lock().expect("lock"));
     let statements_per_decision =
         (queries() - statements_before) as f64 / decided.len().max(1) as f64;
@@ -356,6 +370,68 @@ async fn run(backend: &Backend, pending: usize, per_second: u32) -> Figures {
         click_p99_ms: at(&click_latencies, 0.99),
         idle_queries_per_s,
         statements_per_decision,
+        audit_rows_per_s,
+    }
+}
+
+/// Audit rows written at a paced rate through the audit log's own writer,
+/// by 64 conversations each on a steady tick (one waiting for its row to be
+/// durable catches up on the ticks it missed).
+struct AuditTraffic {
+    stop: Arc<AtomicBool>,
+    written: Arc<AtomicU64>,
+    started: Instant,
+    writers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl AuditTraffic {
+    fn start(database: &Database, rows_per_second: u32) -> AuditTraffic {
+        const CONVERSATIONS: u32 = 64;
+        let registry = HookRegistry::builder()
+            .observer(Arc::new(AuditLogHook::new(database.clone())))
+            .build()
+            .expect("registry");
+        let stop = Arc::new(AtomicBool::new(false));
+        let written = Arc::new(AtomicU64::new(0));
+        let tick = Duration::from_secs(u64::from(CONVERSATIONS)) / rows_per_second;
+        let writers = (0..CONVERSATIONS)
+            .map(|conversation| {
+                let (registry, stop, written) = (registry.clone(), stop.clone(), written.clone());
+                tokio::spawn(async move {
+                    let mut ticks = tokio::time::interval(tick);
+                    let mut call = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        ticks.tick().await;
+                        let ctx = HookContext::tool_call("crm__lookup", json!({"customer": call}))
+                            .with_conversation(format!("audit-{conversation}"))
+                            .with_tool_call_id(format!("call-{call}"));
+                        let report = registry
+                            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("found")))
+                            .await;
+                        assert!(!report.observation.is_blocked(), "{}", report.observation);
+                        call += 1;
+                        written.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        AuditTraffic {
+            stop,
+            written,
+            started: Instant::now(),
+            writers,
+        }
+    }
+
+    /// Stops the writers; the rows/s that got through.
+    async fn finish(self) -> f64 {
+        let rows = self.written.load(Ordering::Relaxed);
+        let rate = rows as f64 / self.started.elapsed().as_secs_f64();
+        self.stop.store(true, Ordering::Relaxed);
+        for writer in self.writers {
+            writer.await.expect("audit writer");
+        }
+        rate
     }
 }
 
@@ -384,16 +460,21 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let only = args.first().cloned();
     // `bench_gate sqlite 10000 2000` runs that one phase (for profiling).
+    // (pending, decisions/s, audit rows/s on the same file: SQLite only).
     let phases = match (args.get(1), args.get(2)) {
         (Some(pending), Some(rate)) => vec![(
             pending.parse().expect("pending: a number"),
             rate.parse().expect("decisions per second: a number"),
+            args.get(3).map_or(0, |audit| {
+                audit.parse().expect("audit rows per second: a number")
+            }),
         )],
         _ => vec![
-            (1_000, 1_000),
-            (1_000, 2_000),
-            (10_000, 1_000),
-            (10_000, 2_000),
+            (1_000, 1_000, 0),
+            (1_000, 2_000, 0),
+            (10_000, 1_000, 0),
+            (10_000, 2_000, 0),
+            (10_000, 1_000, 10_000),
         ],
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -415,12 +496,20 @@ fn main() {
     }
     let mut summary = Vec::new();
     for backend in &backends {
-        for &(pending, per_second) in &phases {
-            let figures = runtime.block_on(run(backend, pending, per_second));
+        for &(pending, per_second, audit_rate) in &phases {
+            let audit_rate = match backend {
+                Backend::Sqlite => audit_rate,
+                Backend::Postgres(_) if audit_rate > 0 => continue,
+                Backend::Postgres(_) => 0,
+            };
+            let figures = runtime.block_on(run(backend, pending, per_second, audit_rate));
+            let audit = figures.audit_rows_per_s.map_or(String::new(), |rows| {
+                format!("; audit on the same file {rows:.0} rows/s (paced at {audit_rate})")
+            });
             println!(
                 "{:<20} {pending:>6} pending, {per_second} decisions/s ({} decided): \
                  commit→resume p50 {:.2} ms, p99 {:.2} ms; click→resume p50 {:.2} ms, p99 {:.2} ms; \
-                 idle {:.2} queries/s; {:.1} statements per decision cycle",
+                 idle {:.2} queries/s; {:.1} statements per decision cycle{audit}",
                 backend.name(),
                 figures.decisions,
                 figures.p50_ms,
@@ -430,7 +519,7 @@ fn main() {
                 figures.idle_queries_per_s,
                 figures.statements_per_decision
             );
-            if pending == 10_000 && per_second == 1_000 {
+            if pending == 10_000 && per_second == 1_000 && audit_rate == 0 {
                 summary.push(match backend {
                     Backend::Sqlite => format!(
                         "gate: {pending} pending: p50 {:.2} ms, p99 {:.2} ms, idle {:.2} queries/s",
