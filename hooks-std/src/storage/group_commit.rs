@@ -238,7 +238,7 @@ async fn commit_batches_with<B: Batch>(
 ) {
     let mut items = Vec::with_capacity(max_batch);
     let mut held: Option<Held> = None;
-    let turn = write_turn(&database).await;
+    let turn = write_turn(&database);
     // An in-memory SQLite database has exactly one connection: keeping it
     // would starve every reader.
     let keep = match &database {
@@ -570,23 +570,18 @@ struct Place<'a> {
 }
 
 /// The write turn of `database`'s file: SQLite files only (an in-memory
-/// database has one connection, and PostgreSQL locks rows). `None` if the
-/// file's name cannot be read, which leaves SQLite's own lock to order
-/// writers, as before turns.
-async fn write_turn(database: &Database) -> Option<WriteTurn> {
+/// database has one connection, and PostgreSQL locks rows), keyed by the
+/// file's canonical path. `None` if that path cannot be resolved, which
+/// leaves SQLite's own lock to order writers, as before turns.
+fn write_turn(database: &Database) -> Option<WriteTurn> {
     let Database::Sqlite(pool) = database else {
         return None;
     };
     if pool.options().get_max_connections() < 2 {
         return None;
     }
-    let mut connection = pool.acquire().await.ok()?;
-    let file: String =
-        sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-            .fetch_one(&mut *connection)
-            .await
-            .ok()?;
-    (!file.is_empty()).then(|| WriteTurn::for_file(Path::new(&file)))
+    let file = std::fs::canonicalize(pool.connect_options().get_filename()).ok()?;
+    Some(WriteTurn::for_file(&file))
 }
 
 /// Writes `items` in one transaction on the held connection and commits it.
@@ -650,12 +645,9 @@ async fn commit<B: Batch>(
         }
     };
     // Held until this function returns: after `COMMIT`, or after the
-    // rollback of a failed script. A failed step-by-step transaction is
-    // rolled back when dropped, which sqlx does before the connection's
-    // next statement: until then the next writer may meet SQLite's lock,
-    // and waits on it as before turns (only after a failed batch).
+    // rollback of a failed transaction.
     let _turn = match turn {
-        Some(turn) => Some(turn.take().await),
+        Some(turn) => turn.take().await,
         None => None,
     };
     let scripted = match batch.sqlite_transaction(connection, items) {
@@ -678,11 +670,16 @@ async fn commit<B: Batch>(
         .begin_with("BEGIN IMMEDIATE")
         .await
         .map_err(failed(&described))?;
-    batch
-        .write(Conn::Sqlite(&mut tx), items)
-        .await
-        .map_err(failed(&described))?;
-    tx.commit().await.map_err(failed(&described))
+    match batch.write(Conn::Sqlite(&mut tx), items).await {
+        Ok(()) => tx.commit().await.map_err(failed(&described)),
+        Err(error) => {
+            // Rolled back within the turn, so the next writer never finds
+            // this transaction still holding SQLite's lock. If the rollback
+            // fails, dropping the transaction tries again.
+            let _ = tx.rollback().await;
+            Err(failed(&described)(error))
+        }
+    }
 }
 
 /// Rolls back whatever transaction a failed script left open; `false` if the
@@ -925,6 +922,44 @@ mod tests {
             assert_eq!(writer.await.expect("writer"), Ok(()));
         }
         assert_eq!(words(&first).await, 400);
+    }
+
+    /// While the file's turn is held, no writer of the file commits, whatever
+    /// handle or spelling of the path it came by; once given back, all do.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_held_turn_holds_every_writer_of_the_file() {
+        let dir = tempfile::tempdir().expect("dir");
+        let first = Database::connect(&sqlite_file(&dir)).await.expect("file");
+        words_table(&first).await;
+        let second = Database::connect(&format!("sqlite://{}/./words.db", dir.path().display()))
+            .await
+            .expect("the file by another spelling");
+        let file = std::fs::canonicalize(dir.path().join("words.db")).expect("path");
+        let turn = WriteTurn::for_file(&file);
+        let held = turn.take().await.expect("a free turn");
+        let groups = [
+            Arc::new(GroupCommit::new(
+                first.clone(),
+                Words { pipelined: true },
+                4,
+            )),
+            Arc::new(GroupCommit::new(second, Words { pipelined: false }, 4)),
+        ];
+        let writes: Vec<_> = groups
+            .iter()
+            .map(|group| {
+                let group = group.clone();
+                tokio::spawn(async move { write(&group, "w").await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(writes.iter().all(|write| !write.is_finished()));
+        assert_eq!(words(&first).await, 0, "nothing committed out of turn");
+        drop(held);
+        for write in writes {
+            assert_eq!(write.await.expect("writer"), Ok(()));
+        }
+        assert_eq!(words(&first).await, 2);
     }
 
     /// A pipelined writer of words over the file `words.db` in `dir`, which
