@@ -391,13 +391,7 @@ async fn what_would_hide_a_row_is_refused() {
 async fn a_failed_batch_across_the_threshold_files_nothing_twice() {
     let (database, _url, _dir) = support::sqlite_file().await;
     append_rows(&database, FILING - 30, 1, 0).await;
-    sqlx::query(
-        "CREATE TRIGGER refuse_poison BEFORE INSERT ON connector_call_logs \
-         WHEN NEW.tool_name = 't_poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END",
-    )
-    .execute(pool(&database))
-    .await
-    .expect("trigger");
+    support::refuse_audit_rows_of(&database, "t_poison").await;
     let registry = HookRegistry::builder()
         .observer(Arc::new(AuditLogHook::new(database.clone())))
         .build()

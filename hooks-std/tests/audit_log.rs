@@ -616,16 +616,7 @@ async fn a_thousand_concurrent_calls_leave_a_thousand_rows_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refused_row_fails_only_its_own_call_and_the_writer_recovers() {
     let (database, _url, _dir) = support::sqlite_file().await;
-    let Database::Sqlite(pool) = &database else {
-        unreachable!("sqlite_file is SQLite")
-    };
-    sqlx::query(
-        "CREATE TRIGGER refuse_poison BEFORE INSERT ON connector_call_logs \
-         WHEN NEW.tool_name = 't_poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END",
-    )
-    .execute(pool)
-    .await
-    .expect("trigger");
+    support::refuse_audit_rows_of(&database, "t_poison").await;
     let registry = HookRegistry::builder()
         .observer(Arc::new(AuditLogHook::new(database.clone())))
         .build()

@@ -246,24 +246,6 @@ impl ConfirmationStore {
         .await
     }
 
-    /// [`write_statement`](Self::write_statement) for a decision: what the
-    /// statement returns is read before its transaction commits, so a
-    /// request this version cannot read is never decided (the decision is
-    /// rolled back with the error).
-    async fn write_decision<T: Send + 'static>(
-        &self,
-        what: impl Into<String>,
-        statement: Statement,
-        decode: fn(Returned) -> Result<T, sqlx::Error>,
-    ) -> Result<T, StorageError> {
-        self.queue(what.into(), |what, done| {
-            Box::new(StatementJob::read_before_commit(
-                statement, decode, what, done,
-            ))
-        })
-        .await
-    }
-
     /// Runs `statement` in the group commit; once committed, how many rows
     /// it changed.
     async fn write_count(
@@ -793,10 +775,16 @@ impl ConfirmationStore {
             decide = decide.int(clamp_ms(backoff));
         }
         let what = || format!("recording a decision on confirmation request {id}");
-        if let Some(decided) = self
-            .write_decision(what(), decide, Returned::first::<ConfirmationRequest>)
-            .await?
-        {
+        // Read before it commits, so a request this version cannot read is
+        // never decided: the decision is rolled back with the error.
+        let decided = self
+            .queue(what(), |what, done| {
+                let job =
+                    StatementJob::new(decide, Returned::first::<ConfirmationRequest>, what, done);
+                Box::new(job.read_before_commit())
+            })
+            .await?;
+        if let Some(decided) = decided {
             let taken = take.is_some() && decided.message_ref.is_some();
             return Ok((DecideOutcome::Decided(decided), taken));
         }

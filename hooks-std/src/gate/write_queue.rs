@@ -159,17 +159,12 @@ impl<T> StatementJob<T> {
         }
     }
 
-    /// A job like [`new`](Self::new) whose result is read before its
-    /// transaction commits (see [`QueuedWrite::reads_before_commit`]).
-    pub(crate) fn read_before_commit(
-        statement: Statement,
-        decode: fn(Returned) -> Result<T, sqlx::Error>,
-        what: String,
-        done: oneshot::Sender<Result<T, StorageError>>,
-    ) -> Self {
+    /// The same job, its result read before its transaction commits (see
+    /// [`QueuedWrite::reads_before_commit`]).
+    pub(crate) fn read_before_commit(self) -> Self {
         StatementJob {
             reads_before_commit: true,
-            ..StatementJob::new(statement, decode, what, done)
+            ..self
         }
     }
 }

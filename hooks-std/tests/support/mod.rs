@@ -110,3 +110,20 @@ pub(crate) async fn serve_callbacks(
     });
     (url, server)
 }
+
+/// Makes the SQLite database refuse every audit row of tool `tool` (a
+/// trigger aborts the insert with "poisoned row"), as a disk error or a
+/// constraint would refuse one row of a shared batch.
+pub(crate) async fn refuse_audit_rows_of(database: &Database, tool: &str) {
+    let Database::Sqlite(pool) = database else {
+        unreachable!("refuse_audit_rows_of is for SQLite")
+    };
+    // The tool name is the test's own literal, never outside input.
+    sqlx::raw_sql(&format!(
+        "CREATE TRIGGER refuse_poison BEFORE INSERT ON connector_call_logs \
+         WHEN NEW.tool_name = '{tool}' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+    ))
+    .execute(pool)
+    .await
+    .expect("trigger");
+}
