@@ -3,6 +3,8 @@
 use hooks_when::{Subject, TextField};
 use serde_json::{Map, Value};
 
+use crate::output::{OutputForm, ToolOutput};
+
 // The hook points and the surfaces are defined once, in `hooks-when` (which
 // fields a `when` may test depends on them); the runtime re-exports them.
 pub use hooks_when::{HookPoint, Surface};
@@ -55,6 +57,10 @@ pub struct HookContext {
     pub agent_path: Vec<String>,
     /// Facts the engine attaches (`requires_confirmation`, `connector`, …).
     pub metadata: Map<String, Value>,
+    /// Where the text the model reads sits in the tool's result, as the
+    /// surface shapes it (see [`output`](Self::output)).
+    #[serde(skip)]
+    pub output_form: OutputForm,
 }
 
 impl HookContext {
@@ -73,6 +79,7 @@ impl HookContext {
             surface: Surface::default(),
             agent_path: Vec::new(),
             metadata: Map::new(),
+            output_form: OutputForm::Value,
         }
     }
 
@@ -120,6 +127,13 @@ impl HookContext {
         self
     }
 
+    /// Sets the form the tool's result comes in (surfaces whose tools answer
+    /// in a shape of their own: Claude Code's `tool_response`, MCP results).
+    pub fn with_output_form(mut self, form: OutputForm) -> Self {
+        self.output_form = form;
+        self
+    }
+
     /// Sets the agent path (root first).
     pub fn with_agent_path<I, S>(mut self, path: I) -> Self
     where
@@ -160,6 +174,39 @@ impl HookContext {
             Some(ToolOutcome::Success(value)) => Some(value),
             _ => None,
         }
+    }
+
+    /// The tool's result with the text the model reads picked out of its
+    /// shape, to read or change it without breaking the shape (see
+    /// [`ToolOutput`]); `None` unless the tool ran and succeeded.
+    ///
+    /// ```
+    /// use hooks::{HookContext, HookResult, ToolOutcome};
+    /// use hooks::output::OutputForm;
+    /// use serde_json::json;
+    ///
+    /// // What a post hook that withholds private keys does, on any surface.
+    /// fn no_keys(ctx: &HookContext) -> HookResult {
+    ///     match ctx.output() {
+    ///         Some(output) if output.text().contains("PRIVATE KEY") => {
+    ///             HookResult::block("the result holds a private key")
+    ///         }
+    ///         Some(output) => {
+    ///             let redacted = output.map_text(|text| text.replace("hunter2", "[redacted]"));
+    ///             HookResult::allow().with_result(redacted)
+    ///         }
+    ///         None => HookResult::allow(),
+    ///     }
+    /// }
+    /// let mut ctx = HookContext::tool_call("Bash", json!({"command": "cat k"}))
+    ///     .with_output_form(OutputForm::claude_code("Bash"));
+    /// ctx.tool_outcome = Some(ToolOutcome::Success(json!({"stdout": "pw hunter2", "stderr": ""})));
+    /// let result = no_keys(&ctx);
+    /// assert_eq!(result.modified_result(), Some(&json!({"stdout": "pw [redacted]", "stderr": ""})));
+    /// ```
+    pub fn output(&self) -> Option<ToolOutput<'_>> {
+        self.result()
+            .map(|value| ToolOutput::new(value, self.output_form))
     }
 
     /// The tool's error message, when it ran and failed.

@@ -48,6 +48,7 @@ mod exit_code;
 pub mod factory;
 mod hook;
 pub mod observer;
+pub mod output;
 mod printable;
 pub mod registry;
 mod result;

@@ -214,6 +214,12 @@ impl<'c> Chain<'c> {
                     changes.modified_error,
                     &ctx.tool_outcome,
                 ) {
+                    // A hook's string in place of a shaped result (a
+                    // Claude Code tool's, an MCP result) takes the shape,
+                    // so the client accepts it and later hooks see one.
+                    (Some(value), _, Some(ToolOutcome::Success(previous))) => {
+                        Some(ToolOutcome::Success(ctx.output_form.fit(previous, value)))
+                    }
                     (Some(value), _, _) => Some(ToolOutcome::Success(value)),
                     (None, Some(message), Some(ToolOutcome::Error(_))) => {
                         Some(ToolOutcome::Error(message))

@@ -25,11 +25,15 @@ impl Default for TruncateConfig {
     }
 }
 
-/// A post hook that cuts results over `max_chars` characters to that many
-/// characters — never inside a UTF-8 character — and appends a marker saying
-/// how long the full output was. Shorter results pass untouched. JSON results
-/// are measured (and, if too long, cut) in their compact serialized form.
-/// A failed tool's error text is cut the same way.
+/// A post hook that cuts the text the model reads of a result to
+/// `max_chars` characters — never inside a UTF-8 character — and appends a
+/// marker saying how many characters the model would have read. Shorter
+/// results pass untouched. The text is measured and cut where the model
+/// reads it, keeping the result's shape ([`ToolOutput::truncated`](hooks_runtime::output::ToolOutput::truncated)): a
+/// Claude Code `Bash` result's `stdout` and `stderr`, an MCP result's text
+/// blocks and their structured copy, a string; a JSON result of a Rust tool
+/// is measured and cut in its compact serialized form, which is what the
+/// model reads of it. A failed tool's error text is cut the same way.
 /// The untruncated result stays available as
 /// [`ToolCallReport::raw_result`](hooks_runtime::ToolCallReport::raw_result).
 #[derive(Debug, Clone, Default)]
@@ -56,31 +60,19 @@ impl ResultTruncateHook {
     }
 }
 
-/// Cuts `text` to `max_chars` characters plus a marker, or returns `None` if it fits.
-pub fn truncate_text(text: &str, max_chars: usize) -> Option<String> {
-    let (cut, _) = text.char_indices().nth(max_chars)?;
-    let total = max_chars + text[cut..].chars().count();
-    let mut truncated = String::with_capacity(cut + 64);
-    truncated.push_str(&text[..cut]);
-    truncated.push_str(&format!(
-        "\n…[truncated: showing {max_chars} of {total} characters]"
-    ));
-    Some(truncated)
-}
+pub use hooks_runtime::output::truncate_text;
 
 impl ResultTruncateHook {
     /// Cuts the result if it is too long; it never needs to wait.
     fn decide(&self, ctx: &HookContext) -> HookResult {
         let max = self.config.max_chars;
-        let truncated = match ctx.result() {
-            Some(Value::String(text)) => truncate_text(text, max),
-            Some(other) => truncate_text(&other.to_string(), max),
-            None => None,
-        };
-        if let Some(text) = truncated {
-            return HookResult::allow()
-                .with_result(Value::String(text))
-                .with_side_effect(format!("truncated the result to {max} characters"));
+        if let Some(output) = ctx.output() {
+            return match output.truncated(max) {
+                Some(cut) => HookResult::allow()
+                    .with_result(cut)
+                    .with_side_effect(format!("truncated the result to {max} characters")),
+                None => HookResult::allow(),
+            };
         }
         // A tool's error text reaches the LLM as well, and can be as long.
         match ctx
