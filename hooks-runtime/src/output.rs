@@ -231,6 +231,7 @@ impl<'a> ToolOutput<'a> {
     /// becomes the notice.
     pub fn replaced(&self, notice: &str) -> Value {
         match self.form {
+            _ if self.value.is_string() => Value::String(notice.to_owned()),
             OutputForm::Value => Value::String(notice.to_owned()),
             OutputForm::McpResult => {
                 let block = serde_json::json!([{"type": "text", "text": notice}]);
@@ -254,16 +255,17 @@ impl<'a> ToolOutput<'a> {
         }
     }
 
-    /// The parts of the text, in reading order.
+    /// The parts of the text, in reading order. A string result is its
+    /// own text in every form.
     fn primary(&self) -> Vec<Leaf<'a>> {
+        if let Value::String(text) = self.value {
+            return vec![Leaf {
+                path: Vec::new(),
+                text,
+            }];
+        }
         match self.form {
-            OutputForm::Value => match self.value {
-                Value::String(text) => vec![Leaf {
-                    path: Vec::new(),
-                    text,
-                }],
-                _ => Vec::new(),
-            },
+            OutputForm::Value => Vec::new(),
             OutputForm::McpResult => mcp_texts(self.value),
             OutputForm::Fields(pointers) => {
                 let mut leaves = Vec::new();

@@ -18,6 +18,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{Shared, http, tools};
+use crate::output::OutputForm;
+use crate::std_hooks::schema::output_problem;
 use crate::{HookContext, Observation, PreToolUse, ToolOutcome};
 
 /// How often a client that asked for progress hears that its call still
@@ -106,7 +108,8 @@ pub(super) async fn call_tool(
 ) -> CallToolResult {
     let name = params.name.to_string();
     let args = Value::Object(params.arguments.clone().unwrap_or_default());
-    let ctx = context_of(shared, session, name.clone(), args, &context);
+    let ctx = context_of(shared, session, name.clone(), args, &context)
+        .with_output_form(OutputForm::McpResult);
     if let Some(reason) = refusal(shared, &name).await {
         return refuse(shared, ctx, reason).await;
     }
@@ -148,16 +151,21 @@ pub(super) async fn call_tool(
     };
     let original = outcome.clone();
     let report = pending.run_post_tool_use(outcome).await;
+    let schema = output_schema(shared, &name).await;
     match (report.observation, original, upstream) {
         // A text-only answer the post hooks left as it was: as it came.
         (Observation::Output(output), ToolOutcome::Success(value), Some(result))
-            if output == value && plain_text(&result).is_some() =>
+            if output == value && plain_text(&result).is_some() && schema.is_none() =>
         {
             result
         }
         // Anything else is rebuilt from what the post hooks saw and left:
-        // nothing they did not see reaches the client.
-        (Observation::Output(output), _, _) => rebuilt(&output).unwrap_or_else(refused),
+        // nothing they did not see reaches the client; and a success must
+        // match the tool's output schema, which clients check.
+        (Observation::Output(output), _, _) => match rebuilt(&output) {
+            Ok(result) => valid(result, &name, schema.as_ref()),
+            Err(reason) => refused(reason),
+        },
         (Observation::ToolError(error), ToolOutcome::Error(original), Some(result))
             if error == original && plain_text(&result).is_some() =>
         {
@@ -409,6 +417,44 @@ async fn with_progress<T>(
             }
         }
     }
+}
+
+/// The `outputSchema` the upstream lists for `tool`, if any.
+async fn output_schema(shared: &Shared, tool: &str) -> Option<Value> {
+    let listed = shared.upstream.catalog().current().await?;
+    let schema = listed.get(tool)?.output_schema.as_ref()?;
+    Some(Value::Object((**schema).clone()))
+}
+
+/// `result` as the client may receive it: a success of a tool with an
+/// output schema must carry `structuredContent` that matches it (clients
+/// refuse it otherwise, and an allowed call that did happen would reach
+/// the agent as an exception). One that does not — a hook rewrote or cut
+/// the result, or the upstream broke its own schema — becomes an error
+/// result that says so and keeps the text. An error result carries no
+/// `structuredContent` (some clients check it there too).
+fn valid(mut result: CallToolResult, tool: &str, schema: Option<&Value>) -> CallToolResult {
+    if result.is_error == Some(true) {
+        result.structured_content = None;
+        return result;
+    }
+    let Some(schema) = schema else {
+        return result;
+    };
+    let problem = match &result.structured_content {
+        None => "it has no structured content".to_owned(),
+        Some(structured) => match output_problem(schema, structured) {
+            None => return result,
+            Some(problem) => format!("its structured content does not match: {problem}"),
+        },
+    };
+    let note = format!(
+        "The result of `{tool}` does not fit the tool's output schema as the hooks left it \
+         ({problem}); it is sent as an error result. The text follows."
+    );
+    let mut content = vec![ContentBlock::text(note)];
+    content.extend(result.content);
+    CallToolResult::error(content)
 }
 
 /// An error result the model reads: why the call did not produce a result.

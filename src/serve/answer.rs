@@ -3,6 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::input::Event;
+use crate::output::{OutputForm, ToolOutput};
 
 /// `PreToolUse` denied: the reason is what the model reads.
 pub(super) fn deny(reason: &str) -> Value {
@@ -31,23 +32,45 @@ pub(super) fn nothing() -> Value {
     json!({})
 }
 
-/// A post event whose result the hooks withheld: the result the model reads
-/// is replaced by the reason (`updatedToolOutput`, or
-/// `updatedMCPToolOutput` for an MCP tool), and `decision: "block"` tells
+/// A post event whose result the hooks withheld, or that could not be
+/// checked: the result the model reads is replaced by the reason, in the
+/// tool's own shape (see [`replacement`]), and `decision: "block"` tells
 /// the client why. A block alone would add the reason and leave the result
 /// in the model's context.
-pub(super) fn withhold(tool: &str, event: &str, reason: &str) -> Value {
-    let mut answer = rewritten_output(tool, event, &Value::String(reason.to_owned()));
+pub(super) fn withhold(tool: &str, event: &str, reason: &str, response: Option<&Value>) -> Value {
+    let mut answer = rewritten_output(tool, event, &replacement(tool, response, reason));
     answer["decision"] = "block".into();
     answer["reason"] = reason.into();
     answer
 }
 
+/// `notice` as a tool's whole result, in the shape the client accepts for
+/// that tool: the shape of its `response` when there is one, else the
+/// shape the client gives that tool's results (a string for a tool not
+/// known here).
+pub(super) fn replacement(tool: &str, response: Option<&Value>, notice: &str) -> Value {
+    let form = OutputForm::claude_code(tool);
+    if let Some(response) = response {
+        return ToolOutput::new(response, form).replaced(notice);
+    }
+    match tool {
+        "Bash" => json!({"stdout": notice, "stderr": "", "interrupted": false, "isImage": false}),
+        "Read" => json!({"type": "text", "file": {
+            "filePath": "", "content": notice, "numLines": 1, "startLine": 1, "totalLines": 1,
+        }}),
+        _ if form == OutputForm::McpResult => json!([{"type": "text", "text": notice}]),
+        _ => Value::String(notice.to_owned()),
+    }
+}
+
 /// An input that could not be read, or a request that could not be
 /// answered: blocked in every event's terms the client may have sent. The
-/// top-level `decision: "block"` stops a pre event and flags a post one;
-/// a pre event known as such gets its `deny` too.
-pub(super) fn unreadable(reason: &str, event: Option<Event>) -> Value {
+/// top-level `decision: "block"` stops a pre event; a pre event known as
+/// such gets its `deny` too; a post event (or one that may be) gets the
+/// reason in place of its result, in the shape of `tool` when its name
+/// could be read, under both keys a client may read (`updatedToolOutput`,
+/// `updatedMCPToolOutput`).
+pub(super) fn unreadable(reason: &str, event: Option<Event>, tool: Option<&str>) -> Value {
     match event {
         Some(Event::PreToolUse) => {
             let mut answer = deny(reason);
@@ -56,19 +79,30 @@ pub(super) fn unreadable(reason: &str, event: Option<Event>) -> Value {
             answer
         }
         Some(Event::SessionStart) => stop(reason),
-        _ => json!({"decision": "block", "reason": reason}),
+        Some(Event::PostToolUse) => {
+            let tool = tool.unwrap_or_default();
+            let mut answer = withhold(tool, "PostToolUse", reason, None);
+            let specific = &mut answer["hookSpecificOutput"];
+            if specific.get("updatedMCPToolOutput").is_none() {
+                specific["updatedMCPToolOutput"] = specific["updatedToolOutput"].clone();
+            }
+            answer
+        }
+        Some(Event::PostToolUseFailure) | None => json!({"decision": "block", "reason": reason}),
     }
 }
 
-/// A post event whose result a hook rewrote. MCP tools (`mcp__server__tool`)
-/// take `updatedMCPToolOutput`, others `updatedToolOutput`.
+/// A post event whose result a hook rewrote: `updatedToolOutput`, and for
+/// an MCP tool (`mcp__server__tool`) `updatedMCPToolOutput` as well (the
+/// key older clients read).
 pub(super) fn rewritten_output(tool: &str, event: &str, output: &Value) -> Value {
-    let key = if tool.starts_with("mcp__") {
-        "updatedMCPToolOutput"
-    } else {
-        "updatedToolOutput"
-    };
-    json!({"hookSpecificOutput": {"hookEventName": event, key: output}})
+    let mut specific = Map::new();
+    specific.insert("hookEventName".into(), event.into());
+    specific.insert("updatedToolOutput".into(), output.clone());
+    if tool.starts_with("mcp__") {
+        specific.insert("updatedMCPToolOutput".into(), output.clone());
+    }
+    json!({ "hookSpecificOutput": specific })
 }
 
 /// `SessionStart` with the hooks' context for the model.

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::answer;
+use super::input::{self, Event};
+
 /// The largest answer read from the server (1 MiB).
 const MAX_ANSWER: usize = 1 << 20;
 
@@ -41,13 +44,57 @@ impl ClientAnswer {
 /// (exit 2 there would only show the reason beside the result), and a
 /// session's `continue: false` stops the session only when printed. A
 /// server that cannot be reached, answers non-2xx, or answers what is not a
-/// JSON object exits 2.
+/// JSON object blocks: a post event (when the input says so) is answered
+/// with the reason in place of its result, in the tool's shape, exit 0;
+/// anything else exits 2.
 pub async fn forward(
     url: &str,
     token: Option<&str>,
     input: Vec<u8>,
     timeout: Duration,
 ) -> ClientAnswer {
+    let copy = input.clone();
+    let answer = send(url, token, input, timeout).await;
+    if answer.code == 0 {
+        return answer;
+    }
+    withheld_if_post(&copy, answer)
+}
+
+/// A blocked `answer` to a post event, as the reason in place of its
+/// result (printed, exit 0); any other input's answer as it is.
+fn withheld_if_post(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
+    let parsed = serde_json::from_slice::<Value>(input).ok();
+    let field = |key: &str| {
+        parsed
+            .as_ref()
+            .and_then(|input| input.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let event = field("hook_event_name")
+        .as_deref()
+        .and_then(Event::from_name)
+        .or_else(|| input::sniff_event(input));
+    if event != Some(Event::PostToolUse) {
+        return answer;
+    }
+    let tool = field("tool_name").or_else(|| input::sniff_tool(input));
+    let response = parsed.as_ref().and_then(|input| input.get("tool_response"));
+    let reply = match (&tool, response) {
+        (Some(tool), Some(response)) => {
+            answer::withhold(tool, "PostToolUse", &answer.stderr, Some(response))
+        }
+        _ => answer::unreadable(&answer.stderr, event, tool.as_deref()),
+    };
+    ClientAnswer {
+        code: 0,
+        stdout: reply.to_string(),
+        stderr: answer.stderr,
+    }
+}
+
+async fn send(url: &str, token: Option<&str>, input: Vec<u8>, timeout: Duration) -> ClientAnswer {
     // Never follow a redirect: the token would go wherever it points.
     let client = match reqwest::Client::builder()
         .timeout(timeout)

@@ -18,6 +18,11 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 1_000;
 /// request while a person decides.
 pub const DEFAULT_MAX_CONCURRENT: usize = 256;
 
+/// The most requests of one session answered at once, unless configured:
+/// a session that floods the server with held calls leaves the rest of the
+/// slots to the other sessions.
+pub const DEFAULT_MAX_CONCURRENT_PER_SESSION: usize = 32;
+
 /// The hook server's settings.
 #[derive(Clone)]
 pub struct ServeConfig {
@@ -42,8 +47,13 @@ pub struct ServeConfig {
     /// The most calls that may wait for their post event at once; a pre
     /// event beyond it is denied.
     pub max_in_flight: usize,
-    /// The most requests answered at once; one beyond is blocked.
+    /// The most pre events and session starts answered at once, and
+    /// separately the most post events; one beyond is blocked (a post
+    /// event's result replaced by the reason).
     pub max_concurrent: usize,
+    /// The most requests of one session answered at once; one beyond is
+    /// blocked.
+    pub max_concurrent_per_session: usize,
     /// Answer `allow` for a call the hooks let through unchanged. Off by
     /// default: the server then says nothing, and the client's own
     /// permission rules still apply (`allow` would skip the client's own
@@ -63,6 +73,10 @@ impl std::fmt::Debug for ServeConfig {
             .field("pending_ttl", &self.pending_ttl)
             .field("max_in_flight", &self.max_in_flight)
             .field("max_concurrent", &self.max_concurrent)
+            .field(
+                "max_concurrent_per_session",
+                &self.max_concurrent_per_session,
+            )
             .field("answer_allow", &self.answer_allow)
             .finish()
     }
@@ -88,6 +102,7 @@ impl ServeConfig {
             pending_ttl: DEFAULT_PENDING_TTL,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_concurrent: DEFAULT_MAX_CONCURRENT,
+            max_concurrent_per_session: DEFAULT_MAX_CONCURRENT_PER_SESSION,
             answer_allow: false,
         }
     }

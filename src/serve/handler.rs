@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::body::{Body, to_bytes};
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::header::{CONTENT_TYPE, HOST};
 use axum::http::{HeaderMap, StatusCode};
@@ -18,8 +18,11 @@ use super::auth::authorized;
 use super::config::ServeConfig;
 use super::in_flight::{InFlight, Refused};
 use super::input::{self, Event, HookInput, ToolCall};
+use super::slots::Slots;
+use crate::output::OutputForm;
 use crate::std_hooks::text::escape_hidden;
 use crate::{Agent, HookContext, Observation, PreToolUse, ToolOutcome};
+use futures_util::StreamExt as _;
 
 /// What every request shares.
 pub(super) struct Server {
@@ -27,7 +30,7 @@ pub(super) struct Server {
     pub(super) config: ServeConfig,
     pub(super) in_flight: InFlight,
     /// Requests being answered at once (the gate holds some for minutes).
-    pub(super) busy: Arc<tokio::sync::Semaphore>,
+    pub(super) slots: Slots,
 }
 
 /// How long a request's body may take to arrive.
@@ -40,6 +43,14 @@ const BODY_DEADLINE: Duration = Duration::from_secs(30);
 /// is answered 200, with a block when the input cannot be read: a client
 /// takes a non-2xx answer as "go ahead", and the model can make an input
 /// unreadable (arguments over the size cap, nested too deep for the parser).
+/// A post event that cannot be checked, for whatever reason, is answered
+/// with the reason in place of its result: a block alone would leave the
+/// result in front of the model.
+///
+/// A request takes one of the answering slots only once it is admitted and
+/// its body is read and understood, so a peer that sends nothing, or
+/// slowly, holds none; and one session may hold at most
+/// [`ServeConfig::max_concurrent_per_session`] of them.
 pub(super) async fn hook(
     State(server): State<Arc<Server>>,
     headers: HeaderMap,
@@ -48,50 +59,29 @@ pub(super) async fn hook(
     if let Err((status, message)) = server.admit(&headers) {
         return refuse(status, message);
     }
-    let Ok(_permit) = server.busy.clone().try_acquire_owned() else {
-        return Json(answer::unreadable(
-            "the hook server is answering as many requests as it allows; the call is blocked",
-            None,
-        ))
-        .into_response();
+    let body = match read_body(body, server.config.max_body).await {
+        Ok(body) => body,
+        Err((problem, start)) => {
+            let reason = format!("{problem}; the call is blocked");
+            let (event, tool) = (input::sniff_event(&start), input::sniff_tool(&start));
+            return Json(answer::unreadable(&reason, event, tool.as_deref())).into_response();
+        }
     };
-    let body =
-        match tokio::time::timeout(BODY_DEADLINE, to_bytes(body, server.config.max_body)).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(_)) => {
-                return Json(answer::unreadable(
-                    &format!(
-                        "the hook input is over the server's {}-byte limit (the tool's input or \
-                     output is too large to check); the call is blocked",
-                        server.config.max_body
-                    ),
-                    None,
-                ))
-                .into_response();
-            }
-            Err(_) => {
-                return Json(answer::unreadable(
-                    "the hook input did not arrive in time; the call is blocked",
-                    None,
-                ))
-                .into_response();
-            }
-        };
     let input = match HookInput::parse(&body) {
         Ok(input) => input,
         Err(problem) => {
-            return Json(answer::unreadable(
-                &format!("{problem}; the call is blocked"),
-                input::sniff_event(&body),
-            ))
-            .into_response();
+            let reason = format!("{problem}; the call is blocked");
+            let (event, tool) = (input::sniff_event(&body), input::sniff_tool(&body));
+            return Json(answer::unreadable(&reason, event, tool.as_deref())).into_response();
         }
     };
     let user = match server.user(&headers) {
         Ok(user) => user,
-        Err(problem) => {
-            return Json(answer::unreadable(&problem, Some(input.event))).into_response();
-        }
+        Err(problem) => return Json(refused(&input, &problem)).into_response(),
+    };
+    let _slot = match server.slots.take(&input) {
+        Ok(slot) => slot,
+        Err(problem) => return Json(refused(&input, &problem)).into_response(),
     };
     let answer = match (input.event, input.tool.as_ref()) {
         (Event::SessionStart, _) => server.session_start(&input, user).await,
@@ -106,9 +96,55 @@ pub(super) async fn hook(
             let error = call.error.clone().unwrap_or_default();
             server.post(&input, call, ToolOutcome::Error(error)).await
         }
-        (_, None) => answer::unreadable("a tool event without its tool", Some(input.event)),
+        (_, None) => answer::unreadable("a tool event without its tool", Some(input.event), None),
     };
     Json(answer).into_response()
+}
+
+/// The answer to an input that was read but is not answered (a user header
+/// that cannot be trusted, no slot free): blocked in its event's terms,
+/// a post event's result replaced in its tool's shape.
+fn refused(input: &HookInput, reason: &str) -> Value {
+    match (input.event, input.tool.as_ref()) {
+        (Event::PostToolUse, Some(call)) => answer::withhold(
+            &call.name,
+            input.event.name(),
+            reason,
+            call.response.as_ref(),
+        ),
+        (event, call) => {
+            answer::unreadable(reason, Some(event), call.map(|call| call.name.as_str()))
+        }
+    }
+}
+
+/// The request's body, up to `max` bytes, within [`BODY_DEADLINE`]; or why
+/// not, with its first bytes (for [`input::sniff_event`]).
+async fn read_body(body: Body, max: usize) -> Result<Vec<u8>, (String, Vec<u8>)> {
+    let mut stream = body.into_data_stream();
+    let mut read = Vec::new();
+    let reading = async {
+        while let Some(chunk) = stream.next().await {
+            let chunk =
+                chunk.map_err(|error| format!("the hook input could not be read: {error}"))?;
+            if read.len() + chunk.len() > max {
+                let room = input::SNIFFED.saturating_sub(read.len()).min(chunk.len());
+                read.extend_from_slice(&chunk[..room]);
+                return Err(format!(
+                    "the hook input is over the server's {max}-byte limit (the tool's input or \
+                     output is too large to check)"
+                ));
+            }
+            read.extend_from_slice(&chunk);
+        }
+        Ok(())
+    };
+    let outcome = tokio::time::timeout(BODY_DEADLINE, reading).await;
+    match outcome {
+        Ok(Ok(())) => Ok(read),
+        Ok(Err(problem)) => Err((problem, read)),
+        Err(_) => Err(("the hook input did not arrive in time".to_owned(), read)),
+    }
 }
 
 /// A refused request: the status and a JSON body saying why. Nothing ran
@@ -217,13 +253,21 @@ impl Server {
         if self.in_flight.contains(&key) {
             return answer::deny(&duplicate(&call.id));
         }
-        let ctx = self
+        let mut ctx = self
             .context(
                 input,
                 self.agent.context(call.name.clone(), call.input.clone()),
                 user,
             )
-            .with_tool_call_id(call.id.clone());
+            .with_tool_call_id(call.id.clone())
+            .with_output_form(OutputForm::claude_code(&call.name));
+        // `mcp__github__create_issue` is the `github` server's
+        // `create_issue`, as `hooks mcp-proxy` names it.
+        if let Some((server, tool)) = input::mcp_tool(&call.name) {
+            ctx = ctx
+                .with_metadata("connector", server)
+                .with_metadata("action", tool);
+        }
         let pending = match self.agent.registry().run_pre_tool_use(ctx).await {
             PreToolUse::Blocked(report) => return answer::deny(&report.observation.to_string()),
             PreToolUse::Proceed(pending) => pending,
@@ -287,6 +331,7 @@ impl Server {
                      restart); the result is withheld",
                     call.id
                 ),
+                call.response.as_ref(),
             );
         };
         // The tool must have run with what the hooks checked: another hook
@@ -309,7 +354,7 @@ impl Server {
             let ToolOutcome::Error(reason) = original else {
                 unreachable!("a mismatch is recorded as the tool's error")
             };
-            return answer::withhold(&call.name, event.name(), &reason);
+            return answer::withhold(&call.name, event.name(), &reason, call.response.as_ref());
         }
         match (&report.observation, &original) {
             (Observation::Output(output), ToolOutcome::Success(result)) if output == result => {
@@ -325,9 +370,12 @@ impl Server {
                 }})
             }
             (Observation::ToolError(_), _) => answer::nothing(),
-            (Observation::Withheld { .. } | Observation::Blocked { .. }, _) => {
-                answer::withhold(&call.name, event.name(), &report.observation.to_string())
-            }
+            (Observation::Withheld { .. } | Observation::Blocked { .. }, _) => answer::withhold(
+                &call.name,
+                event.name(),
+                &report.observation.to_string(),
+                call.response.as_ref(),
+            ),
         }
     }
 }

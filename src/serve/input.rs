@@ -158,14 +158,40 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<V
 /// `hook_event_name` can be picked out of the text (clients write it before
 /// the tool's input), so a blocked answer can speak that event's terms.
 pub(super) fn sniff_event(body: &[u8]) -> Option<Event> {
-    let text = String::from_utf8_lossy(&body[..body.len().min(4096)]);
-    let after = text.split("\"hook_event_name\"").nth(1)?;
+    Event::from_name(&sniff(body, "hook_event_name")?)
+}
+
+/// The tool of an input that could not be read whole, when its `tool_name`
+/// can be picked out of the text: a withheld result then takes that tool's
+/// shape.
+pub(super) fn sniff_tool(body: &[u8]) -> Option<String> {
+    sniff(body, "tool_name")
+}
+
+/// The string value of the first `"key"` in the first 4 KiB of `body`, when
+/// it has no escapes.
+fn sniff(body: &[u8], key: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(&body[..body.len().min(SNIFFED)]);
+    let after = text.split(&format!("\"{key}\"")).nth(1)?;
     let value = after
         .trim_start()
         .strip_prefix(':')?
         .trim_start()
         .strip_prefix('"')?;
-    Event::from_name(value.split('"').next()?)
+    let (value, _) = value.split_once('"')?;
+    (!value.contains('\\')).then(|| value.to_owned())
+}
+
+/// How much of an unreadable input is looked at for its event and tool.
+pub(super) const SNIFFED: usize = 4096;
+
+/// Connector and action of a Claude Code MCP tool, `mcp__<server>__<tool>`:
+/// the server, as `hooks mcp-proxy` names it, and the server's own name of
+/// the tool.
+pub(super) fn mcp_tool(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("mcp__")?;
+    let (server, tool) = rest.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
 }
 
 #[cfg(test)]
@@ -186,6 +212,25 @@ mod tests {
         assert_eq!(sniff_event(deep.as_bytes()), Some(Event::PreToolUse));
         assert_eq!(sniff_event(b"{\"hook_event_name\": \"Stop\"}"), None);
         assert_eq!(sniff_event(b"garbage"), None);
+        let post = br#"{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_response": {"#;
+        assert_eq!(sniff_event(post), Some(Event::PostToolUse));
+        assert_eq!(sniff_tool(post).as_deref(), Some("Bash"));
+        assert_eq!(sniff_tool(br#"{"tool_name": "a\"b"}"#), None);
+    }
+
+    #[test]
+    fn claude_codes_mcp_tools_name_their_server() {
+        assert_eq!(
+            mcp_tool("mcp__github__create_issue"),
+            Some(("github", "create_issue"))
+        );
+        assert_eq!(
+            mcp_tool("mcp__my_server__a__b"),
+            Some(("my_server", "a__b"))
+        );
+        assert_eq!(mcp_tool("mcp____x"), None);
+        assert_eq!(mcp_tool("mcp__github"), None);
+        assert_eq!(mcp_tool("Bash"), None);
     }
 
     #[test]

@@ -58,6 +58,7 @@ mod config;
 mod handler;
 mod in_flight;
 mod input;
+mod slots;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,8 +68,8 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
 
 pub use config::{
-    DEFAULT_MAX_BODY, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_IN_FLIGHT, DEFAULT_PENDING_TTL,
-    ServeConfig,
+    DEFAULT_MAX_BODY, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_CONCURRENT_PER_SESSION,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_PENDING_TTL, ServeConfig,
 };
 use handler::Server;
 use in_flight::InFlight;
@@ -100,7 +101,7 @@ pub fn router(agent: Agent, config: ServeConfig) -> Router {
 fn router_and_server(agent: Agent, config: ServeConfig) -> (Router, Arc<Server>) {
     let server = Arc::new(Server {
         in_flight: InFlight::new(config.pending_ttl, config.max_in_flight),
-        busy: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent)),
+        slots: slots::Slots::new(config.max_concurrent, config.max_concurrent_per_session),
         agent,
         config,
     });

@@ -12,10 +12,12 @@ mod config;
 mod depth;
 mod error;
 mod hook;
+mod output;
 mod reason;
 
 pub use builder::ArgsSchemaBuilder;
 pub use config::ArgsSchemaConfig;
 pub use error::SchemaError;
 pub use hook::ArgsSchemaHook;
+pub use output::output_problem;
 pub use reason::{MAX_ERROR_CHARS, MAX_REPORTED_ERRORS};

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""A real MCP client for the mcp-proxy tests: the official Python SDK, unmodified.
+
+The tests drive `hooks mcp-proxy` (or a server directly) with this script to
+see a call's result the way an ordinary MCP client sees it, after the SDK's
+own checks: `ClientSession.call_tool` validates `structuredContent` against
+the tool's `outputSchema` (learnt from `tools/list`) and raises when it is
+missing or does not match. `client.mjs` does the same with the TypeScript
+SDK and prints the same lines.
+
+Usage:
+    client.py stdio [--timeout S] -- <command> <args...>
+    client.py http <url> [--token T] [--timeout S]
+
+Standard input: a JSON array of calls, [{"tool": name, "args": {...}}, ...].
+The script connects (initialize), lists the tools once (so the SDK knows the
+output schemas), then makes the calls one by one and prints one JSON line per
+call, in order:
+
+    {"ok": {"content": [...], "isError": <bool>, "structuredContent": <value or null>}}
+    {"error": "<exception type>: <message>"}
+
+Each line is compact JSON with every object's keys sorted and integral numbers
+written without a fraction (1.0 as 1), byte for byte what client.mjs prints for
+the same result; the exception type is the SDK's own (`RuntimeError`,
+`MCPError` here, `McpError` there).
+
+Exit status 0 once every call has printed its line (failed calls included);
+2 for a usage error or bad input; 1 when the connection itself fails (the
+server does not start, the handshake or the tool listing fails), with the
+reason on stderr. A stdio server gets this process's whole environment and
+its stderr; `--token T` sends `Authorization: Bearer T` with every HTTP
+request. `--timeout` bounds each request, in seconds (default 60, as the
+TypeScript SDK's default).
+
+Requires the pinned SDK: `pip install -r tests/mcp/requirements.txt`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+USAGE = (
+    "usage: client.py stdio [--timeout S] -- <command> <args...>\n"
+    "       client.py http <url> [--token T] [--timeout S]\n"
+    'stdin: [{"tool": name, "args": {...}}, ...]'
+)
+
+
+class UsageError(Exception):
+    pass
+
+
+class ConnectionFailed(Exception):
+    pass
+
+
+def parse_argv(argv: list[str]) -> dict[str, Any]:
+    if not argv or argv[0] not in ("stdio", "http"):
+        raise UsageError("the first argument must be `stdio` or `http`")
+    mode, rest = argv[0], argv[1:]
+    opts: dict[str, Any] = {"mode": mode, "timeout": 60.0, "token": None, "url": None, "command": None}
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if mode == "stdio" and arg == "--":
+            opts["command"] = rest[i + 1 :]
+            break
+        if arg in ("--timeout", "--token"):
+            if i + 1 >= len(rest):
+                raise UsageError(f"{arg} needs a value")
+            value = rest[i + 1]
+            if arg == "--timeout":
+                try:
+                    opts["timeout"] = float(value)
+                except ValueError:
+                    raise UsageError(f"--timeout needs a number of seconds, not {value!r}") from None
+            elif mode == "http":
+                opts["token"] = value
+            else:
+                raise UsageError("--token is for `http` only")
+            i += 2
+            continue
+        if mode == "http" and opts["url"] is None and not arg.startswith("--"):
+            opts["url"] = arg
+            i += 1
+            continue
+        raise UsageError(f"unexpected argument {arg!r}")
+    if mode == "stdio" and not opts["command"]:
+        raise UsageError("`stdio` needs `-- <command> <args...>`")
+    if mode == "http" and opts["url"] is None:
+        raise UsageError("`http` needs a URL")
+    return opts
+
+
+def read_calls() -> list[dict[str, Any]]:
+    try:
+        calls = json.load(sys.stdin)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"stdin is not JSON: {e}") from None
+    if not isinstance(calls, list):
+        raise UsageError("stdin must be a JSON array of calls")
+    for n, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
+            raise UsageError(f"call {n}: needs a string `tool`")
+        if not isinstance(call.get("args", {}), dict):
+            raise UsageError(f"call {n}: `args` must be an object")
+    return calls
+
+
+def js_numbers(value: Any) -> Any:
+    """Integral floats as ints (1.0 -> 1), as JavaScript prints them, so both drivers print the same bytes."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [js_numbers(v) for v in value]
+    if isinstance(value, dict):
+        return {k: js_numbers(v) for k, v in value.items()}
+    return value
+
+
+def emit(line: dict[str, Any]) -> None:
+    # Compact, keys sorted, non-ASCII kept, integral floats as ints: the same bytes as client.mjs
+    # prints, whichever order each SDK keeps an object's keys in.
+    text = json.dumps(js_numbers(line), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def result_json(result: Any) -> dict[str, Any]:
+    """The CallToolResult as the SDK parsed it: its content blocks, structuredContent, isError."""
+    return {
+        "content": [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content],
+        "structuredContent": result.structured_content,
+        "isError": bool(result.is_error),
+    }
+
+
+def describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+async def open_session(stack: AsyncExitStack, opts: dict[str, Any]) -> ClientSession:
+    if opts["mode"] == "stdio":
+        command = opts["command"]
+        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+        read, write = await stack.enter_async_context(stdio_client(params))
+    else:
+        headers = {"Authorization": f"Bearer {opts['token']}"} if opts["token"] is not None else None
+        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        read, write = await stack.enter_async_context(streamable_http_client(opts["url"], http_client=http))
+    session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=opts["timeout"]))
+    return session
+
+
+async def run(opts: dict[str, Any], calls: list[dict[str, Any]]) -> None:
+    async with AsyncExitStack() as stack:
+        try:
+            session = await open_session(stack, opts)
+            await session.initialize()
+            # Lists the tools so call_tool knows their output schemas (it would list them
+            # itself on the first call of an unknown tool; this makes it explicit).
+            await session.list_tools()
+        except Exception as e:  # noqa: BLE001 - any failure to connect is reported the same way
+            raise ConnectionFailed(describe(e)) from e
+        for call in calls:
+            try:
+                result = await session.call_tool(call["tool"], call.get("args", {}))
+            except Exception as e:  # noqa: BLE001 - the line reports whatever the SDK raised
+                emit({"error": describe(e)})
+            else:
+                emit({"ok": result_json(result)})
+
+
+def main() -> int:
+    try:
+        opts = parse_argv(sys.argv[1:])
+        calls = read_calls()
+    except UsageError as e:
+        print(f"client.py: {e}\n{USAGE}", file=sys.stderr)
+        return 2
+    try:
+        anyio.run(run, opts, calls)
+    except ConnectionFailed as e:
+        print(f"client.py: the connection failed: {e}", file=sys.stderr)
+        return 1
+    except BaseExceptionGroup as group:  # noqa: F821 - builtin on 3.11+
+        # A transport's task group may wrap the failure; report its leaves.
+        leaves = []
+        stack: list[BaseException] = [group]
+        while stack:
+            exc = stack.pop()
+            if isinstance(exc, BaseExceptionGroup):  # noqa: F821
+                stack.extend(exc.exceptions)
+            else:
+                leaves.append(describe(exc.__cause__ if isinstance(exc, ConnectionFailed) and exc.__cause__ else exc))
+        print(f"client.py: the connection failed: {'; '.join(leaves)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
