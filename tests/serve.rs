@@ -172,11 +172,21 @@ async fn an_allowed_call_and_its_result_make_one_audit_row() {
     assert_eq!(status, 200);
     let output = &answer["hookSpecificOutput"];
     assert_eq!(output["hookEventName"], "PostToolUse");
-    assert!(
-        output["updatedToolOutput"]
-            .as_str()
-            .is_some_and(|t| t.contains("truncated")),
+    // In Bash's own shape (Claude Code ignores any other): stdout cut to
+    // 40 characters of the 52 the model would read, the rest kept.
+    assert_eq!(
+        output["updatedToolOutput"],
+        json!({
+            "stdout": "On branch main\nnothing to commit, workin\n…[truncated: showing 40 of 52 characters]",
+            "stderr": "",
+            "interrupted": false,
+            "isImage": false
+        }),
         "{answer}"
+    );
+    assert!(
+        output.get("updatedMCPToolOutput").is_none(),
+        "not an MCP tool"
     );
 
     let rows = server.audit(1).await;
@@ -193,6 +203,17 @@ async fn an_allowed_call_and_its_result_make_one_audit_row() {
             row.outcome.as_str()
         ),
         ("dev", "acme", "ok")
+    );
+    // What the model was given: rewritten, and how much of it it reads
+    // (stdout and stderr, not Bash's JSON).
+    assert_eq!(row.sent.as_deref(), Some("rewritten"));
+    assert_eq!(row.result_size, Some(52));
+    let marker = "\n…[truncated: showing 40 of 52 characters]"
+        .chars()
+        .count();
+    assert_eq!(
+        row.observation_size,
+        i64::try_from(40 + marker).expect("small")
     );
 }
 
@@ -253,20 +274,36 @@ async fn a_post_hook_withholds_a_result_and_a_failure_runs_the_post_phase() {
     assert_eq!(answer, json!({}));
     let mut post = read.clone();
     post["hook_event_name"] = json!("PostToolUse");
-    post["tool_response"] = json!("-----BEGIN OPENSSH PRIVATE KEY-----");
+    post["tool_response"] = json!({"type": "text", "file": {
+        "filePath": "/home/dev/.ssh/id_rsa",
+        "content": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n",
+        "numLines": 2, "startLine": 1, "totalLines": 2,
+    }});
     let (_, answer) = server.post(&post).await;
     let reason = "Result withheld by hook `no_private_keys`: the file holds a private key";
     assert_eq!(answer["decision"], "block");
     assert_eq!(answer["reason"], reason);
-    // The result itself is replaced: a block alone would leave it in the
-    // model's context.
-    assert_eq!(answer["hookSpecificOutput"]["updatedToolOutput"], reason);
+    // The result itself is replaced, in Read's own shape: a block alone
+    // would leave it in the model's context, and Claude Code ignores a
+    // replacement of another shape.
+    assert_eq!(
+        answer["hookSpecificOutput"]["updatedToolOutput"],
+        json!({"type": "text", "file": {
+            "filePath": "", "content": reason, "numLines": 2, "startLine": 1, "totalLines": 2,
+        }})
+    );
+    assert!(!answer.to_string().contains("b3BlbnNzaC1rZXk"), "{answer}");
 
     let (_, answer) = server.post(&fixture("pre_tool_use")).await;
     assert_eq!(answer, json!({}));
     let (status, answer) = server.post(&fixture("post_tool_use_failure")).await;
     assert_eq!((status, answer), (200, json!({})));
     let rows = server.audit(2).await;
+    let withheld = rows
+        .iter()
+        .find(|r| r.tool_call_id == "toolu_read")
+        .expect("row");
+    assert_eq!(withheld.sent.as_deref(), Some("withheld"));
     let failed = rows
         .iter()
         .find(|r| r.tool_call_id == "toolu_01ABCxyz")
@@ -423,6 +460,124 @@ async fn unreadable_inputs_are_blocked_not_refused() {
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(server.audit(0).await.is_empty(), "nothing recorded");
+}
+
+/// Every post event the server cannot check is answered with the reason in
+/// place of its result, in the tool's shape: a block alone would leave the
+/// raw result in front of the model.
+#[tokio::test]
+async fn every_refused_post_event_carries_a_replacement() {
+    let server = start().await;
+    let secret = "-----BEGIN OPENSSH PRIVATE KEY-----";
+    // Over the size cap: only the start of the body is read.
+    let mut huge = fixture("post_tool_use");
+    huge["tool_response"]["stdout"] = json!(format!("{secret}{}", "x".repeat(2 << 20)));
+    // Nested deeper than the parser reads.
+    let deep = format!(
+        r#"{{"session_id": "{SESSION}", "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_deep", "tool_input": {{"command": "ls"}}, "tool_response": {{"stdout": "{secret}", "x": {}1{}}}}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    // A lone surrogate: not text.
+    let surrogate = format!(
+        r#"{{"session_id": "{SESSION}", "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_lone", "tool_input": {{"command": "ls"}}, "tool_response": {{"stdout": "{secret} \ud800"}}}}"#
+    );
+    for body in [
+        serde_json::to_vec(&huge).expect("json"),
+        deep.into_bytes(),
+        surrogate.into_bytes(),
+    ] {
+        let (status, answer) = server.post_raw(body, Some(TOKEN)).await;
+        assert_eq!(status, 200);
+        assert_eq!(answer["decision"], "block", "{answer}");
+        let replaced = &answer["hookSpecificOutput"]["updatedToolOutput"];
+        assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+        assert!(
+            replaced["stdout"]
+                .as_str()
+                .is_some_and(|out| out.contains("is blocked")),
+            "Bash's shape, the reason as stdout: {answer}"
+        );
+        assert_eq!(replaced["interrupted"], false);
+        assert!(!answer.to_string().contains(secret));
+    }
+
+    // An MCP tool: both keys, content blocks.
+    let mut mcp = call("post_tool_use", "toolu_mcp", json!({"path": "/k"}));
+    mcp["tool_name"] = json!("mcp__files__read_text_file");
+    mcp["tool_response"] = json!([{"type": "text", "text": secret}]);
+    let (_, answer) = server.post(&mcp).await;
+    let specific = &answer["hookSpecificOutput"];
+    assert_eq!(
+        specific["updatedToolOutput"],
+        specific["updatedMCPToolOutput"]
+    );
+    assert_eq!(specific["updatedToolOutput"][0]["type"], "text");
+    assert!(!answer.to_string().contains(secret), "{answer}");
+}
+
+/// No slot free: a pre event is denied, a post event gets its replacement;
+/// a session that holds its share leaves the others theirs.
+#[tokio::test]
+async fn a_busy_server_blocks_pre_events_and_replaces_post_results() {
+    let (resources, _database, _feishu, _callback) = approval_stack::resources().await;
+    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let agent = Agent::build(config, &resources).expect("agent");
+    let mut settings = ServeConfig::with_token(TOKEN);
+    settings.max_concurrent_per_session = 0;
+    let router = hooks::serve::router(agent, settings);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let http = reqwest::Client::new();
+    let send = async |body: &Value| -> Value {
+        http.post(&url)
+            .bearer_auth(TOKEN)
+            .json(body)
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json")
+    };
+    let answer = send(&fixture("pre_tool_use")).await;
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{answer}"
+    );
+    let answer = send(&fixture("post_tool_use")).await;
+    let replaced = &answer["hookSpecificOutput"]["updatedToolOutput"];
+    assert!(
+        replaced["stdout"]
+            .as_str()
+            .is_some_and(|out| out.contains("requests waiting")),
+        "{answer}"
+    );
+    assert!(!answer.to_string().contains("nothing to commit"));
+}
+
+/// Claude Code names an MCP tool `mcp__<server>__<tool>`: its connector is
+/// the server, as under `hooks mcp-proxy`.
+#[tokio::test]
+async fn an_mcp_tools_connector_is_its_server() {
+    let server = start().await;
+    let mut pre = call("pre_tool_use", "toolu_gh", json!({"title": "t"}));
+    pre["tool_name"] = json!("mcp__github__create_issue");
+    let (_, answer) = server.post(&pre).await;
+    assert_eq!(answer, json!({}));
+    let mut post = pre.clone();
+    post["hook_event_name"] = json!("PostToolUse");
+    post["tool_response"] = json!([{"type": "text", "text": "created"}]);
+    server.post(&post).await;
+    let rows = server.audit(1).await;
+    let row = rows
+        .iter()
+        .find(|r| r.tool_call_id == "toolu_gh")
+        .expect("row");
+    assert_eq!(row.connector.as_deref(), Some("github"));
 }
 
 /// A post event pairs only with its own session's pre event, and only when
@@ -593,6 +748,21 @@ async fn hook_client_prints_an_allow_and_exits_2_on_a_deny_or_a_server_that_is_d
     assert_eq!(out.status.code(), Some(2), "fail closed");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot reach the hook server"), "{stderr}");
+
+    // A post event: exit 2 would leave the result in front of the model;
+    // the reason replaces it instead, in Bash's shape.
+    let out = hook_client(&format!("http://{closed}/hook"), &fixture("post_tool_use")).await;
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    assert_eq!(answer["decision"], "block");
+    let replaced = &answer["hookSpecificOutput"]["updatedToolOutput"];
+    assert!(
+        replaced["stdout"]
+            .as_str()
+            .is_some_and(|out| out.contains("cannot reach the hook server")),
+        "{answer}"
+    );
+    assert!(!answer.to_string().contains("nothing to commit"));
 }
 
 /// `hooks serve` from the command line: the std hooks of a config file,

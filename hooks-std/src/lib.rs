@@ -63,7 +63,7 @@ pub mod truncate;
 #[cfg(feature = "failpoints")]
 pub use fail;
 
-pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor};
+pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor, Sent};
 pub use config::ConfigError;
 pub use factory::{
     APPROVALS, DATABASE, FactoryError, ORG_MODES, STD_HOOK_NAMES, build_std_hook, offline_resources,

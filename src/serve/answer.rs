@@ -69,7 +69,8 @@ pub(super) fn replacement(tool: &str, response: Option<&Value>, notice: &str) ->
 /// such gets its `deny` too; a post event (or one that may be) gets the
 /// reason in place of its result, in the shape of `tool` when its name
 /// could be read, under both keys a client may read (`updatedToolOutput`,
-/// `updatedMCPToolOutput`).
+/// `updatedMCPToolOutput`); when that shape is not known, or the event is
+/// not, the session is stopped (`continue: false`).
 pub(super) fn unreadable(reason: &str, event: Option<Event>, tool: Option<&str>) -> Value {
     match event {
         Some(Event::PreToolUse) => {
@@ -86,9 +87,21 @@ pub(super) fn unreadable(reason: &str, event: Option<Event>, tool: Option<&str>)
             if specific.get("updatedMCPToolOutput").is_none() {
                 specific["updatedMCPToolOutput"] = specific["updatedToolOutput"].clone();
             }
+            // Claude Code keeps a built-in tool's result when the
+            // replacement is not in that tool's shape, and without the
+            // result there is no shape to copy: stop the session instead.
+            if specific["updatedToolOutput"].is_string() && !tool.starts_with("mcp__") {
+                answer["continue"] = false.into();
+                answer["stopReason"] = reason.into();
+            }
             answer
         }
-        Some(Event::PostToolUseFailure) | None => json!({"decision": "block", "reason": reason}),
+        // A failure's error text cannot be replaced (Claude Code reads no
+        // rewrite for it), and an event not known may be a post event: the
+        // session stops rather than the model reading what was not checked.
+        Some(Event::PostToolUseFailure) | None => json!({
+            "decision": "block", "reason": reason, "continue": false, "stopReason": reason,
+        }),
     }
 }
 

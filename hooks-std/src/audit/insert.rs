@@ -11,15 +11,15 @@ use serde_json::Value;
 use sqlx::types::Json;
 use sqlx::{Encode, Executor, IntoArguments, Postgres, Sqlite, SqliteConnection, Type};
 
-use super::row::AuditRow;
+use super::row::{AuditRow, Sent};
 use crate::storage::{Conn, Database, StorageError};
 
 const COLUMNS: &str = "conversation_id, tool_call_id, agent_id, user_id, org_id, surface, \
     tool_name, connector, action, outcome, blocked_by, reason, args, result_size, \
-    observation_size, duration_ms";
+    observation_size, duration_ms, sent";
 
 /// Values per row.
-const ARITY: usize = 16;
+const ARITY: usize = 17;
 
 /// The largest statement: 256 rows (4,096 values, within both backends' limits).
 const LARGEST: u32 = 8;
@@ -122,7 +122,8 @@ where
             .bind(Json(&row.args))
             .bind(row.result_size)
             .bind(row.observation_size)
-            .bind(row.duration_ms);
+            .bind(row.duration_ms)
+            .bind(row.sent.map(Sent::as_str));
     }
     query.execute(executor).await.map(drop)
 }

@@ -20,7 +20,7 @@ use crate::config::{ConfigError, parse_config};
 use crate::storage::Database;
 pub use query::AuditEntry;
 pub use redact::{DEFAULT_REDACT_KEYS, MAX_DEPTH, NESTED_TOO_DEEPLY, REDACTED, Redactor};
-pub use row::{AuditOutcome, AuditRow};
+pub use row::{AuditOutcome, AuditRow, Sent};
 use writer::AuditWriter;
 
 /// Config of [`AuditLogHook`].

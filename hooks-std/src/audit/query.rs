@@ -53,6 +53,9 @@ pub struct AuditEntry {
     pub observation_size: i64,
     /// Wall time of the call.
     pub duration_ms: i64,
+    /// What the model was sent in place of the tool's outcome: `as_is`,
+    /// `rewritten` or `withheld`; `None` when the tool did not run.
+    pub sent: Option<String>,
 }
 
 /// SQLite: the last row filed into `connector_call_logs_by_conversation`;
@@ -62,7 +65,7 @@ const FILED_THROUGH: &str = "(SELECT through_id FROM connector_call_logs_filed)"
 /// Every column but `id` and `created_at`.
 const COLUMNS: &str = "conversation_id, tool_call_id, agent_id, user_id, org_id, \
     surface, tool_name, connector, action, outcome, blocked_by, reason, args, result_size, \
-    observation_size, duration_ms";
+    observation_size, duration_ms, sent";
 
 impl Database {
     /// The audit rows of `conversation_id` in the order they were written.

@@ -1,6 +1,7 @@
 //! One row of `connector_call_logs`, built from what the dispatcher observed.
 
-use hooks_runtime::{Observation, observer::CallRecord};
+use hooks_runtime::output::ToolOutput;
+use hooks_runtime::{Observation, ToolCallReport, observer::CallRecord};
 use serde_json::Value;
 
 use super::redact::{Redactor, clean_text};
@@ -23,6 +24,29 @@ impl AuditOutcome {
             AuditOutcome::Ok => "ok",
             AuditOutcome::ToolError => "tool_error",
             AuditOutcome::Blocked => "blocked",
+        }
+    }
+}
+
+/// What the model was sent in place of the tool's outcome, as stored in
+/// the `sent` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// The tool's own result or error.
+    AsIs,
+    /// The result or error as post hooks changed it (truncated, redacted).
+    Rewritten,
+    /// A notice instead of the result: a post hook withheld it.
+    Withheld,
+}
+
+impl Sent {
+    /// The column value: `as_is`, `rewritten` or `withheld`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sent::AsIs => "as_is",
+            Sent::Rewritten => "rewritten",
+            Sent::Withheld => "withheld",
         }
     }
 }
@@ -57,12 +81,16 @@ pub struct AuditRow {
     pub reason: Option<String>,
     /// The arguments the tool received (or would have), redacted.
     pub args: Value,
-    /// Characters of the tool's raw result, before post hooks; `None` if it produced none.
+    /// Characters of the text the model would have read of the tool's raw
+    /// result, before post hooks; `None` if it produced none.
     pub result_size: Option<i64>,
-    /// Characters of what the LLM saw.
+    /// Characters of the text the model was given (the result's text as
+    /// post hooks left it, or the reason or error it read instead).
     pub observation_size: i64,
     /// Wall time of the call, hooks and tool included.
     pub duration_ms: i64,
+    /// What the model was sent; `None` when the tool did not run.
+    pub sent: Option<Sent>,
 }
 
 impl AuditRow {
@@ -101,18 +129,31 @@ impl AuditRow {
             blocked_by,
             reason,
             args: redactor.redact(&ctx.tool_args),
-            result_size: report.raw_result().map(text_chars),
-            observation_size: count(report.observation.to_string().chars().count()),
+            result_size: report
+                .raw_result()
+                .map(|raw| count(ToolOutput::new(raw, ctx.output_form).char_count())),
+            observation_size: count(match &report.observation {
+                Observation::Output(output) => {
+                    ToolOutput::new(output, ctx.output_form).char_count()
+                }
+                other => other.to_string().chars().count(),
+            }),
             duration_ms: i64::try_from(record.duration.as_millis()).unwrap_or(i64::MAX),
+            sent: sent(report),
         }
     }
 }
 
-/// Characters of a result as the LLM reads it: strings verbatim, the rest as JSON.
-fn text_chars(value: &Value) -> i64 {
-    count(match value {
-        Value::String(text) => text.chars().count(),
-        other => other.to_string().chars().count(),
+/// What the model was sent of a call's outcome.
+fn sent(report: &ToolCallReport) -> Option<Sent> {
+    if !report.tool_ran {
+        return None;
+    }
+    Some(match &report.observation {
+        Observation::Blocked { .. } | Observation::Withheld { .. } => Sent::Withheld,
+        Observation::Output(output) if report.raw_result() == Some(output) => Sent::AsIs,
+        Observation::ToolError(error) if report.tool_error() == Some(error.as_str()) => Sent::AsIs,
+        Observation::Output(_) | Observation::ToolError(_) => Sent::Rewritten,
     })
 }
 
