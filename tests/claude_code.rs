@@ -1,0 +1,371 @@
+//! Conformance with the real Claude Code: the unmodified native binary
+//! (npm `@anthropic-ai/claude-code-linux-x64`, pinned in
+//! tests/claude_code/package.json), run headless and offline against a
+//! scripted fake Messages API (tests/claude_code/fake_messages_api.py), its
+//! hooks pointed at `hooks hook-client` → `hooks serve` with the settings
+//! docs/claude-code.md gives. The assertions are on what the fake model
+//! received in its `tool_result` blocks: what the model reads is what the
+//! hooks decided.
+//!
+//! Without the binary (`npm ci --prefix tests/claude_code`), Node and the
+//! reference MCP servers (`npm ci --prefix tests/mcp`), or Python 3, the
+//! test prints SKIPPED and passes without running.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use hooks::config::{AgentConfig, ConfigFormat};
+use hooks::prelude::*;
+use hooks::serve::{ServeConfig, serve};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+#[path = "support/approval_stack.rs"]
+mod approval_stack;
+
+const TOKEN: &str = "conformance-token-51c2";
+
+/// The private key the model must never read.
+const KEY_BODY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ";
+
+#[pre_tool_use(priority = 5, when = tool_name == "Bash" && args.command contains "rm -rf")]
+async fn no_rm_rf(_ctx: &HookContext) -> HookResult {
+    HookResult::block("`rm -rf` is not allowed in this repository")
+}
+
+/// Withholds any result whose text holds a private key, on any tool: the
+/// same hook under every surface, reading the text the model would read.
+#[post_tool_use(priority = 10)]
+async fn no_private_keys(ctx: &HookContext) -> HookResult {
+    match ctx.output() {
+        Some(output) if output.text().contains("PRIVATE KEY") => {
+            HookResult::block("the result holds a private key")
+        }
+        _ => HookResult::allow(),
+    }
+}
+
+const AGENT: &str = r#"
+agent: claude-code
+hooks:
+  class_hooks:
+    - no_rm_rf
+    - no_private_keys
+    - name: result_truncate
+      config: { max_chars: 40 }
+    - audit_log
+"#;
+
+/// The native binary, or why the test skips.
+fn claude() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let binary =
+        root.join("tests/claude_code/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    let mcp = root.join("tests/mcp/node_modules/@modelcontextprotocol");
+    let missing = if !binary.exists() {
+        Some("the Claude Code binary is missing (run `npm ci --prefix tests/claude_code`)")
+    } else if !mcp.join("server-filesystem/dist/index.js").exists()
+        || !mcp.join("server-everything/dist/index.js").exists()
+    {
+        Some("the reference MCP servers are missing (run `npm ci --prefix tests/mcp`)")
+    } else if !works("python3") || !works("node") {
+        Some("python3 or node is missing")
+    } else {
+        None
+    };
+    if let Some(why) = missing {
+        println!("SKIPPED: {why}");
+        return None;
+    }
+    Some(binary)
+}
+
+fn works(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// The Claude Code settings docs/claude-code.md gives for `hook-client`,
+/// with the `hooks` binary and the server's URL of this run.
+fn documented_settings(hooks: &Path, url: &str) -> Value {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/claude-code.md"))
+        .expect("docs/claude-code.md");
+    let after = page
+        .split("<!-- conformance: the settings tests/claude_code.rs runs -->")
+        .nth(1)
+        .expect("the page marks the settings the test runs");
+    let block = after
+        .split("```json")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a JSON block follows the mark");
+    let text = block
+        .replace(
+            "hooks hook-client",
+            &format!("{} hook-client", hooks.display()),
+        )
+        .replace("http://127.0.0.1:8377/hook", url);
+    serde_json::from_str(&text).expect("the documented settings are JSON")
+}
+
+/// Every `tool_result` the fake model received, by `tool_use_id`: its text
+/// and whether it was an error.
+fn tool_results(log: &Path) -> std::collections::BTreeMap<String, (String, bool)> {
+    let mut results = std::collections::BTreeMap::new();
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    for line in text.lines() {
+        let Ok(request) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let messages = request["body"]["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for message in messages {
+            let Some(blocks) = message["content"].as_array() else {
+                continue;
+            };
+            for block in blocks {
+                if block["type"] != "tool_result" {
+                    continue;
+                }
+                let content = match &block["content"] {
+                    Value::String(text) => text.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|part| part["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    other => other.to_string(),
+                };
+                let id = block["tool_use_id"].as_str().unwrap_or_default().to_owned();
+                results.insert(id, (content, block["is_error"] == json!(true)));
+            }
+        }
+    }
+    results
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_reads_what_the_hooks_decided() {
+    let Some(claude) = claude() else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
+
+    // `hooks serve` with the agent's hooks, on a port of its own.
+    let (resources, database, _feishu, _callback) = approval_stack::resources().await;
+    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let agent = Agent::build(config, &resources).expect("agent");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+    tokio::spawn(serve(
+        listener,
+        agent,
+        ServeConfig::with_token(TOKEN).org("acme").user("dev"),
+    ));
+
+    // A scratch home and project: the settings from the docs, two files.
+    let scratch = tempfile::tempdir().expect("dir");
+    let home = scratch.path().join("home");
+    let project = scratch.path().join("project");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(project.join(".claude")).expect("project");
+    let settings = documented_settings(hooks_binary, &url);
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        serde_json::to_vec_pretty(&settings).expect("json"),
+    )
+    .expect("settings");
+    let long: String = (1..=20)
+        .map(|n| format!("line {n:02} of the file\n"))
+        .collect();
+    std::fs::write(project.join("long.txt"), &long).expect("long.txt");
+    let key = format!(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----\n"
+    );
+    std::fs::write(project.join("id_rsa"), &key).expect("id_rsa");
+    let project_dir = project.display().to_string();
+    let servers = root.join("tests/mcp/node_modules/@modelcontextprotocol");
+    let mcp_config = json!({"mcpServers": {
+        "files": {"command": "node", "args": [
+            servers.join("server-filesystem/dist/index.js").display().to_string(), &project_dir]},
+        "everything": {"command": "node", "args": [
+            servers.join("server-everything/dist/index.js").display().to_string()]},
+    }});
+    let mcp_path = scratch.path().join("mcp.json");
+    std::fs::write(&mcp_path, mcp_config.to_string()).expect("mcp.json");
+
+    // The model's turns: one tool call each, then a last word.
+    let calls = [
+        (
+            "Bash",
+            json!({"command": "rm -rf ./build", "description": "clean"}),
+        ),
+        (
+            "Bash",
+            json!({"command": "seq 1 100", "description": "count"}),
+        ),
+        (
+            "Read",
+            json!({"file_path": format!("{project_dir}/long.txt")}),
+        ),
+        (
+            "Read",
+            json!({"file_path": format!("{project_dir}/id_rsa")}),
+        ),
+        (
+            "Bash",
+            json!({"command": "cat id_rsa", "description": "show the key"}),
+        ),
+        (
+            "mcp__files__read_text_file",
+            json!({"path": format!("{project_dir}/long.txt")}),
+        ),
+        (
+            "mcp__files__read_text_file",
+            json!({"path": format!("{project_dir}/id_rsa")}),
+        ),
+        ("mcp__everything__echo", json!({"message": "m".repeat(100)})),
+    ];
+    let mut turns: Vec<Value> = calls
+        .iter()
+        .map(|(name, input)| json!({"tool_use": [{"name": name, "input": input}]}))
+        .collect();
+    turns.push(json!({"text": "All done."}));
+    let script = scratch.path().join("script.json");
+    std::fs::write(&script, Value::Array(turns).to_string()).expect("script");
+    let log = scratch.path().join("api.jsonl");
+
+    let mut api = tokio::process::Command::new("python3")
+        .arg(root.join("tests/claude_code/fake_messages_api.py"))
+        .arg(&script)
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the fake API starts");
+    let mut first = String::new();
+    tokio::io::BufReader::new(api.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .await
+        .expect("the fake API says its port");
+    let port: u16 = first.trim().parse().expect("a port");
+
+    let run = tokio::process::Command::new(&claude)
+        .args(["-p", "Go through the steps.", "--output-format", "json"])
+        .args(["--permission-mode", "bypassPermissions", "--mcp-config"])
+        .arg(&mcp_path)
+        .current_dir(&project)
+        .env_clear()
+        .env("HOME", &home)
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("ANTHROPIC_API_KEY", "sk-fake")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("IS_SANDBOX", "1")
+        .env("HOOKS_SERVE_TOKEN", TOKEN)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(240), run)
+        .await
+        .expect("Claude Code finishes within 4 minutes")
+        .expect("Claude Code runs");
+    let _ = api.kill().await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&log);
+    let result = |n: usize| -> (String, bool) {
+        results
+            .get(&format!("toolu_fake_{n}"))
+            .cloned()
+            .unwrap_or_else(|| panic!("no tool_result for call {n}: {results:#?}\n{stdout}"))
+    };
+
+    // 1. A pre block: the tool did not run, the model reads why.
+    let (text, error) = result(1);
+    assert!(error && text.contains("`rm -rf` is not allowed"), "{text}");
+
+    // 2. Bash, cut to 40 characters of the 291 the model would have read.
+    let (text, _) = result(2);
+    assert!(text.starts_with("1\n2\n3\n"), "{text}");
+    assert!(
+        text.contains("[truncated: showing 40 of 291 characters]"),
+        "{text}"
+    );
+    assert!(!text.contains("\n99\n"), "{text}");
+
+    // 3. Read, cut in the file's text (Claude Code numbers the lines).
+    let (text, _) = result(3);
+    assert!(text.contains("line 01 of the file"), "{text}");
+    assert!(text.contains("[truncated: showing 40 of 40"), "{text}");
+    assert!(!text.contains("line 20"), "{text}");
+
+    // 4, 5, 7. The key, read with Read, Bash and an MCP tool: withheld.
+    for n in [4, 5, 7] {
+        let (text, _) = result(n);
+        assert!(
+            !text.contains(KEY_BODY),
+            "call {n}: the key reached the model: {text}"
+        );
+        assert!(
+            text.contains("the result holds a private key"),
+            "call {n}: {text}"
+        );
+    }
+
+    // 6. An MCP tool with structured content: its text cut alike.
+    let (text, _) = result(6);
+    assert!(text.contains("line 01"), "{text}");
+    assert!(text.contains("[truncated: showing 40 of"), "{text}");
+    assert!(!text.contains("line 20"), "{text}");
+
+    // 8. An MCP tool answering content blocks: rewritten.
+    let (text, _) = result(8);
+    assert!(
+        text.contains("[truncated: showing 40 of 106 characters]"),
+        "{text}"
+    );
+    assert!(!text.contains(&"m".repeat(50)), "{text}");
+
+    // The audit log says what the model was sent.
+    let session = serde_json::from_str::<Value>(&stdout)
+        .ok()
+        .and_then(|answer| answer["session_id"].as_str().map(str::to_owned))
+        .expect("Claude Code's JSON names the session");
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows = database.audit_entries(&session).await.expect("audit");
+        if rows.len() >= calls.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let sent = |id: &str| {
+        rows.iter()
+            .find(|row| row.tool_call_id == id)
+            .and_then(|row| row.sent.clone())
+    };
+    assert_eq!(sent("toolu_fake_1"), None, "the tool did not run");
+    assert_eq!(sent("toolu_fake_2").as_deref(), Some("rewritten"));
+    assert_eq!(sent("toolu_fake_4").as_deref(), Some("withheld"));
+    let connector = rows
+        .iter()
+        .find(|row| row.tool_call_id == "toolu_fake_8")
+        .and_then(|row| row.connector.clone());
+    assert_eq!(connector.as_deref(), Some("everything"));
+}
