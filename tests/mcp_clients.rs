@@ -1,0 +1,367 @@
+//! Conformance with the real MCP clients: the official Python SDK (PyPI
+//! `mcp`, pinned in tests/mcp/requirements.txt) and the TypeScript SDK's
+//! client (npm `@modelcontextprotocol/sdk`, pinned in
+//! tests/mcp/package.json), unmodified, driven by tests/mcp/client.py and
+//! client.mjs, as clients of `hooks mcp-proxy` in front of the reference
+//! servers `server-filesystem` and `server-everything` (which declare
+//! output schemas), over stdio (the `hooks` binary) and streamable HTTP (a
+//! proxy in this process, with the approval gate). Both SDKs check a
+//! result's `structuredContent` against the tool's `outputSchema`: every
+//! allowed, blocked, truncated, withheld and gated call must be accepted,
+//! with the content the hooks decided.
+//!
+//! Without Node, Python, the SDKs or the servers (`npm ci --prefix
+//! tests/mcp`, `pip install -r tests/mcp/requirements.txt`) each test
+//! prints SKIPPED and passes without running.
+#![cfg(feature = "mcp")]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use hooks::config::{AgentConfig, ConfigFormat};
+use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
+use hooks::prelude::*;
+use hooks::std_hooks::gate::Decision;
+use hooks::std_hooks::gate::channel::feishu::CardClick;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+#[path = "support/mcp.rs"]
+mod support;
+
+use support::*;
+
+/// The private key no client may receive.
+const KEY_BODY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ";
+
+/// The two clients, by their driver scripts.
+const CLIENTS: [&str; 2] = ["client.py", "client.mjs"];
+
+/// The drivers and what they need, or why the tests skip.
+fn clients() -> Option<PathBuf> {
+    let peers = peers()?;
+    let sdk = std::process::Command::new("python3")
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !sdk
+        || !peers
+            .join("@modelcontextprotocol/sdk/package.json")
+            .exists()
+    {
+        println!(
+            "SKIPPED: the MCP SDKs are missing (run `pip install -r tests/mcp/requirements.txt` \
+             and `npm ci --prefix tests/mcp`)"
+        );
+        return None;
+    }
+    Some(peers)
+}
+
+/// Runs one client with `args` (`stdio -- …` or `http URL --token T`) and
+/// `calls`, and returns its line for each call.
+async fn run_client(script: &str, args: &[String], calls: &[(&str, Value)]) -> Vec<Value> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
+    let program = if script.ends_with(".py") {
+        "python3"
+    } else {
+        "node"
+    };
+    let mut child = tokio::process::Command::new(program)
+        .arg(dir.join(script))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the client starts");
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(tool, args)| json!({"tool": tool, "args": args}))
+        .collect();
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(Value::Array(calls.clone()).to_string().as_bytes())
+        .await
+        .expect("calls written");
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("the client finishes")
+        .expect("the client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{script} {args:?}: {stdout}\n{stderr}"
+    );
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), calls.len(), "{script}: {stdout}\n{stderr}");
+    lines
+}
+
+/// A call's result as the client accepted it (its SDK raised nothing).
+fn accepted<'a>(script: &str, tool: &str, line: &'a Value) -> &'a Value {
+    line.get("ok")
+        .unwrap_or_else(|| panic!("{script} refused the result of {tool}: {line}"))
+}
+
+fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|block| block["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// A scratch root for server-filesystem: a short file, a long one, a key.
+fn files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("short.txt"), "hello\n").expect("short");
+    let long: String = (1..=20)
+        .map(|n| format!("line {n:02} of the file\n"))
+        .collect();
+    std::fs::write(dir.path().join("long.txt"), long).expect("long");
+    let key = format!(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----\n"
+    );
+    std::fs::write(dir.path().join("id_rsa"), key).expect("key");
+    dir
+}
+
+/// The calls both transports make, and what each client must get.
+fn check_file_calls(script: &str, root: &Path, lines: &[Value]) {
+    let short = accepted(script, "read short", &lines[0]);
+    assert_eq!(short["isError"], false, "{short}");
+    assert_eq!(text(short), "hello\n");
+    assert_eq!(short["structuredContent"], json!({"content": "hello\n"}));
+
+    let long = accepted(script, "read long", &lines[1]);
+    assert_eq!(long["isError"], false, "{long}");
+    let cut = text(long);
+    assert!(cut.starts_with("line 01 of the file\nline 02"), "{cut}");
+    assert!(
+        cut.contains("[truncated: showing 40 of 400 characters]"),
+        "{cut}"
+    );
+    assert_eq!(
+        long["structuredContent"]["content"], cut,
+        "the structured copy is cut like the text"
+    );
+
+    let key = accepted(script, "read key", &lines[2]);
+    assert_eq!(key["isError"], true, "a withheld result is an error: {key}");
+    assert!(!key.to_string().contains(KEY_BODY), "{key}");
+    assert!(
+        text(key).contains("the result holds a private key"),
+        "{key}"
+    );
+
+    let move_file = accepted(script, "move_file", &lines[3]);
+    assert_eq!(move_file["isError"], true, "{move_file}");
+    assert!(text(move_file).contains("no moves"), "{move_file}");
+    assert!(
+        root.join("long.txt").exists(),
+        "the server never saw the call"
+    );
+}
+
+/// Over stdio, through the `hooks` binary: std hooks and command hooks
+/// from a config file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_clients_accept_every_answer_over_stdio() {
+    let Some(peers) = clients() else { return };
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
+    let root = files();
+    let config = root.path().join("agent.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+agent: mcp-conformance
+hooks:
+  class_hooks:
+    - name: result_truncate
+      config: {{ max_chars: 40 }}
+  commands:
+    - event: PreToolUse
+      when: 'tool_name == "move_file"'
+      command: ["sh", "-c", "cat >/dev/null; echo 'no moves here' >&2; exit 2"]
+    - event: PostToolUse
+      command: ["{}"]
+    - event: PostToolUse
+      when: 'tool_name == "list_allowed_directories"'
+      command: ["{}"]
+"#,
+            scripts.join("no_keys.sh").display(),
+            scripts.join("replace.sh").display(),
+        ),
+    )
+    .expect("config");
+    let dir = root.path().display().to_string();
+    let file = |name: &str| format!("{dir}/{name}");
+    let hooks = env!("CARGO_BIN_EXE_hooks").to_owned();
+    let proxy = |name: &str, server: Vec<String>| {
+        let mut args = vec!["stdio".to_owned(), "--".to_owned(), hooks.clone()];
+        args.extend(["mcp-proxy", "--config"].map(str::to_owned));
+        args.push(config.display().to_string());
+        args.extend(["--name".to_owned(), name.to_owned(), "--".to_owned()]);
+        args.extend(server);
+        args
+    };
+    let filesystem = proxy(
+        "files",
+        server_command(&peers, "server-filesystem", &[dir.as_str()]),
+    );
+    let everything = proxy(
+        "everything",
+        server_command(&peers, "server-everything", &["stdio"]),
+    );
+    for script in CLIENTS {
+        let calls = [
+            ("read_text_file", json!({"path": file("short.txt")})),
+            ("read_text_file", json!({"path": file("long.txt")})),
+            ("read_text_file", json!({"path": file("id_rsa")})),
+            (
+                "move_file",
+                json!({"source": file("long.txt"), "destination": file("moved.txt")}),
+            ),
+            ("list_allowed_directories", json!({})),
+        ];
+        let lines = run_client(script, &filesystem, &calls).await;
+        check_file_calls(script, root.path(), &lines);
+        // A rewrite that cannot fit the output schema: an error result
+        // with the hook's text, not a success the client refuses.
+        let replaced = accepted(script, "list_allowed_directories", &lines[4]);
+        assert_eq!(replaced["isError"], true, "{replaced}");
+        assert!(text(replaced).contains("replaced by a hook"), "{replaced}");
+        assert!(text(replaced).contains("output schema"), "{replaced}");
+
+        let calls = [
+            ("echo", json!({"message": "m".repeat(100)})),
+            ("get-structured-content", json!({"location": "New York"})),
+        ];
+        let lines = run_client(script, &everything, &calls).await;
+        let echo = accepted(script, "echo", &lines[0]);
+        assert_eq!(echo["isError"], false, "{echo}");
+        assert!(
+            text(echo).contains("[truncated: showing 40 of 106 characters]"),
+            "{echo}"
+        );
+        let structured = accepted(script, "get-structured-content", &lines[1]);
+        assert_eq!(structured["isError"], false, "{structured}");
+        assert!(
+            structured["structuredContent"]["temperature"].is_number(),
+            "{structured}"
+        );
+    }
+}
+
+/// Withholds results that hold a private key, reading the text the model
+/// would read.
+#[post_tool_use(priority = 10)]
+async fn conformance_no_keys(ctx: &HookContext) -> HookResult {
+    match ctx.output() {
+        Some(output) if output.text().contains("PRIVATE KEY") => {
+            HookResult::block("the result holds a private key")
+        }
+        _ => HookResult::allow(),
+    }
+}
+
+#[pre_tool_use(when = tool_name == "move_file")]
+async fn conformance_no_moves(_ctx: &HookContext) -> HookResult {
+    HookResult::block("no moves here")
+}
+
+const HTTP_AGENT: &str = r#"
+agent: mcp-conformance-http
+hooks:
+  class_hooks:
+    - conformance_no_keys
+    - conformance_no_moves
+    - name: approval_gate
+      config:
+        when: 'tool_name == "write_file"'
+        approver_scope: org_members
+        timeout: 60s
+    - name: result_truncate
+      config: { max_chars: 40 }
+    - audit_log
+"#;
+
+/// Over streamable HTTP, a proxy in this process: the same answers, and a
+/// call the approval gate holds until a person approves it in Feishu.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_clients_accept_every_answer_over_http_and_wait_for_approval() {
+    let Some(peers) = clients() else { return };
+    let root = files();
+    let dir = root.path().display().to_string();
+    let (resources, _database, feishu, callback_url) = resources().await;
+    let config =
+        AgentConfig::parse(HTTP_AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let settings = McpProxyConfig::from_value(&json!({
+        "server": "files",
+        "command": server_command(&peers, "server-filesystem", &[dir.as_str()]),
+        "user": "alice",
+        "org": "acme",
+    }))
+    .expect("settings");
+    let proxy = McpProxy::start(config, settings, &resources)
+        .await
+        .expect("the proxy starts");
+    let token = "conformance-http-token";
+    let url = serve_http(&proxy, Some(token)).await;
+    let file = |name: &str| format!("{dir}/{name}");
+    let args = vec![url, "--token".to_owned(), token.to_owned()];
+    for (n, script) in CLIENTS.into_iter().enumerate() {
+        let written = format!("written-by-{script}.txt");
+        let calls = vec![
+            ("read_text_file", json!({"path": file("short.txt")})),
+            ("read_text_file", json!({"path": file("long.txt")})),
+            ("read_text_file", json!({"path": file("id_rsa")})),
+            (
+                "move_file",
+                json!({"source": file("long.txt"), "destination": file("moved.txt")}),
+            ),
+            (
+                "write_file",
+                json!({"path": file(&written), "content": "approved\n"}),
+            ),
+        ];
+        let mut http_args = vec!["http".to_owned()];
+        http_args.extend(args.iter().cloned());
+        let client = tokio::spawn(async move { run_client(script, &http_args, &calls).await });
+        let card = feishu
+            .wait_for_card(n + 1, Duration::from_secs(60))
+            .await
+            .expect("a card reaches the approvers");
+        assert!(
+            !root.path().join(&written).exists(),
+            "nothing is written before the approval"
+        );
+        let request = card.request_id().expect("buttons").to_owned();
+        let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+        feishu.click(&callback_url, &click).await.expect("click");
+        let lines = client.await.expect("the client task");
+        check_file_calls(script, root.path(), &lines);
+        let gated = accepted(script, "write_file", &lines[4]);
+        assert_eq!(gated["isError"], false, "{gated}");
+        assert!(text(gated).contains("Successfully wrote"), "{gated}");
+        assert_eq!(gated["structuredContent"]["content"], text(gated));
+        assert_eq!(
+            std::fs::read_to_string(root.path().join(&written)).expect("written"),
+            "approved\n"
+        );
+    }
+}
