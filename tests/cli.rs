@@ -637,3 +637,24 @@ fn check_prints_the_args_paths_it_cannot_check() {
         "{report}"
     );
 }
+
+#[test]
+fn check_warns_about_a_connector_no_call_has() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("mcp.yaml");
+    std::fs::write(
+        &path,
+        "agent: x\nhooks:\n  class_hooks:\n    - name: approval_gate\n      config:\n        \
+         when: 'connector == \"mcp\"'\n  commands:\n    - event: PreToolUse\n      \
+         when: 'connector == \"github\"'\n      command: [\"true\"]\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_contains(
+        &stdout,
+        &["warning: hook `approval_gate` tests `connector == \"mcp\"`, which no call has"],
+    );
+    assert!(!stdout.contains("`command[0]` tests"), "{stdout}");
+}

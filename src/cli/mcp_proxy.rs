@@ -137,6 +137,10 @@ pub(super) async fn run(
              every call is made by --user/--org (or `mcp_proxy.user`/`org`)"
         )?;
     }
+    let server = proxy.settings().server.clone();
+    for warning in super::connectors::never_matching(proxy.agent().registry(), Some(&server)) {
+        writeln!(err, "hooks mcp-proxy: warning: {warning}")?;
+    }
     for (tool, problem) in proxy.unusable_schemas() {
         writeln!(
             err,

@@ -44,6 +44,7 @@
 //! verdict is unknown without `--run-commands`; 6 — a case failed.
 
 mod check;
+mod connectors;
 mod escape;
 mod explain;
 #[cfg(feature = "mcp")]
@@ -58,7 +59,7 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use crate::config::AgentConfig;
+use crate::config::{AgentConfig, ConfigWarning};
 use crate::factory::Resources;
 use options::{Command, Usage};
 use policy_test::PolicyCases;
@@ -312,6 +313,14 @@ impl Cli {
         };
         match (options.command, cases) {
             (Command::Check, _) => {
+                let mut warnings = warnings;
+                warnings.extend(connectors::never_matching(&registry, None).into_iter().map(
+                    |message| ConfigWarning {
+                        file: config.source.clone(),
+                        entry: None,
+                        message,
+                    },
+                ));
                 check::check(&config, &registry, &warnings, options.json, out)?;
                 Ok(0)
             }
