@@ -80,3 +80,9 @@ pub mod prelude {
 #[cfg(all(doctest, feature = "rig", feature = "tower"))]
 #[doc = include_str!("../docs/frameworks.md")]
 mod frameworks_md {}
+
+/// The Rust example of `docs/std-hooks.md` (a post hook reading the text
+/// the model reads), compiled as a doctest.
+#[cfg(all(doctest, feature = "std-hooks"))]
+#[doc = include_str!("../docs/std-hooks.md")]
+mod std_hooks_md {}

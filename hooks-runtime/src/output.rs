@@ -71,13 +71,14 @@ impl OutputForm {
         OutputForm::Fields(match tool {
             "Bash" => &["/stdout", "/stderr"],
             "Read" => &["/file/content"],
-            "Write" => &["/content"],
-            "Edit" | "MultiEdit" => &["/newString", "/edits"],
+            // Claude Code tells the model "The file <filePath> has been
+            // updated successfully": the path is the text it reads.
+            "Write" | "Edit" | "MultiEdit" => &["/filePath"],
             "Grep" => &["/content", "/filenames"],
             "Glob" => &["/filenames"],
             "WebFetch" => &["/result"],
             "WebSearch" => &["/results"],
-            "NotebookEdit" => &["/new_source", "/error"],
+            "NotebookEdit" => &["/cell_id", "/new_source", "/error"],
             "Task" | "Agent" => &["/content"],
             _ => return OutputForm::Leaves,
         })
@@ -520,8 +521,8 @@ mod tests {
     fn replaced_keeps_the_shape_and_leaves_nothing_of_the_original() {
         let edit = json!({"filePath": "/k", "newString": "KEY", "originalFile": "KEY and more", "structuredPatch": [{"lines": ["+KEY"]}], "replaceAll": false});
         let withheld = ToolOutput::new(&edit, OutputForm::claude_code("Edit")).replaced("withheld");
-        assert_eq!(withheld["newString"], "withheld");
-        assert_eq!(withheld["filePath"], "");
+        assert_eq!(withheld["filePath"], "withheld");
+        assert_eq!(withheld["newString"], "");
         assert_eq!(withheld["originalFile"], "");
         assert_eq!(withheld["structuredPatch"][0]["lines"][0], "");
         assert_eq!(withheld["replaceAll"], false);

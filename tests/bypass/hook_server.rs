@@ -192,3 +192,97 @@ async fn every_hostile_hook_input_is_stopped_with_a_200() {
         assert!(stops, "{name}: {answer}");
     }
 }
+
+/// A post event the server cannot check must not leave its result in front
+/// of the model: Claude Code keeps a built-in tool's result unless the
+/// replacement has that tool's shape, so each answer must carry the reason
+/// in the tool's shape (an object or content blocks), or stop the session
+/// (`continue: false`). Never the secret itself, never a bare block.
+#[tokio::test]
+async fn no_unchecked_post_event_leaves_its_result_in_place() {
+    let url = server().await;
+    let secret = "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXk";
+    let big = "x".repeat(2 << 20);
+    let deep = |event: &str, tool: &str| {
+        format!(
+            r#"{{"session_id": "s1", "hook_event_name": "{event}", "tool_name": "{tool}", "tool_use_id": "t-deep", "tool_input": {{}}, "tool_response": {{"stdout": "{secret}", "x": {}1{}}}}}"#,
+            "[".repeat(400),
+            "]".repeat(400)
+        )
+    };
+    let bash = json!({"stdout": format!("{secret}{big}"), "stderr": "", "interrupted": false, "isImage": false});
+    let rows: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "Bash output over the size cap",
+            bytes(&post("s1", "t1", "Bash", json!({"command": "cat k"}), bash.clone())),
+        ),
+        ("Bash output nested past the parser's depth", deep("PostToolUse", "Bash").into_bytes()),
+        (
+            "Read output over the size cap",
+            bytes(&post(
+                "s1",
+                "t2",
+                "Read",
+                json!({"file_path": "/k"}),
+                json!({"type": "text", "file": {"filePath": "/k", "content": format!("{secret}{big}"),
+                       "numLines": 1, "startLine": 1, "totalLines": 1}}),
+            )),
+        ),
+        (
+            "an MCP tool's output over the size cap",
+            bytes(&post(
+                "s1",
+                "t3",
+                "mcp__files__read_text_file",
+                json!({"path": "/k"}),
+                json!(format!("{secret}{big}")),
+            )),
+        ),
+        (
+            "a tool whose shape the server does not know, over the size cap",
+            bytes(&post("s1", "t4", "Write", json!({"file_path": "/k"}), json!({"filePath": format!("{secret}{big}")}))),
+        ),
+        (
+            "the result written before the event's name, over the size cap",
+            format!(
+                r#"{{"tool_response": {{"stdout": "{secret}{big}"}}, "session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "t5", "tool_input": {{}}}}"#
+            )
+            .into_bytes(),
+        ),
+        (
+            "a tool name spelled with an escape",
+            format!(
+                r#"{{"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Ba\u0073h", "tool_use_id": "t6", "tool_input": {{}}, "tool_response": {{"stdout": "{secret}{big}"}}}}"#
+            )
+            .into_bytes(),
+        ),
+        (
+            "a tool failure nested past the parser's depth",
+            deep("PostToolUseFailure", "Bash").into_bytes(),
+        ),
+    ];
+    for (name, body) in rows {
+        let response = reqwest::Client::new()
+            .post(&url)
+            .bearer_auth(TOKEN)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("answer");
+        assert_eq!(response.status().as_u16(), 200, "{name}");
+        let answer: Value = response.json().await.expect("JSON");
+        assert!(
+            !answer.to_string().contains("b3BlbnNzaC1rZXk"),
+            "{name}: {answer}"
+        );
+        let replaced = &answer["hookSpecificOutput"]["updatedToolOutput"];
+        let shaped = answer["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+            && (replaced.is_object() || replaced.is_array());
+        let stops = answer["continue"] == false;
+        assert!(
+            answer["decision"] == "block" && (shaped || stops),
+            "{name}: the result would stay in place: {answer}"
+        );
+    }
+}
