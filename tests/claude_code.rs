@@ -38,11 +38,14 @@ async fn no_rm_rf(_ctx: &HookContext) -> HookResult {
 /// same hook under every surface, reading the text the model would read.
 #[post_tool_use(priority = 10)]
 async fn no_private_keys(ctx: &HookContext) -> HookResult {
-    match ctx.output() {
-        Some(output) if output.text().contains("PRIVATE KEY") => {
-            HookResult::block("the result holds a private key")
-        }
-        _ => HookResult::allow(),
+    let seen = match ctx.output() {
+        Some(output) => output.all_text(),
+        None => ctx.tool_error().unwrap_or_default().to_owned(),
+    };
+    if seen.contains("PRIVATE KEY") {
+        HookResult::block("the result holds a private key")
+    } else {
+        HookResult::allow()
     }
 }
 
@@ -88,15 +91,20 @@ fn works(program: &str) -> bool {
         .is_ok_and(|out| out.status.success())
 }
 
-/// The Claude Code settings docs/claude-code.md gives for `hook-client`,
-/// with the `hooks` binary and the server's URL of this run.
-fn documented_settings(hooks: &Path, url: &str) -> Value {
+/// The two ways docs/claude-code.md gives to point Claude Code at the
+/// server, by the mark before each settings block.
+const HOOK_CLIENT: &str = "<!-- conformance: the settings tests/claude_code.rs runs -->";
+const HTTP: &str = "<!-- conformance: the HTTP settings tests/claude_code.rs runs -->";
+
+/// The Claude Code settings docs/claude-code.md gives after `mark`, with
+/// the `hooks` binary and the server's URL of this run.
+fn documented_settings(mark: &str, hooks: &Path, url: &str) -> Value {
     let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/claude-code.md"))
         .expect("docs/claude-code.md");
     let after = page
-        .split("<!-- conformance: the settings tests/claude_code.rs runs -->")
+        .split(mark)
         .nth(1)
-        .expect("the page marks the settings the test runs");
+        .unwrap_or_else(|| panic!("the page marks the settings the test runs: {mark}"));
     let block = after
         .split("```json")
         .nth(1)
@@ -149,15 +157,9 @@ fn tool_results(log: &Path) -> std::collections::BTreeMap<String, (String, bool)
     results
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claude_code_reads_what_the_hooks_decided() {
-    let Some(claude) = claude() else {
-        return;
-    };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
-
-    // `hooks serve` with the agent's hooks, on a port of its own.
+/// A `hooks serve` for the suite's agent, on a port of its own: its URL and
+/// its database.
+async fn start_server() -> (String, hooks::std_hooks::Database) {
     let (resources, database, _feishu, _callback) = approval_stack::resources().await;
     let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
     let agent = Agent::build(config, &resources).expect("agent");
@@ -170,70 +172,58 @@ async fn claude_code_reads_what_the_hooks_decided() {
         agent,
         ServeConfig::with_token(TOKEN).org("acme").user("dev"),
     ));
+    (url, database)
+}
 
-    // A scratch home and project: the settings from the docs, two files.
+/// One headless run of Claude Code in a scratch project with `settings`,
+/// the model making `calls` one per turn: the `tool_result` the model got
+/// for each call, in order, and Claude Code's JSON output.
+struct Run {
+    /// Each call's `tool_result`, if the model was sent one.
+    results: Vec<Option<(String, bool)>>,
+    /// Claude Code's JSON output.
+    output: Value,
+    /// Every request the fake model received, as logged.
+    requests: String,
+}
+
+impl Run {
+    /// Call `n`'s `tool_result` (from 1), which the model must have had.
+    fn result(&self, n: usize) -> &(String, bool) {
+        self.results[n - 1]
+            .as_ref()
+            .unwrap_or_else(|| panic!("no tool_result for call {n}: {}", self.output))
+    }
+}
+
+async fn run_claude(
+    claude: &Path,
+    settings: &Value,
+    calls: &[(&str, Value)],
+    project: &Path,
+    extra: &[&str],
+) -> Run {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scratch = tempfile::tempdir().expect("dir");
     let home = scratch.path().join("home");
-    let project = scratch.path().join("project");
     std::fs::create_dir_all(&home).expect("home");
     std::fs::create_dir_all(project.join(".claude")).expect("project");
-    let settings = documented_settings(hooks_binary, &url);
     std::fs::write(
         project.join(".claude/settings.json"),
-        serde_json::to_vec_pretty(&settings).expect("json"),
+        serde_json::to_vec_pretty(settings).expect("json"),
     )
     .expect("settings");
-    let long: String = (1..=20)
-        .map(|n| format!("line {n:02} of the file\n"))
-        .collect();
-    std::fs::write(project.join("long.txt"), &long).expect("long.txt");
-    let key = format!(
-        "-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----\n"
-    );
-    std::fs::write(project.join("id_rsa"), &key).expect("id_rsa");
-    let project_dir = project.display().to_string();
     let servers = root.join("tests/mcp/node_modules/@modelcontextprotocol");
     let mcp_config = json!({"mcpServers": {
         "files": {"command": "node", "args": [
-            servers.join("server-filesystem/dist/index.js").display().to_string(), &project_dir]},
+            servers.join("server-filesystem/dist/index.js").display().to_string(),
+            project.display().to_string()]},
         "everything": {"command": "node", "args": [
             servers.join("server-everything/dist/index.js").display().to_string()]},
     }});
     let mcp_path = scratch.path().join("mcp.json");
     std::fs::write(&mcp_path, mcp_config.to_string()).expect("mcp.json");
 
-    // The model's turns: one tool call each, then a last word.
-    let calls = [
-        (
-            "Bash",
-            json!({"command": "rm -rf ./build", "description": "clean"}),
-        ),
-        (
-            "Bash",
-            json!({"command": "seq 1 100", "description": "count"}),
-        ),
-        (
-            "Read",
-            json!({"file_path": format!("{project_dir}/long.txt")}),
-        ),
-        (
-            "Read",
-            json!({"file_path": format!("{project_dir}/id_rsa")}),
-        ),
-        (
-            "Bash",
-            json!({"command": "cat id_rsa", "description": "show the key"}),
-        ),
-        (
-            "mcp__files__read_text_file",
-            json!({"path": format!("{project_dir}/long.txt")}),
-        ),
-        (
-            "mcp__files__read_text_file",
-            json!({"path": format!("{project_dir}/id_rsa")}),
-        ),
-        ("mcp__everything__echo", json!({"message": "m".repeat(100)})),
-    ];
     let mut turns: Vec<Value> = calls
         .iter()
         .map(|(name, input)| json!({"tool_use": [{"name": name, "input": input}]}))
@@ -242,7 +232,6 @@ async fn claude_code_reads_what_the_hooks_decided() {
     let script = scratch.path().join("script.json");
     std::fs::write(&script, Value::Array(turns).to_string()).expect("script");
     let log = scratch.path().join("api.jsonl");
-
     let mut api = tokio::process::Command::new("python3")
         .arg(root.join("tests/claude_code/fake_messages_api.py"))
         .arg(&script)
@@ -252,17 +241,19 @@ async fn claude_code_reads_what_the_hooks_decided() {
         .spawn()
         .expect("the fake API starts");
     let mut first = String::new();
-    tokio::io::BufReader::new(api.stdout.take().expect("stdout"))
-        .read_line(&mut first)
+    let mut lines = tokio::io::BufReader::new(api.stdout.take().expect("stdout"));
+    tokio::time::timeout(Duration::from_secs(30), lines.read_line(&mut first))
         .await
+        .expect("the fake API starts within 30 s")
         .expect("the fake API says its port");
     let port: u16 = first.trim().parse().expect("a port");
 
-    let run = tokio::process::Command::new(&claude)
+    let run = tokio::process::Command::new(claude)
         .args(["-p", "Go through the steps.", "--output-format", "json"])
         .args(["--permission-mode", "bypassPermissions", "--mcp-config"])
         .arg(&mcp_path)
-        .current_dir(&project)
+        .args(extra)
+        .current_dir(project)
         .env_clear()
         .env("HOME", &home)
         .env(
@@ -282,90 +273,242 @@ async fn claude_code_reads_what_the_hooks_decided() {
         .expect("Claude Code finishes within 4 minutes")
         .expect("Claude Code runs");
     let _ = api.kill().await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let results = tool_results(&log);
-    let result = |n: usize| -> (String, bool) {
-        results
-            .get(&format!("toolu_fake_{n}"))
-            .cloned()
-            .unwrap_or_else(|| panic!("no tool_result for call {n}: {results:#?}\n{stdout}"))
-    };
+    let by_id = tool_results(&log);
+    let results = (1..=calls.len())
+        .map(|n| by_id.get(&format!("toolu_fake_{n}")).cloned())
+        .collect();
+    let output = serde_json::from_str(&stdout).unwrap_or(Value::String(stdout));
+    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    Run {
+        results,
+        output,
+        requests,
+    }
+}
 
+/// The project's files: a long one and a private key.
+fn project() -> tempfile::TempDir {
+    let project = tempfile::tempdir().expect("dir");
+    let long: String = (1..=20)
+        .map(|n| format!("line {n:02} of the file\n"))
+        .collect();
+    std::fs::write(project.path().join("long.txt"), &long).expect("long.txt");
+    let key = format!(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----\n"
+    );
+    std::fs::write(project.path().join("id_rsa"), &key).expect("id_rsa");
+    project
+}
+
+/// The model's calls, one per turn, over the project at `dir`.
+fn calls(dir: &str) -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "Bash",
+            json!({"command": "rm -rf ./build", "description": "clean"}),
+        ),
+        (
+            "Bash",
+            json!({"command": "seq 1 100", "description": "count"}),
+        ),
+        ("Read", json!({"file_path": format!("{dir}/long.txt")})),
+        ("Read", json!({"file_path": format!("{dir}/id_rsa")})),
+        (
+            "Bash",
+            json!({"command": "cat id_rsa", "description": "show the key"}),
+        ),
+        (
+            "mcp__files__read_text_file",
+            json!({"path": format!("{dir}/long.txt")}),
+        ),
+        (
+            "mcp__files__read_text_file",
+            json!({"path": format!("{dir}/id_rsa")}),
+        ),
+        ("mcp__everything__echo", json!({"message": "m".repeat(100)})),
+    ]
+}
+
+/// What the model must have read for each of [`calls`].
+fn check_results(form: &str, run: &Run) {
+    // The key never reached the model, in any request.
+    assert!(
+        !run.requests.contains(KEY_BODY),
+        "{form}: the key reached the model"
+    );
     // 1. A pre block: the tool did not run, the model reads why.
-    let (text, error) = result(1);
-    assert!(error && text.contains("`rm -rf` is not allowed"), "{text}");
+    let (text, error) = run.result(1);
+    assert!(
+        *error && text.contains("`rm -rf` is not allowed"),
+        "{form}: {text}"
+    );
 
     // 2. Bash, cut to 40 characters of the 291 the model would have read.
-    let (text, _) = result(2);
-    assert!(text.starts_with("1\n2\n3\n"), "{text}");
+    let (text, _) = run.result(2);
+    assert!(text.starts_with("1\n2\n3\n"), "{form}: {text}");
     assert!(
         text.contains("[truncated: showing 40 of 291 characters]"),
-        "{text}"
+        "{form}: {text}"
     );
-    assert!(!text.contains("\n99\n"), "{text}");
+    assert!(!text.contains("\n99\n"), "{form}: {text}");
 
     // 3. Read, cut in the file's text (Claude Code numbers the lines).
-    let (text, _) = result(3);
-    assert!(text.contains("line 01 of the file"), "{text}");
-    assert!(text.contains("[truncated: showing 40 of 40"), "{text}");
-    assert!(!text.contains("line 20"), "{text}");
+    let (text, _) = run.result(3);
+    assert!(text.contains("line 01 of the file"), "{form}: {text}");
+    assert!(
+        text.contains("[truncated: showing 40 of 400 characters]"),
+        "{form}: {text}"
+    );
+    assert!(!text.contains("line 20"), "{form}: {text}");
 
     // 4, 5, 7. The key, read with Read, Bash and an MCP tool: withheld.
     for n in [4, 5, 7] {
-        let (text, _) = result(n);
+        let (text, _) = run.result(n);
         assert!(
             !text.contains(KEY_BODY),
-            "call {n}: the key reached the model: {text}"
+            "{form}: call {n}: the key reached the model: {text}"
         );
         assert!(
             text.contains("the result holds a private key"),
-            "call {n}: {text}"
+            "{form}: call {n}: {text}"
         );
     }
 
     // 6. An MCP tool with structured content: its text cut alike.
-    let (text, _) = result(6);
-    assert!(text.contains("line 01"), "{text}");
-    assert!(text.contains("[truncated: showing 40 of"), "{text}");
-    assert!(!text.contains("line 20"), "{text}");
+    let (text, _) = run.result(6);
+    assert!(text.contains("line 01"), "{form}: {text}");
+    assert!(text.contains("[truncated: showing 40 of"), "{form}: {text}");
+    assert!(!text.contains("line 20"), "{form}: {text}");
 
     // 8. An MCP tool answering content blocks: rewritten.
-    let (text, _) = result(8);
+    let (text, _) = run.result(8);
     assert!(
         text.contains("[truncated: showing 40 of 106 characters]"),
-        "{text}"
+        "{form}: {text}"
     );
-    assert!(!text.contains(&"m".repeat(50)), "{text}");
+    assert!(!text.contains(&"m".repeat(50)), "{form}: {text}");
+}
 
-    // The audit log says what the model was sent.
-    let session = serde_json::from_str::<Value>(&stdout)
-        .ok()
-        .and_then(|answer| answer["session_id"].as_str().map(str::to_owned))
-        .expect("Claude Code's JSON names the session");
-    let mut rows = Vec::new();
-    for _ in 0..100 {
-        rows = database.audit_entries(&session).await.expect("audit");
-        if rows.len() >= calls.len() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let sent = |id: &str| {
-        rows.iter()
-            .find(|row| row.tool_call_id == id)
-            .and_then(|row| row.sent.clone())
+/// Both documented settings — `hook-client` and HTTP hooks — in the real
+/// Claude Code: what the model reads is what the hooks decided, and the
+/// audit log says what it was sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_reads_what_the_hooks_decided() {
+    let Some(claude) = claude() else {
+        return;
     };
-    assert_eq!(sent("toolu_fake_1"), None, "the tool did not run");
-    assert_eq!(sent("toolu_fake_2").as_deref(), Some("rewritten"));
-    assert_eq!(sent("toolu_fake_4").as_deref(), Some("withheld"));
-    let connector = rows
-        .iter()
-        .find(|row| row.tool_call_id == "toolu_fake_8")
-        .and_then(|row| row.connector.clone());
-    assert_eq!(connector.as_deref(), Some("everything"));
+    let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
+    let (url, database) = start_server().await;
+    for (form, mark) in [("hook-client", HOOK_CLIENT), ("HTTP hooks", HTTP)] {
+        let project = project();
+        let dir = project.path().display().to_string();
+        let settings = documented_settings(mark, hooks_binary, &url);
+        let calls = calls(&dir);
+        let run = run_claude(&claude, &settings, &calls, project.path(), &[]).await;
+        check_results(form, &run);
+
+        let session = run.output["session_id"]
+            .as_str()
+            .expect("Claude Code's JSON names the session")
+            .to_owned();
+        let mut rows = Vec::new();
+        for _ in 0..100 {
+            rows = database.audit_entries(&session).await.expect("audit");
+            if rows.len() >= calls.len() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let sent = |id: &str| {
+            rows.iter()
+                .find(|row| row.tool_call_id == id)
+                .and_then(|row| row.sent.clone())
+        };
+        assert_eq!(sent("toolu_fake_1"), None, "{form}: the tool did not run");
+        assert_eq!(sent("toolu_fake_2").as_deref(), Some("rewritten"), "{form}");
+        assert_eq!(sent("toolu_fake_4").as_deref(), Some("withheld"), "{form}");
+        let connector = rows
+            .iter()
+            .find(|row| row.tool_call_id == "toolu_fake_8")
+            .and_then(|row| row.connector.clone());
+        assert_eq!(connector.as_deref(), Some("everything"), "{form}");
+    }
+}
+
+/// A key read through `Grep` (not one of Claude Code's default tools) is
+/// withheld in Grep's own shape, which keeps its `mode`.
+///
+/// Not covered, because Claude Code does not allow it: a failed tool's
+/// error (`PostToolUseFailure`). Claude Code 2.1.337 reads neither a
+/// replacement nor `continue: false` for it, and sends the error to the
+/// model whatever the hooks answer (`cat id_rsa; exit 1` was tried).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_withholds_a_key_read_with_grep() {
+    let Some(claude) = claude() else {
+        return;
+    };
+    let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
+    let (url, _database) = start_server().await;
+    let settings = documented_settings(HOOK_CLIENT, hooks_binary, &url);
+    let project = project();
+    let dir = project.path().display().to_string();
+    let calls = [
+        (
+            "Grep",
+            json!({"pattern": ".", "path": format!("{dir}/id_rsa"), "output_mode": "content"}),
+        ),
+        (
+            "Grep",
+            json!({"pattern": "line 0[1-3]", "path": format!("{dir}/long.txt"), "output_mode": "content"}),
+        ),
+    ];
+    let tools = ["--tools", "Bash,Read,Grep"];
+    let run = run_claude(&claude, &settings, &calls, project.path(), &tools).await;
+    assert!(
+        !run.requests.contains(KEY_BODY),
+        "the key reached the model"
+    );
+    let (text, _) = run.result(1);
+    assert!(text.contains("the result holds a private key"), "{text}");
+    let (text, _) = run.result(2);
+    assert!(
+        text.contains("line 01 of the file"),
+        "the session went on: {text}"
+    );
+}
+
+/// The server down: with the documented settings a pre event is blocked in
+/// both forms (no tool runs, so there is no result to keep back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_server_down_calls_are_blocked() {
+    let Some(claude) = claude() else {
+        return;
+    };
+    let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
+    // Nothing listens on a port just released.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr")
+    };
+    let url = format!("http://{closed}/hook");
+    for (form, mark) in [("hook-client", HOOK_CLIENT), ("HTTP hooks", HTTP)] {
+        let project = project();
+        let marker = project.path().join("ran");
+        let calls = [(
+            "Bash",
+            json!({"command": format!("touch {}; echo ran", marker.display()), "description": "mark"}),
+        )];
+        let settings = documented_settings(mark, hooks_binary, &url);
+        let run = run_claude(&claude, &settings, &calls, project.path(), &[]).await;
+        assert!(!marker.exists(), "{form}: the tool never ran");
+        if let Some((text, error)) = &run.results[0] {
+            assert!(*error, "{form}: the call is blocked: {text}");
+        }
+    }
 }

@@ -323,7 +323,7 @@ async fn real_clients_accept_every_answer_over_http_and_wait_for_approval() {
     let token = "conformance-http-token";
     let url = serve_http(&proxy, Some(token)).await;
     let file = |name: &str| format!("{dir}/{name}");
-    let args = vec![url, "--token".to_owned(), token.to_owned()];
+    let args = [url, "--token".to_owned(), token.to_owned()];
     for (n, script) in CLIENTS.into_iter().enumerate() {
         let written = format!("written-by-{script}.txt");
         let calls = vec![

@@ -289,7 +289,8 @@ async fn a_post_hook_withholds_a_result_and_a_failure_runs_the_post_phase() {
     assert_eq!(
         answer["hookSpecificOutput"]["updatedToolOutput"],
         json!({"type": "text", "file": {
-            "filePath": "", "content": reason, "numLines": 2, "startLine": 1, "totalLines": 2,
+            "filePath": "/home/dev/.ssh/id_rsa", "content": reason,
+            "numLines": 2, "startLine": 1, "totalLines": 2,
         }})
     );
     assert!(!answer.to_string().contains("b3BlbnNzaC1rZXk"), "{answer}");
@@ -710,10 +711,11 @@ async fn hook_client(url: &str, input: &Value) -> std::process::Output {
         .spawn()
         .expect("hooks runs");
     let mut stdin = child.stdin.take().expect("stdin");
-    stdin
+    // hook-client stops reading an input over its cap: the rest of the
+    // write then fails, as it would for the client.
+    let _ = stdin
         .write_all(&serde_json::to_vec(input).expect("json"))
-        .await
-        .expect("write");
+        .await;
     drop(stdin);
     child.wait_with_output().await.expect("exits")
 }
@@ -763,6 +765,28 @@ async fn hook_client_prints_an_allow_and_exits_2_on_a_deny_or_a_server_that_is_d
         "{answer}"
     );
     assert!(!answer.to_string().contains("nothing to commit"));
+
+    // A post event over hook-client's own cap: not forwarded, and the
+    // result still replaced (its tool read from the start of the input).
+    let mut huge = fixture("post_tool_use");
+    huge["tool_response"]["stdout"] = json!(format!("SECRET{}", "x".repeat(2 << 20)));
+    let out = hook_client(&server.url, &huge).await;
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    let replaced = &answer["hookSpecificOutput"]["updatedToolOutput"];
+    assert!(
+        replaced["stdout"]
+            .as_str()
+            .is_some_and(|out| out.contains("over")),
+        "{answer}"
+    );
+    assert!(!answer.to_string().contains("SECRET"));
+
+    // A failure whose error cannot be checked: the session stops.
+    let failure = fixture("post_tool_use_failure");
+    let out = hook_client(&format!("http://{closed}/hook"), &failure).await;
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    assert_eq!(answer["continue"], false, "{answer}");
 }
 
 /// `hooks serve` from the command line: the std hooks of a config file,

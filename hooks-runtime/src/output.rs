@@ -69,7 +69,9 @@ impl OutputForm {
             return OutputForm::McpResult;
         }
         OutputForm::Fields(match tool {
-            "Bash" => &["/stdout", "/stderr"],
+            // Claude Code shows `structuredContent` instead of `stdout`
+            // when a command left one.
+            "Bash" => &["/stdout", "/stderr", "/structuredContent"],
             "Read" => &["/file/content"],
             // Claude Code tells the model "The file <filePath> has been
             // updated successfully": the path is the text it reads.
@@ -85,15 +87,49 @@ impl OutputForm {
     }
 
     /// `rewrite`, a post hook's replacement of `previous`, in this form's
-    /// shape: a string replacing a result of another shape becomes that
-    /// shape with the string as its text (see [`ToolOutput::replaced`]);
-    /// any other rewrite is kept as the hook wrote it.
+    /// shape. A rewrite of another shape than `previous` (a plain string,
+    /// an object missing a field, `null`) becomes `previous` with the
+    /// rewrite's text as its text (see [`ToolOutput::replaced`]): a client
+    /// that reads only its own shape would otherwise keep the original. A
+    /// [`Value`](Self::Value) result, a string result and an MCP result
+    /// (checked by the MCP surface itself) take the rewrite as written.
     pub fn fit(self, previous: &Value, rewrite: Value) -> Value {
-        match (self, &rewrite, previous) {
-            (OutputForm::Value, _, _) | (_, _, Value::String(_)) => rewrite,
-            (_, Value::String(text), _) => ToolOutput::new(previous, self).replaced(text),
-            _ => rewrite,
+        match (self, previous) {
+            (OutputForm::Value | OutputForm::McpResult, _) | (_, Value::String(_)) => rewrite,
+            _ if same_shape(previous, &rewrite) => rewrite,
+            _ => {
+                let text = match &rewrite {
+                    Value::String(text) => text.clone(),
+                    other => ToolOutput::new(other, OutputForm::Leaves).text(),
+                };
+                ToolOutput::new(previous, self).replaced(&text)
+            }
         }
+    }
+}
+
+/// Whether `candidate` has the shape of `template`: the same keys, with
+/// values of the same JSON types, all the way down; an array's items each
+/// of the shape of the template's first item (an empty template array
+/// takes only an empty array). What a client that checks a result against
+/// its own schema accepts of a rewrite, when the original was accepted.
+pub fn same_shape(template: &Value, candidate: &Value) -> bool {
+    match (template, candidate) {
+        (Value::Object(expected), Value::Object(found)) => {
+            expected.len() == found.len()
+                && expected.iter().all(|(key, value)| {
+                    found.get(key).is_some_and(|other| same_shape(value, other))
+                })
+        }
+        (Value::Array(expected), Value::Array(found)) => match expected.first() {
+            Some(first) => found.iter().all(|item| same_shape(first, item)),
+            None => found.is_empty(),
+        },
+        (Value::String(_), Value::String(_))
+        | (Value::Number(_), Value::Number(_))
+        | (Value::Bool(_), Value::Bool(_))
+        | (Value::Null, Value::Null) => true,
+        _ => false,
     }
 }
 
@@ -105,19 +141,18 @@ pub struct ToolOutput<'a> {
     form: OutputForm,
 }
 
-/// One step of a path into a JSON value.
-#[derive(Debug, Clone, PartialEq)]
-enum Step {
-    Key(String),
-    Index(usize),
+/// What a string of a result is to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Part of the text, in reading order.
+    Text,
+    /// A copy of the text for programs (MCP's `structuredContent`).
+    Copy,
 }
 
-/// A string leaf: where it is, and its text.
-#[derive(Debug)]
-struct Leaf<'a> {
-    path: Vec<Step>,
-    text: &'a str,
-}
+/// Keys whose strings are binary data or its type, never text: an image's
+/// base64, a blob, a MIME type. Left alone by every change.
+const BINARY_KEYS: [&str; 5] = ["data", "blob", "base64", "mimeType", "media_type"];
 
 impl<'a> ToolOutput<'a> {
     /// `value` read in `form`.
@@ -136,16 +171,26 @@ impl<'a> ToolOutput<'a> {
     }
 
     /// The text the model reads: its parts, in reading order, joined with
-    /// newlines.
+    /// newlines. An MCP result's structured copy is not part of it; see
+    /// [`all_text`](Self::all_text) for a check that must see everything.
     pub fn text(&self) -> String {
         match (self.form, self.value) {
             (OutputForm::Value, Value::String(text)) => text.clone(),
             (OutputForm::Value, other) => other.to_string(),
-            _ => {
-                let parts: Vec<&str> = self.primary().iter().map(|leaf| leaf.text).collect();
-                parts.join("\n")
-            }
+            _ => self.parts(Part::Text).join("\n"),
         }
+    }
+
+    /// Every string a model could be shown of the result, joined with
+    /// newlines: the text, its structured copy (some clients show that
+    /// instead of the text blocks), and every other string but `type` tags
+    /// and binary data. What a guard looking for something that must not
+    /// reach the model should search.
+    pub fn all_text(&self) -> String {
+        let mut parts = Vec::new();
+        let mut value = self.value.clone();
+        each_leaf(&mut value, &mut |text| parts.push(text.clone()));
+        parts.join("\n")
     }
 
     /// How many characters the model reads (the parts' characters, without
@@ -155,21 +200,20 @@ impl<'a> ToolOutput<'a> {
             (OutputForm::Value, Value::String(text)) => text.chars().count(),
             (OutputForm::Value, other) => other.to_string().chars().count(),
             _ => self
-                .primary()
+                .parts(Part::Text)
                 .iter()
-                .map(|leaf| leaf.text.chars().count())
+                .map(|text| text.chars().count())
                 .sum(),
         }
     }
 
-    /// The result with `change` applied to every text the model may read —
-    /// the text, every copy of it, and every other string leaf but `type`
-    /// tags — in the same shape. For redaction: nothing is left unmapped.
+    /// The result with `change` applied to every string the model may be
+    /// shown — the text, its copies, and every other string but `type`
+    /// tags and binary data (an image's base64, a MIME type) — in the same
+    /// shape. For redaction. Object keys are left as they are.
     pub fn map_text(&self, mut change: impl FnMut(&str) -> String) -> Value {
         let mut value = self.value.clone();
-        for leaf in all_leaves(self.value) {
-            set(&mut value, &leaf.path, change(leaf.text));
-        }
+        each_leaf(&mut value, &mut |text| *text = change(text));
         value
     }
 
@@ -182,8 +226,10 @@ impl<'a> ToolOutput<'a> {
     /// marker, later parts become empty. A structured copy of the text
     /// (MCP's `structuredContent`) is cut alike: a string equal to a part
     /// takes that part's replacement, other strings are cut to the same
-    /// budget. A [`Value`](OutputForm::Value) result that is not a string
-    /// is cut as the JSON text the model reads, and becomes that string.
+    /// budget; a copy still more than twice the budget as JSON afterwards
+    /// (keys, numbers, many strings) is dropped. A
+    /// [`Value`](OutputForm::Value) result that is not a string is cut as
+    /// the JSON text the model reads, and becomes that string.
     pub fn truncated(&self, max_chars: usize) -> Option<Value> {
         if let (OutputForm::Value, value) = (self.form, self.value) {
             let text = match value {
@@ -192,100 +238,223 @@ impl<'a> ToolOutput<'a> {
             };
             return truncate_text(&text, max_chars).map(Value::String);
         }
-        let primary = self.primary();
-        let cuts = cut_parts(&primary, max_chars)?;
-        let mut value = self.value.clone();
-        for (leaf, cut) in primary.iter().zip(&cuts) {
-            if let Some(cut) = cut {
-                set(&mut value, &leaf.path, cut.clone());
-            }
+        let texts = self.parts(Part::Text);
+        let copies = self.parts(Part::Copy);
+        let text_cuts = cut_parts(&texts, max_chars);
+        // A copy equal to a part takes that part's fate; the rest are cut
+        // to a budget of their own.
+        let mut fate: std::collections::HashMap<&str, Option<&String>> =
+            std::collections::HashMap::new();
+        for (at, text) in texts.iter().enumerate() {
+            let cut = text_cuts
+                .as_ref()
+                .and_then(|cuts| cuts.get(at))
+                .and_then(Option::as_ref);
+            fate.entry(text.as_str()).or_insert(cut);
         }
-        if self.form == OutputForm::McpResult {
-            let copies = copy_leaves(self.value);
-            let mut others = Vec::new();
-            for leaf in copies {
-                let same = primary
-                    .iter()
-                    .zip(&cuts)
-                    .find(|(part, _)| part.text == leaf.text);
-                match same {
-                    Some((_, Some(cut))) => set(&mut value, &leaf.path, cut.clone()),
-                    Some((_, None)) => {}
-                    None => others.push(leaf),
+        let others: Vec<String> = copies
+            .iter()
+            .filter(|copy| !fate.contains_key(copy.as_str()))
+            .cloned()
+            .collect();
+        let other_cuts = cut_parts(&others, max_chars);
+        let over_copy = self.form == OutputForm::McpResult
+            && self.value.get("structuredContent").is_some_and(|copy| {
+                copy.to_string().chars().count() > copy_bound(max_chars, &texts, &copies)
+            });
+        if text_cuts.is_none() && other_cuts.is_none() && !over_copy {
+            return None;
+        }
+        let mut value = self.value.clone();
+        let (mut text_at, mut other_at) = (0, 0);
+        walk(&mut value, self.form, &mut |part, text| match part {
+            Part::Text => {
+                if let Some(Some(cut)) = text_cuts.as_ref().and_then(|cuts| cuts.get(text_at)) {
+                    *text = cut.clone();
                 }
+                text_at += 1;
             }
-            if let Some(cuts) = cut_parts(&others, max_chars) {
-                for (leaf, cut) in others.iter().zip(cuts) {
-                    if let Some(cut) = cut {
-                        set(&mut value, &leaf.path, cut);
+            Part::Copy => match fate.get(text.as_str()) {
+                Some(Some(cut)) => *text = (*cut).clone(),
+                Some(None) => {}
+                None => {
+                    if let Some(Some(cut)) = other_cuts.as_ref().and_then(|cuts| cuts.get(other_at))
+                    {
+                        *text = cut.clone();
                     }
+                    other_at += 1;
                 }
+            },
+        });
+        if self.form == OutputForm::McpResult
+            && let Value::Object(result) = &mut value
+        {
+            let bound = copy_bound(max_chars, &texts, &copies);
+            if result
+                .get("structuredContent")
+                .is_some_and(|copy| copy.to_string().chars().count() > bound)
+            {
+                result.remove("structuredContent");
             }
         }
         Some(value)
     }
 
     /// The result with `notice` as its whole text, in the same shape: the
-    /// first part becomes the notice, every other string leaf (but `type`
-    /// tags) becomes empty. An MCP result becomes one text block (no
-    /// structured copy, no images); a [`Value`](OutputForm::Value) result
-    /// becomes the notice.
+    /// first part becomes the notice and every other part empty; numbers,
+    /// flags, `type` tags and strings the model does not read (a `mode`, a
+    /// file's original text the client does not show) are kept, so a
+    /// client that checks its own shape accepts it. An MCP result becomes
+    /// one text block (no structured copy, no images); a result with no
+    /// text to put the notice in becomes the notice, a string.
     pub fn replaced(&self, notice: &str) -> Value {
-        match self.form {
-            _ if self.value.is_string() => Value::String(notice.to_owned()),
-            OutputForm::Value => Value::String(notice.to_owned()),
-            OutputForm::McpResult => {
-                let block = serde_json::json!([{"type": "text", "text": notice}]);
-                match self.value {
-                    Value::Array(_) => block,
-                    _ => serde_json::json!({"content": block}),
-                }
-            }
-            OutputForm::Fields(_) | OutputForm::Leaves => {
-                let mut value = self.value.clone();
-                let first = self.primary().into_iter().next().map(|leaf| leaf.path);
-                for leaf in all_leaves(self.value) {
-                    set(&mut value, &leaf.path, String::new());
-                }
-                match first {
-                    Some(path) => set(&mut value, &path, notice.to_owned()),
-                    None => return Value::String(notice.to_owned()),
-                }
-                value
-            }
+        if self.value.is_string() || self.form == OutputForm::Value {
+            return Value::String(notice.to_owned());
         }
+        if self.form == OutputForm::McpResult {
+            let block = serde_json::json!([{"type": "text", "text": notice}]);
+            return match self.value {
+                Value::Array(_) => block,
+                _ => serde_json::json!({"content": block}),
+            };
+        }
+        let mut value = self.value.clone();
+        let mut first = true;
+        walk(&mut value, self.form, &mut |part, text| {
+            if part == Part::Text {
+                *text = if first {
+                    notice.to_owned()
+                } else {
+                    String::new()
+                };
+                first = false;
+            }
+        });
+        if first {
+            return Value::String(notice.to_owned());
+        }
+        value
     }
 
-    /// The parts of the text, in reading order. A string result is its
-    /// own text in every form.
-    fn primary(&self) -> Vec<Leaf<'a>> {
-        if let Value::String(text) = self.value {
-            return vec![Leaf {
-                path: Vec::new(),
-                text,
-            }];
+    /// The strings of one kind, in reading order.
+    fn parts(&self, kind: Part) -> Vec<String> {
+        let mut parts = Vec::new();
+        let mut value = self.value.clone();
+        walk(&mut value, self.form, &mut |part, text| {
+            if part == kind {
+                parts.push(text.clone());
+            }
+        });
+        parts
+    }
+}
+
+/// How long an MCP result's structured copy may be as JSON once cut:
+/// twice the text it may carry (the budget and a marker, for the text and
+/// for strings of its own), and room for its keys and numbers.
+fn copy_bound(max_chars: usize, texts: &[String], copies: &[String]) -> usize {
+    let longest_marker = marker(max_chars, usize::MAX).chars().count();
+    let kept: usize = texts
+        .iter()
+        .chain(copies)
+        .map(|text| text.chars().count())
+        .sum::<usize>()
+        .min(max_chars);
+    2 * (kept + longest_marker) + max_chars + 1024
+}
+
+/// Visits the strings of `value` that `form` names, in reading order: the
+/// text's parts, then (MCP) the structured copy's strings.
+fn walk(value: &mut Value, form: OutputForm, visit: &mut dyn FnMut(Part, &mut String)) {
+    if let Value::String(text) = value {
+        visit(Part::Text, text);
+        return;
+    }
+    match form {
+        OutputForm::Value => {}
+        OutputForm::McpResult => {
+            let blocks = match &mut *value {
+                Value::Array(blocks) => Some(blocks),
+                Value::Object(result) => match result.get_mut("content") {
+                    Some(Value::Array(blocks)) => Some(blocks),
+                    _ => None,
+                },
+                _ => None,
+            };
+            for block in blocks.into_iter().flatten() {
+                mcp_block(block, visit);
+            }
+            if let Some(copy) = value.get_mut("structuredContent") {
+                each_leaf(copy, &mut |text| visit(Part::Copy, text));
+            }
         }
-        match self.form {
-            OutputForm::Value => Vec::new(),
-            OutputForm::McpResult => mcp_texts(self.value),
-            OutputForm::Fields(pointers) => {
-                let mut leaves = Vec::new();
-                let mut found = false;
-                for pointer in pointers {
-                    let path = parse_pointer(pointer);
-                    if let Some(at) = get(self.value, &path) {
-                        found = true;
-                        collect_all(at, &mut path.clone(), &mut leaves);
-                    }
-                }
-                if found {
-                    leaves
-                } else {
-                    all_leaves(self.value)
+        OutputForm::Fields(pointers) => {
+            let found = pointers
+                .iter()
+                .filter(|pointer| value.pointer(pointer).is_some())
+                .count();
+            if found == 0 {
+                each_leaf(value, &mut |text| visit(Part::Text, text));
+                return;
+            }
+            for pointer in pointers {
+                if let Some(at) = value.pointer_mut(pointer) {
+                    each_leaf(at, &mut |text| visit(Part::Text, text));
                 }
             }
-            OutputForm::Leaves => all_leaves(self.value),
         }
+        OutputForm::Leaves => each_leaf(value, &mut |text| visit(Part::Text, text)),
+    }
+}
+
+/// The text of one MCP content block: a text block's `text`, an embedded
+/// resource's `text`, a resource link's `name`, `title` and `description`
+/// (clients show those).
+fn mcp_block(block: &mut Value, visit: &mut dyn FnMut(Part, &mut String)) {
+    let Value::Object(fields) = block else {
+        return;
+    };
+    let keys: &[&str] = match fields.get("type").and_then(Value::as_str) {
+        Some("text") => &["text"],
+        Some("resource_link") => &["name", "title", "description"],
+        Some("resource") => {
+            if let Some(Value::String(text)) = fields
+                .get_mut("resource")
+                .and_then(|resource| resource.get_mut("text"))
+            {
+                visit(Part::Text, text);
+            }
+            return;
+        }
+        _ => return,
+    };
+    for key in keys {
+        if let Some(Value::String(text)) = fields.get_mut(*key) {
+            visit(Part::Text, text);
+        }
+    }
+}
+
+/// Every string leaf under `value` but `type` tags and binary data, in
+/// document order.
+fn each_leaf(value: &mut Value, visit: &mut dyn FnMut(&mut String)) {
+    match value {
+        Value::String(text) => visit(text),
+        Value::Array(items) => {
+            for item in items {
+                each_leaf(item, visit);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                let tag = key == "type" && item.is_string();
+                if tag || BINARY_KEYS.contains(&key.as_str()) {
+                    continue;
+                }
+                each_leaf(item, visit);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -303,8 +472,8 @@ fn marker(shown: usize, total: usize) -> String {
 
 /// Each part's replacement (`None`: kept) when `parts` together are over
 /// `max_chars` characters; `None` when they fit.
-fn cut_parts(parts: &[Leaf<'_>], max_chars: usize) -> Option<Vec<Option<String>>> {
-    let total: usize = parts.iter().map(|leaf| leaf.text.chars().count()).sum();
+fn cut_parts(parts: &[String], max_chars: usize) -> Option<Vec<Option<String>>> {
+    let total: usize = parts.iter().map(|text| text.chars().count()).sum();
     if total <= max_chars {
         return None;
     }
@@ -312,135 +481,23 @@ fn cut_parts(parts: &[Leaf<'_>], max_chars: usize) -> Option<Vec<Option<String>>
     let mut marked = false;
     let cuts = parts
         .iter()
-        .map(|leaf| {
+        .map(|text| {
             if marked {
-                return (!leaf.text.is_empty()).then(String::new);
+                return (!text.is_empty()).then(String::new);
             }
-            match leaf.text.char_indices().nth(budget) {
+            match text.char_indices().nth(budget) {
                 None => {
-                    budget -= leaf.text.chars().count();
+                    budget -= text.chars().count();
                     None
                 }
                 Some((at, _)) => {
                     marked = true;
-                    Some(format!("{}{}", &leaf.text[..at], marker(max_chars, total)))
+                    Some(format!("{}{}", &text[..at], marker(max_chars, total)))
                 }
             }
         })
         .collect();
     Some(cuts)
-}
-
-/// The text of an MCP result's content blocks: text blocks' `text` and
-/// embedded resources' `resource.text`.
-fn mcp_texts(value: &Value) -> Vec<Leaf<'_>> {
-    let (blocks, prefix) = match value {
-        Value::Array(blocks) => (blocks, Vec::new()),
-        Value::Object(result) => match result.get("content") {
-            Some(Value::Array(blocks)) => (blocks, vec![Step::Key("content".to_owned())]),
-            _ => return Vec::new(),
-        },
-        _ => return Vec::new(),
-    };
-    let mut leaves = Vec::new();
-    for (index, block) in blocks.iter().enumerate() {
-        let mut path = prefix.clone();
-        path.push(Step::Index(index));
-        let text = match block.get("type").and_then(Value::as_str) {
-            Some("text") => block.get("text").map(|text| (text, vec!["text"])),
-            Some("resource") => block
-                .pointer("/resource/text")
-                .map(|text| (text, vec!["resource", "text"])),
-            _ => None,
-        };
-        if let Some((Value::String(text), keys)) = text {
-            path.extend(keys.into_iter().map(|key| Step::Key(key.to_owned())));
-            leaves.push(Leaf { path, text });
-        }
-    }
-    leaves
-}
-
-/// The string leaves of an MCP result's `structuredContent`.
-fn copy_leaves(value: &Value) -> Vec<Leaf<'_>> {
-    let mut leaves = Vec::new();
-    if let Some(structured) = value.get("structuredContent") {
-        let mut path = vec![Step::Key("structuredContent".to_owned())];
-        collect_all(structured, &mut path, &mut leaves);
-    }
-    leaves
-}
-
-/// Every string leaf but `type` tags, in document order.
-fn all_leaves(value: &Value) -> Vec<Leaf<'_>> {
-    let mut leaves = Vec::new();
-    collect_all(value, &mut Vec::new(), &mut leaves);
-    leaves
-}
-
-/// The string leaves under `value` but `type` tags, in document order.
-fn collect_all<'a>(value: &'a Value, path: &mut Vec<Step>, leaves: &mut Vec<Leaf<'a>>) {
-    match value {
-        Value::String(text) => leaves.push(Leaf {
-            path: path.clone(),
-            text,
-        }),
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                path.push(Step::Index(index));
-                collect_all(item, path, leaves);
-                path.pop();
-            }
-        }
-        Value::Object(fields) => {
-            for (key, item) in fields {
-                if key == "type" && item.is_string() {
-                    continue;
-                }
-                path.push(Step::Key(key.clone()));
-                collect_all(item, path, leaves);
-                path.pop();
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `/a/0/b` as steps (`~1` is `/`, `~0` is `~`); a number steps into an
-/// array or names an object's key.
-fn parse_pointer(pointer: &str) -> Vec<Step> {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|token| Step::Key(token.replace("~1", "/").replace("~0", "~")))
-        .collect()
-}
-
-fn get<'a>(value: &'a Value, path: &[Step]) -> Option<&'a Value> {
-    path.iter().try_fold(value, |at, step| match (at, step) {
-        (Value::Object(fields), Step::Key(key)) => fields.get(key),
-        (Value::Array(items), Step::Index(index)) => items.get(*index),
-        (Value::Array(items), Step::Key(key)) => items.get(key.parse::<usize>().ok()?),
-        _ => None,
-    })
-}
-
-fn set(value: &mut Value, path: &[Step], text: String) {
-    let mut at = value;
-    for step in path {
-        at = match (at, step) {
-            (Value::Object(fields), Step::Key(key)) => match fields.get_mut(key) {
-                Some(next) => next,
-                None => return,
-            },
-            (Value::Array(items), Step::Index(index)) => match items.get_mut(*index) {
-                Some(next) => next,
-                None => return,
-            },
-            _ => return,
-        };
-    }
-    *at = Value::String(text);
 }
 
 #[cfg(test)]
@@ -518,20 +575,97 @@ mod tests {
     }
 
     #[test]
-    fn replaced_keeps_the_shape_and_leaves_nothing_of_the_original() {
+    fn replaced_keeps_the_shape_and_puts_the_notice_in_the_text() {
         let edit = json!({"filePath": "/k", "newString": "KEY", "originalFile": "KEY and more", "structuredPatch": [{"lines": ["+KEY"]}], "replaceAll": false});
         let withheld = ToolOutput::new(&edit, OutputForm::claude_code("Edit")).replaced("withheld");
-        assert_eq!(withheld["filePath"], "withheld");
-        assert_eq!(withheld["newString"], "");
-        assert_eq!(withheld["originalFile"], "");
-        assert_eq!(withheld["structuredPatch"][0]["lines"][0], "");
-        assert_eq!(withheld["replaceAll"], false);
-        assert!(!withheld.to_string().contains("KEY"));
+        assert_eq!(
+            withheld["filePath"], "withheld",
+            "the text Claude Code shows"
+        );
+        assert!(same_shape(&edit, &withheld));
+        // Grep's `mode` is an enum its client checks: kept.
+        let grep =
+            json!({"mode": "content", "numFiles": 1, "filenames": ["id_rsa"], "content": "KEY"});
+        let withheld = ToolOutput::new(&grep, OutputForm::claude_code("Grep")).replaced("withheld");
+        assert_eq!(
+            withheld,
+            json!({"mode": "content", "numFiles": 1, "filenames": [""], "content": "withheld"})
+        );
+        let nothing = json!({"mode": "files_with_matches", "numFiles": 0, "filenames": []});
+        assert_eq!(
+            ToolOutput::new(&nothing, OutputForm::claude_code("Grep")).replaced("withheld"),
+            json!("withheld"),
+            "no text to put the notice in"
+        );
 
         let mcp = json!({"content": [{"type": "image", "data": "SECRET", "mimeType": "image/png"}], "structuredContent": {"k": "SECRET"}});
         assert_eq!(
             ToolOutput::new(&mcp, OutputForm::McpResult).replaced("withheld"),
             json!({"content": [{"type": "text", "text": "withheld"}]})
+        );
+    }
+
+    #[test]
+    fn a_structured_copy_too_long_as_json_is_dropped() {
+        let numbers: Vec<u32> = (0..10_000).collect();
+        let result = json!({"content": [{"type": "text", "text": "short"}],
+                            "structuredContent": {"numbers": numbers, "a": "short", "b": "short"}});
+        let cut = ToolOutput::new(&result, OutputForm::McpResult)
+            .truncated(100)
+            .expect("the copy is over the bound");
+        assert_eq!(cut["content"][0]["text"], "short");
+        assert!(cut.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn binary_data_and_keys_are_never_text() {
+        let result = json!({"content": [
+            {"type": "image", "data": "QUJDRA==", "mimeType": "image/png"},
+            {"type": "resource_link", "uri": "file:///k", "name": "the key", "description": "abc"},
+            {"type": "text", "text": "abc"}]});
+        let output = ToolOutput::new(&result, OutputForm::McpResult);
+        assert_eq!(output.text(), "the key\nabc\nabc");
+        let mapped = output.map_text(|text| text.replace('A', "x").replace("abc", "***"));
+        assert_eq!(mapped["content"][0]["data"], "QUJDRA==");
+        assert_eq!(mapped["content"][0]["mimeType"], "image/png");
+        assert_eq!(mapped["content"][1]["description"], "***");
+        assert_eq!(mapped["content"][2]["text"], "***");
+    }
+
+    #[test]
+    fn many_deep_leaves_cost_linear_time() {
+        // Long keys on a deep path, many leaves at the bottom: no path is
+        // stored per leaf.
+        let mut value = json!((0..20_000).map(|n| n.to_string()).collect::<Vec<_>>());
+        for depth in 0..100 {
+            value = json!({ format!("{depth}{}", "k".repeat(10_000)): value });
+        }
+        let output = ToolOutput::new(&value, OutputForm::Leaves);
+        assert!(output.truncated(10).is_some());
+        assert_eq!(output.map_text(str::to_owned), value);
+    }
+
+    #[test]
+    fn a_rewrite_of_another_shape_is_fitted_into_the_original() {
+        let bash =
+            json!({"stdout": "secret", "stderr": "", "interrupted": false, "isImage": false});
+        let form = OutputForm::claude_code("Bash");
+        for rewrite in [
+            json!({"stdout": "clean"}),
+            json!(null),
+            json!(5),
+            json!(["clean"]),
+        ] {
+            let fitted = form.fit(&bash, rewrite.clone());
+            assert!(same_shape(&bash, &fitted), "{rewrite} → {fitted}");
+            assert!(
+                !fitted.to_string().contains("secret"),
+                "{rewrite} → {fitted}"
+            );
+        }
+        assert_eq!(
+            form.fit(&bash, json!({"stdout": "clean"}))["stdout"],
+            "clean"
         );
     }
 
@@ -561,12 +695,9 @@ mod tests {
             fitted,
             json!({"stdout": "[withheld]", "stderr": "", "interrupted": false, "isImage": false})
         );
-        let kept = OutputForm::claude_code("Bash").fit(&bash, json!({"stdout": "x"}));
-        assert_eq!(
-            kept,
-            json!({"stdout": "x"}),
-            "an object is the hook's own shape"
-        );
+        let own = json!({"stdout": "x", "stderr": "", "interrupted": true, "isImage": false});
+        let kept = OutputForm::claude_code("Bash").fit(&bash, own.clone());
+        assert_eq!(kept, own, "a rewrite in the shape is the hook's own");
         assert_eq!(OutputForm::Value.fit(&bash, json!("t")), json!("t"));
     }
 

@@ -120,22 +120,25 @@ pub(super) async fn hook_client(
 ) -> io::Result<u8> {
     let mut input = Vec::new();
     let limit = crate::serve::DEFAULT_MAX_BODY as u64;
-    if let Err(error) = io::stdin().take(limit + 1).read_to_end(&mut input) {
-        writeln!(
-            err,
-            "hooks hook-client: cannot read the hook input: {error}"
-        )?;
-        return Ok(2);
-    }
-    if input.len() as u64 > limit {
-        writeln!(
-            err,
+    let read = io::stdin().take(limit + 1).read_to_end(&mut input);
+    let problem = match read {
+        Err(error) => Some(format!(
+            "hooks hook-client: cannot read the hook input: {error}; the call is blocked"
+        )),
+        Ok(_) if input.len() as u64 > limit => Some(format!(
             "hooks hook-client: the hook input is over {limit} bytes; the call is blocked"
-        )?;
-        return Ok(2);
-    }
-    let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
-    let answer = client::forward(&options.url, token.as_deref(), input, options.timeout).await;
+        )),
+        Ok(_) => None,
+    };
+    let answer = match problem {
+        // A post event's result is replaced even so (its event and tool
+        // read from the start of the input): exit 2 would leave it.
+        Some(reason) => client::refused(&input, reason),
+        None => {
+            let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
+            client::forward(&options.url, token.as_deref(), input, options.timeout).await
+        }
+    };
     out.write_all(answer.stdout.as_bytes())?;
     if !answer.stderr.is_empty() {
         writeln!(err, "{}", answer.stderr)?;

@@ -37,11 +37,43 @@ pub(super) fn nothing() -> Value {
 /// tool's own shape (see [`replacement`]), and `decision: "block"` tells
 /// the client why. A block alone would add the reason and leave the result
 /// in the model's context.
+///
+/// Claude Code reads no replacement of a failed tool's error, and keeps a
+/// built-in tool's result when the replacement is not in that tool's shape:
+/// then the session is stopped (`continue: false`) rather than the model
+/// reading what the hooks withheld.
 pub(super) fn withhold(tool: &str, event: &str, reason: &str, response: Option<&Value>) -> Value {
-    let mut answer = rewritten_output(tool, event, &replacement(tool, response, reason));
+    if event == Event::PostToolUseFailure.name() {
+        return stop_unchecked(reason);
+    }
+    let replaced = replacement(tool, response, reason);
+    let mut answer = rewritten_output(tool, event, &replaced);
     answer["decision"] = "block".into();
     answer["reason"] = reason.into();
+    if !honoured(tool, &replaced) {
+        answer["continue"] = false.into();
+        answer["stopReason"] = reason.into();
+    }
     answer
+}
+
+/// Whether Claude Code is known to read `replacement` in place of `tool`'s
+/// result (checked against Claude Code 2.1.337): content blocks or a
+/// string for an MCP tool, an object in the tool's own shape for the
+/// built-in tools whose shapes were tried.
+fn honoured(tool: &str, replacement: &Value) -> bool {
+    if tool.starts_with("mcp__") {
+        return replacement.is_string() || replacement.is_array();
+    }
+    matches!(
+        tool,
+        "Bash" | "Read" | "Write" | "Edit" | "MultiEdit" | "Grep" | "Glob"
+    ) && replacement.is_object()
+}
+
+/// Blocked, and the session stopped: for what cannot be replaced.
+fn stop_unchecked(reason: &str) -> Value {
+    json!({"decision": "block", "reason": reason, "continue": false, "stopReason": reason})
 }
 
 /// `notice` as a tool's whole result, in the shape the client accepts for
@@ -87,21 +119,12 @@ pub(super) fn unreadable(reason: &str, event: Option<Event>, tool: Option<&str>)
             if specific.get("updatedMCPToolOutput").is_none() {
                 specific["updatedMCPToolOutput"] = specific["updatedToolOutput"].clone();
             }
-            // Claude Code keeps a built-in tool's result when the
-            // replacement is not in that tool's shape, and without the
-            // result there is no shape to copy: stop the session instead.
-            if specific["updatedToolOutput"].is_string() && !tool.starts_with("mcp__") {
-                answer["continue"] = false.into();
-                answer["stopReason"] = reason.into();
-            }
             answer
         }
-        // A failure's error text cannot be replaced (Claude Code reads no
-        // rewrite for it), and an event not known may be a post event: the
-        // session stops rather than the model reading what was not checked.
-        Some(Event::PostToolUseFailure) | None => json!({
-            "decision": "block", "reason": reason, "continue": false, "stopReason": reason,
-        }),
+        // A failure's error text cannot be replaced, and an event not known
+        // may be a post event: the session stops rather than the model
+        // reading what was not checked.
+        Some(Event::PostToolUseFailure) | None => stop_unchecked(reason),
     }
 }
 

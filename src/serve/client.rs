@@ -61,8 +61,20 @@ pub async fn forward(
     withheld_if_post(&copy, answer)
 }
 
-/// A blocked `answer` to a post event, as the reason in place of its
-/// result (printed, exit 0); any other input's answer as it is.
+/// The answer to a hook input that cannot be forwarded, or whose answer
+/// cannot be used, for `reason`: see [`forward`]. `input` may be only the
+/// start of the input (one over the size cap); its event and tool are then
+/// picked out of the text.
+pub fn refused(input: &[u8], reason: String) -> ClientAnswer {
+    withheld_if_post(input, ClientAnswer::blocked(reason))
+}
+
+/// A blocked `answer` in the terms of the input's event: a pre event (or a
+/// session start) exits 2 with the reason; a post event gets the reason in
+/// place of its result, in the tool's shape, exit 0; a tool failure, whose
+/// error Claude Code lets no hook replace, and an event that cannot be told
+/// stop the session (`continue: false` printed; exit 2 as well for the
+/// latter, which also blocks a pre event).
 fn withheld_if_post(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
     let parsed = serde_json::from_slice::<Value>(input).ok();
     let field = |key: &str| {
@@ -72,23 +84,28 @@ fn withheld_if_post(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let event = field("hook_event_name")
-        .as_deref()
-        .and_then(Event::from_name)
-        .or_else(|| input::sniff_event(input));
-    if event != Some(Event::PostToolUse) {
-        return answer;
-    }
+    let event = match field("hook_event_name") {
+        Some(name) => Event::from_name(&name),
+        None => input::sniff_event(input),
+    };
     let tool = field("tool_name").or_else(|| input::sniff_tool(input));
     let response = parsed.as_ref().and_then(|input| input.get("tool_response"));
-    let reply = match (&tool, response) {
-        (Some(tool), Some(response)) => {
-            answer::withhold(tool, "PostToolUse", &answer.stderr, Some(response))
+    let (reply, code) = match event {
+        Some(Event::PreToolUse | Event::SessionStart) => return answer,
+        Some(Event::PostToolUse) => {
+            let reply = match (&tool, response) {
+                (Some(tool), Some(response)) => {
+                    answer::withhold(tool, "PostToolUse", &answer.stderr, Some(response))
+                }
+                _ => answer::unreadable(&answer.stderr, event, tool.as_deref()),
+            };
+            (reply, 0)
         }
-        _ => answer::unreadable(&answer.stderr, event, tool.as_deref()),
+        Some(Event::PostToolUseFailure) => (answer::unreadable(&answer.stderr, event, None), 0),
+        None => (answer::unreadable(&answer.stderr, None, None), 2),
     };
     ClientAnswer {
-        code: 0,
+        code,
         stdout: reply.to_string(),
         stderr: answer.stderr,
     }

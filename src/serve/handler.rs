@@ -59,6 +59,14 @@ pub(super) async fn hook(
     if let Err((status, message)) = server.admit(&headers) {
         return refuse(status, message);
     }
+    let Some(reading) = server.slots.read(BODY_DEADLINE).await else {
+        return Json(answer::unreadable(
+            "the hook server is reading as many inputs as it allows; the call is blocked",
+            None,
+            None,
+        ))
+        .into_response();
+    };
     let body = match read_body(body, server.config.max_body).await {
         Ok(body) => body,
         Err((problem, start)) => {
@@ -67,6 +75,7 @@ pub(super) async fn hook(
             return Json(answer::unreadable(&reason, event, tool.as_deref())).into_response();
         }
     };
+    drop(reading);
     let input = match HookInput::parse(&body) {
         Ok(input) => input,
         Err(problem) => {

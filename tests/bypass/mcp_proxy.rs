@@ -92,14 +92,17 @@ async fn blocks_the_hooks_did_not_see_never_reach_the_client() {
         "{result:?}"
     );
 
-    // Structured content rewritten to text: the client gets the text only.
+    // Structured content rewritten to text: the client gets the text only,
+    // as an error result (a success without the structured content the
+    // tool's outputSchema requires is one real clients refuse).
     let result = running
         .call("get-structured-content", json!({"location": "New York"}))
         .await;
-    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(result.is_error, Some(true), "{result:?}");
     assert_eq!(result.structured_content, None, "{result:?}");
-    assert_eq!(text(&result), "weather: redacted");
-    assert_eq!(result.content.len(), 1, "{result:?}");
+    assert!(text(&result).ends_with("\nweather: redacted"), "{result:?}");
+    assert!(text(&result).contains("output schema"), "{result:?}");
+    assert_eq!(result.content.len(), 2, "{result:?}");
 }
 
 #[tokio::test]

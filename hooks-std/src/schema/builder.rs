@@ -133,7 +133,7 @@ fn checks_nothing(schema: &Value, validator: &Validator) -> bool {
 }
 
 /// Compiles one schema with the guard's fixed options.
-pub(super) fn compile(schema: &Value) -> Result<Validator, String> {
+fn compile(schema: &Value) -> Result<Validator, String> {
     jsonschema::options()
         .offline()
         .should_validate_formats(true)

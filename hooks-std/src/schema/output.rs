@@ -3,20 +3,52 @@
 
 use serde_json::Value;
 
-/// Why `value` does not match `schema`, or `None` when it does. A schema
-/// that cannot be compiled (offline: no remote `$ref`s) is a problem too:
-/// a result that cannot be checked is not sent as valid. Formats are
-/// checked, as the strictest clients do.
+use jsonschema::PatternOptions;
+
+/// The longest problem reported, in characters: a validation error quotes
+/// the value, which may be anything the upstream sent.
+const MAX_PROBLEM_CHARS: usize = 200;
+
+/// Why `value` does not match `schema`, or `None` when it does, in at most
+/// 200 characters (where, and which keyword). A schema that cannot be
+/// compiled (offline: no remote `$ref`s) is a problem too: a result that
+/// cannot be checked is not sent as valid. Known formats are checked, as
+/// the strictest clients do; a format no client knows (`path`, `int64`)
+/// is not.
 pub fn output_problem(schema: &Value, value: &Value) -> Option<String> {
-    let validator = match super::builder::compile(schema) {
+    let compiled = jsonschema::options()
+        .offline()
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(true)
+        .with_pattern_options(PatternOptions::regex())
+        .build(schema);
+    let validator = match compiled {
         Ok(validator) => validator,
-        Err(error) => return Some(format!("the output schema cannot be checked: {error}")),
+        Err(error) => {
+            return Some(capped(format!(
+                "the output schema cannot be checked: {error}"
+            )));
+        }
     };
     let error = validator.iter_errors(value).next()?;
-    Some(match error.instance_path().as_str() {
-        "" => error.to_string(),
-        at => format!("at {at}: {error}"),
-    })
+    let keyword = error
+        .schema_path()
+        .as_str()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    Some(capped(match error.instance_path().as_str() {
+        "" => format!("the value fails `{keyword}`"),
+        at => format!("at {at}: the value fails `{keyword}`"),
+    }))
+}
+
+fn capped(text: String) -> String {
+    match text.char_indices().nth(MAX_PROBLEM_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
 }
 
 #[cfg(test)]
