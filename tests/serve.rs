@@ -1,5 +1,6 @@
 //! `hooks serve`: the hooks behind Claude Code's hook protocol, driven with
-//! hook inputs written from its documented schema (tests/fixtures/claude_code).
+//! hook inputs of the shape Claude Code 2.1.337 sends (tests/fixtures/claude_code;
+//! tests/claude_code.rs runs the real binary).
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -180,7 +181,8 @@ async fn an_allowed_call_and_its_result_make_one_audit_row() {
             "stdout": "On branch main\nnothing to commit, workin\n…[truncated: showing 40 of 52 characters]",
             "stderr": "",
             "interrupted": false,
-            "isImage": false
+            "isImage": false,
+            "noOutputExpected": false
         }),
         "{answer}"
     );
@@ -896,4 +898,51 @@ async fn a_call_without_its_post_event_is_recorded_as_abandoned() {
     assert_eq!(abandoned.outcome, "blocked", "{abandoned:?}");
     let (_, late) = server.post(&fixture("post_tool_use")).await;
     assert_eq!(late["decision"], "block");
+}
+
+/// A quota on the `github` connector counts Claude Code's
+/// `mcp__github__…` calls: 2 a minute, the third denied.
+#[tokio::test]
+async fn a_connector_quota_applies_to_claude_codes_mcp_tools() {
+    let (resources, _database, _feishu, _callback) = approval_stack::resources().await;
+    let config = AgentConfig::parse(
+        "agent: cc\nhooks:\n  class_hooks:\n    - name: connector_rate_limit\n      config:\n        \
+         default: { calls: 100, period: 1m }\n        connectors: { github: { calls: 2, period: 1m } }\n",
+        ConfigFormat::Yaml,
+        "agent.yaml",
+        None,
+    )
+    .expect("config");
+    let agent = Agent::build(config, &resources).expect("agent");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+    tokio::spawn(serve(
+        listener,
+        agent,
+        ServeConfig::with_token(TOKEN).user("dev"),
+    ));
+    let http = reqwest::Client::new();
+    let mut decisions = Vec::new();
+    for n in 0..3 {
+        let mut pre = call(
+            "pre_tool_use",
+            &format!("toolu_gh_{n}"),
+            json!({"title": "t"}),
+        );
+        pre["tool_name"] = json!("mcp__github__create_issue");
+        let answer: Value = http
+            .post(&url)
+            .bearer_auth(TOKEN)
+            .json(&pre)
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        decisions.push(answer["hookSpecificOutput"]["permissionDecision"].clone());
+    }
+    assert_eq!(decisions, [Value::Null, Value::Null, json!("deny")]);
 }

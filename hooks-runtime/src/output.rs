@@ -170,14 +170,23 @@ impl<'a> ToolOutput<'a> {
         self.form
     }
 
-    /// The text the model reads: its parts, in reading order, joined with
-    /// newlines. An MCP result's structured copy is not part of it; see
+    /// The text the model reads: its parts that are not empty, in reading
+    /// order, joined with newlines (as Claude Code joins `stdout` and
+    /// `stderr`). An MCP result's structured copy is not part of it; see
     /// [`all_text`](Self::all_text) for a check that must see everything.
     pub fn text(&self) -> String {
         match (self.form, self.value) {
             (OutputForm::Value, Value::String(text)) => text.clone(),
             (OutputForm::Value, other) => other.to_string(),
-            _ => self.parts(Part::Text).join("\n"),
+            _ => {
+                let parts = self.parts(Part::Text);
+                let parts: Vec<&str> = parts
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|part| !part.is_empty())
+                    .collect();
+                parts.join("\n")
+            }
         }
     }
 
