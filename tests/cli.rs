@@ -658,3 +658,26 @@ fn check_warns_about_a_connector_no_call_has() {
     );
     assert!(!stdout.contains("`command[0]` tests"), "{stdout}");
 }
+
+#[test]
+fn check_reads_a_proxy_config_and_warns_about_other_servers() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("proxy.yaml");
+    std::fs::write(
+        &path,
+        "agent: x\nmcp_proxy:\n  server: files\nhooks:\n  commands:\n    - event: PreToolUse\n      \
+         when: 'connector == \"github\"'\n      command: [\"true\"]\n    - event: PreToolUse\n      \
+         when: 'connector == \"files\"'\n      command: [\"true\"]\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_contains(
+        &stdout,
+        &[
+            "warning: hook `command[0]` tests `connector == \"github\"`, but every call through this proxy has connector `files`",
+        ],
+    );
+    assert!(!stdout.contains("`command[1]` tests"), "{stdout}");
+}

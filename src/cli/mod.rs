@@ -59,7 +59,7 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use crate::config::{AgentConfig, ConfigWarning};
+use crate::config::{AgentConfig, AgentConfigError, AgentConfigErrors, ConfigWarning};
 use crate::factory::Resources;
 use options::{Command, Usage};
 use policy_test::PolicyCases;
@@ -285,7 +285,8 @@ impl Cli {
         for add in self.add {
             add(&mut resources);
         }
-        let built = AgentConfig::load(&options.config).and_then(|config| {
+        let (loaded, server) = load_agent(&options.config);
+        let built = loaded.and_then(|config| {
             config
                 .build_registry_with_warnings(&resources)
                 .map(|(registry, warnings)| (config, registry, warnings))
@@ -314,13 +315,16 @@ impl Cli {
         match (options.command, cases) {
             (Command::Check, _) => {
                 let mut warnings = warnings;
-                warnings.extend(connectors::never_matching(&registry, None).into_iter().map(
-                    |message| ConfigWarning {
-                        file: config.source.clone(),
-                        entry: None,
-                        message,
-                    },
-                ));
+                let server = server.as_deref();
+                warnings.extend(
+                    connectors::never_matching(&registry, server)
+                        .into_iter()
+                        .map(|message| ConfigWarning {
+                            file: config.source.clone(),
+                            entry: None,
+                            message,
+                        }),
+                );
                 check::check(&config, &registry, &warnings, options.json, out)?;
                 Ok(0)
             }
@@ -351,6 +355,40 @@ impl Cli {
             (Command::Serve(_), _) => unreachable!("served above"),
         }
     }
+}
+
+/// The agent of a config file, and the server its `mcp_proxy` section
+/// names, if it names one. A config written for `hooks mcp-proxy` carries
+/// that section beside the agent's hooks; the other commands check the
+/// hooks and leave the section to the proxy (with the `mcp` feature; without
+/// it the section is an unknown key).
+fn load_agent(
+    path: impl AsRef<std::path::Path>,
+) -> (Result<AgentConfig, AgentConfigErrors>, Option<String>) {
+    let path = path.as_ref();
+    #[cfg(feature = "mcp")]
+    {
+        let section = crate::config::ConfigFormat::read(path)
+            .ok()
+            .and_then(|value| value.get("mcp_proxy").cloned());
+        if let Some(section) = section {
+            let server = section
+                .get("server")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let loaded = match crate::mcp_proxy::McpProxyConfig::load(path) {
+                Ok((agent, _)) => Ok(agent),
+                Err(crate::mcp_proxy::McpProxyError::Agent(errors)) => Err(errors),
+                Err(other) => Err(AgentConfigErrors(vec![AgentConfigError {
+                    file: path.display().to_string(),
+                    entry: Some("mcp_proxy".to_owned()),
+                    message: other.to_string(),
+                }])),
+            };
+            return (loaded, server);
+        }
+    }
+    (AgentConfig::load(path), None)
 }
 
 /// Runs the command line in `std::env::args()` with the hooks and factories
