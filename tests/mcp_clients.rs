@@ -4,8 +4,9 @@
 //! tests/mcp/package.json), unmodified, driven by tests/mcp/client.py and
 //! client.mjs, as clients of `hooks mcp-proxy` in front of the reference
 //! servers `server-filesystem` and `server-everything` (which declare
-//! output schemas), over stdio (the `hooks` binary) and streamable HTTP (a
-//! proxy in this process, with the approval gate). Both SDKs check a
+//! output schemas), over stdio (the `hooks` binary; and a proxy in this
+//! process, with the approval gate, reached through a stdio relay) and
+//! streamable HTTP (a proxy in this process). Both SDKs check a
 //! result's `structuredContent` against the tool's `outputSchema`: every
 //! allowed, blocked, truncated, withheld and gated call must be accepted,
 //! with the content the hooks decided.
@@ -300,68 +301,139 @@ hooks:
     - audit_log
 "#;
 
-/// Over streamable HTTP, a proxy in this process: the same answers, and a
-/// call the approval gate holds until a person approves it in Feishu.
+/// A proxy in this process, reached over streamable HTTP and over stdio
+/// (the client's stdio server is tests/mcp/stdio_relay.py, which relays to
+/// the proxy): the same answers, and a call the approval gate holds until
+/// a person approves it in Feishu.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_clients_accept_every_answer_over_http_and_wait_for_approval() {
+async fn real_clients_accept_every_answer_and_wait_for_approval_in_process() {
     let Some(peers) = clients() else { return };
     let root = files();
     let dir = root.path().display().to_string();
     let (resources, _database, feishu, callback_url) = resources().await;
-    let config =
-        AgentConfig::parse(HTTP_AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
-    let settings = McpProxyConfig::from_value(&json!({
-        "server": "files",
-        "command": server_command(&peers, "server-filesystem", &[dir.as_str()]),
-        "user": "alice",
-        "org": "acme",
-    }))
-    .expect("settings");
-    let proxy = McpProxy::start(config, settings, &resources)
-        .await
-        .expect("the proxy starts");
-    let token = "conformance-http-token";
-    let url = serve_http(&proxy, Some(token)).await;
-    let file = |name: &str| format!("{dir}/{name}");
-    let args = [url, "--token".to_owned(), token.to_owned()];
-    for (n, script) in CLIENTS.into_iter().enumerate() {
-        let written = format!("written-by-{script}.txt");
-        let calls = vec![
-            ("read_text_file", json!({"path": file("short.txt")})),
-            ("read_text_file", json!({"path": file("long.txt")})),
-            ("read_text_file", json!({"path": file("id_rsa")})),
-            (
-                "move_file",
-                json!({"source": file("long.txt"), "destination": file("moved.txt")}),
-            ),
-            (
-                "write_file",
-                json!({"path": file(&written), "content": "approved\n"}),
-            ),
-        ];
-        let mut http_args = vec!["http".to_owned()];
-        http_args.extend(args.iter().cloned());
-        let client = tokio::spawn(async move { run_client(script, &http_args, &calls).await });
-        let card = feishu
-            .wait_for_card(n + 1, Duration::from_secs(60))
+    let start = async |server: &str, command: Vec<String>| {
+        let config =
+            AgentConfig::parse(HTTP_AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+        let settings = McpProxyConfig::from_value(&json!({
+            "server": server, "command": command, "user": "alice", "org": "acme",
+        }))
+        .expect("settings");
+        McpProxy::start(config, settings, &resources)
             .await
-            .expect("a card reaches the approvers");
+            .expect("the proxy starts")
+    };
+    let files_proxy = start(
+        "files",
+        server_command(&peers, "server-filesystem", &[dir.as_str()]),
+    )
+    .await;
+    let token = "conformance-http-token";
+    let http_url = serve_http(&files_proxy, Some(token)).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    let relayed = files_proxy.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let proxy = relayed.clone();
+            tokio::spawn(async move { proxy.serve(stream).await });
+        }
+    });
+    let relay = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/stdio_relay.py");
+    let transports = [
+        (
+            "stdio",
+            vec![
+                "stdio".to_owned(),
+                "--".to_owned(),
+                "python3".to_owned(),
+                relay.display().to_string(),
+                port,
+            ],
+        ),
+        (
+            "http",
+            vec![
+                "http".to_owned(),
+                http_url,
+                "--token".to_owned(),
+                token.to_owned(),
+            ],
+        ),
+    ];
+    let file = |name: &str| format!("{dir}/{name}");
+    let mut cards = 0;
+    for (transport, args) in &transports {
+        for script in CLIENTS {
+            let written = format!("written-by-{script}-over-{transport}.txt");
+            let calls = vec![
+                ("read_text_file", json!({"path": file("short.txt")})),
+                ("read_text_file", json!({"path": file("long.txt")})),
+                ("read_text_file", json!({"path": file("id_rsa")})),
+                (
+                    "move_file",
+                    json!({"source": file("long.txt"), "destination": file("moved.txt")}),
+                ),
+                (
+                    "write_file",
+                    json!({"path": file(&written), "content": "approved\n"}),
+                ),
+            ];
+            let args = args.clone();
+            let client = tokio::spawn(async move { run_client(script, &args, &calls).await });
+            cards += 1;
+            let card = feishu
+                .wait_for_card(cards, Duration::from_secs(60))
+                .await
+                .expect("a card reaches the approvers");
+            assert!(
+                !root.path().join(&written).exists(),
+                "{script} over {transport}: nothing is written before the approval"
+            );
+            let request = card.request_id().expect("buttons").to_owned();
+            let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+            feishu.click(&callback_url, &click).await.expect("click");
+            let lines = client.await.expect("the client task");
+            check_file_calls(script, root.path(), &lines);
+            let gated = accepted(script, "write_file", &lines[4]);
+            assert_eq!(gated["isError"], false, "{transport}: {gated}");
+            assert!(text(gated).contains("Successfully wrote"), "{gated}");
+            assert_eq!(gated["structuredContent"]["content"], text(gated));
+            assert_eq!(
+                std::fs::read_to_string(root.path().join(&written)).expect("written"),
+                "approved\n"
+            );
+        }
+    }
+
+    // server-everything over HTTP: a result without an output schema cut,
+    // one with a schema passed as it came.
+    let everything = start(
+        "everything",
+        server_command(&peers, "server-everything", &["stdio"]),
+    )
+    .await;
+    let url = serve_http(&everything, Some(token)).await;
+    let args = [
+        "http".to_owned(),
+        url,
+        "--token".to_owned(),
+        token.to_owned(),
+    ];
+    for script in CLIENTS {
+        let calls = [
+            ("echo", json!({"message": "m".repeat(100)})),
+            ("get-structured-content", json!({"location": "New York"})),
+        ];
+        let lines = run_client(script, &args, &calls).await;
+        let echo = accepted(script, "echo", &lines[0]);
         assert!(
-            !root.path().join(&written).exists(),
-            "nothing is written before the approval"
+            text(echo).contains("[truncated: showing 40 of 106 characters]"),
+            "{echo}"
         );
-        let request = card.request_id().expect("buttons").to_owned();
-        let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
-        feishu.click(&callback_url, &click).await.expect("click");
-        let lines = client.await.expect("the client task");
-        check_file_calls(script, root.path(), &lines);
-        let gated = accepted(script, "write_file", &lines[4]);
-        assert_eq!(gated["isError"], false, "{gated}");
-        assert!(text(gated).contains("Successfully wrote"), "{gated}");
-        assert_eq!(gated["structuredContent"]["content"], text(gated));
-        assert_eq!(
-            std::fs::read_to_string(root.path().join(&written)).expect("written"),
-            "approved\n"
-        );
+        let structured = accepted(script, "get-structured-content", &lines[1]);
+        assert_eq!(structured["isError"], false, "{structured}");
+        assert!(structured["structuredContent"]["temperature"].is_number());
     }
 }

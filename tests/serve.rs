@@ -139,8 +139,15 @@ async fn start() -> Running {
 }
 
 async fn start_with_ttl(pending_ttl: Duration) -> Running {
+    start_with(AGENT, |settings| settings.pending_ttl = pending_ttl).await
+}
+
+/// A server for the agent `agent_yaml`, with the tests' settings as
+/// `adjust` leaves them.
+async fn start_with(agent_yaml: &str, adjust: impl FnOnce(&mut ServeConfig)) -> Running {
     let (resources, database, feishu, callback_url) = approval_stack::resources().await;
-    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let config =
+        AgentConfig::parse(agent_yaml, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
     let agent = Agent::build(config, &resources).expect("agent");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -150,7 +157,7 @@ async fn start_with_ttl(pending_ttl: Duration) -> Running {
         .org("acme")
         .user("dev")
         .user_header("x-hooks-user");
-    settings.pending_ttl = pending_ttl;
+    adjust(&mut settings);
     tokio::spawn(serve(listener, agent, settings));
     Running {
         url,
@@ -523,35 +530,13 @@ async fn every_refused_post_event_carries_a_replacement() {
 /// a session that holds its share leaves the others theirs.
 #[tokio::test]
 async fn a_busy_server_blocks_pre_events_and_replaces_post_results() {
-    let (resources, _database, _feishu, _callback) = approval_stack::resources().await;
-    let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
-    let mut settings = ServeConfig::with_token(TOKEN);
-    settings.max_concurrent_per_session = 0;
-    let router = hooks::serve::router(agent, settings);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    let http = reqwest::Client::new();
-    let send = async |body: &Value| -> Value {
-        http.post(&url)
-            .bearer_auth(TOKEN)
-            .json(body)
-            .send()
-            .await
-            .expect("sent")
-            .json()
-            .await
-            .expect("json")
-    };
-    let answer = send(&fixture("pre_tool_use")).await;
+    let server = start_with(AGENT, |settings| settings.max_concurrent_per_session = 0).await;
+    let (_, answer) = server.post(&fixture("pre_tool_use")).await;
     assert_eq!(
         answer["hookSpecificOutput"]["permissionDecision"], "deny",
         "{answer}"
     );
-    let answer = send(&fixture("post_tool_use")).await;
+    let (_, answer) = server.post(&fixture("post_tool_use")).await;
     let replaced = &answer["hookSpecificOutput"]["updatedToolOutput"];
     assert!(
         replaced["stdout"]
@@ -560,6 +545,75 @@ async fn a_busy_server_blocks_pre_events_and_replaces_post_results() {
         "{answer}"
     );
     assert!(!answer.to_string().contains("nothing to commit"));
+}
+
+/// One peer sending bodies slowly holds at most half the reading turns:
+/// its next request is refused at once (and, unreadable, stops the
+/// session), while the body it is still sending holds no answering slot.
+#[tokio::test]
+async fn a_peer_sending_slowly_holds_only_its_share_of_reads() {
+    let server = start_with(AGENT, |settings| settings.max_concurrent = 2).await;
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/hook")
+        .to_owned();
+    let mut slow = tokio::net::TcpStream::connect(&address)
+        .await
+        .expect("connect");
+    let head = format!(
+        "POST /hook HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{\"session_id\": "
+    );
+    slow.write_all(head.as_bytes()).await.expect("write");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, answer) = server.post(&fixture("pre_tool_use")).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer["continue"], false, "{answer}");
+    assert!(
+        answer.to_string().contains("as many as one peer may"),
+        "{answer}"
+    );
+    drop(slow);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (_, answer) = server.post(&fixture("pre_tool_use")).await;
+    assert_eq!(answer, json!({}), "the turn is given back: {answer}");
+}
+
+/// A session whose calls wait for a person holds only its own share of
+/// the slots: another session's calls are still answered.
+#[tokio::test]
+async fn a_session_holding_its_share_leaves_the_others_theirs() {
+    let server = start_with(AGENT, |settings| settings.max_concurrent_per_session = 1).await;
+    let held = call(
+        "pre_tool_use",
+        "toolu_held",
+        json!({"command": "./deploy.sh"}),
+    );
+    let (url, http) = (server.url.clone(), server.http.clone());
+    let waiting =
+        tokio::spawn(async move { http.post(url).bearer_auth(TOKEN).json(&held).send().await });
+    server
+        .feishu
+        .wait_for_card(1, Duration::from_secs(15))
+        .await
+        .expect("the gate holds the first call");
+    // The same session again: over its share.
+    let (_, answer) = server
+        .post(&call(
+            "pre_tool_use",
+            "toolu_more",
+            json!({"command": "ls"}),
+        ))
+        .await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(answer.to_string().contains("requests waiting"), "{answer}");
+    // Another session: answered as usual.
+    let mut other = call("pre_tool_use", "toolu_other", json!({"command": "ls"}));
+    other["session_id"] = json!("another-session");
+    let (_, answer) = server.post(&other).await;
+    assert_eq!(answer, json!({}), "{answer}");
+    waiting.abort();
 }
 
 /// Claude Code names an MCP tool `mcp__<server>__<tool>`: its connector is
@@ -904,26 +958,12 @@ async fn a_call_without_its_post_event_is_recorded_as_abandoned() {
 /// `mcp__github__…` calls: 2 a minute, the third denied.
 #[tokio::test]
 async fn a_connector_quota_applies_to_claude_codes_mcp_tools() {
-    let (resources, _database, _feishu, _callback) = approval_stack::resources().await;
-    let config = AgentConfig::parse(
+    let server = start_with(
         "agent: cc\nhooks:\n  class_hooks:\n    - name: connector_rate_limit\n      config:\n        \
          default: { calls: 100, period: 1m }\n        connectors: { github: { calls: 2, period: 1m } }\n",
-        ConfigFormat::Yaml,
-        "agent.yaml",
-        None,
+        |_| {},
     )
-    .expect("config");
-    let agent = Agent::build(config, &resources).expect("agent");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
-    tokio::spawn(serve(
-        listener,
-        agent,
-        ServeConfig::with_token(TOKEN).user("dev"),
-    ));
-    let http = reqwest::Client::new();
+    .await;
     let mut decisions = Vec::new();
     for n in 0..3 {
         let mut pre = call(
@@ -932,16 +972,7 @@ async fn a_connector_quota_applies_to_claude_codes_mcp_tools() {
             json!({"title": "t"}),
         );
         pre["tool_name"] = json!("mcp__github__create_issue");
-        let answer: Value = http
-            .post(&url)
-            .bearer_auth(TOKEN)
-            .json(&pre)
-            .send()
-            .await
-            .expect("sent")
-            .json()
-            .await
-            .expect("json");
+        let (_, answer) = server.post(&pre).await;
         decisions.push(answer["hookSpecificOutput"]["permissionDecision"].clone());
     }
     assert_eq!(decisions, [Value::Null, Value::Null, json!("deny")]);

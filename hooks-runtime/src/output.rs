@@ -179,7 +179,7 @@ impl<'a> ToolOutput<'a> {
             (OutputForm::Value, Value::String(text)) => text.clone(),
             (OutputForm::Value, other) => other.to_string(),
             _ => {
-                let parts = self.parts(Part::Text);
+                let parts = self.texts();
                 let parts: Vec<&str> = parts
                     .iter()
                     .map(String::as_str)
@@ -208,11 +208,7 @@ impl<'a> ToolOutput<'a> {
         match (self.form, self.value) {
             (OutputForm::Value, Value::String(text)) => text.chars().count(),
             (OutputForm::Value, other) => other.to_string().chars().count(),
-            _ => self
-                .parts(Part::Text)
-                .iter()
-                .map(|text| text.chars().count())
-                .sum(),
+            _ => self.texts().iter().map(|text| text.chars().count()).sum(),
         }
     }
 
@@ -247,8 +243,7 @@ impl<'a> ToolOutput<'a> {
             };
             return truncate_text(&text, max_chars).map(Value::String);
         }
-        let texts = self.parts(Part::Text);
-        let copies = self.parts(Part::Copy);
+        let (texts, copies) = self.texts_and_copies();
         let text_cuts = cut_parts(&texts, max_chars);
         // A copy equal to a part takes that part's fate; the rest are cut
         // to a budget of their own.
@@ -345,16 +340,22 @@ impl<'a> ToolOutput<'a> {
         value
     }
 
-    /// The strings of one kind, in reading order.
-    fn parts(&self, kind: Part) -> Vec<String> {
-        let mut parts = Vec::new();
+    /// The text's parts, in reading order.
+    fn texts(&self) -> Vec<String> {
+        self.texts_and_copies().0
+    }
+
+    /// The text's parts and the copy's strings, in reading order, from one
+    /// walk (over a copy: the walk is the one that writes changes back, so
+    /// reading and writing visit the same strings in the same order).
+    fn texts_and_copies(&self) -> (Vec<String>, Vec<String>) {
+        let (mut texts, mut copies) = (Vec::new(), Vec::new());
         let mut value = self.value.clone();
-        walk(&mut value, self.form, &mut |part, text| {
-            if part == kind {
-                parts.push(text.clone());
-            }
+        walk(&mut value, self.form, &mut |part, text| match part {
+            Part::Text => texts.push(std::mem::take(text)),
+            Part::Copy => copies.push(std::mem::take(text)),
         });
-        parts
+        (texts, copies)
     }
 }
 

@@ -53,12 +53,11 @@ pub async fn forward(
     input: Vec<u8>,
     timeout: Duration,
 ) -> ClientAnswer {
-    let copy = input.clone();
-    let answer = send(url, token, input, timeout).await;
+    let answer = send(url, token, &input, timeout).await;
     if answer.code == 0 {
         return answer;
     }
-    withheld_if_post(&copy, answer)
+    withheld_if_post(&input, answer)
 }
 
 /// The answer to a hook input that cannot be forwarded, or whose answer
@@ -111,7 +110,7 @@ fn withheld_if_post(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
     }
 }
 
-async fn send(url: &str, token: Option<&str>, input: Vec<u8>, timeout: Duration) -> ClientAnswer {
+async fn send(url: &str, token: Option<&str>, input: &[u8], timeout: Duration) -> ClientAnswer {
     // Never follow a redirect: the token would go wherever it points.
     let client = match reqwest::Client::builder()
         .timeout(timeout)
@@ -125,11 +124,10 @@ async fn send(url: &str, token: Option<&str>, input: Vec<u8>, timeout: Duration)
             ));
         }
     };
-    let input_copy = input.clone();
     let mut request = client
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(input);
+        .body(input.to_vec());
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -187,7 +185,7 @@ async fn send(url: &str, token: Option<&str>, input: Vec<u8>, timeout: Duration)
             );
         }
     };
-    let pre = serde_json::from_slice::<Value>(&input_copy)
+    let pre = serde_json::from_slice::<Value>(input)
         .ok()
         .and_then(|input| {
             input

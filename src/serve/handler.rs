@@ -6,8 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
+use std::net::SocketAddr;
+
 use axum::body::Body;
 use axum::extract::State;
+use axum::extract::{ConnectInfo, Request};
 use axum::http::header::{CONTENT_TYPE, HOST};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -50,22 +53,24 @@ const BODY_DEADLINE: Duration = Duration::from_secs(30);
 /// A request takes one of the answering slots only once it is admitted and
 /// its body is read and understood, so a peer that sends nothing, or
 /// slowly, holds none; and one session may hold at most
-/// [`ServeConfig::max_concurrent_per_session`] of them.
-pub(super) async fn hook(
-    State(server): State<Arc<Server>>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+/// [`ServeConfig::max_concurrent_per_session`] of them. Bodies are read
+/// at most twice the slots at once, and one peer address reads at most
+/// half the slots at once.
+pub(super) async fn hook(State(server): State<Arc<Server>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
     if let Err((status, message)) = server.admit(&headers) {
         return refuse(status, message);
     }
-    let Some(reading) = server.slots.read(BODY_DEADLINE).await else {
-        return Json(answer::unreadable(
-            "the hook server is reading as many inputs as it allows; the call is blocked",
-            None,
-            None,
-        ))
-        .into_response();
+    // The peer's address, when the server was started with it
+    // ([`serve`](super::serve) is; a router mounted elsewhere may not be).
+    let peer = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip());
+    let reading = match server.slots.read(peer, BODY_DEADLINE).await {
+        Ok(reading) => reading,
+        Err(reason) => return Json(answer::unreadable(&reason, None, None)).into_response(),
     };
     let body = match read_body(body, server.config.max_body).await {
         Ok(body) => body,

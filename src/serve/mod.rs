@@ -132,7 +132,11 @@ pub async fn serve(
             server.in_flight.sweep();
         }
     });
-    let served = axum::serve(listener, router).await;
+    let served = axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .await;
     sweeper.abort();
     Ok(served?)
 }

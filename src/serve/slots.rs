@@ -2,6 +2,8 @@
 //! per session.
 
 use std::collections::HashMap;
+use std::hash::Hash;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -17,6 +19,9 @@ pub(super) struct Slots {
     held: Arc<Semaphore>,
     posts: Arc<Semaphore>,
     reading: Arc<Semaphore>,
+    /// Bodies being read per peer address, and the most one peer may.
+    peers: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    per_peer: usize,
     sessions: Arc<Mutex<HashMap<SessionPool, usize>>>,
     per_session: usize,
 }
@@ -27,8 +32,20 @@ type SessionPool = (bool, String);
 /// A taken slot, given back when dropped.
 pub(super) struct Slot {
     _permit: OwnedSemaphorePermit,
-    session: SessionPool,
-    sessions: Arc<Mutex<HashMap<SessionPool, usize>>>,
+    _session: Counted<SessionPool>,
+}
+
+/// Leave to read one body, given back when dropped.
+pub(super) struct Reading {
+    _permit: OwnedSemaphorePermit,
+    _peer: Option<Counted<IpAddr>>,
+}
+
+/// One count in a map of counts, taken back when dropped (the entry goes
+/// at zero, so the map holds only what is in use).
+struct Counted<K: Eq + Hash> {
+    key: K,
+    counts: Arc<Mutex<HashMap<K, usize>>>,
 }
 
 impl Slots {
@@ -37,6 +54,8 @@ impl Slots {
             held: Arc::new(Semaphore::new(total)),
             posts: Arc::new(Semaphore::new(total)),
             reading: Arc::new(Semaphore::new(total.saturating_mul(2).max(1))),
+            peers: Arc::new(Mutex::new(HashMap::new())),
+            per_peer: (total / 2).max(1),
             sessions: Arc::new(Mutex::new(HashMap::new())),
             per_session,
         }
@@ -44,12 +63,45 @@ impl Slots {
 
     /// Leave to read a request's body: at most twice the slots are read at
     /// once (each up to the body cap), the rest wait their turn, up to
-    /// `deadline`.
-    pub(super) async fn read(&self, deadline: std::time::Duration) -> Option<OwnedSemaphorePermit> {
-        tokio::time::timeout(deadline, self.reading.clone().acquire_owned())
+    /// `deadline`; and one peer address reads at most half the slots at
+    /// once, so one machine sending slowly cannot hold every turn. Why not,
+    /// when refused.
+    pub(super) async fn read(
+        &self,
+        peer: Option<IpAddr>,
+        deadline: std::time::Duration,
+    ) -> Result<Reading, String> {
+        let counted = match peer {
+            Some(ip) => {
+                let mut peers = lock(&self.peers);
+                let count = peers.entry(ip).or_insert(0);
+                if *count >= self.per_peer {
+                    return Err(format!(
+                        "{ip} is sending {} hook inputs at once, as many as one peer may; the \
+                         call is blocked",
+                        self.per_peer
+                    ));
+                }
+                *count += 1;
+                Some(Counted {
+                    key: ip,
+                    counts: self.peers.clone(),
+                })
+            }
+            None => None,
+        };
+        let permit = tokio::time::timeout(deadline, self.reading.clone().acquire_owned())
             .await
-            .ok()?
             .ok()
+            .and_then(Result::ok)
+            .ok_or_else(|| {
+                "the hook server is reading as many inputs as it allows; the call is blocked"
+                    .to_owned()
+            })?;
+        Ok(Reading {
+            _permit: permit,
+            _peer: counted,
+        })
     }
 
     /// A slot for `input`, or why there is none.
@@ -79,29 +131,29 @@ impl Slots {
         sessions.insert(key.clone(), count + 1);
         Ok(Slot {
             _permit: permit,
-            session: key,
-            sessions: self.sessions.clone(),
+            _session: Counted {
+                key,
+                counts: self.sessions.clone(),
+            },
         })
     }
 }
 
-impl Drop for Slot {
+impl<K: Eq + Hash> Drop for Counted<K> {
     fn drop(&mut self) {
-        let mut sessions = lock(&self.sessions);
-        if let Some(count) = sessions.get_mut(&self.session) {
+        let mut counts = lock(&self.counts);
+        if let Some(count) = counts.get_mut(&self.key) {
             *count -= 1;
             if *count == 0 {
-                sessions.remove(&self.session);
+                counts.remove(&self.key);
             }
         }
     }
 }
 
-fn lock(
-    sessions: &Mutex<HashMap<SessionPool, usize>>,
-) -> std::sync::MutexGuard<'_, HashMap<SessionPool, usize>> {
+fn lock<K>(counts: &Mutex<HashMap<K, usize>>) -> std::sync::MutexGuard<'_, HashMap<K, usize>> {
     // Each change is one counter step: a poisoned map is still whole.
-    sessions
+    counts
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
