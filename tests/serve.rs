@@ -47,6 +47,12 @@ async fn no_private_keys(ctx: &HookContext) -> HookResult {
     }
 }
 
+/// A hook written for `hooks mcp-proxy`: it returns a whole MCP result.
+#[post_tool_use(when = tool_name == "mcp__files__envelope")]
+async fn mcp_envelope(_ctx: &HookContext) -> HookResult {
+    HookResult::allow().with_result(json!({"content": [{"type": "text", "text": "enveloped"}]}))
+}
+
 #[session_start]
 async fn house_rules(ctx: &HookContext) -> HookResult {
     HookResult::allow().with_context(format!(
@@ -62,6 +68,7 @@ hooks:
     - no_rm_rf
     - no_force_push
     - no_private_keys
+    - mcp_envelope
     - house_rules
     - name: approval_gate
       config:
@@ -547,9 +554,9 @@ async fn a_busy_server_blocks_pre_events_and_replaces_post_results() {
     assert!(!answer.to_string().contains("nothing to commit"));
 }
 
-/// One peer sending bodies slowly holds at most half the reading turns:
-/// its next request is refused at once (and, unreadable, stops the
-/// session), while the body it is still sending holds no answering slot.
+/// One peer sending bodies slowly holds at most half the reading turns
+/// (here one): its next request waits for the turn, and is answered once
+/// the slow one is gone; the slow body holds no answering slot meanwhile.
 #[tokio::test]
 async fn a_peer_sending_slowly_holds_only_its_share_of_reads() {
     let server = start_with(AGENT, |settings| settings.max_concurrent = 2).await;
@@ -567,17 +574,26 @@ async fn a_peer_sending_slowly_holds_only_its_share_of_reads() {
     );
     slow.write_all(head.as_bytes()).await.expect("write");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (status, answer) = server.post(&fixture("pre_tool_use")).await;
-    assert_eq!(status, 200);
-    assert_eq!(answer["continue"], false, "{answer}");
-    assert!(
-        answer.to_string().contains("as many as one peer may"),
-        "{answer}"
-    );
+    let (url, http) = (server.url.clone(), server.http.clone());
+    let next = tokio::spawn(async move {
+        http.post(url)
+            .bearer_auth(TOKEN)
+            .json(&fixture("pre_tool_use"))
+            .send()
+            .await
+            .expect("answer")
+            .json::<Value>()
+            .await
+            .expect("json")
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!next.is_finished(), "the peer's one turn is taken");
     drop(slow);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let (_, answer) = server.post(&fixture("pre_tool_use")).await;
-    assert_eq!(answer, json!({}), "the turn is given back: {answer}");
+    let answer = tokio::time::timeout(Duration::from_secs(10), next)
+        .await
+        .expect("answered once the turn is back")
+        .expect("task");
+    assert_eq!(answer, json!({}), "{answer}");
 }
 
 /// A session whose calls wait for a person holds only its own share of
@@ -635,6 +651,30 @@ async fn an_mcp_tools_connector_is_its_server() {
         .find(|r| r.tool_call_id == "toolu_gh")
         .expect("row");
     assert_eq!(row.connector.as_deref(), Some("github"));
+}
+
+/// A rewrite in a form Claude Code does not read in place of an MCP tool's
+/// result (a whole MCP result) is sent as its content blocks.
+#[tokio::test]
+async fn an_mcp_rewrite_is_sent_as_content_blocks() {
+    let server = start().await;
+    let mut pre = call("pre_tool_use", "toolu_env", json!({}));
+    pre["tool_name"] = json!("mcp__files__envelope");
+    server.post(&pre).await;
+    let mut post = pre.clone();
+    post["hook_event_name"] = json!("PostToolUse");
+    post["tool_response"] = json!([{"type": "text", "text": "original"}]);
+    let (_, answer) = server.post(&post).await;
+    let specific = &answer["hookSpecificOutput"];
+    assert_eq!(
+        specific["updatedToolOutput"],
+        json!([{"type": "text", "text": "enveloped"}]),
+        "{answer}"
+    );
+    assert_eq!(
+        specific["updatedMCPToolOutput"],
+        specific["updatedToolOutput"]
+    );
 }
 
 /// A post event pairs only with its own session's pre event, and only when

@@ -190,15 +190,16 @@ impl<'a> ToolOutput<'a> {
         }
     }
 
-    /// Every string a model could be shown of the result, joined with
-    /// newlines: the text, its structured copy (some clients show that
-    /// instead of the text blocks), and every other string but `type` tags
-    /// and binary data. What a guard looking for something that must not
-    /// reach the model should search.
+    /// Every string of the result, joined with newlines: the text, its
+    /// structured copy (some clients show that instead of the text blocks),
+    /// `type` values, media, every other string. What a guard looking for
+    /// something that must not reach the model should search.
     pub fn all_text(&self) -> String {
         let mut parts = Vec::new();
         let mut value = self.value.clone();
-        each_leaf(&mut value, &mut |text| parts.push(text.clone()));
+        leaves(&mut value, Skip::Nothing, &mut |text| {
+            parts.push(std::mem::take(text))
+        });
         parts.join("\n")
     }
 
@@ -213,12 +214,12 @@ impl<'a> ToolOutput<'a> {
     }
 
     /// The result with `change` applied to every string the model may be
-    /// shown — the text, its copies, and every other string but `type`
-    /// tags and binary data (an image's base64, a MIME type) — in the same
-    /// shape. For redaction. Object keys are left as they are.
+    /// shown — the text, its copies, `type` values, every other string but
+    /// media (an image's or PDF's base64, a MIME type) — in the same shape.
+    /// For redaction. Object keys are left as they are.
     pub fn map_text(&self, mut change: impl FnMut(&str) -> String) -> Value {
         let mut value = self.value.clone();
-        each_leaf(&mut value, &mut |text| *text = change(text));
+        leaves(&mut value, Skip::Media, &mut |text| *text = change(text));
         value
     }
 
@@ -262,7 +263,7 @@ impl<'a> ToolOutput<'a> {
             .cloned()
             .collect();
         let other_cuts = cut_parts(&others, max_chars);
-        let over_copy = self.form == OutputForm::McpResult
+        let over_copy = self.form != OutputForm::Value
             && self.value.get("structuredContent").is_some_and(|copy| {
                 copy.to_string().chars().count() > copy_bound(max_chars, &texts, &copies)
             });
@@ -290,9 +291,7 @@ impl<'a> ToolOutput<'a> {
                 }
             },
         });
-        if self.form == OutputForm::McpResult
-            && let Value::Object(result) = &mut value
-        {
+        if let Value::Object(result) = &mut value {
             let bound = copy_bound(max_chars, &texts, &copies);
             if result
                 .get("structuredContent")
@@ -337,6 +336,12 @@ impl<'a> ToolOutput<'a> {
         if first {
             return Value::String(notice.to_owned());
         }
+        // Nothing of the original stays: no image, no PDF, no structured
+        // copy (Claude Code shows Bash's instead of its stdout).
+        leaves(&mut value, Skip::AllButMedia, &mut |data| data.clear());
+        if let Value::Object(fields) = &mut value {
+            fields.remove("structuredContent");
+        }
         value
     }
 
@@ -370,7 +375,10 @@ fn copy_bound(max_chars: usize, texts: &[String], copies: &[String]) -> usize {
         .map(|text| text.chars().count())
         .sum::<usize>()
         .min(max_chars);
-    2 * (kept + longest_marker) + max_chars + 1024
+    kept.saturating_add(longest_marker)
+        .saturating_mul(2)
+        .saturating_add(max_chars)
+        .saturating_add(1024)
 }
 
 /// Visits the strings of `value` that `form` names, in reading order: the
@@ -448,20 +456,57 @@ fn mcp_block(block: &mut Value, visit: &mut dyn FnMut(Part, &mut String)) {
 /// Every string leaf under `value` but `type` tags and binary data, in
 /// document order.
 fn each_leaf(value: &mut Value, visit: &mut dyn FnMut(&mut String)) {
+    leaves(value, Skip::TagsAndMedia, visit);
+}
+
+/// Which strings a walk over a whole value leaves out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Skip {
+    /// `type` tags and media (not text: changing them breaks the shape or
+    /// the image).
+    TagsAndMedia,
+    /// Media only (redaction may change a `type` value: a tag is never
+    /// what a pattern for secrets matches, and a secret may sit there).
+    Media,
+    /// Nothing: every string.
+    Nothing,
+    /// Everything but media: visits only media strings.
+    AllButMedia,
+}
+
+/// Visits the string leaves under `value`, in document order, but what
+/// `skip` leaves out. A `type` tag is a string under the key `type`; media
+/// is a string under a key of [`BINARY_KEYS`] in an object that says what
+/// it is (has a `type`, `mimeType` or `media_type` string): an MCP image
+/// or audio block, a blob resource, Claude Code's image or PDF read. A
+/// `data` that is an object, or a string in an object that says nothing of
+/// itself, is not media.
+fn leaves(value: &mut Value, skip: Skip, visit: &mut dyn FnMut(&mut String)) {
     match value {
-        Value::String(text) => visit(text),
+        Value::String(text) if skip != Skip::AllButMedia => visit(text),
+        Value::String(_) => {}
         Value::Array(items) => {
             for item in items {
-                each_leaf(item, visit);
+                leaves(item, skip, visit);
             }
         }
         Value::Object(fields) => {
+            let described = ["type", "mimeType", "media_type"]
+                .iter()
+                .any(|key| fields.get(*key).is_some_and(Value::is_string));
             for (key, item) in fields {
+                let media = described && item.is_string() && BINARY_KEYS.contains(&key.as_str());
                 let tag = key == "type" && item.is_string();
-                if tag || BINARY_KEYS.contains(&key.as_str()) {
-                    continue;
+                match skip {
+                    Skip::AllButMedia if media => {
+                        if let Value::String(text) = item {
+                            visit(text);
+                        }
+                    }
+                    Skip::TagsAndMedia if tag || media => {}
+                    Skip::Media if media => {}
+                    _ => leaves(item, skip, visit),
                 }
-                each_leaf(item, visit);
             }
         }
         _ => {}
@@ -640,6 +685,29 @@ mod tests {
         assert_eq!(mapped["content"][0]["mimeType"], "image/png");
         assert_eq!(mapped["content"][1]["description"], "***");
         assert_eq!(mapped["content"][2]["text"], "***");
+    }
+
+    #[test]
+    fn only_described_media_is_left_alone() {
+        // A `data` wrapper of an API's answer is text, not media.
+        let result = json!({"content": [{"type": "text", "text": "ok"}],
+                            "structuredContent": {"data": {"token": "sk-1"}, "type": "sk-2"}});
+        let output = ToolOutput::new(&result, OutputForm::McpResult);
+        assert!(output.all_text().contains("sk-1") && output.all_text().contains("sk-2"));
+        let mapped = output.map_text(|text| text.replace("sk-", "[key]"));
+        assert!(!mapped.to_string().contains("sk-"), "{mapped}");
+    }
+
+    #[test]
+    fn withholding_leaves_no_media_and_no_structured_copy() {
+        let pdf = json!({"type": "pdf", "file": {"filePath": "/k.pdf", "base64": "JVBERi0x", "originalSize": 9}});
+        let withheld = ToolOutput::new(&pdf, OutputForm::claude_code("Read")).replaced("withheld");
+        assert!(!withheld.to_string().contains("JVBERi0x"), "{withheld}");
+        let bash = json!({"stdout": "a", "stderr": "", "interrupted": false, "isImage": false,
+                          "structuredContent": [{"rows": 3, "secret": "s"}]});
+        let withheld = ToolOutput::new(&bash, OutputForm::claude_code("Bash")).replaced("withheld");
+        assert_eq!(withheld["stdout"], "withheld");
+        assert!(withheld.get("structuredContent").is_none(), "{withheld}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::input::Event;
-use crate::output::{OutputForm, ToolOutput};
+use crate::output::{OutputForm, ToolOutput, same_shape};
 
 /// `PreToolUse` denied: the reason is what the model reads.
 pub(super) fn deny(reason: &str) -> Value {
@@ -65,10 +65,16 @@ fn honoured(tool: &str, replacement: &Value) -> bool {
     if tool.starts_with("mcp__") {
         return replacement.is_string() || replacement.is_array();
     }
-    matches!(
-        tool,
-        "Bash" | "Read" | "Write" | "Edit" | "MultiEdit" | "Grep" | "Glob"
-    ) && replacement.is_object()
+    shape_tried(tool) && replacement.is_object()
+}
+
+/// Whether the shape Claude Code reads for `tool`'s result was tried.
+fn shape_tried(tool: &str) -> bool {
+    tool.starts_with("mcp__")
+        || matches!(
+            tool,
+            "Bash" | "Read" | "Write" | "Edit" | "MultiEdit" | "Grep" | "Glob"
+        )
 }
 
 /// Blocked, and the session stopped: for what cannot be replaced.
@@ -82,14 +88,23 @@ fn stop_unchecked(reason: &str) -> Value {
 /// known here).
 pub(super) fn replacement(tool: &str, response: Option<&Value>, notice: &str) -> Value {
     let form = OutputForm::claude_code(tool);
-    if let Some(response) = response {
-        return ToolOutput::new(response, form).replaced(notice);
+    let read_text = |path: &str| {
+        json!({"type": "text", "file": {
+            "filePath": path, "content": notice, "numLines": 1, "startLine": 1, "totalLines": 1,
+        }})
+    };
+    match (tool, response) {
+        // An image or a PDF read has no text to put the notice in: the
+        // notice is read as text instead (Read's other shape).
+        ("Read", Some(response)) if response["type"] != "text" => {
+            return read_text(response["file"]["filePath"].as_str().unwrap_or_default());
+        }
+        (_, Some(response)) => return ToolOutput::new(response, form).replaced(notice),
+        (_, None) => {}
     }
     match tool {
         "Bash" => json!({"stdout": notice, "stderr": "", "interrupted": false, "isImage": false}),
-        "Read" => json!({"type": "text", "file": {
-            "filePath": "", "content": notice, "numLines": 1, "startLine": 1, "totalLines": 1,
-        }}),
+        "Read" => read_text(""),
         _ if form == OutputForm::McpResult => json!([{"type": "text", "text": notice}]),
         _ => Value::String(notice.to_owned()),
     }
@@ -128,10 +143,46 @@ pub(super) fn unreadable(reason: &str, event: Option<Event>, tool: Option<&str>)
     }
 }
 
+/// A post event whose result the hooks rewrote into `output`, in a form
+/// the client reads: for an MCP tool, content blocks or a string (an MCP
+/// result's `content` is taken out of its envelope; anything else becomes
+/// its text); for a built-in tool, `output` when it keeps the shape of
+/// `response` (the chain fits rewrites into it), else the rewrite's text in
+/// that shape. Where Claude Code is not known to read it (a tool whose
+/// shape was not tried, a result with no text to hold it), the session
+/// also stops rather than the model reading the original.
+pub(super) fn rewrite(tool: &str, event: &str, response: &Value, output: &Value) -> Value {
+    let sent = if tool.starts_with("mcp__") {
+        match output {
+            Value::String(_) | Value::Array(_) => output.clone(),
+            Value::Object(result) if result.get("content").is_some_and(Value::is_array) => {
+                result["content"].clone()
+            }
+            other => Value::String(ToolOutput::new(other, OutputForm::Leaves).text()),
+        }
+    } else if same_shape(response, output) {
+        output.clone()
+    } else {
+        let text = match output {
+            Value::String(text) => text.clone(),
+            other => ToolOutput::new(other, OutputForm::Leaves).text(),
+        };
+        replacement(tool, Some(response), &text)
+    };
+    let mut answer = rewritten_output(tool, event, &sent);
+    if shape_tried(tool) && !honoured(tool, &sent) {
+        let reason = "the hooks rewrote the result into something Claude Code does not read in \
+                      place of it; the session is stopped";
+        answer["continue"] = false.into();
+        answer["stopReason"] = reason.into();
+    }
+    answer
+}
+
 /// A post event whose result a hook rewrote: `updatedToolOutput`, and for
 /// an MCP tool (`mcp__server__tool`) `updatedMCPToolOutput` as well (the
 /// key older clients read).
-pub(super) fn rewritten_output(tool: &str, event: &str, output: &Value) -> Value {
+fn rewritten_output(tool: &str, event: &str, output: &Value) -> Value {
     let mut specific = Map::new();
     specific.insert("hookEventName".into(), event.into());
     specific.insert("updatedToolOutput".into(), output.clone());

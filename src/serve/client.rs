@@ -68,8 +68,9 @@ pub fn refused(input: &[u8], reason: String) -> ClientAnswer {
     withheld_if_post(input, ClientAnswer::blocked(reason))
 }
 
-/// A blocked `answer` in the terms of the input's event: a pre event (or a
-/// session start) exits 2 with the reason; a post event gets the reason in
+/// A blocked `answer` in the terms of the input's event: a pre event exits
+/// 2 with the reason; a session start prints `continue: false`, exit 0; a
+/// post event gets the reason in
 /// place of its result, in the tool's shape, exit 0; a tool failure, whose
 /// error Claude Code lets no hook replace, and an event that cannot be told
 /// stop the session (`continue: false` printed; exit 2 as well for the
@@ -90,7 +91,9 @@ fn withheld_if_post(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
     let tool = field("tool_name").or_else(|| input::sniff_tool(input));
     let response = parsed.as_ref().and_then(|input| input.get("tool_response"));
     let (reply, code) = match event {
-        Some(Event::PreToolUse | Event::SessionStart) => return answer,
+        Some(Event::PreToolUse) => return answer,
+        // Exit 2 cannot stop a session; `continue: false` does.
+        Some(Event::SessionStart) => (answer::stop(&answer.stderr), 0),
         Some(Event::PostToolUse) => {
             let reply = match (&tool, response) {
                 (Some(tool), Some(response)) => {

@@ -51,8 +51,9 @@ pub struct ServeConfig {
     /// separately the most post events; one beyond is blocked (a post
     /// event's result replaced by the reason).
     pub max_concurrent: usize,
-    /// The most requests of one session answered at once; one beyond is
-    /// blocked.
+    /// The most requests of one session answered at once, in each of the
+    /// two pools of [`max_concurrent`](Self::max_concurrent); one beyond
+    /// is blocked.
     pub max_concurrent_per_session: usize,
     /// Answer `allow` for a call the hooks let through unchanged. Off by
     /// default: the server then says nothing, and the client's own

@@ -374,8 +374,8 @@ impl Server {
             (Observation::Output(output), ToolOutcome::Success(result)) if output == result => {
                 answer::nothing()
             }
-            (Observation::Output(output), ToolOutcome::Success(_)) => {
-                answer::rewritten_output(&call.name, event.name(), output)
+            (Observation::Output(output), ToolOutcome::Success(response)) => {
+                answer::rewrite(&call.name, event.name(), response, output)
             }
             (Observation::Output(output), ToolOutcome::Error(_)) => {
                 json!({"hookSpecificOutput": {

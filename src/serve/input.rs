@@ -168,8 +168,10 @@ pub(super) fn sniff_tool(body: &[u8]) -> Option<String> {
     sniff(body, "tool_name")
 }
 
-/// The string value of the first `"key"` in the first 4 KiB of `body`, when
-/// it has no escapes.
+/// The string value of the first `"key"` in the first [`SNIFFED`] bytes of
+/// `body`, when it has no escapes. The first is the client's own: a key
+/// inside a string value is escaped (`\"key\"`), and the tool's input and
+/// output come after the event and tool names.
 fn sniff(body: &[u8], key: &str) -> Option<String> {
     let text = String::from_utf8_lossy(&body[..body.len().min(SNIFFED)]);
     let after = text.split(&format!("\"{key}\"")).nth(1)?;
@@ -182,8 +184,10 @@ fn sniff(body: &[u8], key: &str) -> Option<String> {
     (!value.contains('\\')).then(|| value.to_owned())
 }
 
-/// How much of an unreadable input is looked at for its event and tool.
-pub(super) const SNIFFED: usize = 4096;
+/// How much of an unreadable input is looked at for its event and tool:
+/// room for the fields Claude Code writes before them (`transcript_path`
+/// and `cwd`, each a path the model can make long).
+pub(super) const SNIFFED: usize = 64 * 1024;
 
 /// Connector and action of a Claude Code MCP tool, `mcp__<server>__<tool>`:
 /// the server, as `hooks mcp-proxy` names it, and the server's own name of

@@ -19,8 +19,9 @@ pub(super) struct Slots {
     held: Arc<Semaphore>,
     posts: Arc<Semaphore>,
     reading: Arc<Semaphore>,
-    /// Bodies being read per peer address, and the most one peer may.
-    peers: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    /// Each peer address's turns to read, while it has a body being read
+    /// or waiting, and how many turns one peer has.
+    peers: Arc<Mutex<HashMap<IpAddr, Arc<Semaphore>>>>,
     per_peer: usize,
     sessions: Arc<Mutex<HashMap<SessionPool, usize>>>,
     per_session: usize,
@@ -38,7 +39,27 @@ pub(super) struct Slot {
 /// Leave to read one body, given back when dropped.
 pub(super) struct Reading {
     _permit: OwnedSemaphorePermit,
-    _peer: Option<Counted<IpAddr>>,
+    _own: Option<OwnedSemaphorePermit>,
+    // Declared last: dropped after the permit is given back.
+    _peer: Option<PeerTurn>,
+}
+
+/// A peer's use of its turns: its entry goes when no body of it is read
+/// or waits, so the map holds only peers being read.
+struct PeerTurn {
+    ip: IpAddr,
+    turns: Arc<Semaphore>,
+    peers: Arc<Mutex<HashMap<IpAddr, Arc<Semaphore>>>>,
+}
+
+impl Drop for PeerTurn {
+    fn drop(&mut self) {
+        let mut peers = lock(&self.peers);
+        // The map's handle and this one: nobody else reads or waits.
+        if Arc::strong_count(&self.turns) == 2 {
+            peers.remove(&self.ip);
+        }
+    }
 }
 
 /// One count in a map of counts, taken back when dropped (the entry goes
@@ -62,46 +83,48 @@ impl Slots {
     }
 
     /// Leave to read a request's body: at most twice the slots are read at
-    /// once (each up to the body cap), the rest wait their turn, up to
-    /// `deadline`; and one peer address reads at most half the slots at
-    /// once, so one machine sending slowly cannot hold every turn. Why not,
-    /// when refused.
+    /// once (each up to the body cap), and one peer address reads at most
+    /// half the slots at once, so one machine sending slowly cannot hold
+    /// every turn; the rest wait their turn, up to `deadline`. Why not,
+    /// when the wait is over.
     pub(super) async fn read(
         &self,
         peer: Option<IpAddr>,
         deadline: std::time::Duration,
     ) -> Result<Reading, String> {
-        let counted = match peer {
-            Some(ip) => {
-                let mut peers = lock(&self.peers);
-                let count = peers.entry(ip).or_insert(0);
-                if *count >= self.per_peer {
-                    return Err(format!(
-                        "{ip} is sending {} hook inputs at once, as many as one peer may; the \
-                         call is blocked",
-                        self.per_peer
-                    ));
-                }
-                *count += 1;
-                Some(Counted {
-                    key: ip,
-                    counts: self.peers.clone(),
-                })
-            }
-            None => None,
-        };
-        let permit = tokio::time::timeout(deadline, self.reading.clone().acquire_owned())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .ok_or_else(|| {
-                "the hook server is reading as many inputs as it allows; the call is blocked"
-                    .to_owned()
-            })?;
-        Ok(Reading {
-            _permit: permit,
-            _peer: counted,
+        let turns = peer.map(|ip| {
+            let mut peers = lock(&self.peers);
+            let turns = peers
+                .entry(ip)
+                .or_insert_with(|| Arc::new(Semaphore::new(self.per_peer)));
+            (ip, turns.clone())
+        });
+        let waited = tokio::time::timeout(deadline, async {
+            let own = match &turns {
+                Some((_, turns)) => Some(turns.clone().acquire_owned().await.ok()?),
+                None => None,
+            };
+            let permit = self.reading.clone().acquire_owned().await.ok()?;
+            Some((own, permit))
         })
+        .await;
+        let peer_turn = turns.map(|(ip, turns)| PeerTurn {
+            ip,
+            turns,
+            peers: self.peers.clone(),
+        });
+        match waited {
+            Ok(Some((own, permit))) => Ok(Reading {
+                _permit: permit,
+                _own: own,
+                _peer: peer_turn,
+            }),
+            _ => Err(
+                "the hook server is reading as many inputs as it allows (from this peer, or in \
+                 all) and none finished in time; the call is blocked"
+                    .to_owned(),
+            ),
+        }
     }
 
     /// A slot for `input`, or why there is none.
@@ -151,8 +174,8 @@ impl<K: Eq + Hash> Drop for Counted<K> {
     }
 }
 
-fn lock<K>(counts: &Mutex<HashMap<K, usize>>) -> std::sync::MutexGuard<'_, HashMap<K, usize>> {
-    // Each change is one counter step: a poisoned map is still whole.
+fn lock<K, V>(counts: &Mutex<HashMap<K, V>>) -> std::sync::MutexGuard<'_, HashMap<K, V>> {
+    // Each change is one insert, step or removal: a poisoned map is whole.
     counts
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
