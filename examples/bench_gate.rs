@@ -1,40 +1,35 @@
-//! Approval gate benchmark: many calls waiting, decisions arriving steadily.
+//! Approval gate benchmark: calls waiting on people, decisions arriving
+//! at a rate people make them.
 //!
-//! Each phase keeps `pending` gated calls waiting (a call that is approved
-//! and has run makes its next gated call at once, so the number waiting stays
-//! put) and decides them at a steady rate for at least five seconds, each
-//! decision through the same scope-checked path a channel callback takes.
-//! It reports:
+//! Gated calls are started at a paced 500/s until 1,000 wait, then until
+//! 10,000 wait (a call that is approved and has run makes its next gated
+//! call at once, so the number waiting stays put). Decisions then arrive
+//! open loop, 100 per second for ten seconds, each on the clock whatever
+//! the earlier ones are doing, through the same scope-checked path a
+//! channel callback takes. It reports:
 //!   * commit→resume: from the decision's commit returning to the tool
 //!     running (the wake-up, the gate's read and its approval stamp);
 //!   * click→resume: from the start of the decision (its own durable write
 //!     included) to the tool running;
-//!   * idle queries/s: statements per second while every call waits and
-//!     nothing is decided (it must not grow with the number pending);
-//!   * statements per decision cycle: what the store issued while deciding
-//!     (the decision, the wake-up, the approval stamp, the card redraw, the
-//!     resumed call's next request and card), per decision.
+//!   * idle statements/s with 1,000 and with 10,000 waiting and nothing
+//!     decided (it must not grow with the number waiting), counted from
+//!     sqlx's own statement events (`sqlx::query` at debug level);
+//!   * resident memory per waiting call, at 10,000 waiting.
 //!
-//! Backends: a SQLite file with the default durability (`synchronous =
-//! FULL`, WAL); and, when `HOOKS_TEST_POSTGRES_URL` is set, PostgreSQL with
-//! two replicas — two `Approvals` on separate pools, decisions delivered to
-//! one, the gates waiting on the other and woken by `LISTEN/NOTIFY`.
-//! Cards go to an in-process channel that only records them, so the figures
-//! are the gate's own, not an IM platform's.
+//! Backends: a SQLite file (WAL, `synchronous = FULL`); and, when
+//! `HOOKS_TEST_POSTGRES_URL` is set, PostgreSQL with two replicas — two
+//! `Approvals` on separate pools, decisions delivered to one, the gates
+//! waiting on the other and woken by `LISTEN/NOTIFY`. On SQLite a second
+//! run writes audit rows to the same file at a paced 10,000 rows/s from
+//! 256 conversations through the audit log's writer, as when one file
+//! serves both. Cards go to an in-process channel that only records them,
+//! so the figures are the gate's own, not an IM platform's.
 //!
-//! On SQLite one more phase (10,000 pending, 1,000/s) runs with audit rows
-//! written to the same file at a paced 10,000 rows/s by 64 conversations
-//! through the audit log's own writer, as when one database serves both: it
-//! reports the audit rows/s that got through beside the gate's figures.
-//!
-//! Run with `cargo run --release --example bench_gate [sqlite|postgres]`;
-//! `bench_gate sqlite 10000 2000 [audit rows/s]` runs one phase.
-//! Targets: SQLite, 10,000 pending, 1,000 decisions/s: p99 commit→resume
-//! under 10 ms; 2,000/s: under 50 ms. PostgreSQL, two replicas, 10,000
-//! pending, 1,000/s: under 20 ms. Idle load independent of the number
-//! pending. The last lines:
-//! `gate: 10000 pending: p50 <A> ms, p99 <B> ms, idle <C> queries/s` (SQLite, 1,000/s) and
-//! `gate-pg: 10000 pending, 2 replicas: p50 <A> ms, p99 <B> ms, idle <C> queries/s`.
+//! Run with `cargo run --release --example bench_gate [sqlite|postgres]`.
+//! Targets: p99 commit→resume under 25 ms on SQLite and under 50 ms on
+//! PostgreSQL (two replicas) with 10,000 waiting and 100 decisions/s; idle
+//! load independent of the number waiting. The summary lines:
+//! `gate-sqlite: p50 <A> ms, p99 <B> ms, …` and `gate-postgres: …`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -103,10 +98,10 @@ impl Channel for RecordingChannel {
     }
 }
 
-/// Where the phase runs.
+/// Where the run goes.
 #[derive(Clone)]
 enum Backend {
-    /// A fresh SQLite file, default durability.
+    /// A fresh SQLite file.
     Sqlite,
     /// Two replicas on this PostgreSQL database.
     Postgres(String),
@@ -116,13 +111,21 @@ impl Backend {
     fn name(&self) -> &'static str {
         match self {
             Backend::Sqlite => "sqlite",
-            Backend::Postgres(_) => "postgres, 2 replicas",
+            Backend::Postgres(_) => "postgres",
         }
     }
 }
 
-/// How long decisions arrive in each phase.
-const DECIDING: Duration = Duration::from_secs(5);
+/// Calls kept waiting, first and then.
+const FEW: usize = 1_000;
+const MANY: usize = 10_000;
+/// How fast gated calls are started while filling up.
+const STARTS_PER_SECOND: u32 = 500;
+/// Decisions per second, and for how long they arrive.
+const DECISIONS_PER_SECOND: u32 = 100;
+const DECIDING: Duration = Duration::from_secs(10);
+/// How long the idle load is counted.
+const IDLE_WINDOW: Duration = Duration::from_secs(6);
 
 struct Figures {
     decisions: usize,
@@ -130,10 +133,39 @@ struct Figures {
     p99_ms: f64,
     click_p50_ms: f64,
     click_p99_ms: f64,
-    idle_queries_per_s: f64,
-    statements_per_decision: f64,
+    idle_few: f64,
+    idle_many: f64,
+    bytes_per_waiting: f64,
     /// Audit rows/s written to the same file during the decisions.
     audit_rows_per_s: Option<f64>,
+}
+
+/// Statements sqlx ran, counted from its `sqlx::query` events.
+static STATEMENTS: AtomicU64 = AtomicU64::new(0);
+
+/// A tracing layer that only counts sqlx's statement events.
+struct CountStatements;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for CountStatements {
+    fn enabled(
+        &self,
+        metadata: &tracing::Metadata<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        metadata.target() == "sqlx::query"
+    }
+
+    fn on_event(&self, _: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        STATEMENTS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// This process's resident memory in bytes (Linux; 0 elsewhere).
+fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
 }
 
 /// One replica: its store, approvals and gate registry.
@@ -170,53 +202,31 @@ async fn replica(url: &str, channel: Arc<RecordingChannel>) -> Replica {
     }
 }
 
-async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32) -> Figures {
-    let tag = format!(
-        "{}-{}",
-        std::process::id(),
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or_default()
-    );
-    let dir = std::env::temp_dir().join(format!("hooks-bench-gate-{tag}-{pending}"));
-    let channel = Arc::new(RecordingChannel::new(format!("bench-{tag}")));
-    // The gates wait on `waiting`; decisions go to `deciding` (the same
-    // replica on SQLite, the other one on PostgreSQL).
-    let (waiting, deciding) = match backend {
-        Backend::Sqlite => {
-            std::fs::create_dir_all(&dir).expect("temporary directory");
-            let url = format!("sqlite://{}", dir.join("gate.db").display());
-            (replica(&url, channel.clone()).await, None)
-        }
-        Backend::Postgres(url) => {
-            let first = replica(url, channel.clone()).await;
-            fresh_postgres_table(&first.database).await;
-            (first, Some(replica(url, channel.clone()).await))
-        }
-    };
-    let deciders_replica = deciding.as_ref().unwrap_or(&waiting);
-    let queries = || {
-        waiting.store.queries_issued()
-            + deciding
-                .as_ref()
-                .map_or(0, |replica| replica.store.queries_issued())
-    };
+/// Gated calls: each waits for its decision, runs, and makes the next.
+struct Calls {
+    registry: HookRegistry,
+    tag: String,
+    /// Call number → when its tool ran.
+    resumed: Arc<Mutex<HashMap<u64, Instant>>>,
+    stop: Arc<AtomicBool>,
+    next_call: Arc<AtomicU64>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
 
-    // Request id → call number (from the card), call number → when its tool ran.
-    let resumed: Arc<Mutex<HashMap<u64, Instant>>> = Arc::default();
-    let stop = Arc::new(AtomicBool::new(false));
-    let next_call = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let calls: Vec<_> = (0..pending)
-        .map(|_| {
-            let registry = waiting.registry.clone();
+impl Calls {
+    /// Starts callers at a paced rate until `count` run.
+    async fn grow_to(&mut self, count: usize) {
+        let mut ticks = tokio::time::interval(Duration::from_secs(1) / STARTS_PER_SECOND);
+        while self.tasks.len() < count {
+            ticks.tick().await;
+            let registry = self.registry.clone();
             let (resumed, stop, next_call, tag) = (
-                resumed.clone(),
-                stop.clone(),
-                next_call.clone(),
-                tag.clone(),
+                self.resumed.clone(),
+                self.stop.clone(),
+                self.next_call.clone(),
+                self.tag.clone(),
             );
-            tokio::spawn(async move {
+            self.tasks.push(tokio::spawn(async move {
                 while !stop.load(Ordering::Relaxed) {
                     let n = next_call.fetch_add(1, Ordering::Relaxed);
                     let ctx = HookContext::tool_call("oa__purchase_pay", json!({"n": n}))
@@ -233,30 +243,74 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
                         })
                         .await;
                     if !report.tool_ran {
-                        // Rejected at the end of the phase.
+                        // Rejected at the end of the run.
                         return;
                     }
                 }
-            })
-        })
-        .collect();
+            }));
+        }
+    }
+}
 
-    while channel.sent.load(Ordering::Relaxed) < pending {
+/// Waits until `cards` cards were sent and the statement count stops
+/// climbing (every gate waits), then counts statements over the idle window.
+async fn idle_statements_per_second(channel: &RecordingChannel, cards: usize) -> f64 {
+    while channel.sent.load(Ordering::Relaxed) < cards {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // Let every gate reach its wait (the statement count stops climbing),
-    // then measure the idle load.
     loop {
-        let before = queries();
+        let before = STATEMENTS.load(Ordering::Relaxed);
         tokio::time::sleep(Duration::from_millis(500)).await;
-        if queries() - before < 5 {
+        if STATEMENTS.load(Ordering::Relaxed) - before < 5 {
             break;
         }
     }
-    let idle_window = Duration::from_secs(6);
-    let before = queries();
-    tokio::time::sleep(idle_window).await;
-    let idle_queries_per_s = (queries() - before) as f64 / idle_window.as_secs_f64();
+    let before = STATEMENTS.load(Ordering::Relaxed);
+    tokio::time::sleep(IDLE_WINDOW).await;
+    (STATEMENTS.load(Ordering::Relaxed) - before) as f64 / IDLE_WINDOW.as_secs_f64()
+}
+
+async fn run(backend: &Backend, audit_rate: u32) -> Figures {
+    let tag = format!(
+        "{}-{}",
+        std::process::id(),
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or_default()
+    );
+    let dir = std::env::temp_dir().join(format!("hooks-bench-gate-{tag}"));
+    let channel = Arc::new(RecordingChannel::new(format!("bench-{tag}")));
+    // The gates wait on `waiting`; decisions go to `deciding` (the same
+    // replica on SQLite, the other one on PostgreSQL).
+    let (waiting, deciding) = match backend {
+        Backend::Sqlite => {
+            std::fs::create_dir_all(&dir).expect("temporary directory");
+            let url = format!("sqlite://{}", dir.join("gate.db").display());
+            (replica(&url, channel.clone()).await, None)
+        }
+        Backend::Postgres(url) => {
+            let first = replica(url, channel.clone()).await;
+            fresh_postgres_table(&first.database).await;
+            (first, Some(replica(url, channel.clone()).await))
+        }
+    };
+    let deciders_replica = deciding.as_ref().unwrap_or(&waiting);
+
+    let mut calls = Calls {
+        registry: waiting.registry.clone(),
+        tag: tag.clone(),
+        resumed: Arc::default(),
+        stop: Arc::new(AtomicBool::new(false)),
+        next_call: Arc::new(AtomicU64::new(0)),
+        tasks: Vec::new(),
+    };
+    let resident_before = resident_bytes();
+    calls.grow_to(FEW).await;
+    let idle_few = idle_statements_per_second(&channel, FEW).await;
+    calls.grow_to(MANY).await;
+    let idle_many = idle_statements_per_second(&channel, MANY).await;
+    let bytes_per_waiting = resident_bytes().saturating_sub(resident_before) as f64 / MANY as f64;
 
     let audit = (audit_rate > 0).then(|| AuditTraffic::start(&waiting.database, audit_rate));
 
@@ -265,9 +319,8 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
         org_id: "acme".into(),
     };
     let decided: Arc<Mutex<Vec<(String, Instant, Instant)>>> = Arc::default();
-    let mut ticks = tokio::time::interval(Duration::from_secs(1) / per_second);
+    let mut ticks = tokio::time::interval(Duration::from_secs(1) / DECISIONS_PER_SECOND);
     let mut deciders = Vec::new();
-    let statements_before = queries();
     let started = Instant::now();
     while started.elapsed() < DECIDING {
         ticks.tick().await;
@@ -279,8 +332,7 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
             approver.clone(),
             decided.clone(),
         );
-        // Each decision from its own task, so the figure is the wake-up
-        // path's latency, not the length of a queue the bench built.
+        // Each decision from its own task, on the clock: open loop.
         deciders.push(tokio::spawn(async move {
             let clicked = Instant::now();
             approvals
@@ -293,7 +345,7 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
                 .push((id, clicked, Instant::now()));
         }));
     }
-    stop.store(true, Ordering::Relaxed);
+    calls.stop.store(true, Ordering::Relaxed);
     for decider in deciders {
         decider.await.expect("decider");
     }
@@ -302,8 +354,6 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
         None => None,
     };
     let decided = std::mem::take(&mut *decided.lock().expect("lock"));
-    let statements_per_decision =
-        (queries() - statements_before) as f64 / decided.len().max(1) as f64;
     // Every approved call runs; wait for the last ones.
     let mut numbers = HashMap::with_capacity(decided.len());
     for (id, _, _) in &decided {
@@ -313,13 +363,13 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
     let deadline = Instant::now() + Duration::from_secs(60);
     while numbers
         .values()
-        .any(|n| !resumed.lock().expect("lock").contains_key(n))
+        .any(|n| !calls.resumed.lock().expect("lock").contains_key(n))
     {
         assert!(Instant::now() < deadline, "approved calls did not resume");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
-    let resumed = resumed.lock().expect("lock").clone();
+    let resumed = calls.resumed.lock().expect("lock").clone();
     let mut latencies = Vec::with_capacity(decided.len());
     let mut click_latencies = Vec::with_capacity(decided.len());
     for (id, clicked, committed) in &decided {
@@ -333,9 +383,9 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
     let at =
         |sorted: &[f64], p: f64| sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)];
 
-    // The calls still waiting are rejected (all at once) so their tasks end.
-    let give_up = Instant::now() + Duration::from_secs(30);
-    while calls.iter().any(|call| !call.is_finished()) && Instant::now() < give_up {
+    // The calls still waiting are rejected so their tasks end.
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while calls.tasks.iter().any(|call| !call.is_finished()) && Instant::now() < give_up {
         let rejections: Vec<_> = std::iter::from_fn(|| channel.next_card())
             .map(|id| {
                 let (approvals, approver) = (deciders_replica.approvals.clone(), approver.clone());
@@ -351,7 +401,7 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    for call in &calls {
+    for call in &calls.tasks {
         call.abort();
     }
     if deciding.is_some() {
@@ -368,14 +418,15 @@ async fn run(backend: &Backend, pending: usize, per_second: u32, audit_rate: u32
         p99_ms: at(&latencies, 0.99),
         click_p50_ms: at(&click_latencies, 0.50),
         click_p99_ms: at(&click_latencies, 0.99),
-        idle_queries_per_s,
-        statements_per_decision,
+        idle_few,
+        idle_many,
+        bytes_per_waiting,
         audit_rows_per_s,
     }
 }
 
 /// Audit rows written at a paced rate through the audit log's own writer,
-/// by 64 conversations each on a steady tick (one waiting for its row to be
+/// by 256 conversations each on a steady tick (one waiting for its row to be
 /// durable catches up on the ticks it missed).
 struct AuditTraffic {
     stop: Arc<AtomicBool>,
@@ -386,7 +437,7 @@ struct AuditTraffic {
 
 impl AuditTraffic {
     fn start(database: &Database, rows_per_second: u32) -> AuditTraffic {
-        const CONVERSATIONS: u32 = 64;
+        const CONVERSATIONS: u32 = 256;
         let registry = HookRegistry::builder()
             .observer(Arc::new(AuditLogHook::new(database.clone())))
             .build()
@@ -443,7 +494,7 @@ impl AuditTraffic {
 /// comparison here, p99 83 ms on a table earlier runs had left against
 /// 38 ms on a fresh one).
 async fn fresh_postgres_table(database: &Database) {
-    let Database::Postgres(pool) = database else {
+    let Some(pool) = database.postgres() else {
         return;
     };
     sqlx::query("DELETE FROM confirmation_requests WHERE channel_kind = 'bench'")
@@ -457,37 +508,22 @@ async fn fresh_postgres_table(database: &Database) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let only = args.first().cloned();
-    // `bench_gate sqlite 10000 2000` runs that one phase (for profiling).
-    // (pending, decisions/s, audit rows/s on the same file: SQLite only).
-    let phases = match (args.get(1), args.get(2)) {
-        (Some(pending), Some(rate)) => vec![(
-            pending.parse().expect("pending: a number"),
-            rate.parse().expect("decisions per second: a number"),
-            args.get(3).map_or(0, |audit| {
-                audit.parse().expect("audit rows per second: a number")
-            }),
-        )],
-        _ => vec![
-            (1_000, 1_000, 0),
-            (1_000, 2_000, 0),
-            (10_000, 1_000, 0),
-            (10_000, 2_000, 0),
-            (10_000, 1_000, 10_000),
-        ],
-    };
+    use tracing_subscriber::layer::SubscriberExt as _;
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(CountStatements))
+        .expect("the statement counter is the only subscriber");
+    let only = std::env::args().nth(1);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let mut backends = Vec::new();
+    let mut runs = Vec::new();
     if only.as_deref() != Some("postgres") {
-        backends.push(Backend::Sqlite);
+        runs.push((Backend::Sqlite, 0));
+        runs.push((Backend::Sqlite, 10_000));
     }
     match std::env::var("HOOKS_TEST_POSTGRES_URL") {
         Ok(url) if !url.is_empty() && only.as_deref() != Some("sqlite") => {
-            backends.push(Backend::Postgres(url));
+            runs.push((Backend::Postgres(url), 0));
         }
         _ if only.as_deref() != Some("sqlite") => {
             println!("(PostgreSQL skipped: HOOKS_TEST_POSTGRES_URL is not set)");
@@ -495,42 +531,38 @@ fn main() {
         _ => {}
     }
     let mut summary = Vec::new();
-    for backend in &backends {
-        for &(pending, per_second, audit_rate) in &phases {
-            let audit_rate = match backend {
-                Backend::Sqlite => audit_rate,
-                Backend::Postgres(_) if audit_rate > 0 => continue,
-                Backend::Postgres(_) => 0,
-            };
-            let figures = runtime.block_on(run(backend, pending, per_second, audit_rate));
-            let audit = figures.audit_rows_per_s.map_or(String::new(), |rows| {
-                format!("; audit on the same file {rows:.0} rows/s (paced at {audit_rate})")
-            });
-            println!(
-                "{:<20} {pending:>6} pending, {per_second} decisions/s ({} decided): \
-                 commit→resume p50 {:.2} ms, p99 {:.2} ms; click→resume p50 {:.2} ms, p99 {:.2} ms; \
-                 idle {:.2} queries/s; {:.1} statements per decision cycle{audit}",
+    for (backend, audit_rate) in &runs {
+        let figures = runtime.block_on(run(backend, *audit_rate));
+        let audit = figures.audit_rows_per_s.map_or(String::new(), |rows| {
+            format!("; audit on the same file {rows:.0} rows/s (paced at {audit_rate})")
+        });
+        println!(
+            "{:<9} {MANY} waiting, {DECISIONS_PER_SECOND} decisions/s ({} decided): \
+             commit→resume p50 {:.2} ms, p99 {:.2} ms; click→resume p50 {:.2} ms, p99 {:.2} ms; \
+             idle {:.2} statements/s at {FEW} waiting, {:.2} at {MANY}; \
+             {:.0} resident bytes per waiting call{audit}",
+            backend.name(),
+            figures.decisions,
+            figures.p50_ms,
+            figures.p99_ms,
+            figures.click_p50_ms,
+            figures.click_p99_ms,
+            figures.idle_few,
+            figures.idle_many,
+            figures.bytes_per_waiting,
+        );
+        if *audit_rate == 0 {
+            summary.push(format!(
+                "gate-{}: p50 {:.2} ms, p99 {:.2} ms ({MANY} waiting, {DECISIONS_PER_SECOND} decisions/s{}), \
+                 idle {:.2} statements/s at {FEW} and {:.2} at {MANY} waiting, {:.0} bytes per waiting call",
                 backend.name(),
-                figures.decisions,
                 figures.p50_ms,
                 figures.p99_ms,
-                figures.click_p50_ms,
-                figures.click_p99_ms,
-                figures.idle_queries_per_s,
-                figures.statements_per_decision
-            );
-            if pending == 10_000 && per_second == 1_000 && audit_rate == 0 {
-                summary.push(match backend {
-                    Backend::Sqlite => format!(
-                        "gate: {pending} pending: p50 {:.2} ms, p99 {:.2} ms, idle {:.2} queries/s",
-                        figures.p50_ms, figures.p99_ms, figures.idle_queries_per_s
-                    ),
-                    Backend::Postgres(_) => format!(
-                        "gate-pg: {pending} pending, 2 replicas: p50 {:.2} ms, p99 {:.2} ms, idle {:.2} queries/s",
-                        figures.p50_ms, figures.p99_ms, figures.idle_queries_per_s
-                    ),
-                });
-            }
+                if matches!(backend, Backend::Postgres(_)) { ", 2 replicas" } else { "" },
+                figures.idle_few,
+                figures.idle_many,
+                figures.bytes_per_waiting,
+            ));
         }
     }
     for line in summary {

@@ -1,48 +1,53 @@
-//! Standard hooks benchmark.
+//! Standard hooks benchmark: the audit log at a paced load, and the
+//! in-memory rate limiter.
 //!
-//! In one run:
-//!   * the audit log with 64 concurrent callers on a SQLite file in WAL mode
-//!     (default durability: `synchronous = FULL`), group commit against one
-//!     transaction per row;
-//!   * in-memory rate-limit checks per second on one thread.
+//! The audit log: 256 callers, each making audited calls on its own steady
+//! tick so that together they arrive at 10,000 calls per second for five
+//! seconds — open loop: a call's time is set by the clock, and a caller
+//! that fell behind starts its late calls at once, their wait counted from
+//! when they were due. A call's wait runs from when it was due to its row's
+//! commit (the audit log answers after the commit). On a SQLite file (WAL,
+//! `synchronous = FULL`: each commit synced) and, with
+//! `HOOKS_TEST_POSTGRES_URL` set, on PostgreSQL. Baseline, same run and
+//! load: the audit log committing each row in a transaction of its own
+//! (`group_commit: false`); a caller stops making calls five seconds past
+//! the window, so the baseline's rows/s is what it got through.
 //!
-//! With `HOOKS_TEST_POSTGRES_URL` set, the audit log on PostgreSQL too.
-//!
-//! Baselines, same run: SQLite's own rate for these rows on this disk —
-//! one task committing transactions of as many rows as group commit gathers
-//! (half the callers: the other half wait for the batch being synced), with
-//! nothing else in the way (no hooks, no queue, no callers to wake) — once
-//! syncing each commit (`synchronous = FULL`, what a writer that syncs
-//! inside its commit can reach) and once not syncing at all (`NORMAL`: the
-//! most any durable writer could reach, as it costs the same CPU and skips
-//! every wait for the disk). Group commit, which syncs the WAL on another
-//! task while the next batch commits, is reported as a share of both.
+//! The limiter: in-memory checks per second on one thread.
 //!
 //! Run with `cargo run --release --example bench_std`.
-//! Targets: group commit ≥ 10× per-row; ≥ 50,000 audited calls/s (SQLite);
-//! ≥ 2,000,000 limiter checks/s.
+//! Targets: every paced row gets through (10,000 rows/s) with a p99 wait
+//! under 50 ms, on SQLite and on PostgreSQL. The summary lines:
+//! `audit-sqlite: rows/s <R>, p50 <A> ms, p99 <B> ms, …`,
+//! `audit-postgres: …` and `limiter: <L> checks/s`.
 
 use std::hint::black_box;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hooks::prelude::*;
-use hooks::std_hooks::{AuditLogHook, Database, DatabaseOptions, MemoryLimiter, Quota};
+use hooks::std_hooks::{AuditLogHook, Database, MemoryLimiter, Quota};
 use serde_json::{Value, json};
 
-const CALLERS: usize = 64;
+const CALLERS: u32 = 256;
+const ROWS_PER_SECOND: u32 = 10_000;
+const WINDOW: Duration = Duration::from_secs(5);
+/// How far past the window a caller behind its schedule keeps calling.
+const GRACE: Duration = Duration::from_secs(5);
 
-/// Audited calls per second with `CALLERS` tasks making `per_caller` calls each.
-/// On `postgres` (a URL) when given, else on a fresh SQLite file.
-async fn audited_calls_per_second(
-    group_commit: bool,
-    per_caller: usize,
-    postgres: Option<&str>,
-) -> f64 {
+struct Figures {
+    rows: usize,
+    rows_per_s: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+/// The audit log at the paced load, on `postgres` (a URL) when given, else
+/// on a fresh SQLite file.
+async fn paced_audit(group_commit: bool, postgres: Option<&str>) -> Figures {
     let dir = std::env::temp_dir().join(format!(
-        "hooks-bench-std-{}-{}",
-        std::process::id(),
-        group_commit
+        "hooks-bench-std-{}-{group_commit}",
+        std::process::id()
     ));
     std::fs::create_dir_all(&dir).expect("temporary directory");
     let url = match postgres {
@@ -57,96 +62,55 @@ async fn audited_calls_per_second(
         .build()
         .expect("registry");
 
-    let started = Instant::now();
+    let interval = Duration::from_secs(u64::from(CALLERS)) / ROWS_PER_SECOND;
+    let started = tokio::time::Instant::now() + Duration::from_millis(100);
+    let waits: Arc<Mutex<Vec<f64>>> = Arc::default();
     let callers: Vec<_> = (0..CALLERS)
         .map(|caller| {
-            let registry = registry.clone();
+            let (registry, waits) = (registry.clone(), waits.clone());
+            // Callers' ticks spread evenly over one interval.
+            let first = started + interval * caller / CALLERS;
             tokio::spawn(async move {
-                for call in 0..per_caller {
+                let mut mine = Vec::new();
+                for call in 0.. {
+                    let due = first + interval * call;
+                    if due >= started + WINDOW
+                        || tokio::time::Instant::now() > started + WINDOW + GRACE
+                    {
+                        break;
+                    }
+                    tokio::time::sleep_until(due).await;
                     let ctx = HookContext::tool_call(
                         "crm__lookup",
-                        json!({"customer": call, "api_key": "secret"}),
+                        json!({"customer": call, "api_key": "sk-bench"}),
                     )
                     .with_conversation(format!("bench-{caller}"))
-                    .with_tool_call_id(format!("call-{call}"))
-                    .with_user("alice");
+                    .with_tool_call_id(format!("call-{call}"));
                     let report = registry
                         .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("found")))
                         .await;
                     assert!(!report.observation.is_blocked(), "{}", report.observation);
+                    mine.push(due.elapsed().as_secs_f64() * 1000.0);
                 }
+                waits.lock().expect("lock").extend(mine);
             })
         })
         .collect();
     for caller in callers {
         caller.await.expect("caller");
     }
-    let elapsed = started.elapsed();
-    let rows = (CALLERS * per_caller) as f64;
+    let elapsed = started.elapsed().max(WINDOW);
     database.close().await;
     let _ = std::fs::remove_dir_all(&dir);
-    rows / elapsed.as_secs_f64()
-}
-
-/// SQLite alone: audit rows per second written by one task in transactions
-/// of `rows_per_transaction` rows, each one round trip (`BEGIN IMMEDIATE;
-/// INSERT …; COMMIT`), in the schema the audit log uses; each commit synced
-/// when `sync_full`.
-async fn sqlite_alone(rows_per_transaction: usize, transactions: usize, sync_full: bool) -> f64 {
-    let dir = std::env::temp_dir().join(format!(
-        "hooks-bench-std-{}-alone-{sync_full}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("temporary directory");
-    let url = format!("sqlite://{}", dir.join("audit.db").display());
-    let options = DatabaseOptions {
-        sync_full,
-        ..DatabaseOptions::default()
-    };
-    let database = Database::connect_with(&url, &options)
-        .await
-        .expect("database");
-    let Database::Sqlite(pool) = &database else {
-        unreachable!("a sqlite:// URL")
-    };
-    let row = format!("({})", vec!["?"; 16].join(", "));
-    let script = format!(
-        "BEGIN IMMEDIATE; INSERT INTO connector_call_logs (conversation_id, tool_call_id, \
-         agent_id, user_id, org_id, surface, tool_name, connector, action, outcome, blocked_by, \
-         reason, args, result_size, observation_size, duration_ms) VALUES {}; COMMIT",
-        vec![row; rows_per_transaction].join(", ")
-    );
-    let mut connection = pool.acquire().await.expect("connection");
-    let started = Instant::now();
-    for transaction in 0..transactions {
-        let mut query = sqlx::query(&script);
-        for index in 0..rows_per_transaction {
-            let call = transaction * rows_per_transaction + index;
-            query = query
-                .bind(format!("bench-{}", call % CALLERS))
-                .bind(format!("call-{}", call / CALLERS))
-                .bind("")
-                .bind("alice")
-                .bind("")
-                .bind("api")
-                .bind("crm__lookup")
-                .bind("crm")
-                .bind("lookup")
-                .bind("ok")
-                .bind(None::<&str>)
-                .bind(None::<&str>)
-                .bind(json!({"customer": call, "api_key": "[redacted]"}).to_string())
-                .bind(7_i64)
-                .bind(7_i64)
-                .bind(0_i64);
-        }
-        query.execute(&mut *connection).await.expect("insert");
+    let mut waits = std::mem::take(&mut *waits.lock().expect("lock"));
+    waits.sort_by(f64::total_cmp);
+    let at = |p: f64| waits[((waits.len() as f64 * p) as usize).min(waits.len() - 1)];
+    Figures {
+        rows: waits.len(),
+        rows_per_s: waits.len() as f64 / elapsed.as_secs_f64(),
+        p50_ms: at(0.50),
+        p99_ms: at(0.99),
     }
-    let elapsed = started.elapsed();
-    drop(connection);
-    database.close().await;
-    let _ = std::fs::remove_dir_all(&dir);
-    (rows_per_transaction * transactions) as f64 / elapsed.as_secs_f64()
 }
 
 /// In-memory limiter checks per second on one thread, over 64 users of 4 connectors.
@@ -174,36 +138,42 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let per_row = runtime.block_on(audited_calls_per_second(false, 30, None));
-    let grouped = runtime.block_on(audited_calls_per_second(true, 600, None));
-    let synced = runtime.block_on(sqlite_alone(CALLERS / 2, 1200, true));
-    let unsynced = runtime.block_on(sqlite_alone(CALLERS / 2, 1200, false));
-    let limiter = limiter_checks_per_second();
-    println!("audit, one transaction per row: {per_row:>12.0} rows/s ({CALLERS} callers)");
-    println!("audit, group commit:            {grouped:>12.0} rows/s ({CALLERS} callers)");
-    println!(
-        "baseline, SQLite syncing:       {synced:>12.0} rows/s (one task, {} rows per transaction, \
-         each commit synced); group commit reaches {:.0}% of it",
-        CALLERS / 2,
-        grouped / synced * 100.0
-    );
-    println!(
-        "baseline, SQLite not syncing:   {unsynced:>12.0} rows/s (the same, nothing synced: \
-         no durable writer gets past it); group commit reaches {:.0}% of it",
-        grouped / unsynced * 100.0
-    );
+    let mut backends = vec![("sqlite", None)];
     match std::env::var("HOOKS_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => {
-            let per_row = runtime.block_on(audited_calls_per_second(false, 30, Some(&url)));
-            let grouped = runtime.block_on(audited_calls_per_second(true, 300, Some(&url)));
-            println!("audit on PostgreSQL, per row:   {per_row:>12.0} rows/s ({CALLERS} callers)");
-            println!("audit on PostgreSQL, grouped:   {grouped:>12.0} rows/s ({CALLERS} callers)");
-        }
+        Ok(url) if !url.is_empty() => backends.push(("postgres", Some(url))),
         _ => println!("(audit on PostgreSQL skipped: HOOKS_TEST_POSTGRES_URL is not set)"),
     }
-    println!("rate limit, in memory:          {limiter:>12.0} checks/s (one thread)");
-    println!(
-        "std: audit {grouped:.0} rows/s (group commit {:.1}x per-row), limiter {limiter:.0} checks/s",
-        grouped / per_row
-    );
+    let mut summary = Vec::new();
+    for (name, url) in &backends {
+        let queued = runtime.block_on(paced_audit(true, url.as_deref()));
+        let per_row = runtime.block_on(paced_audit(false, url.as_deref()));
+        for (how, figures) in [
+            ("queued writer", &queued),
+            ("a transaction per row", &per_row),
+        ] {
+            println!(
+                "audit on {name:<8}, {how:<21}: {:>6} rows in {:.1} s, {:>7.0} rows/s \
+                 (paced at {ROWS_PER_SECOND}, {CALLERS} callers); wait p50 {:.2} ms, p99 {:.2} ms",
+                figures.rows,
+                figures.rows as f64 / figures.rows_per_s,
+                figures.rows_per_s,
+                figures.p50_ms,
+                figures.p99_ms
+            );
+        }
+        summary.push(format!(
+            "audit-{name}: rows/s {:.0} (paced at {ROWS_PER_SECOND}, {CALLERS} callers), \
+             p50 {:.2} ms, p99 {:.2} ms; {:.1}x the rows/s of a transaction per row",
+            queued.rows_per_s,
+            queued.p50_ms,
+            queued.p99_ms,
+            queued.rows_per_s / per_row.rows_per_s
+        ));
+    }
+    let limiter = limiter_checks_per_second();
+    println!("rate limit, in memory: {limiter:.0} checks/s (one thread)");
+    for line in summary {
+        println!("{line}");
+    }
+    println!("limiter: {limiter:.0} checks/s");
 }

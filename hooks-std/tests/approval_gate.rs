@@ -840,7 +840,7 @@ async fn the_sweeper_only_touches_its_own_channel() {
     );
     let store = theirs.store().clone();
     let (foreign, _) = store
-        .create_or_resume(&hooks_std::gate::NewConfirmation {
+        .create(&hooks_std::gate::NewConfirmation {
             idempotency_key: "foreign".into(),
             tool_name: "t".into(),
             args: json!({}),

@@ -37,7 +37,7 @@ async fn lifecycle(database: Database) {
     let store = ConfirmationStore::new(database);
     let key = support::unique("call");
     let (created, fresh) = store
-        .create_or_resume(&new_request(&key, Duration::from_secs(60)))
+        .create(&new_request(&key, Duration::from_secs(60)))
         .await
         .expect("create");
     assert!(fresh);
@@ -47,22 +47,23 @@ async fn lifecycle(database: Database) {
     assert!(created.expires_at_ms - created.created_at_ms == 60_000);
 
     let (resumed, fresh) = store
-        .create_or_resume(&new_request(&key, Duration::from_secs(5)))
+        .create(&new_request(&key, Duration::from_secs(5)))
         .await
         .expect("resume");
     assert!(!fresh, "the same call resumes its request");
     assert_eq!(resumed, created);
 
     let claim = store
-        .claim_card(&created.id, Duration::from_secs(60))
+        .claim_card(&created.id, Duration::from_secs(60), None)
         .await
         .expect("claim")
         .expect("the first run claims the card");
     assert!(
         store
-            .set_message_ref(&created.id, claim, "om_1")
+            .record_card(&created.id, claim, "om_1")
             .await
             .expect("ref")
+            .is_some()
     );
     let DecideOutcome::Decided(decided) = store
         .decide(&created.id, Decision::Reject, "bob", Some("too much"))
@@ -101,7 +102,7 @@ async fn lifecycle(database: Database) {
 async fn concurrent_decisions(database: Database) {
     let store = ConfirmationStore::new(database);
     let (request, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("race"),
             Duration::from_secs(60),
         ))
@@ -139,7 +140,7 @@ async fn concurrent_decisions(database: Database) {
 async fn card_claims(database: Database) {
     let store = ConfirmationStore::new(database);
     let (request, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("claim"),
             Duration::from_secs(60),
         ))
@@ -148,7 +149,7 @@ async fn card_claims(database: Database) {
     let claimers: Vec<_> = (0..16)
         .map(|_| {
             let (store, id) = (store.clone(), request.id.clone());
-            tokio::spawn(async move { store.claim_card(&id, Duration::from_secs(60)).await })
+            tokio::spawn(async move { store.claim_card(&id, Duration::from_secs(60), None).await })
         })
         .collect();
     let mut winners = 0;
@@ -163,7 +164,7 @@ async fn card_claims(database: Database) {
     );
     assert!(
         store
-            .claim_card(&request.id, Duration::from_secs(60))
+            .claim_card(&request.id, Duration::from_secs(60), None)
             .await
             .expect("claim")
             .is_none(),
@@ -171,20 +172,21 @@ async fn card_claims(database: Database) {
     );
     tokio::time::sleep(Duration::from_millis(150)).await;
     let taken_over = store
-        .claim_card(&request.id, Duration::from_millis(100))
+        .claim_card(&request.id, Duration::from_millis(100), None)
         .await
         .expect("claim")
         .expect("a claim older than its lease is taken over (its holder died mid-send)");
     assert!(
         store
-            .set_message_ref(&request.id, taken_over, "om_1")
+            .record_card(&request.id, taken_over, "om_1")
             .await
             .expect("ref")
+            .is_some()
     );
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(
         store
-            .claim_card(&request.id, Duration::from_millis(100))
+            .claim_card(&request.id, Duration::from_millis(100), None)
             .await
             .expect("claim")
             .is_none(),
@@ -192,7 +194,7 @@ async fn card_claims(database: Database) {
     );
 
     let (rejected, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("claim-final"),
             Duration::from_secs(60),
         ))
@@ -204,14 +206,14 @@ async fn card_claims(database: Database) {
         .expect("decide");
     assert!(
         store
-            .claim_card(&rejected.id, Duration::ZERO)
+            .claim_card(&rejected.id, Duration::ZERO, None)
             .await
             .expect("claim")
             .is_none(),
         "a decided request gets no card"
     );
     let (late, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("claim-late"),
             Duration::from_millis(50),
         ))
@@ -220,7 +222,7 @@ async fn card_claims(database: Database) {
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(
         store
-            .claim_card(&late.id, Duration::ZERO)
+            .claim_card(&late.id, Duration::ZERO, None)
             .await
             .expect("claim")
             .is_none(),
@@ -236,7 +238,7 @@ async fn claim_taken_over(
     prefix: &str,
 ) -> (ConfirmationRequest, CardClaim, CardClaim) {
     let (request, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique(prefix),
             Duration::from_secs(60),
         ))
@@ -244,13 +246,13 @@ async fn claim_taken_over(
         .expect("create");
     let lease = Duration::from_millis(100);
     let lost = store
-        .claim_card(&request.id, lease)
+        .claim_card(&request.id, lease, None)
         .await
         .expect("claim")
         .expect("the first run claims the card");
     tokio::time::sleep(Duration::from_millis(150)).await;
     let held = store
-        .claim_card(&request.id, lease)
+        .claim_card(&request.id, lease, None)
         .await
         .expect("claim")
         .expect("a re-run takes the expired claim over");
@@ -265,26 +267,29 @@ async fn a_taken_over_claim_stores_no_card(database: Database) {
     let store = ConfirmationStore::new(database);
     let (request, first, second) = claim_taken_over(&store, "takeover").await;
     assert!(
-        !store
-            .set_message_ref(&request.id, first, "om_first")
+        store
+            .record_card(&request.id, first, "om_first")
             .await
-            .expect("ref"),
+            .expect("ref")
+            .is_none(),
         "the first run lost its claim: its card must not be recorded"
     );
     let stored = store.get(&request.id).await.expect("get").expect("request");
     assert_eq!(stored.message_ref, None);
     assert!(
         store
-            .set_message_ref(&request.id, second, "om_second")
+            .record_card(&request.id, second, "om_second")
             .await
-            .expect("ref"),
+            .expect("ref")
+            .is_some(),
         "the current holder records its card"
     );
     assert!(
-        !store
-            .set_message_ref(&request.id, second, "om_again")
+        store
+            .record_card(&request.id, second, "om_again")
             .await
-            .expect("ref"),
+            .expect("ref")
+            .is_none(),
         "a recorded card is never replaced"
     );
     let stored = store.get(&request.id).await.expect("get").expect("request");
@@ -301,7 +306,7 @@ async fn storing_the_card_reads_the_request_and_clock(database: Database) {
     let (request, lost, held) = claim_taken_over(&store, "stored-read").await;
     assert_eq!(
         store
-            .set_message_ref_and_read(&request.id, lost, "om_lost")
+            .record_card(&request.id, lost, "om_lost")
             .await
             .expect("store"),
         None,
@@ -316,7 +321,7 @@ async fn storing_the_card_reads_the_request_and_clock(database: Database) {
     };
     let before = store.clock_ms().await.expect("clock");
     let (stored, clock_ms) = store
-        .set_message_ref_and_read(&request.id, held, "om_held")
+        .record_card(&request.id, held, "om_held")
         .await
         .expect("store")
         .expect("the holder's card is stored");
@@ -335,7 +340,7 @@ async fn storing_the_card_reads_the_request_and_clock(database: Database) {
     );
     assert_eq!(
         store
-            .set_message_ref_and_read(&request.id, held, "om_again")
+            .record_card(&request.id, held, "om_again")
             .await
             .expect("store"),
         None,
@@ -347,7 +352,7 @@ async fn storing_the_card_reads_the_request_and_clock(database: Database) {
 async fn decisions_for_events(database: Database) {
     let store = ConfirmationStore::new(database);
     let (request, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("event-decision"),
             Duration::from_secs(60),
         ))
@@ -415,7 +420,7 @@ async fn decisions_for_events(database: Database) {
 
     // Sixteen clicks at once, each its own event: one decision wins.
     let (raced, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("event-race"),
             Duration::from_secs(60),
         ))
@@ -459,7 +464,7 @@ async fn decisions_for_events(database: Database) {
 
     // Past the deadline the request expires instead, in the same transaction.
     let (late, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("event-late"),
             Duration::from_millis(50),
         ))
@@ -490,14 +495,14 @@ async fn decisions_for_events(database: Database) {
 async fn deadlines(database: Database) {
     let store = ConfirmationStore::new(database);
     let (late, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("late"),
             Duration::from_millis(100),
         ))
         .await
         .expect("create");
     let (orphan, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("orphan"),
             Duration::from_secs(600),
         ))
@@ -515,9 +520,15 @@ async fn deadlines(database: Database) {
     assert_eq!(expired.decided_by.as_deref(), Some("system"));
 
     let cancelled = store
-        .cancel_orphans("feishu", "oc_finance", Duration::from_millis(100))
+        .sweep(
+            "feishu",
+            "oc_finance",
+            Duration::from_millis(100),
+            Duration::from_secs(3600),
+        )
         .await
-        .expect("orphans");
+        .expect("sweep")
+        .cancelled;
     assert!(cancelled.iter().any(|request| request.id == orphan.id));
     assert!(
         cancelled
@@ -527,28 +538,35 @@ async fn deadlines(database: Database) {
     );
 
     let (overdue, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("overdue"),
             Duration::from_millis(500),
         ))
         .await
         .expect("create");
     let claim = store
-        .claim_card(&overdue.id, Duration::from_secs(60))
+        .claim_card(&overdue.id, Duration::from_secs(60), None)
         .await
         .expect("claim")
         .expect("the card is claimed before the deadline");
     assert!(
         store
-            .set_message_ref(&overdue.id, claim, "om_2")
+            .record_card(&overdue.id, claim, "om_2")
             .await
             .expect("ref")
+            .is_some()
     );
     tokio::time::sleep(Duration::from_millis(600)).await;
     let swept = store
-        .expire_overdue("feishu", "oc_finance")
+        .sweep(
+            "feishu",
+            "oc_finance",
+            Duration::from_secs(600),
+            Duration::from_secs(3600),
+        )
         .await
-        .expect("sweep");
+        .expect("sweep")
+        .expired;
     assert!(swept.iter().any(|request| request.id == overdue.id));
     let decided = store.decided_since(0).await.expect("poll");
     assert!(decided.iter().any(|(id, _)| *id == overdue.id));
@@ -563,9 +581,14 @@ async fn events(database: Database) {
         "a replay"
     );
     store
-        .forget_events(Duration::from_secs(3600))
+        .sweep(
+            "feishu",
+            "oc_finance",
+            Duration::from_secs(600),
+            Duration::from_secs(3600),
+        )
         .await
-        .expect("forget");
+        .expect("sweep");
     assert!(
         !store.record_event(&event, "feishu").await.expect("record"),
         "still recent"
@@ -577,8 +600,8 @@ async fn events(database: Database) {
 /// version could leave it).
 async fn corrupt(database: &Database, id: &str, column: &str, value: &str) {
     let sql = format!("UPDATE confirmation_requests SET {column} = $1 WHERE id = $2");
-    let updated = match database {
-        Database::Sqlite(pool) => {
+    let updated = match (database.sqlite(), database.postgres()) {
+        (Some(pool), _) => {
             let mut connection = pool.acquire().await.expect("connection");
             sqlx::query("PRAGMA ignore_check_constraints = ON")
                 .execute(&mut *connection)
@@ -596,13 +619,14 @@ async fn corrupt(database: &Database, id: &str, column: &str, value: &str) {
                 .expect("pragma");
             done.rows_affected()
         }
-        Database::Postgres(pool) => sqlx::query(&sql)
+        (None, Some(pool)) => sqlx::query(&sql)
             .bind(value)
             .bind(id)
             .execute(pool)
             .await
             .expect("update")
             .rows_affected(),
+        (None, None) => unreachable!("a database is SQLite or PostgreSQL"),
     };
     assert_eq!(updated, 1);
 }
@@ -620,7 +644,7 @@ async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)])
             channel_id: support::unique("oc_corrupt"),
             ..new_request(&key, Duration::from_secs(60))
         };
-        let (created, _) = store.create_or_resume(&request).await.expect("create");
+        let (created, _) = store.create(&request).await.expect("create");
         corrupt(&database, &created.id, column, value).await;
         let expected = format!("confirmation_requests.{column} holds an unknown value \"{value}\"");
         for error in [
@@ -630,7 +654,7 @@ async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)])
                 .decide(&created.id, Decision::Approve, "bob", None)
                 .await
                 .expect_err("decide"),
-            store.create_or_resume(&request).await.expect_err("resume"),
+            store.create(&request).await.expect_err("resume"),
         ] {
             let message = error.to_string();
             assert!(message.contains(&expected), "{column}: {message}");
@@ -654,18 +678,12 @@ async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)])
 /// The stored status of request `id`, read as text (whatever other columns hold).
 async fn raw_status(database: &Database, id: &str) -> String {
     let sql = "SELECT status FROM confirmation_requests WHERE id = $1";
-    match database {
-        Database::Sqlite(pool) => sqlx::query_scalar(&sql.replace('$', "?"))
-            .bind(id)
-            .fetch_one(pool)
-            .await
-            .expect("status"),
-        Database::Postgres(pool) => sqlx::query_scalar(sql)
-            .bind(id)
-            .fetch_one(pool)
-            .await
-            .expect("status"),
+    match (database.sqlite(), database.postgres()) {
+        (Some(pool), _) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await,
+        (None, Some(pool)) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await,
+        (None, None) => unreachable!("a database is SQLite or PostgreSQL"),
     }
+    .expect("status")
 }
 
 #[tokio::test]
@@ -707,7 +725,7 @@ async fn store_on_sqlite() {
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     delivery_states_and_the_card_outbox(database.clone()).await;
-    a_decision_takes_its_card_update(database.clone()).await;
+    a_decision_puts_its_card_update_in_the_outbox(database.clone()).await;
     the_outbox_gives_up_on_a_card(database.clone()).await;
     resend_window(database.clone()).await;
     events(database).await;
@@ -726,7 +744,7 @@ async fn store_on_postgres() {
     decisions_for_events(database.clone()).await;
     deadlines(database.clone()).await;
     delivery_states_and_the_card_outbox(database.clone()).await;
-    a_decision_takes_its_card_update(database.clone()).await;
+    a_decision_puts_its_card_update_in_the_outbox(database.clone()).await;
     the_outbox_gives_up_on_a_card(database.clone()).await;
     resend_window(database.clone()).await;
     events(database).await;
@@ -739,7 +757,7 @@ async fn pending_request(
 ) -> (ConfirmationStore, ConfirmationRequest) {
     let store = ConfirmationStore::new(database);
     let (request, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique(prefix),
             Duration::from_secs(60),
         ))
@@ -751,42 +769,50 @@ async fn pending_request(
 /// Claims the card of request `id` and stores `message_ref` as its reference.
 async fn deliver(store: &ConfirmationStore, id: &str, message_ref: &str) {
     let claim = store
-        .claim_card(id, Duration::from_secs(60))
+        .claim_card(id, Duration::from_secs(60), None)
         .await
         .expect("claim")
         .expect("claimed");
     assert!(
         store
-            .set_message_ref(id, claim, message_ref)
+            .record_card(id, claim, message_ref)
             .await
             .expect("store")
+            .is_some()
     );
 }
 
-/// A decision can take its card's outbox entry in its own statement: held
-/// for the back-off like any take (a sweeper retries it after), and only
-/// when the decision is recorded on a request with a card; otherwise the
-/// outbox has it as after any decision.
-async fn a_decision_takes_its_card_update(database: Database) {
+/// A decision puts its card's update in the outbox: due at once when the
+/// decision is recorded on a request with a card, held for the back-off
+/// once taken (a sweeper retries it after); nothing is due for a request
+/// without a card, and an expired request's update waits like any other.
+async fn a_decision_puts_its_card_update_in_the_outbox(database: Database) {
     let backoff = Duration::from_millis(300);
     let (store, with_card) = pending_request(database.clone(), "decide-take").await;
     deliver(&store, &with_card.id, "om_take").await;
-    let (outcome, taken) = store
-        .decide_and_take_card_update(&with_card.id, Decision::Approve, "cfo", None, backoff)
+    let outcome = store
+        .decide(&with_card.id, Decision::Approve, "cfo", None)
         .await
         .expect("decide");
     let DecideOutcome::Decided(decided) = outcome else {
         panic!("a pending request is decided: {outcome:?}");
     };
-    assert!(taken, "the decision took the card update");
     assert_eq!(decided.status, ConfirmationStatus::Approved);
+    assert!(
+        store
+            .take_card_update(&with_card.id, backoff)
+            .await
+            .expect("take")
+            .is_some(),
+        "the decision's card update is due"
+    );
     assert_eq!(
         store
             .take_card_update(&with_card.id, backoff)
             .await
             .expect("take"),
         None,
-        "the decision's take holds the update for its back-off"
+        "a take holds the update for its back-off"
     );
     tokio::time::sleep(backoff + Duration::from_millis(100)).await;
     assert!(
@@ -798,27 +824,28 @@ async fn a_decision_takes_its_card_update(database: Database) {
         "an update whose taker never confirmed is retried after the back-off"
     );
     store
-        .card_update_confirmed(&with_card.id)
+        .record_card_update(&with_card.id, Ok(()))
         .await
         .expect("confirm");
 
     let (store, without_card) = pending_request(database.clone(), "decide-no-card").await;
-    let (outcome, taken) = store
-        .decide_and_take_card_update(&without_card.id, Decision::Reject, "cfo", None, backoff)
+    let outcome = store
+        .decide(&without_card.id, Decision::Reject, "cfo", None)
         .await
         .expect("decide");
     assert!(matches!(outcome, DecideOutcome::Decided(_)));
-    assert!(!taken, "no card, nothing to redraw");
-    let (outcome, taken) = store
-        .decide_and_take_card_update(&without_card.id, Decision::Approve, "cfo", None, backoff)
-        .await
-        .expect("decide again");
-    assert!(matches!(outcome, DecideOutcome::AlreadyFinal(_)));
-    assert!(!taken, "a decision that changes nothing takes nothing");
+    assert_eq!(
+        store
+            .take_card_update(&without_card.id, backoff)
+            .await
+            .expect("take"),
+        None,
+        "no card, nothing to redraw"
+    );
 
     let store = ConfirmationStore::new(database);
     let (late, _) = store
-        .create_or_resume(&new_request(
+        .create(&new_request(
             &support::unique("decide-take-late"),
             Duration::from_millis(500),
         ))
@@ -826,12 +853,11 @@ async fn a_decision_takes_its_card_update(database: Database) {
         .expect("create");
     deliver(&store, &late.id, "om_late").await;
     tokio::time::sleep(Duration::from_millis(600)).await;
-    let (outcome, taken) = store
-        .decide_and_take_card_update(&late.id, Decision::Approve, "cfo", None, backoff)
+    let outcome = store
+        .decide(&late.id, Decision::Approve, "cfo", None)
         .await
         .expect("decide");
     assert!(matches!(outcome, DecideOutcome::PastDeadline(_)));
-    assert!(!taken);
     assert!(
         store
             .take_card_update(&late.id, backoff)
@@ -856,7 +882,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
         CardDelivery::Unclaimed
     );
     let claim = store
-        .claim_card(&request.id, Duration::from_secs(60))
+        .claim_card(&request.id, Duration::from_secs(60), None)
         .await
         .expect("claim")
         .expect("claimed");
@@ -867,18 +893,25 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
         }
     );
     let orphans = store
-        .cancel_orphans("feishu", "oc_finance", Duration::ZERO)
+        .sweep(
+            "feishu",
+            "oc_finance",
+            Duration::ZERO,
+            Duration::from_secs(3600),
+        )
         .await
-        .expect("sweep");
+        .expect("sweep")
+        .cancelled;
     assert!(
         orphans.iter().all(|orphan| orphan.id != request.id),
         "a claimed card may be live in the chat: not an orphan"
     );
     assert!(
         store
-            .set_message_ref(&request.id, claim, "om_outbox")
+            .record_card(&request.id, claim, "om_outbox")
             .await
             .expect("store")
+            .is_some()
     );
     let backoff = Duration::from_millis(200);
     assert_eq!(
@@ -908,7 +941,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
         "an update in flight is held for its back-off"
     );
     store
-        .card_update_failed(&request.id, "platform unavailable")
+        .record_card_update(&request.id, Err("platform unavailable"))
         .await
         .expect("record failure");
     tokio::time::sleep(Duration::from_millis(250)).await;
@@ -921,7 +954,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
         "retried once the back-off passed"
     );
     store
-        .card_update_confirmed(&request.id)
+        .record_card_update(&request.id, Ok(()))
         .await
         .expect("confirm");
     let CardDelivery::Updated { message_ref, .. } =
@@ -954,7 +987,7 @@ async fn the_outbox_gives_up_on_a_card(database: Database) {
             .expect("take");
         assert!(taken.is_some(), "attempt {attempt} is made");
         store
-            .card_update_failed(&request.id, "message deleted")
+            .record_card_update(&request.id, Err("message deleted"))
             .await
             .expect("record failure");
     }
@@ -973,14 +1006,14 @@ async fn the_outbox_gives_up_on_a_card(database: Database) {
 async fn resend_window(database: Database) {
     let (store, request) = pending_request(database, "resend").await;
     store
-        .claim_card(&request.id, Duration::ZERO)
+        .claim_card(&request.id, Duration::ZERO, None)
         .await
         .expect("claim")
         .expect("claimed");
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert_eq!(
         store
-            .claim_card_within(&request.id, Duration::ZERO, Some(Duration::from_millis(5)))
+            .claim_card(&request.id, Duration::ZERO, Some(Duration::from_millis(5)))
             .await
             .expect("claim"),
         None,
@@ -988,7 +1021,7 @@ async fn resend_window(database: Database) {
     );
     assert!(
         store
-            .claim_card_within(&request.id, Duration::MAX, None)
+            .claim_card(&request.id, Duration::MAX, None)
             .await
             .expect("claim")
             .is_none(),
@@ -996,7 +1029,7 @@ async fn resend_window(database: Database) {
     );
     assert!(
         store
-            .claim_card_within(&request.id, Duration::ZERO, Some(Duration::from_secs(3600)))
+            .claim_card(&request.id, Duration::ZERO, Some(Duration::from_secs(3600)))
             .await
             .expect("claim")
             .is_some(),
@@ -1012,12 +1045,10 @@ async fn a_failed_decision_leaves_its_event_unused_so_the_retry_decides() {
     let (database, _url, _dir) = support::sqlite_file().await;
     let store = ConfirmationStore::new(database.clone());
     let (request, _) = store
-        .create_or_resume(&new_request("retried", Duration::from_secs(60)))
+        .create(&new_request("retried", Duration::from_secs(60)))
         .await
         .expect("create");
-    let Database::Sqlite(pool) = &database else {
-        unreachable!("a SQLite file")
-    };
+    let pool = database.sqlite().expect("a SQLite file");
     sqlx::query(
         "CREATE TRIGGER fail_decisions BEFORE UPDATE OF status ON confirmation_requests \
          BEGIN SELECT RAISE(ABORT, 'the decision statement failed'); END",
@@ -1057,7 +1088,7 @@ async fn an_unreachable_database_is_an_error_not_a_decision() {
     database.close().await;
     assert!(
         store
-            .create_or_resume(&new_request("k", Duration::from_secs(1)))
+            .create(&new_request("k", Duration::from_secs(1)))
             .await
             .is_err()
     );

@@ -16,7 +16,6 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use hooks_std::Database;
 use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, SignedCallback};
 use hooks_std::gate::{
     CardDelivery, ConfirmationStatus, ConfirmationStore, Decision, crash_points,
@@ -196,9 +195,11 @@ impl World {
     /// The audit log's outcomes, in order: one row per call that finished
     /// (a killed process writes none).
     async fn audit(&self) -> Vec<String> {
-        let Database::Sqlite(pool) = self.store.database() else {
-            unreachable!("these tests use SQLite")
-        };
+        let pool = self
+            .store
+            .database()
+            .sqlite()
+            .expect("these tests use SQLite");
         sqlx::query_scalar("SELECT outcome FROM connector_call_logs ORDER BY id")
             .fetch_all(pool)
             .await

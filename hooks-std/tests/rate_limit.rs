@@ -399,19 +399,20 @@ async fn per_user_per_minute_is_a_shorthand_for_the_default_quota() {
 
 /// Rows of `rate_limit_buckets` for `connector`.
 async fn bucket_rows(database: &Database, connector: &str) -> i64 {
-    let counted = match database {
-        Database::Sqlite(pool) => {
+    let counted = match (database.sqlite(), database.postgres()) {
+        (Some(pool), _) => {
             sqlx::query_scalar("SELECT count(*) FROM rate_limit_buckets WHERE connector = ?1")
                 .bind(connector)
                 .fetch_one(pool)
                 .await
         }
-        Database::Postgres(pool) => {
+        (None, Some(pool)) => {
             sqlx::query_scalar("SELECT count(*) FROM rate_limit_buckets WHERE connector = $1")
                 .bind(connector)
                 .fetch_one(pool)
                 .await
         }
+        (None, None) => unreachable!("a database is SQLite or PostgreSQL"),
     };
     counted.expect("count")
 }

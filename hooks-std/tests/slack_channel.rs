@@ -378,7 +378,7 @@ async fn a_click_past_the_deadline_before_the_gate_notices_approves_nothing() {
     // Create the request through the store, as a gate in a process that
     // died would have, so nobody expires it before the click.
     let request = store
-        .create_or_resume(&hooks_std::gate::NewConfirmation {
+        .create(&hooks_std::gate::NewConfirmation {
             idempotency_key: "conv-x:c9".into(),
             tool_name: "oa__purchase_pay".into(),
             args: json!({"amount": 1}),
@@ -399,15 +399,16 @@ async fn a_click_past_the_deadline_before_the_gate_notices_approves_nothing() {
     let channel = SlackChannel::new(fake.slack_config(CHANNEL)).expect("channel");
     let reference = channel.send_card(&request).await.expect("posted");
     let claim = store
-        .claim_card(&request.id, Duration::from_secs(60))
+        .claim_card(&request.id, Duration::from_secs(60), None)
         .await
         .expect("claim")
         .expect("claimed");
     assert!(
         store
-            .set_message_ref(&request.id, claim, &reference)
+            .record_card(&request.id, claim, &reference)
             .await
             .expect("stored")
+            .is_some()
     );
     tokio::time::sleep(Duration::from_millis(400)).await;
     press(

@@ -212,7 +212,7 @@ async fn stored(
     let (request, _) = page
         .approvals
         .store()
-        .create_or_resume(&NewConfirmation {
+        .create(&NewConfirmation {
             idempotency_key: key.into(),
             tool_name: "oa__purchase_pay".into(),
             args: json!({"amount": 1}),

@@ -81,7 +81,7 @@ async fn hostile_text_in_concurrent_gate_writes_is_stored_as_written_and_moves_n
         let args = json!({"payee": text, "memo": format!("{text}{text}"), "n": i});
         async move {
             let new = request(&key, args.clone());
-            let (created, fresh) = store.create_or_resume(&new).await.expect("created");
+            let (created, fresh) = store.create(&new).await.expect("created");
             (created, fresh, key, args)
         }
     });
@@ -109,20 +109,21 @@ async fn hostile_text_in_concurrent_gate_writes_is_stored_as_written_and_moves_n
             let (id, reference) = (request.id.clone(), format!("{text}-card"));
             async move {
                 let claim = store
-                    .claim_card(&id, Duration::MAX)
+                    .claim_card(&id, Duration::MAX, None)
                     .await
                     .expect("claimed")
                     .expect("the first claim is this call's");
                 if i % 2 == 0 {
                     assert!(
                         store
-                            .set_message_ref(&id, claim, &reference)
+                            .record_card(&id, claim, &reference)
                             .await
                             .expect("stored")
+                            .is_some()
                     );
                 } else {
                     let (stored, _clock) = store
-                        .set_message_ref_and_read(&id, claim, &reference)
+                        .record_card(&id, claim, &reference)
                         .await
                         .expect("stored")
                         .expect("this call's claim holds");
@@ -153,20 +154,17 @@ async fn hostile_text_in_concurrent_gate_writes_is_stored_as_written_and_moves_n
                     .decide(&id, Decision::Reject, "'; --", Some("?1 ?2"))
                     .await
                     .expect("decided"),
-                // A decision that also takes its card's redraw, its
-                // statement numbered one further ($5).
+                // A decision followed by the take of its card's redraw.
                 _ if i % 2 == 1 => {
-                    let (outcome, taken) = store
-                        .decide_and_take_card_update(
-                            &id,
-                            Decision::Reject,
-                            "'; --",
-                            Some("?1 ?2"),
-                            Duration::from_secs(5),
-                        )
+                    let outcome = store
+                        .decide(&id, Decision::Reject, "'; --", Some("?1 ?2"))
                         .await
                         .expect("decided");
-                    assert!(taken, "the request has a card: its redraw is taken");
+                    let taken = store
+                        .take_card_update(&id, Duration::from_secs(5))
+                        .await
+                        .expect("taken");
+                    assert!(taken.is_some(), "the request has a card: its redraw is due");
                     outcome
                 }
                 _ => DecideOutcome::NotFound,
@@ -179,19 +177,14 @@ async fn hostile_text_in_concurrent_gate_writes_is_stored_as_written_and_moves_n
     // stamp lands, once.
     let stamps = created.iter().map(|(request, ..)| {
         let (store, id) = (store.clone(), request.id.clone());
-        async move {
-            (
-                id.clone(),
-                store.consume_approved(&id).await.expect("stamp"),
-            )
-        }
+        async move { (id.clone(), store.stamp_used(&id).await.expect("stamp")) }
     });
     for (id, stamped) in all(stamps).await {
         assert_eq!(stamped.is_some(), id == approved.id, "request {id}");
     }
     assert!(
         store
-            .consume_approved(&approved.id)
+            .stamp_used(&approved.id)
             .await
             .expect("again")
             .is_none()

@@ -35,10 +35,11 @@ pub struct AuditLogConfig {
     /// credentials inside values (`Bearer …`, `?access_token=…`, PEM keys, …)
     /// are masked either way.
     pub redact_keys: Vec<String>,
-    /// Share one transaction among concurrent calls (default true). With
+    /// Commit the rows of concurrent calls together (default true): one
+    /// writer task commits whatever has queued as one transaction. With
     /// `false` every call commits its own transaction.
     pub group_commit: bool,
-    /// Most rows per group-commit transaction (default 256).
+    /// Most rows per shared transaction (default 256).
     pub max_batch: usize,
     /// How long a call may wait for its row to commit (default `"10s"`).
     #[serde(deserialize_with = "ConfigDuration::text")]
@@ -118,7 +119,7 @@ impl AuditLogHook {
         }
         Ok(AuditLogHook {
             writer: if config.group_commit {
-                AuditWriter::grouped(database, config.max_batch)
+                AuditWriter::queued(database, config.max_batch)
             } else {
                 AuditWriter::PerRow(database)
             },

@@ -1,74 +1,50 @@
-//! How audit rows reach the database: each in its own transaction, or in
-//! groups through the shared group-commit writer.
+//! How audit rows reach the database: by one writer task that commits
+//! whatever has queued as one transaction, or by each caller alone.
+//!
+//! The writer task takes every row queued while the previous transaction
+//! committed (up to `max_batch`), inserts them with one statement and
+//! commits; each caller hears back only after that commit, so nothing is
+//! acknowledged before it is durable. One commit (one sync of the file on
+//! SQLite) then serves every caller that arrived meanwhile. If the
+//! transaction fails, each of its rows is written again alone, so one bad
+//! row cannot fail its neighbours.
 
-use tokio::sync::oneshot;
+use std::sync::Mutex;
 
-use sqlx::SqliteConnection;
+use tokio::sync::{mpsc, oneshot};
 
-use super::insert::{insert_rows, insert_rows_in_own_transaction};
 use super::row::AuditRow;
-use crate::storage::{Batch, BoxFuture, Conn, Database, GroupCommit, StorageError};
+use crate::storage::Database;
 
-/// A row waiting for its batch, and where to report the batch's fate.
-pub(crate) struct Pending {
+/// A row waiting for its transaction, and where to report its fate.
+struct Pending {
     row: AuditRow,
     done: oneshot::Sender<Result<(), String>>,
-}
-
-/// Audit rows as a group-commit batch: multi-row INSERTs.
-pub(crate) struct AuditRows;
-
-impl Batch for AuditRows {
-    type Item = Pending;
-
-    fn write<'t>(
-        &'t self,
-        conn: Conn<'t>,
-        items: &'t mut [Pending],
-    ) -> BoxFuture<'t, Result<(), sqlx::Error>> {
-        Box::pin(async move {
-            let rows: Vec<&AuditRow> = items.iter().map(|pending| &pending.row).collect();
-            insert_rows(conn, &rows).await
-        })
-    }
-
-    fn sqlite_transaction<'t>(
-        &'t self,
-        connection: &'t mut SqliteConnection,
-        items: &'t mut [Pending],
-    ) -> Option<BoxFuture<'t, Result<(), sqlx::Error>>> {
-        let rows = items.iter().map(|pending| &pending.row).collect();
-        let insert = insert_rows_in_own_transaction(connection, rows)?;
-        Some(Box::pin(insert))
-    }
-
-    /// Audit rows are only read after the fact: a row may be readable a
-    /// moment before its sync returns, never acknowledged before it.
-    fn visible_before_durable(&self) -> bool {
-        true
-    }
-
-    fn settle(&self, item: Pending, outcome: Result<(), &StorageError>) {
-        let _ = item.done.send(outcome.map_err(|error| error.to_string()));
-    }
-
-    fn describe(&self, items: usize) -> String {
-        format!("writing {items} audit row(s) to connector_call_logs")
-    }
 }
 
 /// How rows reach the database.
 pub(crate) enum AuditWriter {
     /// Every caller inserts its own row in its own transaction.
     PerRow(Database),
-    /// Callers queue rows for the group-commit writer, which inserts whatever
-    /// has queued while the previous batch committed, up to `max_batch` rows.
-    Grouped(GroupCommit<AuditRows>),
+    /// Callers queue rows for the writer task.
+    Queued(Queue),
+}
+
+/// The writer task's queue, started on the first row (inside the caller's
+/// runtime) and started again if the task has gone.
+pub(crate) struct Queue {
+    database: Database,
+    max_batch: usize,
+    sender: Mutex<Option<mpsc::UnboundedSender<Pending>>>,
 }
 
 impl AuditWriter {
-    pub(crate) fn grouped(database: Database, max_batch: usize) -> Self {
-        AuditWriter::Grouped(GroupCommit::new(database, AuditRows, max_batch))
+    pub(crate) fn queued(database: Database, max_batch: usize) -> Self {
+        AuditWriter::Queued(Queue {
+            database,
+            max_batch,
+            sender: Mutex::new(None),
+        })
     }
 
     /// Writes `row`; returns once it is committed, or with the reason it is not.
@@ -78,12 +54,64 @@ impl AuditWriter {
                 .insert_audit_rows(&[&row])
                 .await
                 .map_err(|error| error.to_string()),
-            AuditWriter::Grouped(group) => {
+            AuditWriter::Queued(queue) => {
                 let (done, committed) = oneshot::channel();
-                group.submit(Pending { row, done }).await;
+                queue.send(Pending { row, done })?;
                 committed
                     .await
                     .map_err(|_| "the audit writer task stopped before committing the row")?
+            }
+        }
+    }
+}
+
+impl Queue {
+    fn send(&self, pending: Pending) -> Result<(), String> {
+        let mut sender = self
+            .sender
+            .lock()
+            .map_err(|_| "the audit writer's queue is poisoned")?;
+        let live = sender.as_ref().filter(|sender| !sender.is_closed());
+        let live = match live {
+            Some(live) => live,
+            None => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                tokio::spawn(write_forever(self.database.clone(), rx, self.max_batch));
+                sender.insert(tx)
+            }
+        };
+        live.send(pending)
+            .map_err(|_| "the audit writer task stopped before taking the row".to_owned())
+    }
+}
+
+/// The writer task: ends when every sender is gone and the queue is empty.
+async fn write_forever(
+    database: Database,
+    mut queue: mpsc::UnboundedReceiver<Pending>,
+    max_batch: usize,
+) {
+    let mut batch = Vec::with_capacity(max_batch);
+    while queue.recv_many(&mut batch, max_batch).await > 0 {
+        let rows: Vec<&AuditRow> = batch.iter().map(|pending| &pending.row).collect();
+        match database.insert_audit_rows(&rows).await {
+            Ok(()) => {
+                for pending in batch.drain(..) {
+                    let _ = pending.done.send(Ok(()));
+                }
+            }
+            Err(error) if batch.len() == 1 => {
+                for pending in batch.drain(..) {
+                    let _ = pending.done.send(Err(error.to_string()));
+                }
+            }
+            Err(_) => {
+                for pending in batch.drain(..) {
+                    let written = database.insert_audit_rows(&[&pending.row]).await;
+                    let _ = pending
+                        .done
+                        .send(written.map_err(|error| error.to_string()));
+                }
             }
         }
     }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use tokio::task::JoinHandle;
 
 use super::approvers::{Approver, ApproverDirectory, may_decide};
-use super::card_outbox::{push_card_update, send_due_card_updates, send_taken_card_update};
+use super::card_outbox::{push_card_update, send_due_card_updates};
 use super::crash_points::{self, crash_point};
 use super::reply_window::ReplyWindow;
 use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
@@ -411,23 +411,13 @@ impl Approvals {
         }
         // Held to the same rule as a reason typed in a channel.
         let reason = reason.and_then(decision_reason);
-        // No callback reply redraws this card: the outbox does, its entry
-        // taken by the decision's own statement when the card exists.
-        let (outcome, taken) = self
+        // No callback reply redraws this card: the outbox does.
+        let outcome = self
             .inner
             .store
-            .decide_and_take_card_update(
-                &request.id,
-                decision,
-                &approver.user_id,
-                reason.as_deref(),
-                self.inner.card_update_backoff,
-            )
+            .decide(&request.id, decision, &approver.user_id, reason.as_deref())
             .await?;
         match &outcome {
-            DecideOutcome::Decided(decided) if taken => {
-                send_taken_card_update(&self.inner.store, &self.inner.channel, decided.clone());
-            }
             DecideOutcome::Decided(decided) | DecideOutcome::PastDeadline(decided) => {
                 self.push_card_update(&decided.id);
             }
@@ -611,21 +601,18 @@ async fn sweep_once(
     config: &ApprovalsConfig,
 ) -> Result<SweepReport, StorageError> {
     let (kind, id) = (channel.kind(), channel.channel_id());
-    let expired = store.expire_overdue(kind, id).await?;
-    for request in &expired {
+    let swept = store
+        .sweep(kind, id, config.orphan_ttl, config.event_retention)
+        .await?;
+    for request in swept.expired.iter().chain(&swept.cancelled) {
         waiters.wake(&request.id);
     }
-    let cancelled = store.cancel_orphans(kind, id, config.orphan_ttl).await?;
-    for request in &cancelled {
-        waiters.wake(&request.id);
-    }
-    let forgotten_events = store.forget_events(config.event_retention).await?;
     // After expiring: the cards of requests expired just now go out at once.
     let cards_updated = send_due_card_updates(store, channel, config.card_update_backoff).await?;
     Ok(SweepReport {
-        expired: expired.len(),
-        cancelled: cancelled.len(),
-        forgotten_events,
+        expired: swept.expired.len(),
+        cancelled: swept.cancelled.len(),
+        forgotten_events: swept.forgotten_events,
         cards_updated,
     })
 }

@@ -48,21 +48,6 @@ pub(super) fn push_card_update(
     });
 }
 
-/// Redraws the card of `request` in the background, its outbox entry
-/// already taken by the decision that made it final (see
-/// [`ConfirmationStore::decide_and_take_card_update`]). If this process dies
-/// first, or the platform fails, a sweeper sends it after the back-off.
-pub(super) fn send_taken_card_update(
-    store: &ConfirmationStore,
-    channel: &Arc<dyn Channel>,
-    request: ConfirmationRequest,
-) {
-    let (store, channel) = (store.clone(), channel.clone());
-    tokio::spawn(async move {
-        send_card_update(&store, &channel, &request).await;
-    });
-}
-
 /// Sends every due card update of `channel` (up to a batch); returns how
 /// many the platform confirmed.
 pub(super) async fn send_due_card_updates(
@@ -98,7 +83,7 @@ async fn send_card_update(
     let failure = match tokio::time::timeout(CARD_UPDATE_DEADLINE, channel.update_card(request))
         .await
     {
-        Ok(Ok(())) => match store.card_update_confirmed(&request.id).await {
+        Ok(Ok(())) => match store.record_card_update(&request.id, Ok(())).await {
             Ok(()) => return true,
             Err(error) => {
                 tracing::warn!(%error, request = %request.id, "the approval card was redrawn but that was not recorded; it will be redrawn again");
@@ -112,7 +97,7 @@ async fn send_card_update(
         ),
     };
     tracing::warn!(error = %failure, request = %request.id, "could not update the approval card; retrying after a back-off");
-    if let Err(error) = store.card_update_failed(&request.id, &failure).await {
+    if let Err(error) = store.record_card_update(&request.id, Err(&failure)).await {
         tracing::warn!(%error, request = %request.id, "could not record a failed card update");
     }
     false

@@ -346,7 +346,7 @@ impl ApprovalGate {
             timeout: self.config.timeout,
         };
         let (request, _created) = store
-            .create_or_resume(&new)
+            .create(&new)
             .await
             .map_err(|error| HookError::new(format!("could not record the request: {error}")))?;
         crash_point!(crash_points::AFTER_CREATE, |_| Err(stopped(
@@ -384,7 +384,7 @@ impl ApprovalGate {
             let claimed = match channel.send_dedup_window() {
                 Some(window) => {
                     store
-                        .claim_card_within(
+                        .claim_card(
                             &request.id,
                             CARD_CLAIM_LEASE,
                             Some(window.saturating_sub(RESEND_MARGIN)),
@@ -393,7 +393,7 @@ impl ApprovalGate {
                 }
                 // No deduplication on the platform: a claim is never taken
                 // over, so at most one card is ever sent.
-                None => store.claim_card(&request.id, Duration::MAX).await,
+                None => store.claim_card(&request.id, Duration::MAX, None).await,
             };
             let claim = claimed
                 .map_err(|error| HookError::new(format!("could not claim the card: {error}")))?;
@@ -420,7 +420,7 @@ impl ApprovalGate {
             // statement; anything else is read below as before.
             if woken
                 && let Some(approved) = store
-                    .consume_approved(&request.id)
+                    .stamp_used(&request.id)
                     .await
                     .map_err(HookError::new)?
             {
@@ -441,9 +441,15 @@ impl ApprovalGate {
                     (current.ok_or_else(disappeared)?, clock)
                 }
                 (None, None) => {
-                    let read = store.get_with_clock(&request.id).await;
-                    let (current, now) = read.map_err(HookError::new)?.ok_or_else(disappeared)?;
-                    (current, *clock.insert((now, tokio::time::Instant::now())))
+                    // The clock first: the wait then ends late by the time
+                    // the read took, never early.
+                    let now = store.clock_ms().await.map_err(HookError::new)?;
+                    let started = tokio::time::Instant::now();
+                    let current = store.get(&request.id).await.map_err(HookError::new)?;
+                    (
+                        current.ok_or_else(disappeared)?,
+                        *clock.insert((now, started)),
+                    )
                 }
             };
             if current.status.is_terminal() {
@@ -510,7 +516,7 @@ impl ApprovalGate {
         )));
         let stored = tokio::time::timeout_at(
             deadline,
-            store.set_message_ref_and_read(&request.id, claim, &message_ref),
+            store.record_card(&request.id, claim, &message_ref),
         )
         .await;
         match stored {
@@ -535,12 +541,12 @@ impl ApprovalGate {
         request: &ConfirmationRequest,
     ) -> Result<HookResult, HookError> {
         if request.status == ConfirmationStatus::Approved {
-            let fresh = approvals
+            let stamped = approvals
                 .store()
-                .consume(&request.id)
+                .stamp_used(&request.id)
                 .await
                 .map_err(HookError::new)?;
-            if !fresh {
+            if stamped.is_none() {
                 return Ok(HookResult::block(format!(
                     "the approval of confirmation request {} was already used by another run \
                      of this tool call; an approval runs its call once",

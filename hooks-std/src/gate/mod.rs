@@ -1,12 +1,8 @@
 //! The human-approval gate: a gated tool call pauses until a person decides.
 //!
 //! * [`ConfirmationStore`] — the durable truth (`confirmation_requests`),
-//!   where only a pending request moves, once, before its deadline. Its
-//!   writes share transactions (group commit, the mechanism the audit log
-//!   uses too): each caller learns its own outcome once it is durable. On
-//!   PostgreSQL the card-update outbox's writes run alone instead: a batch
-//!   holds its rows' locks until it commits, and batches of two replicas
-//!   touching the same request would wait on each other.
+//!   where only a pending request moves, once, before its deadline: each
+//!   method a plain transaction, durable when it returns.
 //! * [`Approvals`] — the state machine shared by gates and the callback
 //!   router: event dedup, channel binding, approver scope, waking waiters
 //!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
@@ -36,10 +32,8 @@ mod hook;
 mod reply_window;
 mod request;
 mod router;
-mod statement;
 mod store;
 mod wakeup;
-mod write_queue;
 
 pub use approvals::{Approvals, ApprovalsConfig, CallbackOutcome, SweepReport};
 pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirectory, may_decide};
@@ -53,4 +47,5 @@ pub use request::{
 };
 pub use store::{
     ConfirmationStore, DecideOutcome, EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation,
+    Swept,
 };

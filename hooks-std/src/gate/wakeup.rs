@@ -140,7 +140,7 @@ pub(crate) async fn poll_decisions(
 /// PostgreSQL only: wakes local gates when any replica changes a request's
 /// status. Reconnects after a failure; the poll covers the gap.
 pub(crate) async fn listen_for_decisions(database: Database, waiters: Weak<Waiters>) {
-    let Database::Postgres(pool) = database else {
+    let Some(pool) = database.postgres().cloned() else {
         return;
     };
     // The listener holds its connection for good: give it its own, outside

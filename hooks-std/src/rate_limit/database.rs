@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::gcra::Quota;
-use crate::storage::{Database, StorageError, on_pool};
+use crate::storage::{Database, Pool, StorageError, on_pool};
 use crate::text::fold_identifier;
 
 /// The statement for SQLite. `?3` is the emission interval and `?4` the burst
@@ -89,11 +89,11 @@ impl DatabaseLimiter {
 
     /// Deletes every row whose bucket is full again; returns how many.
     pub async fn delete_idle(&self) -> Result<u64, StorageError> {
-        let statement = match &self.database {
-            Database::Sqlite(_) => SQLITE_CLEANUP,
-            Database::Postgres(_) => POSTGRES_CLEANUP,
+        let statement = match self.database.writer() {
+            Pool::Sqlite(_) => SQLITE_CLEANUP,
+            Pool::Postgres(_) => POSTGRES_CLEANUP,
         };
-        let deleted = on_pool!(&self.database, pool =>
+        let deleted = on_pool!(self.database.writer(), pool =>
             sqlx::query(statement).execute(pool).await.map(|done| done.rows_affected()))
         .map_err(StorageError::query("deleting idle rate-limit rows"))?;
         Ok(deleted)
@@ -128,11 +128,11 @@ impl DatabaseLimiter {
         let interval = micros(quota.emission_interval());
         let tolerance = micros(quota.period).saturating_sub(interval);
         let what = || format!("checking the rate limit of connector `{connector}` for `{user}`");
-        let statement = match &self.database {
-            Database::Sqlite(_) => SQLITE_CHECK,
-            Database::Postgres(_) => POSTGRES_CHECK,
+        let statement = match self.database.writer() {
+            Pool::Sqlite(_) => SQLITE_CHECK,
+            Pool::Postgres(_) => POSTGRES_CHECK,
         };
-        let (allowed, tat, now): (bool, i64, i64) = on_pool!(&self.database, pool =>
+        let (allowed, tat, now): (bool, i64, i64) = on_pool!(self.database.writer(), pool =>
             sqlx::query_as(statement)
                 .bind(connector.as_ref())
                 .bind(user.as_ref())
@@ -165,11 +165,11 @@ impl DatabaseLimiter {
         let (connector, user) = (fold_identifier(connector), fold_identifier(user));
         let tolerance = micros(quota.period).saturating_sub(micros(quota.emission_interval()));
         let what = || format!("reading the rate limit of connector `{connector}` for `{user}`");
-        let statement = match &self.database {
-            Database::Sqlite(_) => SQLITE_PEEK,
-            Database::Postgres(_) => POSTGRES_PEEK,
+        let statement = match self.database.writer() {
+            Pool::Sqlite(_) => SQLITE_PEEK,
+            Pool::Postgres(_) => POSTGRES_PEEK,
         };
-        let (tat, now): (Option<i64>, i64) = on_pool!(&self.database, pool =>
+        let (tat, now): (Option<i64>, i64) = on_pool!(self.database.reader(), pool =>
             sqlx::query_as(statement)
                 .bind(connector.as_ref())
                 .bind(user.as_ref())

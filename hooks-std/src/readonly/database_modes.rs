@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::org_mode::{ModeFuture, OrgModeError, OrgModeSource};
-use crate::storage::{Database, StorageError, on_pool};
+use crate::storage::{Database, Pool, StorageError, on_pool};
 
 /// Read-only flags from the `org_settings` table, shared by every replica.
 ///
@@ -44,15 +44,16 @@ impl DatabaseOrgModes {
     pub async fn set_read_only(&self, org_id: &str, read_only: bool) -> Result<(), StorageError> {
         let what = || format!("setting the read-only flag of org \"{org_id}\"");
         // `updated_at` is text on SQLite and a timestamp on PostgreSQL.
-        let now = match &self.database {
-            Database::Sqlite(_) => "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-            Database::Postgres(_) => "clock_timestamp()",
+        let now = match self.database.writer() {
+            Pool::Sqlite(_) => "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+            Pool::Postgres(_) => "clock_timestamp()",
         };
-        let sql = self.database.dialect(&format!(
+        // `$n` placeholders: PostgreSQL's, and SQLite reads them too.
+        let sql = format!(
             "INSERT INTO org_settings (org_id, read_only) VALUES ($1, $2) \
              ON CONFLICT (org_id) DO UPDATE SET read_only = excluded.read_only, updated_at = {now}"
-        ));
-        on_pool!(&self.database, pool => sqlx::query(&sql)
+        );
+        on_pool!(self.database.writer(), pool => sqlx::query(&sql)
             .bind(org_id)
             .bind(read_only)
             .execute(pool)
@@ -66,10 +67,8 @@ impl DatabaseOrgModes {
     /// Reads the flag of `org_id` from the database, bypassing the cache.
     pub async fn fetch(&self, org_id: &str) -> Result<bool, StorageError> {
         let what = || format!("reading the mode of org \"{org_id}\"");
-        let sql = self
-            .database
-            .dialect("SELECT read_only FROM org_settings WHERE org_id = $1");
-        let flag: Option<bool> = on_pool!(&self.database, pool => sqlx::query_scalar(&sql)
+        let sql = "SELECT read_only FROM org_settings WHERE org_id = $1";
+        let flag: Option<bool> = on_pool!(self.database.reader(), pool => sqlx::query_scalar(sql)
             .bind(org_id)
             .fetch_optional(pool)
             .await)

@@ -3,6 +3,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::SqlitePool;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -16,16 +17,16 @@ static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 /// How [`Database::connect_with`] sets up the pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatabaseOptions {
-    /// Pool size (default 8; an in-memory SQLite database always uses one connection).
+    /// Connections (default 8). On SQLite this is the read pool; writes
+    /// have one connection of their own, and an in-memory database is one
+    /// connection in all.
     pub max_connections: u32,
     /// How long to wait for a free connection before failing (default 5 s).
     /// Hooks fail closed, so a database that stops answering blocks calls after this long.
     pub acquire_timeout: Duration,
-    /// SQLite: how long a writer waits for the lock (default 5 s).
+    /// SQLite: how long a writer waits for another process's lock on the
+    /// file (default 5 s).
     pub busy_timeout: Duration,
-    /// SQLite: `synchronous = FULL` (default true) makes a commit survive power loss,
-    /// not only a crash of the process; group commit keeps its cost per batch.
-    pub sync_full: bool,
 }
 
 impl Default for DatabaseOptions {
@@ -34,7 +35,6 @@ impl Default for DatabaseOptions {
             max_connections: 8,
             acquire_timeout: Duration::from_secs(5),
             busy_timeout: Duration::from_secs(5),
-            sync_full: true,
         }
     }
 }
@@ -67,38 +67,54 @@ async fn connect_sqlite(
         source,
     };
     let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+    // `synchronous = FULL` in WAL mode: a commit is on disk when it returns,
+    // power loss included.
     let mut connect = SqliteConnectOptions::from_str(url)
         .map_err(connect_error)?
         .create_if_missing(true)
         .foreign_keys(true)
         .busy_timeout(options.busy_timeout)
-        .synchronous(if options.sync_full {
-            SqliteSynchronous::Full
-        } else {
-            SqliteSynchronous::Normal
-        });
-    if !in_memory {
-        connect = connect.journal_mode(SqliteJournalMode::Wal);
-    }
-    let mut pool = SqlitePoolOptions::new().acquire_timeout(options.acquire_timeout);
-    pool = if in_memory {
-        // Each connection to `:memory:` is its own database: keep exactly one, forever.
-        pool.max_connections(1)
+        .synchronous(SqliteSynchronous::Full);
+    if in_memory {
+        // Each connection to `:memory:` is its own database: keep exactly
+        // one, forever, for reads and writes alike.
+        let pool = SqlitePoolOptions::new()
+            .acquire_timeout(options.acquire_timeout)
+            .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
-    } else {
-        pool.max_connections(options.max_connections.max(1))
-    };
-    let pool = pool.connect_with(connect).await.map_err(connect_error)?;
+            .connect_with(connect)
+            .await
+            .map_err(connect_error)?;
+        migrate_sqlite(&pool).await?;
+        return Ok(Database::from_sqlite(pool.clone(), pool));
+    }
+    connect = connect.journal_mode(SqliteJournalMode::Wal);
+    let write = SqlitePoolOptions::new()
+        .acquire_timeout(options.acquire_timeout)
+        .max_connections(1)
+        .connect_with(connect.clone())
+        .await
+        .map_err(connect_error)?;
+    migrate_sqlite(&write).await?;
+    let read = SqlitePoolOptions::new()
+        .acquire_timeout(options.acquire_timeout)
+        .max_connections(options.max_connections.max(1))
+        .connect_with(connect)
+        .await
+        .map_err(connect_error)?;
+    Ok(Database::from_sqlite(read, write))
+}
+
+async fn migrate_sqlite(pool: &SqlitePool) -> Result<(), StorageError> {
     SQLITE_MIGRATIONS
-        .run(&pool)
+        .run(pool)
         .await
         .map_err(|source| StorageError::Migrate {
             backend: "sqlite",
             source,
-        })?;
-    Ok(Database::Sqlite(pool))
+        })
 }
 
 async fn connect_postgres(
@@ -125,5 +141,5 @@ async fn connect_postgres(
             backend: "postgres",
             source,
         })?;
-    Ok(Database::Postgres(pool))
+    Ok(Database::from_postgres(pool))
 }

@@ -1,5 +1,13 @@
-//! Storage shared by the standard hooks: one sqlx pool, SQLite by default,
-//! PostgreSQL for several replicas, migrations embedded and applied on connect.
+//! Storage shared by the standard hooks: SQLite by default, PostgreSQL for
+//! several replicas, migrations embedded and applied on connect.
+//!
+//! The databases do the storage work: every write is a plain transaction,
+//! durable when its commit returns (SQLite in WAL mode with
+//! `synchronous = FULL`), and concurrent writers are ordered by the
+//! database. On SQLite a [`Database`] keeps one connection for writes (sqlx's
+//! pool hands it to waiting writers in turn, so they queue inside the
+//! process instead of spinning on the file lock) and a pool of connections
+//! for reads, which WAL lets run beside the writer.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -12,42 +20,63 @@
 
 mod connect;
 mod error;
-mod group_commit;
-mod wal_sync;
-mod write_turn;
-
-/// Runs `$body` with `$pool` bound to the database's pool, whatever the
-/// backend: one statement text (see [`Database::dialect`]), one binding chain.
-macro_rules! on_pool {
-    ($database:expr, $pool:ident => $body:expr) => {
-        match $database {
-            $crate::storage::Database::Sqlite($pool) => $body,
-            $crate::storage::Database::Postgres($pool) => $body,
-        }
-    };
-}
-pub(crate) use on_pool;
 
 use sqlx::{PgPool, SqlitePool};
 
 pub use connect::DatabaseOptions;
 pub use error::StorageError;
-pub(crate) use group_commit::{Batch, BoxFuture, Conn, GroupCommit, on_conn};
 
-/// A connection pool to the hooks' database, migrated.
+/// The hooks' database, migrated: the pools its reads and writes use.
 ///
 /// Cloning is cheap (pools are reference-counted). Every standard hook that
-/// stores state takes one, so one pool serves the audit log, org modes and
-/// shared rate limits (and, later, the approval gate).
+/// stores state takes one, so one database serves the audit log, org modes,
+/// shared rate limits and the approval gate.
 #[derive(Debug, Clone)]
-pub enum Database {
-    /// The embedded default: a file (WAL, busy timeout) or `:memory:`.
-    Sqlite(SqlitePool),
-    /// PostgreSQL, for deployments with several replicas.
+pub struct Database {
+    pools: Pools,
+}
+
+#[derive(Debug, Clone)]
+enum Pools {
+    /// SQLite: `write` has one connection; `read` has the rest. An
+    /// in-memory database is one connection, shared by both.
+    Sqlite { read: SqlitePool, write: SqlitePool },
+    /// PostgreSQL: one pool; the server orders concurrent writers.
     Postgres(PgPool),
 }
 
+/// One of the database's pools, whatever the backend (see [`on_pool!`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Pool<'a> {
+    Sqlite(&'a SqlitePool),
+    Postgres(&'a PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to the pool `$which` names (a
+/// [`Pool`]), whatever the backend: one binding chain for both.
+macro_rules! on_pool {
+    ($which:expr, $pool:ident => $body:expr) => {
+        match $which {
+            $crate::storage::Pool::Sqlite($pool) => $body,
+            $crate::storage::Pool::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
 impl Database {
+    fn from_sqlite(read: SqlitePool, write: SqlitePool) -> Database {
+        Database {
+            pools: Pools::Sqlite { read, write },
+        }
+    }
+
+    fn from_postgres(pool: PgPool) -> Database {
+        Database {
+            pools: Pools::Postgres(pool),
+        }
+    }
+
     /// Connects with default options and applies the migrations.
     ///
     /// `url` is `sqlite::memory:`, `sqlite://path/to/file.db` (created if
@@ -61,42 +90,93 @@ impl Database {
         Self::connect("sqlite::memory:").await
     }
 
-    /// `template` (written for PostgreSQL, `$1` placeholders) for this
-    /// backend: `{now_ms}` becomes the database clock in milliseconds since
-    /// the Unix epoch (one reading per statement), `{json}` a cast to JSON
-    /// where the backend has the type, `{skip_locked}` (after a subquery's
-    /// `LIMIT`) skips rows other transactions hold where rows are locked,
-    /// and SQLite gets `?1` placeholders.
-    pub(crate) fn dialect(&self, template: &str) -> String {
-        match self {
-            Database::Sqlite(_) => template
-                .replace("{now_ms}", "CAST(unixepoch('subsec') * 1000 AS INTEGER)")
-                .replace("{json}", "")
-                .replace("{skip_locked}", "")
-                .replace('$', "?"),
-            Database::Postgres(_) => template
-                .replace(
-                    "{now_ms}",
-                    "CAST(extract(epoch FROM statement_timestamp()) * 1000 AS BIGINT)",
-                )
-                .replace("{json}", "::json")
-                .replace("{skip_locked}", " FOR UPDATE SKIP LOCKED"),
-        }
-    }
-
     /// `"sqlite"` or `"postgres"`.
     pub fn backend(&self) -> &'static str {
-        match self {
-            Database::Sqlite(_) => "sqlite",
-            Database::Postgres(_) => "postgres",
+        match &self.pools {
+            Pools::Sqlite { .. } => "sqlite",
+            Pools::Postgres(_) => "postgres",
         }
     }
 
-    /// Closes the pool: later operations fail (and fail-closed hooks block).
-    pub async fn close(&self) {
-        match self {
-            Database::Sqlite(pool) => pool.close().await,
-            Database::Postgres(pool) => pool.close().await,
+    /// The SQLite pool that writes (one connection), for statements of your
+    /// own against the hooks' tables; `None` on PostgreSQL.
+    pub fn sqlite(&self) -> Option<&SqlitePool> {
+        match &self.pools {
+            Pools::Sqlite { write, .. } => Some(write),
+            Pools::Postgres(_) => None,
         }
+    }
+
+    /// The PostgreSQL pool; `None` on SQLite.
+    pub fn postgres(&self) -> Option<&PgPool> {
+        match &self.pools {
+            Pools::Sqlite { .. } => None,
+            Pools::Postgres(pool) => Some(pool),
+        }
+    }
+
+    /// The pool for reads.
+    pub(crate) fn reader(&self) -> Pool<'_> {
+        match &self.pools {
+            Pools::Sqlite { read, .. } => Pool::Sqlite(read),
+            Pools::Postgres(pool) => Pool::Postgres(pool),
+        }
+    }
+
+    /// The pool for writes. On SQLite, begin its transactions with
+    /// `BEGIN IMMEDIATE` when they read before they write, so another
+    /// process's commit cannot invalidate what they read.
+    pub(crate) fn writer(&self) -> Pool<'_> {
+        match &self.pools {
+            Pools::Sqlite { write, .. } => Pool::Sqlite(write),
+            Pools::Postgres(pool) => Pool::Postgres(pool),
+        }
+    }
+
+    /// Closes the pools: later operations fail (and fail-closed hooks block).
+    pub async fn close(&self) {
+        match &self.pools {
+            Pools::Sqlite { read, write } => {
+                write.close().await;
+                read.close().await;
+            }
+            Pools::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Beginning a transaction that writes, on either backend.
+pub(crate) trait BeginWrite {
+    /// The backend.
+    type Backend: sqlx::Database;
+
+    /// Begins a transaction on a connection of this pool. On SQLite it takes
+    /// the write lock at once (`BEGIN IMMEDIATE`): a transaction that reads
+    /// and then writes can then never find, at its first write, that
+    /// another process changed what it read.
+    fn begin_write(
+        &self,
+    ) -> impl Future<Output = Result<sqlx::Transaction<'static, Self::Backend>, sqlx::Error>> + Send;
+}
+
+impl BeginWrite for SqlitePool {
+    type Backend = sqlx::Sqlite;
+
+    fn begin_write(
+        &self,
+    ) -> impl Future<Output = Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error>> + Send
+    {
+        self.begin_with("BEGIN IMMEDIATE")
+    }
+}
+
+impl BeginWrite for PgPool {
+    type Backend = sqlx::Postgres;
+
+    fn begin_write(
+        &self,
+    ) -> impl Future<Output = Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error>> + Send
+    {
+        self.begin()
     }
 }

@@ -72,9 +72,9 @@ pub(crate) fn unique(prefix: &str) -> String {
 /// process that claimed it died.
 pub(crate) async fn age_card_claim(url: &str, id: &str) {
     let database = Database::connect(url).await.expect("database");
-    let Database::Sqlite(pool) = &database else {
-        unreachable!("age_card_claim is for SQLite files")
-    };
+    let pool = database
+        .sqlite()
+        .expect("age_card_claim is for SQLite files");
     sqlx::query(
         "UPDATE confirmation_requests SET card_claimed_at_ms = card_claimed_at_ms - 61000 \
          WHERE id = ?1",
@@ -115,9 +115,9 @@ pub(crate) async fn serve_callbacks(
 /// trigger aborts the insert with "poisoned row"), as a disk error or a
 /// constraint would refuse one row of a shared batch.
 pub(crate) async fn refuse_audit_rows_of(database: &Database, tool: &str) {
-    let Database::Sqlite(pool) = database else {
-        unreachable!("refuse_audit_rows_of is for SQLite")
-    };
+    let pool = database
+        .sqlite()
+        .expect("refuse_audit_rows_of is for SQLite");
     // The tool name is the test's own literal, never outside input.
     sqlx::raw_sql(&format!(
         "CREATE TRIGGER refuse_poison BEFORE INSERT ON connector_call_logs \
