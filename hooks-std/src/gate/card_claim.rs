@@ -3,7 +3,7 @@
 /// Proof that a run claimed the card of a confirmation request, returned by
 /// [`ConfirmationStore::claim_card`](super::ConfirmationStore::claim_card)
 /// and required by
-/// [`ConfirmationStore::set_message_ref`](super::ConfirmationStore::set_message_ref).
+/// [`ConfirmationStore::record_card`](super::ConfirmationStore::record_card).
 ///
 /// It holds the database time the claim was taken. A claim can only be
 /// taken over once it is older than its lease, so with any lease of at least
