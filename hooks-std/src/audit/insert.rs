@@ -1,10 +1,10 @@
 //! The INSERT for audit rows: one multi-row statement per transaction.
 
+use sqlx::QueryBuilder;
 use sqlx::types::Json;
-use sqlx::{Postgres, QueryBuilder, Sqlite};
 
 use super::row::{AuditRow, Sent};
-use crate::storage::{Database, Pool, StorageError};
+use crate::storage::{Database, Pool, StorageError, on_pool};
 
 /// The most rows in one statement: 256 × 17 values stays well inside both
 /// backends' limits on bound values (SQLite 32,766, PostgreSQL 65,535).
@@ -51,24 +51,15 @@ impl Database {
 }
 
 async fn on_pool_insert(pool: Pool<'_>, rows: &[&AuditRow]) -> Result<(), sqlx::Error> {
-    match pool {
-        Pool::Sqlite(pool) => {
-            let mut tx = pool.begin().await?;
-            for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
-                let mut query = QueryBuilder::<Sqlite>::new(INSERT);
-                push_insert!(query, chunk.iter().copied());
-                query.build().execute(&mut *tx).await?;
-            }
-            tx.commit().await
+    on_pool!(pool, pool => async {
+        let mut tx = pool.begin().await?;
+        for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
+            // The backend follows from the transaction it runs on.
+            let mut query = QueryBuilder::new(INSERT);
+            push_insert!(query, chunk.iter().copied());
+            query.build().execute(&mut *tx).await?;
         }
-        Pool::Postgres(pool) => {
-            let mut tx = pool.begin().await?;
-            for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
-                let mut query = QueryBuilder::<Postgres>::new(INSERT);
-                push_insert!(query, chunk.iter().copied());
-                query.build().execute(&mut *tx).await?;
-            }
-            tx.commit().await
-        }
+        tx.commit().await
     }
+    .await)
 }
