@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use hooks_std::Database;
 use hooks_std::gate::{
-    ApproverScope, CardClaim, CardDelivery, ConfirmationMode, ConfirmationRequest,
-    ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision, EventDecision,
-    MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, args_digest,
+    ApproverScope, Cancel, CardClaim, CardDelivery, CardUpdates, ConfirmationMode,
+    ConfirmationRequest, ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision,
+    EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, args_digest,
 };
 use serde_json::json;
 
@@ -85,7 +85,10 @@ async fn lifecycle(database: Database) {
     assert_eq!(second, DecideOutcome::AlreadyFinal(decided.clone()));
     assert_eq!(store.expire(&created.id).await.expect("expire"), None);
     assert_eq!(
-        store.cancel(&created.id, "x").await.expect("cancel"),
+        store
+            .cancel(Cancel::Undelivered(&created.id), "x")
+            .await
+            .expect("cancel"),
         None,
         "terminal states never change"
     );
@@ -319,13 +322,22 @@ async fn storing_the_card_reads_the_request_and_clock(database: Database) {
     else {
         panic!("a pending request can be decided before its card is recorded");
     };
-    let before = store.clock_ms().await.expect("clock");
+    let before = decided
+        .decided_at_ms
+        .expect("decided on the database clock");
     let (stored, clock_ms) = store
         .record_card(&request.id, held, "om_held")
         .await
         .expect("store")
         .expect("the holder's card is stored");
-    let after = store.clock_ms().await.expect("clock");
+    let (later, _) = store
+        .create(&new_request(
+            &support::unique("stored-read-later"),
+            Duration::from_secs(60),
+        ))
+        .await
+        .expect("create");
+    let after = later.created_at_ms;
     assert_eq!(stored.message_ref.as_deref(), Some("om_held"));
     assert_eq!(stored.status, ConfirmationStatus::Approved);
     assert_eq!(stored.decided_at_ms, decided.decided_at_ms);
@@ -568,8 +580,6 @@ async fn deadlines(database: Database) {
         .expect("sweep")
         .expired;
     assert!(swept.iter().any(|request| request.id == overdue.id));
-    let decided = store.decided_since(0).await.expect("poll");
-    assert!(decided.iter().any(|(id, _)| *id == overdue.id));
 }
 
 async fn events(database: Database) {
@@ -751,6 +761,20 @@ async fn store_on_postgres() {
 }
 
 /// A store on `database` and a fresh pending request in it (60 s).
+/// Takes the card update of request `id` alone, if it is due.
+async fn take_update(
+    store: &ConfirmationStore,
+    id: &str,
+    backoff: Duration,
+) -> Option<ConfirmationRequest> {
+    let mut taken = store
+        .take_card_updates(CardUpdates::Of(id), backoff)
+        .await
+        .expect("take");
+    assert!(taken.len() <= 1, "one request, at most one update");
+    taken.pop()
+}
+
 async fn pending_request(
     database: Database,
     prefix: &str,
@@ -799,28 +823,17 @@ async fn a_decision_puts_its_card_update_in_the_outbox(database: Database) {
     };
     assert_eq!(decided.status, ConfirmationStatus::Approved);
     assert!(
-        store
-            .take_card_update(&with_card.id, backoff)
-            .await
-            .expect("take")
-            .is_some(),
+        take_update(&store, &with_card.id, backoff).await.is_some(),
         "the decision's card update is due"
     );
     assert_eq!(
-        store
-            .take_card_update(&with_card.id, backoff)
-            .await
-            .expect("take"),
+        take_update(&store, &with_card.id, backoff).await,
         None,
         "a take holds the update for its back-off"
     );
     tokio::time::sleep(backoff + Duration::from_millis(100)).await;
     assert!(
-        store
-            .take_card_update(&with_card.id, backoff)
-            .await
-            .expect("take")
-            .is_some(),
+        take_update(&store, &with_card.id, backoff).await.is_some(),
         "an update whose taker never confirmed is retried after the back-off"
     );
     store
@@ -835,10 +848,7 @@ async fn a_decision_puts_its_card_update_in_the_outbox(database: Database) {
         .expect("decide");
     assert!(matches!(outcome, DecideOutcome::Decided(_)));
     assert_eq!(
-        store
-            .take_card_update(&without_card.id, backoff)
-            .await
-            .expect("take"),
+        take_update(&store, &without_card.id, backoff).await,
         None,
         "no card, nothing to redraw"
     );
@@ -859,11 +869,7 @@ async fn a_decision_puts_its_card_update_in_the_outbox(database: Database) {
         .expect("decide");
     assert!(matches!(outcome, DecideOutcome::PastDeadline(_)));
     assert!(
-        store
-            .take_card_update(&late.id, backoff)
-            .await
-            .expect("take")
-            .is_some(),
+        take_update(&store, &late.id, backoff).await.is_some(),
         "an expired request's card update waits in the outbox"
     );
 }
@@ -915,10 +921,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
     );
     let backoff = Duration::from_millis(200);
     assert_eq!(
-        store
-            .take_card_update(&request.id, backoff)
-            .await
-            .expect("take"),
+        take_update(&store, &request.id, backoff).await,
         None,
         "a pending request's card needs no update"
     );
@@ -926,17 +929,12 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
         .decide(&request.id, Decision::Reject, "bob", Some("no"))
         .await
         .expect("decide");
-    let taken = store
-        .take_card_update(&request.id, backoff)
+    let taken = take_update(&store, &request.id, backoff)
         .await
-        .expect("take")
         .expect("the decision put the card update in the outbox");
     assert_eq!(taken.status, ConfirmationStatus::Rejected);
     assert_eq!(
-        store
-            .take_card_update(&request.id, backoff)
-            .await
-            .expect("take"),
+        take_update(&store, &request.id, backoff).await,
         None,
         "an update in flight is held for its back-off"
     );
@@ -946,11 +944,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
         .expect("record failure");
     tokio::time::sleep(Duration::from_millis(250)).await;
     assert!(
-        store
-            .take_card_update(&request.id, backoff)
-            .await
-            .expect("take")
-            .is_some(),
+        take_update(&store, &request.id, backoff).await.is_some(),
         "retried once the back-off passed"
     );
     store
@@ -965,10 +959,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
     assert_eq!(message_ref, "om_outbox");
     tokio::time::sleep(Duration::from_millis(450)).await;
     assert_eq!(
-        store
-            .take_card_update(&request.id, backoff)
-            .await
-            .expect("take"),
+        take_update(&store, &request.id, backoff).await,
         None,
         "a confirmed update leaves the outbox"
     );
@@ -981,10 +972,7 @@ async fn the_outbox_gives_up_on_a_card(database: Database) {
     deliver(&store, &request.id, "om_deleted").await;
     store.expire(&request.id).await.expect("expire");
     for attempt in 1..=MAX_CARD_UPDATE_ATTEMPTS {
-        let taken = store
-            .take_card_update(&request.id, Duration::ZERO)
-            .await
-            .expect("take");
+        let taken = take_update(&store, &request.id, Duration::ZERO).await;
         assert!(taken.is_some(), "attempt {attempt} is made");
         store
             .record_card_update(&request.id, Err("message deleted"))
@@ -992,10 +980,7 @@ async fn the_outbox_gives_up_on_a_card(database: Database) {
             .expect("record failure");
     }
     assert_eq!(
-        store
-            .take_card_update(&request.id, Duration::ZERO)
-            .await
-            .expect("take"),
+        take_update(&store, &request.id, Duration::ZERO).await,
         None,
         "given up after {MAX_CARD_UPDATE_ATTEMPTS} attempts"
     );

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use hooks::std_hooks::Database;
 use hooks::std_hooks::gate::{
-    ApproverScope, ConfirmationMode, ConfirmationStatus, ConfirmationStore, DecideOutcome,
-    Decision, NewConfirmation, args_digest,
+    ApproverScope, CardUpdates, ConfirmationMode, ConfirmationStatus, ConfirmationStore,
+    DecideOutcome, Decision, NewConfirmation, args_digest,
 };
 use serde_json::{Value, json};
 
@@ -161,10 +161,10 @@ async fn hostile_text_in_concurrent_gate_writes_is_stored_as_written_and_moves_n
                         .await
                         .expect("decided");
                     let taken = store
-                        .take_card_update(&id, Duration::from_secs(5))
+                        .take_card_updates(CardUpdates::Of(&id), Duration::from_secs(5))
                         .await
                         .expect("taken");
-                    assert!(taken.is_some(), "the request has a card: its redraw is due");
+                    assert_eq!(taken.len(), 1, "the request has a card: its redraw is due");
                     outcome
                 }
                 _ => DecideOutcome::NotFound,

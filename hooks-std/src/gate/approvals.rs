@@ -14,7 +14,7 @@ use super::card_outbox::{push_card_update, send_due_card_updates};
 use super::crash_points::{self, crash_point};
 use super::reply_window::ReplyWindow;
 use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
-use super::store::{ConfirmationStore, DecideOutcome, EventDecision};
+use super::store::{Cancel, ConfirmationStore, DecideOutcome, EventDecision};
 use super::wakeup::{Subscription, Waiters, listen_for_decisions, poll_decisions};
 use crate::gate::channel::{Channel, DecisionCallback, ToastKind, decision_reason};
 use crate::storage::StorageError;
@@ -530,7 +530,11 @@ impl Approvals {
         id: &str,
         reason: &str,
     ) -> Result<Option<ConfirmationRequest>, StorageError> {
-        let cancelled = self.inner.store.cancel(id, reason).await?;
+        let cancelled = self
+            .inner
+            .store
+            .cancel(Cancel::Undelivered(id), reason)
+            .await?;
         if cancelled.is_some() {
             self.inner.waiters.wake(id);
         }
@@ -556,7 +560,12 @@ impl Approvals {
             .into_iter()
             .flatten()
         {
-            if let Some(request) = self.inner.store.withdraw(&key, reason).await? {
+            if let Some(request) = self
+                .inner
+                .store
+                .cancel(Cancel::Withdrawn(&key), reason)
+                .await?
+            {
                 self.inner.waiters.wake(&request.id);
                 self.push_card_update(&request.id);
                 withdrawn.push(request);

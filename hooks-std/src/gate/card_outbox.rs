@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::crash_points::{self, crash_point};
 use super::request::ConfirmationRequest;
-use super::store::ConfirmationStore;
+use super::store::{CardUpdates, ConfirmationStore};
 use crate::gate::channel::Channel;
 use crate::storage::StorageError;
 
@@ -36,11 +36,12 @@ pub(super) fn push_card_update(
 ) {
     let (store, channel, id) = (store.clone(), channel.clone(), id.to_owned());
     tokio::spawn(async move {
-        match store.take_card_update(&id, backoff).await {
-            Ok(Some(request)) => {
-                send_card_update(&store, &channel, &request).await;
+        match store.take_card_updates(CardUpdates::Of(&id), backoff).await {
+            Ok(taken) => {
+                for request in &taken {
+                    send_card_update(&store, &channel, request).await;
+                }
             }
-            Ok(None) => {}
             Err(error) => {
                 tracing::warn!(%error, request = %id, "could not take an approval card update; the sweeper retries it");
             }
@@ -56,10 +57,12 @@ pub(super) async fn send_due_card_updates(
     backoff: Duration,
 ) -> Result<usize, StorageError> {
     let due = store
-        .take_due_card_updates(
-            channel.kind(),
-            channel.channel_id(),
-            UPDATES_PER_SWEEP,
+        .take_card_updates(
+            CardUpdates::Due {
+                channel_kind: channel.kind(),
+                channel_id: channel.channel_id(),
+                limit: UPDATES_PER_SWEEP,
+            },
             backoff,
         )
         .await?;

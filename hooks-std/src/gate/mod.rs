@@ -46,6 +46,6 @@ pub use request::{
     ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
 };
 pub use store::{
-    ConfirmationStore, DecideOutcome, EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation,
-    Swept,
+    Cancel, CardUpdates, ConfirmationStore, DecideOutcome, EventDecision, Listing,
+    MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, Swept,
 };

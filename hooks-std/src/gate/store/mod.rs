@@ -99,6 +99,54 @@ pub struct Swept {
     pub forgotten_events: u64,
 }
 
+/// Which requests of a channel [`ConfirmationStore::list`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing<'a> {
+    /// Pending requests still before their deadline, oldest first, at most
+    /// `limit`, starting after the request `after` names (its
+    /// `created_at_ms` and id; `None`: from the oldest).
+    Pending {
+        /// Where the previous page ended.
+        after: Option<(i64, &'a str)>,
+        /// The most to return.
+        limit: u32,
+    },
+    /// Requests that left `pending`, most recently decided first, at most
+    /// `limit`.
+    RecentlyFinal {
+        /// The most to return.
+        limit: u32,
+    },
+}
+
+/// Which request [`ConfirmationStore::cancel`] cancels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cancel<'a> {
+    /// Request `id`, only if its card was never delivered (so nobody could
+    /// ever decide it: its send failed).
+    Undelivered(&'a str),
+    /// The request created under this idempotency key, whether or not its
+    /// card was delivered: its call will not run (the caller gave up).
+    Withdrawn(&'a str),
+}
+
+/// Which card updates [`ConfirmationStore::take_card_updates`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardUpdates<'a> {
+    /// The update of request `id`, if due (right after its decision).
+    Of(&'a str),
+    /// Up to `limit` due updates of a channel, oldest decision first (the
+    /// sweeper's pass).
+    Due {
+        /// The channel kind.
+        channel_kind: &'a str,
+        /// The channel instance.
+        channel_id: &'a str,
+        /// The most to take.
+        limit: u32,
+    },
+}
+
 /// Confirmation requests in the hooks' database (`confirmation_requests`).
 #[derive(Debug, Clone)]
 pub struct ConfirmationStore {
@@ -213,56 +261,49 @@ impl ConfirmationStore {
         }))
     }
 
-    /// The pending requests of channel `channel_kind`/`channel_id` still
-    /// before their deadline (database clock), oldest first, at most
-    /// `limit`, starting after the request `after` names (its
-    /// `created_at_ms` and id; `None`: from the oldest): what an approvals
-    /// page lists, one page at a time.
-    pub async fn pending_for_channel(
+    /// Requests of channel `channel_kind`/`channel_id`, as `listing` says:
+    /// the pending ones still before their deadline (database clock),
+    /// oldest first, a page at a time; or those that left `pending`, most
+    /// recently decided first. What an approvals page shows.
+    pub async fn list(
         &self,
         channel_kind: &str,
         channel_id: &str,
-        after: Option<(i64, &str)>,
-        limit: u32,
+        listing: Listing<'_>,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        let sql = self.sql().pending_for_channel;
-        let (after_ms, after_id) = after.unwrap_or((i64::MIN, ""));
-        on_pool!(self.database.reader(), pool => sqlx::query_as(sql)
-            .bind(channel_kind)
-            .bind(channel_id)
-            .bind(i64::from(limit))
-            .bind(after_ms)
-            .bind(after_id)
-            .fetch_all(pool)
-            .await)
-        .map_err(StorageError::query(format!(
-            "listing pending requests of the {channel_kind} channel \"{channel_id}\""
-        )))
-    }
-
-    /// The requests of channel `channel_kind`/`channel_id` that left
-    /// `pending`, most recently decided first, at most `limit`.
-    pub async fn recent_final_for_channel(
-        &self,
-        channel_kind: &str,
-        channel_id: &str,
-        limit: u32,
-    ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        let sql = self.sql().recent_final_for_channel;
-        on_pool!(self.database.reader(), pool => sqlx::query_as(sql)
-            .bind(channel_kind)
-            .bind(channel_id)
-            .bind(i64::from(limit))
-            .fetch_all(pool)
-            .await)
-        .map_err(StorageError::query(format!(
-            "listing recent decisions of the {channel_kind} channel \"{channel_id}\""
+        let sql = self.sql();
+        let listed = match listing {
+            Listing::Pending { after, limit } => {
+                let (after_ms, after_id) = after.unwrap_or((i64::MIN, ""));
+                on_pool!(self.database.reader(), pool => sqlx::query_as(sql.pending_for_channel)
+                    .bind(channel_kind)
+                    .bind(channel_id)
+                    .bind(i64::from(limit))
+                    .bind(after_ms)
+                    .bind(after_id)
+                    .fetch_all(pool)
+                    .await)
+            }
+            Listing::RecentlyFinal { limit } => {
+                on_pool!(self.database.reader(), pool => sqlx::query_as(sql.recent_final_for_channel)
+                    .bind(channel_kind)
+                    .bind(channel_id)
+                    .bind(i64::from(limit))
+                    .fetch_all(pool)
+                    .await)
+            }
+        };
+        listed.map_err(StorageError::query(format!(
+            "listing requests of the {channel_kind} channel \"{channel_id}\""
         )))
     }
 
     /// Requests that left `pending` at or after `since_ms` (database clock),
     /// with when: one query, however many gates are waiting.
-    pub async fn decided_since(&self, since_ms: i64) -> Result<Vec<(String, i64)>, StorageError> {
+    pub(crate) async fn decided_since(
+        &self,
+        since_ms: i64,
+    ) -> Result<Vec<(String, i64)>, StorageError> {
         let sql = self.sql().decided_since;
         on_pool!(self.database.reader(), pool => sqlx::query_as(sql)
             .bind(since_ms)
@@ -274,7 +315,7 @@ impl ConfirmationStore {
     }
 
     /// The database's clock, in milliseconds since the Unix epoch.
-    pub async fn clock_ms(&self) -> Result<i64, StorageError> {
+    pub(crate) async fn clock_ms(&self) -> Result<i64, StorageError> {
         let sql = self.sql().clock;
         on_pool!(self.database.reader(), pool => sqlx::query_scalar(sql).fetch_one(pool).await)
             .map_err(StorageError::query("reading the database clock"))
@@ -545,33 +586,22 @@ impl ConfirmationStore {
             )))
     }
 
-    /// Cancels request `id` if it is still pending and its card was never
-    /// delivered (so nobody could ever decide it). Returns it if cancelled.
+    /// Cancels the request `cancel` names if it is still pending (see
+    /// [`Cancel`] for which), recording `reason`. Returns it if cancelled.
     pub async fn cancel(
         &self,
-        id: &str,
+        cancel: Cancel<'_>,
         reason: &str,
     ) -> Result<Option<ConfirmationRequest>, StorageError> {
-        self.change_one(self.sql().cancel, Some(reason), id)
+        let (sql, key, what) = match cancel {
+            Cancel::Undelivered(id) => (self.sql().cancel, id, "confirmation request"),
+            Cancel::Withdrawn(key) => {
+                (self.sql().withdraw, key, "the confirmation request of call")
+            }
+        };
+        self.change_one(sql, Some(reason), key)
             .await
-            .map_err(StorageError::query(format!(
-                "cancelling confirmation request {id}"
-            )))
-    }
-
-    /// Cancels the request created under `idempotency_key` if it is still
-    /// pending, whether or not its card was delivered (its call will not
-    /// run: the caller gave up on it). Returns it if cancelled.
-    pub async fn withdraw(
-        &self,
-        idempotency_key: &str,
-        reason: &str,
-    ) -> Result<Option<ConfirmationRequest>, StorageError> {
-        self.change_one(self.sql().withdraw, Some(reason), idempotency_key)
-            .await
-            .map_err(StorageError::query(format!(
-                "withdrawing the confirmation request of {idempotency_key}"
-            )))
+            .map_err(StorageError::query(format!("cancelling {what} \"{key}\"")))
     }
 
     /// Runs `sql`, a change of at most one request, binding `first` (when
@@ -639,64 +669,55 @@ impl ConfirmationStore {
         )))
     }
 
-    /// Takes the outbox's card update of request `id` if it is due (the
-    /// request is final, has a card, the card is not confirmed redrawn, no
-    /// attempt is in flight or backing off, and fewer than
-    /// [`MAX_CARD_UPDATE_ATTEMPTS`] were made): counts the attempt and
-    /// pushes the next one `backoff × 2^attempts` (at most ×64) ahead, which
-    /// is also how long this attempt holds it. `None` if not due or taken by
-    /// another.
-    pub async fn take_card_update(
-        &self,
-        id: &str,
-        backoff: Duration,
-    ) -> Result<Option<ConfirmationRequest>, StorageError> {
-        let sql = self.sql().take_card_update;
-        on_pool!(self.database.writer(), pool => async {
-            let mut tx = pool.begin_write().await?;
-            let taken = sqlx::query_as(sql)
-                .bind(id)
-                .bind(clamp_ms(backoff))
-                .bind(i64::from(MAX_CARD_UPDATE_ATTEMPTS))
-                .fetch_optional(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            Ok(taken)
-        }
-        .await)
-        .map_err(StorageError::query(format!(
-            "taking the card update of confirmation request {id}"
-        )))
-    }
-
-    /// Takes up to `limit` due card updates of channel `channel_kind` /
-    /// `channel_id`, oldest decision first, as
-    /// [`take_card_update`](Self::take_card_update) does for one. On
-    /// PostgreSQL rows another transaction holds are skipped (the next
+    /// Takes the outbox's due card updates that `which` names. An update
+    /// is due when its request is final, has a card, the card is not
+    /// confirmed redrawn, no attempt is in flight or backing off, and fewer
+    /// than [`MAX_CARD_UPDATE_ATTEMPTS`] were made. Taking one counts the
+    /// attempt and pushes the next one `backoff × 2^attempts` (at most ×64)
+    /// ahead, which is also how long this attempt holds it. An update that
+    /// is not due, or that another run took, is not returned. On PostgreSQL
+    /// a channel's rows another transaction holds are skipped (the next
     /// sweep takes them), so the sweeper never waits on a gate.
-    pub async fn take_due_card_updates(
+    pub async fn take_card_updates(
         &self,
-        channel_kind: &str,
-        channel_id: &str,
-        limit: u32,
+        which: CardUpdates<'_>,
         backoff: Duration,
     ) -> Result<Vec<ConfirmationRequest>, StorageError> {
-        let sql = self.sql().take_due_card_updates;
-        on_pool!(self.database.writer(), pool => async {
-            let mut tx = pool.begin_write().await?;
-            let taken = sqlx::query_as(sql)
-                .bind(channel_kind)
-                .bind(clamp_ms(backoff))
-                .bind(channel_id)
-                .bind(i64::from(limit))
-                .bind(i64::from(MAX_CARD_UPDATE_ATTEMPTS))
-                .fetch_all(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            Ok(taken)
-        }
-        .await)
-        .map_err(StorageError::query("taking due approval card updates"))
+        let sql = self.sql();
+        let attempts = i64::from(MAX_CARD_UPDATE_ATTEMPTS);
+        let taken = match which {
+            CardUpdates::Of(id) => on_pool!(self.database.writer(), pool => async {
+                let mut tx = pool.begin_write().await?;
+                let taken = sqlx::query_as(sql.take_card_update)
+                    .bind(id)
+                    .bind(clamp_ms(backoff))
+                    .bind(attempts)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok::<_, sqlx::Error>(taken)
+            }
+            .await),
+            CardUpdates::Due {
+                channel_kind,
+                channel_id,
+                limit,
+            } => on_pool!(self.database.writer(), pool => async {
+                let mut tx = pool.begin_write().await?;
+                let taken = sqlx::query_as(sql.take_due_card_updates)
+                    .bind(channel_kind)
+                    .bind(clamp_ms(backoff))
+                    .bind(channel_id)
+                    .bind(i64::from(limit))
+                    .bind(attempts)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok::<_, sqlx::Error>(taken)
+            }
+            .await),
+        };
+        taken.map_err(StorageError::query("taking due approval card updates"))
     }
 
     /// Records how an attempt to redraw the card of request `id` went:
@@ -732,4 +753,87 @@ impl ConfirmationStore {
 /// `duration` in milliseconds for a statement (very long ones capped far out).
 fn clamp_ms(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX / 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new_request(key: &str, timeout: Duration) -> NewConfirmation {
+        NewConfirmation {
+            idempotency_key: key.to_owned(),
+            tool_name: "transfer".to_owned(),
+            args: serde_json::json!({"amount": 1}),
+            args_digest: "digest".to_owned(),
+            agent_id: "agent".to_owned(),
+            initiator_user_id: "alice".to_owned(),
+            org_id: "org".to_owned(),
+            approver_scope: ApproverScope::OrgMembers,
+            approver_allowlist: Vec::new(),
+            channel_kind: "feishu".to_owned(),
+            channel_id: "oc_finance".to_owned(),
+            mode: ConfirmationMode::When,
+            timeout,
+        }
+    }
+
+    /// The wake-up poll sees every way a request leaves `pending`: a
+    /// decision, an expiry by the sweeper, a withdrawal — and not a request
+    /// still pending.
+    #[tokio::test]
+    async fn the_poll_sees_each_way_out_of_pending() {
+        let store = ConfirmationStore::new(Database::in_memory().await.expect("database"));
+        let start = store.clock_ms().await.expect("clock");
+        let create = |key: &'static str, timeout| {
+            let store = store.clone();
+            async move {
+                store
+                    .create(&new_request(key, timeout))
+                    .await
+                    .expect("create")
+                    .0
+            }
+        };
+        let decided = create("decided", Duration::from_secs(60)).await;
+        let overdue = create("overdue", Duration::from_millis(200)).await;
+        let withdrawn = create("withdrawn", Duration::from_secs(60)).await;
+        let pending = create("pending", Duration::from_secs(60)).await;
+        let claim = store
+            .claim_card(&overdue.id, Duration::from_secs(60), None)
+            .await
+            .expect("claim")
+            .expect("claimed");
+        store
+            .record_card(&overdue.id, claim, "om_1")
+            .await
+            .expect("record")
+            .expect("recorded");
+        store
+            .decide(&decided.id, Decision::Approve, "bob", None)
+            .await
+            .expect("decide");
+        store
+            .cancel(Cancel::Withdrawn("withdrawn"), "stopped")
+            .await
+            .expect("withdraw")
+            .expect("withdrawn");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let swept = store
+            .sweep(
+                "feishu",
+                "oc_finance",
+                Duration::from_secs(600),
+                Duration::from_secs(3600),
+            )
+            .await
+            .expect("sweep");
+        assert_eq!(swept.expired.len(), 1, "{swept:?}");
+        let polled = store.decided_since(start).await.expect("poll");
+        let ids: Vec<&str> = polled.iter().map(|(id, _)| id.as_str()).collect();
+        for left in [&decided.id, &overdue.id, &withdrawn.id] {
+            assert!(ids.contains(&left.as_str()), "{left} in {ids:?}");
+        }
+        assert!(!ids.contains(&pending.id.as_str()), "{ids:?}");
+        assert!(polled.iter().all(|(_, at)| *at >= start));
+    }
 }

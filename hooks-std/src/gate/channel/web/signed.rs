@@ -13,7 +13,7 @@ use super::auth::{AuthError, AuthRequest};
 use super::channel::WEB_CHANNEL_KIND;
 use super::session::{Signed, tokens_match};
 use crate::gate::channel::Channel;
-use crate::gate::{Approver, ConfirmationRequest, may_decide};
+use crate::gate::{Approver, ConfirmationRequest, Listing, may_decide};
 use crate::storage::StorageError;
 
 /// The operator behind a request.
@@ -212,7 +212,14 @@ impl WebApprovals {
         loop {
             let from = after.as_ref().map(|(at, id)| (*at, id.as_str()));
             let page = store
-                .pending_for_channel(kind, channel_id, from, wanted)
+                .list(
+                    kind,
+                    channel_id,
+                    Listing::Pending {
+                        after: from,
+                        limit: wanted,
+                    },
+                )
                 .await?;
             let more = page.len() == wanted as usize;
             after = page
@@ -246,7 +253,13 @@ impl WebApprovals {
             let recent = inner
                 .approvals
                 .store()
-                .recent_final_for_channel(kind, id, inner.config.recent_decisions.saturating_mul(5))
+                .list(
+                    kind,
+                    id,
+                    Listing::RecentlyFinal {
+                        limit: inner.config.recent_decisions.saturating_mul(5),
+                    },
+                )
                 .await?;
             let mut taken = 0;
             for request in recent {
