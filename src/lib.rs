@@ -31,8 +31,10 @@
 //! ```
 //!
 //! Every failure of a hook — an `Err`, a panic, a timeout — blocks the call
-//! unless the hook says `on_error = fail_open`. See the README for the
-//! contract, and `docs/when.md` for the `when` language.
+//! unless the hook says `on_error = fail_open`. The guides are in
+//! [`guide`]: writing hooks and the contract ([`guide::hooks`]), the `when`
+//! language ([`guide::when`]), agents from config files, the standard hooks,
+//! the approval gate, the command line, Claude Code and the MCP proxy.
 //!
 //! The root holds the contract (hooks, their context and result, the
 //! registry, agents, what a call produced); the rest is in modules:
@@ -41,8 +43,8 @@
 //! every call), [`trace`] (what each hook did), [`registry`], [`when`],
 //! [`text`], [`std_hooks`] (the standard hooks, with the config keys of
 //! each — the rate limit's per-connector quotas under `connectors:`, for
-//! one; `docs/std-hooks.md` has them all with defaults and examples), and
-//! [`cli`] (the `hooks` command line, with policy tests, for your own
+//! one; [`guide::std_hooks`] has them all with defaults and examples), and
+//! `cli` (the `hooks` command line, with policy tests, for your own
 //! binary).
 
 pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
@@ -50,7 +52,7 @@ pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
 pub use hooks_runtime::__private;
 pub use hooks_runtime::*;
 
-#[cfg(feature = "std-hooks")]
+#[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "mcp")]
 pub mod mcp_proxy;
@@ -75,14 +77,38 @@ pub mod prelude {
     };
 }
 
-/// The examples of `docs/frameworks.md`, compiled as doctests so the page
-/// cannot drift from the API.
-#[cfg(all(doctest, feature = "rig", feature = "tower"))]
-#[doc = include_str!("../docs/frameworks.md")]
-mod frameworks_md {}
-
-/// The Rust example of `docs/std-hooks.md` (a post hook reading the text
-/// the model reads), compiled as a doctest.
-#[cfg(all(doctest, feature = "std-hooks"))]
-#[doc = include_str!("../docs/std-hooks.md")]
-mod std_hooks_md {}
+/// The guides (the repository's `docs/`), as pages of these docs: every
+/// example in them compiles and runs as a doctest.
+pub mod guide {
+    #[doc = include_str!("../docs/hooks.md")]
+    pub mod hooks {}
+    #[doc = include_str!("../docs/when.md")]
+    pub mod when {}
+    #[doc = include_str!("../docs/command-hooks.md")]
+    pub mod command_hooks {}
+    #[cfg(feature = "std-hooks")]
+    #[doc = include_str!("../docs/agents.md")]
+    pub mod agents {}
+    #[cfg(feature = "std-hooks")]
+    #[doc = include_str!("../docs/std-hooks.md")]
+    pub mod std_hooks {}
+    #[cfg(feature = "std-hooks")]
+    #[doc = include_str!("../docs/approval-gate.md")]
+    pub mod approval_gate {}
+    #[cfg(feature = "serve")]
+    #[doc = include_str!("../docs/approvals-web.md")]
+    pub mod approvals_web {}
+    #[cfg(feature = "cli")]
+    #[doc = include_str!("../docs/cli.md")]
+    pub mod cli {}
+    #[doc = include_str!("../docs/claude-code.md")]
+    pub mod claude_code {}
+    #[cfg(feature = "mcp")]
+    #[doc = include_str!("../docs/mcp-proxy.md")]
+    pub mod mcp_proxy {}
+    #[cfg(all(feature = "rig", feature = "tower"))]
+    #[doc = include_str!("../docs/frameworks.md")]
+    pub mod frameworks {}
+    #[doc = include_str!("../docs/performance.md")]
+    pub mod performance {}
+}

@@ -299,9 +299,48 @@ fn bad_usage_exits_2() {
             "{args:?}: {}",
             text(&out.stderr)
         );
-        assert!(text(&out.stderr).contains("usage:"), "{args:?}");
+        assert!(text(&out.stderr).contains("--help"), "{args:?}");
     }
-    assert_eq!(hooks(&["--help"]).status.code(), Some(0));
+    let help = hooks(&["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    for sub in [
+        "check",
+        "explain",
+        "test",
+        "serve",
+        "hook-client",
+        "mcp-proxy",
+    ] {
+        assert!(text(&help.stdout).contains(sub), "`{sub}` is listed");
+        let out = hooks(&[sub, "--help"]);
+        assert_eq!(out.status.code(), Some(0), "{sub} --help");
+        assert!(
+            text(&out.stdout).contains(&format!("Usage: hooks {sub}")),
+            "{sub} --help: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn explain_names_what_is_wrong_with_an_argument() {
+    let out = hooks(&["explain", AGENT, "--tool", "x", "--args", "[1]"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_contains(&text(&out.stderr), &["--args", "must be a JSON object"]);
+    let out = hooks(&["explain", AGENT]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_contains(&text(&out.stderr), &["--tool"]);
+    let out = hooks(&["check", AGENT, "--config", AGENT]);
+    assert_eq!(out.status.code(), Some(2), "one config, given once");
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = hooks(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        assert_contains(&text(&out.stdout), &["mcp-proxy", "read-only-org"]);
+    }
 }
 
 #[test]
@@ -604,10 +643,13 @@ fn test_escapes_what_it_prints_so_a_case_cannot_forge_a_passing_line() {
 fn test_and_explain_options_do_not_mix() {
     let out = hooks(&["test", AGENT, CASES, "--tool", "x"]);
     assert_eq!(out.status.code(), Some(2));
-    assert_contains(&text(&out.stderr), &["--tool is an option of `explain`"]);
+    assert_contains(
+        &text(&out.stderr),
+        &["unexpected argument '--tool'", "Usage: hooks test"],
+    );
     let out = hooks(&["test", AGENT]);
     assert_eq!(out.status.code(), Some(2));
-    assert_contains(&text(&out.stderr), &["missing the cases file"]);
+    assert_contains(&text(&out.stderr), &["<CASES>"]);
 }
 
 #[test]

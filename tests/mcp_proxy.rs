@@ -480,7 +480,7 @@ fn the_cli_refuses_to_start_with_a_clear_message_and_a_non_zero_exit() {
 
     let (code, err) = cli(&["--", "true"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--config"), "{err}");
+    assert!(err.contains("<AGENT_CONFIG>"), "{err}");
 }
 
 #[tokio::test]

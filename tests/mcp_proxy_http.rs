@@ -230,7 +230,7 @@ fn the_cli_refuses_an_upstream_url_that_does_not_answer_or_is_not_http() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--upstream-url and a command after `--`"),
+        err.contains("'--upstream-url <URL>' cannot be used with '[UPSTREAM_COMMAND]...'"),
         "{err}"
     );
 

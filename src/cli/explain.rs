@@ -2,13 +2,21 @@
 
 use std::io::{self, Write};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::escape::printable;
-use super::options::Call;
 use crate::config::AgentConfig;
 use crate::trace::{ExplainOutcome, ExplainVerdict};
 use crate::{HookContext, HookRegistry};
+
+/// The call `explain` dry-runs.
+pub(super) struct Call {
+    pub(super) tool: String,
+    pub(super) args: Value,
+    pub(super) metadata: Value,
+    pub(super) user: String,
+    pub(super) org: String,
+}
 
 /// Dry-runs `call` and prints what each pre hook would do; returns the exit
 /// code its outcome leads to.

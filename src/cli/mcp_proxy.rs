@@ -5,83 +5,21 @@
 use std::io::{self, Write};
 
 use super::AddResources;
-use super::options::Usage;
+use super::options::McpProxyArgs;
 use super::serve::server_resources;
 use crate::mcp_proxy::{McpProxy, McpProxyConfig};
-
-/// What `hooks mcp-proxy` was asked to do.
-#[derive(Debug, Default, PartialEq)]
-pub(super) struct McpProxyOptions {
-    config: String,
-    name: Option<String>,
-    database: Option<String>,
-    user: Option<String>,
-    org: Option<String>,
-    read_only_orgs: Vec<String>,
-    listen: Option<String>,
-    upstream_url: Option<String>,
-    command: Vec<String>,
-}
 
 /// The environment variable the bearer token of `--listen` is read from.
 const TOKEN_VARIABLE: &str = "HOOKS_MCP_PROXY_TOKEN";
 
-/// Parses `hooks mcp-proxy`'s arguments (after the command's name).
-pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<McpProxyOptions, Usage> {
-    let mut options = McpProxyOptions::default();
-    while let Some(arg) = argv.next() {
-        let mut value = |flag: &str| {
-            argv.next()
-                .filter(|value| !value.is_empty())
-                .ok_or(format!("{flag} needs a value"))
-        };
-        match arg.as_str() {
-            "--" => {
-                options.command = argv.by_ref().collect();
-                break;
-            }
-            "--config" => options.config = value("--config")?,
-            "--name" => options.name = Some(value("--name")?),
-            "--database" => options.database = Some(value("--database")?),
-            "--user" => options.user = Some(value("--user")?),
-            "--org" => options.org = Some(value("--org")?),
-            "--listen" => options.listen = Some(value("--listen")?),
-            "--upstream-url" => options.upstream_url = Some(value("--upstream-url")?),
-            "--read-only-org" => options.read_only_orgs.push(value("--read-only-org")?),
-            "--help" | "-h" => return Err(Usage::Help),
-            other if !other.starts_with('-') && options.config.is_empty() => {
-                options.config = other.to_owned();
-            }
-            other => {
-                return Err(format!(
-                    "unexpected argument `{other}` for mcp-proxy (the upstream's command goes \
-                     after `--`)"
-                )
-                .into());
-            }
-        }
-    }
-    if options.config.is_empty() {
-        return Err("mcp-proxy needs the agent config: --config PATH".into());
-    }
-    if options.upstream_url.is_some() && !options.command.is_empty() {
-        return Err(
-            "--upstream-url and a command after `--` both name the upstream: the proxy \
-                    stands in front of one server, give one of them"
-                .into(),
-        );
-    }
-    Ok(options)
-}
-
 /// Starts the upstream and serves the client on stdin/stdout until it
 /// disconnects. Stdout is the MCP channel: everything said goes to `err`.
 pub(super) async fn run(
-    options: McpProxyOptions,
+    options: McpProxyArgs,
     add: Vec<AddResources>,
     err: &mut dyn Write,
 ) -> io::Result<u8> {
-    let (agent, mut settings) = match McpProxyConfig::load(&options.config) {
+    let (agent, mut settings) = match McpProxyConfig::load(options.config.path()) {
         Ok(loaded) => loaded,
         Err(error) => {
             writeln!(err, "hooks mcp-proxy: {error}")?;

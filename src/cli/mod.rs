@@ -24,18 +24,9 @@
 //! keeps its hooks: `use my_agent as _;`.) Factories that need resources
 //! of your own get them through [`Cli::with_resources`].
 //!
-//! ```text
-//! hooks check AGENT_CONFIG [--format json]
-//! hooks explain AGENT_CONFIG --tool NAME [--args JSON] [--metadata JSON]
-//!       [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
-//! hooks test AGENT_CONFIG CASES [--read-only-org ID]... [--run-commands] [--format json]
-//! hooks serve AGENT_CONFIG [--listen ADDR:PORT] [--database URL] [--org ID] [--user ID]
-//!       [--user-header NAME] [--read-only-org ID]... [--answer-allow]
-//! hooks hook-client --url URL [--timeout SECONDS]
-//! hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--listen ADDR:PORT] [--database URL]
-//!       [--org ID] [--user ID] [--read-only-org ID]...
-//!       [--upstream-url URL | -- UPSTREAM_COMMAND...]
-//! ```
+//! `hooks --help` lists the subcommands, `hooks <subcommand> --help`
+//! gives each one's options, and `hooks completions <shell>` prints a
+//! completion script (bash, zsh, fish, elvish, powershell).
 //!
 //! Exit codes: 0 — the config is valid (`check`), the call would go ahead
 //! (`explain`), every case passed (`test`); 1 — the config or the cases
@@ -59,65 +50,11 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use crate::config::{AgentConfig, AgentConfigError, AgentConfigErrors, ConfigWarning};
+use crate::config::{AgentConfig, AgentConfigErrors, ConfigWarning};
 use crate::factory::Resources;
-use options::{Command, Usage};
+use clap::Parser as _;
+use options::{Format, Sub};
 use policy_test::PolicyCases;
-
-/// The usage text `hooks --help` prints.
-pub const USAGE: &str = "\
-usage:
-  hooks check AGENT_CONFIG [--format json]
-  hooks explain AGENT_CONFIG --tool NAME [--args JSON] [--metadata JSON]
-        [--user ID] [--org ID] [--read-only-org ID]... [--run-commands] [--format json]
-  hooks test AGENT_CONFIG CASES [--read-only-org ID]... [--run-commands] [--format json]
-  hooks serve AGENT_CONFIG [--listen ADDR:PORT] [--database URL] [--org ID] [--user ID]
-        [--user-header NAME] [--read-only-org ID]... [--answer-allow]
-  hooks hook-client --url URL [--timeout SECONDS]
-  hooks mcp-proxy --config AGENT_CONFIG [--name NAME] [--listen ADDR:PORT] [--database URL]
-        [--org ID] [--user ID] [--read-only-org ID]...
-        [--upstream-url URL | -- UPSTREAM_COMMAND...]
-
-check    validates an agent config (YAML, JSON or TOML) and prints the run order.
-         Every command hook's program must be found and executable (for a
-         shell command line, its first word when that is a plain path or name),
-         and the script a known interpreter (sh, bash, python3, node...) is
-         given must exist. Config files over 1 MiB are refused.
-explain  dry-runs one tool call through the pre hooks without running the tool:
-         which hooks match, in what order, which would block and why. The
-         approval gate shows as \"would ask\" and command hooks as \"would run\"
-         unless --run-commands is given.
-test     runs a table of cases (calls and the verdict each must get: allowed,
-         blocked, asks, withheld, unknown) as dry runs and prints pass/fail.
-         A case may script the approver's answer and the tool's result.
-serve    answers Claude Code style hook requests (POST /hook: PreToolUse,
-         PostToolUse, PostToolUseFailure, SessionStart) with the agent's hooks,
-         on 127.0.0.1:8377 unless --listen says otherwise.
-         The bearer token comes from HOOKS_SERVE_TOKEN (required unless the
-         address is loopback); --database keeps the audit log and limits in
-         SQLite or PostgreSQL (default: in memory). Approvals need a channel:
-         serve from your own binary (hooks::serve) to configure one.
-hook-client  a command hook that forwards its stdin to a hook server
-         (token from HOOKS_SERVE_TOKEN) and prints the answer; exits 2 when
-         the server denies or cannot be reached (fail closed).
-mcp-proxy  serves MCP on stdin/stdout (or streamable HTTP at --listen ADDR,
-         path /mcp, token from HOOKS_MCP_PROXY_TOKEN, required unless the
-         address is loopback) in front of the MCP server it starts
-         (the command after `--`, or `mcp_proxy.command` in the config) or
-         reaches over streamable HTTP (--upstream-url URL, or `mcp_proxy.url`,
-         its bearer token from the variable `mcp_proxy.bearer_token_env` names): every
-         tools/call runs through the agent's hooks; --name is the server's
-         name (every call's connector). The upstream gets a scrubbed
-         environment (PATH, HOME, USER, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR,
-         plus `mcp_proxy.pass_env` and `mcp_proxy.env`). Exits 1 when the
-         config is wrong or the upstream does not start, answer or speak MCP.
-
-The agent config may also be given as --config PATH.
-
-exit codes: 0 ok / would go ahead / every case passed, 1 invalid config or
-            cases file, 2 bad usage, 3 would be blocked, 4 would ask for
-            approval, 5 would run a command whose verdict is unknown
-            (no --run-commands), 6 a case failed";
 
 /// A resource step: adds what the caller's factories need.
 pub(crate) type AddResources = Box<dyn FnOnce(&mut Resources)>;
@@ -192,59 +129,66 @@ impl Cli {
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> io::Result<u8> {
-        let mut args = args.into_iter().peekable();
-        #[cfg(feature = "serve")]
-        if args.peek().map(String::as_str) == Some("hook-client") {
-            args.next();
-            return match options::parse_hook_client(args) {
-                Ok(client) => serve::hook_client(client, out, err).await,
-                Err(Usage::Help) => {
-                    writeln!(out, "{USAGE}")?;
-                    Ok(0)
-                }
-                Err(Usage::Error(message)) => {
-                    // Exit 2 blocks the call in a client that runs this as a hook.
-                    writeln!(err, "hooks hook-client: {message}\n\n{USAGE}")?;
+        let args = std::iter::once("hooks".to_owned()).chain(args);
+        let parsed = match options::Cli::try_parse_from(args) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                // Help and version go to stdout and succeed; a usage error
+                // goes to stderr with exit 2 (which also blocks the call in
+                // a client that runs `hooks hook-client` as a hook).
+                let text = error.render().to_string();
+                return if error.use_stderr() {
+                    write!(err, "{text}")?;
                     Ok(2)
-                }
-            };
-        }
-        #[cfg(feature = "mcp")]
-        if args.peek().map(String::as_str) == Some("mcp-proxy") {
-            args.next();
-            return match mcp_proxy::parse(args) {
-                Ok(options) => mcp_proxy::run(options, self.add, err).await,
-                Err(Usage::Help) => {
-                    writeln!(out, "{USAGE}")?;
+                } else {
+                    write!(out, "{text}")?;
                     Ok(0)
-                }
-                Err(Usage::Error(message)) => {
-                    writeln!(err, "hooks mcp-proxy: {message}\n\n{USAGE}")?;
-                    Ok(2)
-                }
-            };
-        }
-        let options = match options::parse(args) {
-            Ok(options) => options,
-            Err(Usage::Help) => {
-                writeln!(out, "{USAGE}")?;
-                return Ok(0);
-            }
-            Err(Usage::Error(message)) => {
-                writeln!(err, "hooks: {message}\n\n{USAGE}")?;
-                return Ok(2);
+                };
             }
         };
+        let (config, dry_run, command) = match parsed.command {
+            Sub::Completions { shell } => {
+                let mut command = <options::Cli as clap::CommandFactory>::command();
+                clap_complete::generate(shell, &mut command, "hooks", out);
+                return Ok(0);
+            }
+            #[cfg(feature = "serve")]
+            Sub::HookClient(client) => return serve::hook_client(client, out, err).await,
+            #[cfg(feature = "serve")]
+            Sub::Serve(options) => return serve::serve(options, self.add, out, err).await,
+            #[cfg(feature = "mcp")]
+            Sub::McpProxy(options) => return mcp_proxy::run(options, self.add, err).await,
+            Sub::Check(check) => {
+                let dry_run = options::DryRun {
+                    read_only_orgs: Vec::new(),
+                    run_commands: false,
+                    format: check.format,
+                };
+                (check.config.path(), dry_run, Step::Check)
+            }
+            Sub::Explain(explain) => {
+                let call = explain::Call {
+                    tool: explain.tool,
+                    args: explain.args,
+                    metadata: explain.metadata,
+                    user: explain.user,
+                    org: explain.org,
+                };
+                (explain.config.path(), explain.dry_run, Step::Explain(call))
+            }
+            Sub::Test(test) => (test.config, test.dry_run, Step::Test(test.cases)),
+        };
+        let json = dry_run.format == Format::Json;
         // The cases file first: its org modes go into the resources.
-        let mut read_only = options.read_only_orgs.clone();
-        let cases = match &options.command {
-            Command::Test { cases } => match PolicyCases::load(cases) {
+        let mut read_only = dry_run.read_only_orgs.clone();
+        let cases = match &command {
+            Step::Test(cases) => match PolicyCases::load(cases) {
                 Ok(cases) => {
                     read_only.extend(cases.read_only_orgs.iter().cloned());
                     Some(cases)
                 }
                 Err(error) => {
-                    if options.json {
+                    if json {
                         let value = json!({"valid": false, "errors": error.problems, "file": error.source_name});
                         writeln!(out, "{value}")?;
                     } else {
@@ -260,18 +204,6 @@ impl Cli {
             },
             _ => None,
         };
-        #[cfg(feature = "serve")]
-        if let Command::Serve(serve) = options.command {
-            return serve::serve(
-                &options.config,
-                serve,
-                options.read_only_orgs,
-                self.add,
-                out,
-                err,
-            )
-            .await;
-        }
         // A private in-memory database, org modes from the command line,
         // and an approval gate that can reach nobody (it is reported, never
         // run), then the caller's own resources.
@@ -285,7 +217,7 @@ impl Cli {
         for add in self.add {
             add(&mut resources);
         }
-        let (loaded, server) = load_agent(&options.config);
+        let (loaded, server) = load_agent(&config);
         let built = loaded.and_then(|config| {
             config
                 .build_registry_with_warnings(&resources)
@@ -294,7 +226,7 @@ impl Cli {
         let (config, registry, warnings) = match built {
             Ok(built) => built,
             Err(errors) => {
-                if options.json {
+                if json {
                     let list: Vec<Value> = errors
                         .0
                         .iter()
@@ -312,8 +244,8 @@ impl Cli {
                 return Ok(1);
             }
         };
-        match (options.command, cases) {
-            (Command::Check, _) => {
+        match command {
+            Step::Check => {
                 let mut warnings = warnings;
                 let server = server.as_deref();
                 warnings.extend(
@@ -325,36 +257,35 @@ impl Cli {
                             message,
                         }),
                 );
-                check::check(&config, &registry, &warnings, options.json, out)?;
+                check::check(&config, &registry, &warnings, json, out)?;
                 Ok(0)
             }
-            (Command::Explain(call), _) => {
-                explain::explain(
-                    &config,
-                    &registry,
-                    call,
-                    options.run_commands,
-                    options.json,
-                    out,
-                )
-                .await
+            Step::Explain(call) => {
+                explain::explain(&config, &registry, call, dry_run.run_commands, json, out).await
             }
-            (Command::Test { .. }, Some(cases)) => {
+            Step::Test(_) => {
+                // Loaded above (a file that fails to load ends the run there).
+                let Some(cases) = cases else { return Ok(1) };
                 let report = cases
-                    .run(&registry, &config.agent, options.run_commands)
+                    .run(&registry, &config.agent, dry_run.run_commands)
                     .await;
-                if options.json {
+                if json {
                     report.write_json(out)?;
                 } else {
                     report.write_text(&cases, &config.source, &config.agent, out)?;
                 }
                 Ok(if report.failed() == 0 { 0 } else { 6 })
             }
-            (Command::Test { .. }, None) => unreachable!("a test command's cases are loaded above"),
-            #[cfg(feature = "serve")]
-            (Command::Serve(_), _) => unreachable!("served above"),
         }
     }
+}
+
+/// What `check`, `explain` and `test` do once the agent is built.
+enum Step {
+    Check,
+    Explain(explain::Call),
+    /// The cases file.
+    Test(String),
 }
 
 /// The agent of a config file, and the server its `mcp_proxy` section
@@ -379,7 +310,7 @@ fn load_agent(
             let loaded = match crate::mcp_proxy::McpProxyConfig::load(path) {
                 Ok((agent, _)) => Ok(agent),
                 Err(crate::mcp_proxy::McpProxyError::Agent(errors)) => Err(errors),
-                Err(other) => Err(AgentConfigErrors(vec![AgentConfigError {
+                Err(other) => Err(AgentConfigErrors(vec![crate::config::AgentConfigError {
                     file: path.display().to_string(),
                     entry: Some("mcp_proxy".to_owned()),
                     message: other.to_string(),

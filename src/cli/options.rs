@@ -1,265 +1,283 @@
-//! The command line, parsed.
+//! The command line, parsed by clap: one struct per subcommand.
 
-use serde_json::{Value, json};
+use clap::builder::NonEmptyStringValueParser;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::Value;
 
-/// What the command line asks for.
-pub(super) enum Command {
-    /// `check AGENT_CONFIG`.
-    Check,
-    /// `explain AGENT_CONFIG --tool NAME …`.
-    Explain(Call),
-    /// `test AGENT_CONFIG CASES`.
-    Test {
-        /// The table of cases.
-        cases: String,
-    },
-    /// `serve AGENT_CONFIG --listen ADDR …`.
+/// What `hooks --help` says after the list of subcommands.
+const AFTER_HELP: &str = "\
+The agent config (YAML, JSON or TOML) may be given as the first argument or as --config PATH.
+
+Exit codes: 0 ok / would go ahead / every case passed, 1 invalid config or cases file (or a
+server that could not start), 2 bad usage, 3 would be blocked, 4 would ask for approval,
+5 would run a command whose verdict is unknown (no --run-commands), 6 a case failed.";
+
+/// `hooks`: check an agent's hook config, dry-run tool calls through it,
+/// run policy tests, and serve its hooks.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hooks",
+    version,
+    about = "Deterministic enforcement around an AI agent's tool calls.",
+    after_help = AFTER_HELP,
+    arg_required_else_help = true,
+    disable_help_subcommand = false
+)]
+pub(super) struct Cli {
+    #[command(subcommand)]
+    pub(super) command: Sub,
+}
+
+/// The subcommands.
+// Parsed once per process: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub(super) enum Sub {
+    /// Validates an agent config and prints the run order.
+    ///
+    /// Every command hook's program must be found and executable (for a
+    /// shell command line, its first word when that is a plain path or
+    /// name), and the script a known interpreter (sh, bash, python3,
+    /// node...) is given must exist. Config files over 1 MiB are refused.
+    Check(CheckArgs),
+    /// Dry-runs one tool call through the pre hooks without running the tool.
+    ///
+    /// Shows which hooks match, in what order, which would block and why.
+    /// The approval gate shows as "would ask" and command hooks as "would
+    /// run" unless --run-commands is given.
+    Explain(ExplainArgs),
+    /// Runs a table of policy cases as dry runs and prints pass/fail.
+    ///
+    /// Each case is a call and the verdict it must get: allowed, blocked,
+    /// asks, withheld, unknown. A case may script the approver's answer and
+    /// the tool's result.
+    Test(TestArgs),
+    /// Answers Claude Code style hook requests with the agent's hooks.
+    ///
+    /// POST /hook: PreToolUse, PostToolUse, PostToolUseFailure,
+    /// SessionStart. The bearer token comes from HOOKS_SERVE_TOKEN
+    /// (required unless the address is loopback). Approvals need a channel:
+    /// serve from your own binary (hooks::serve) to configure one.
     #[cfg(feature = "serve")]
-    Serve(Serve),
+    Serve(ServeArgs),
+    /// A command hook that forwards its stdin to a hook server and prints
+    /// the answer.
+    ///
+    /// The token comes from HOOKS_SERVE_TOKEN. Exits 2 when the server
+    /// denies or cannot be reached (fail closed).
+    #[cfg(feature = "serve")]
+    HookClient(HookClientArgs),
+    /// Serves MCP in front of an MCP server; every tools/call runs through
+    /// the agent's hooks.
+    ///
+    /// On stdin/stdout, or over streamable HTTP at --listen ADDR (path
+    /// /mcp, token from HOOKS_MCP_PROXY_TOKEN, required unless the address
+    /// is loopback). The upstream is the command after `--` (or
+    /// `mcp_proxy.command` in the config), or a streamable HTTP server
+    /// (--upstream-url, or `mcp_proxy.url`, its bearer token from the
+    /// variable `mcp_proxy.bearer_token_env` names). The upstream gets a
+    /// scrubbed environment (PATH, HOME, USER, LANG, LC_ALL, LC_CTYPE, TZ,
+    /// TMPDIR, plus `mcp_proxy.pass_env` and `mcp_proxy.env`). Exits 1 when
+    /// the config is wrong or the upstream does not start, answer or speak
+    /// MCP.
+    #[cfg(feature = "mcp")]
+    McpProxy(McpProxyArgs),
+    /// Prints a shell completion script for `hooks`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
-/// How `serve` serves.
-#[cfg(feature = "serve")]
-pub(super) struct Serve {
-    pub(super) listen: String,
-    pub(super) database: Option<String>,
-    pub(super) org: String,
+/// The agent config, as the first argument or `--config`.
+#[derive(Debug, Args)]
+pub(super) struct ConfigPath {
+    /// The agent config file (YAML, JSON or TOML).
+    #[arg(value_name = "AGENT_CONFIG", value_parser = NonEmptyStringValueParser::new(), required_unless_present = "config")]
+    path: Option<String>,
+    /// The agent config file, as a flag.
+    #[arg(long = "config", value_name = "PATH", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "path")]
+    config: Option<String>,
+}
+
+impl ConfigPath {
+    /// The path, however it was given.
+    pub(super) fn path(&self) -> String {
+        self.path
+            .clone()
+            .or_else(|| self.config.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub(super) enum Format {
+    /// For people.
+    #[default]
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// `hooks check`.
+#[derive(Debug, Args)]
+pub(super) struct CheckArgs {
+    #[command(flatten)]
+    pub(super) config: ConfigPath,
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t)]
+    pub(super) format: Format,
+}
+
+/// The org modes and command hooks of a dry run.
+#[derive(Debug, Args)]
+pub(super) struct DryRun {
+    /// An org in read-only mode (repeatable).
+    #[arg(long = "read-only-org", value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) read_only_orgs: Vec<String>,
+    /// Run command hooks instead of reporting "would run".
+    #[arg(long)]
+    pub(super) run_commands: bool,
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t)]
+    pub(super) format: Format,
+}
+
+/// `hooks explain`.
+#[derive(Debug, Args)]
+pub(super) struct ExplainArgs {
+    #[command(flatten)]
+    pub(super) config: ConfigPath,
+    /// The tool the call names.
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) tool: String,
+    /// The call's arguments (a JSON object).
+    #[arg(long, value_name = "JSON", value_parser = json_object, default_value = "{}")]
+    pub(super) args: Value,
+    /// The call's metadata (a JSON object).
+    #[arg(long, value_name = "JSON", value_parser = json_object, default_value = "{}")]
+    pub(super) metadata: Value,
+    /// The user making the call.
+    #[arg(long, value_name = "ID", default_value = "cli-user")]
     pub(super) user: String,
-    pub(super) user_header: Option<String>,
-    pub(super) answer_allow: bool,
+    /// The user's org.
+    #[arg(long, value_name = "ID", default_value = "cli-org")]
+    pub(super) org: String,
+    #[command(flatten)]
+    pub(super) dry_run: DryRun,
 }
 
-/// `hook-client --url URL [--timeout SECONDS]`.
-#[cfg(feature = "serve")]
-pub(super) struct HookClient {
-    pub(super) url: String,
-    pub(super) timeout: std::time::Duration,
+/// `hooks test`.
+#[derive(Debug, Args)]
+pub(super) struct TestArgs {
+    /// The agent config file (YAML, JSON or TOML).
+    #[arg(value_name = "AGENT_CONFIG", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) config: String,
+    /// The table of cases (YAML, JSON or TOML).
+    #[arg(value_name = "CASES", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) cases: String,
+    #[command(flatten)]
+    pub(super) dry_run: DryRun,
 }
 
 /// Where `serve` listens without `--listen`.
 #[cfg(feature = "serve")]
 pub(super) const DEFAULT_LISTEN: &str = "127.0.0.1:8377";
 
-/// `hook-client` takes no agent config: parsed on its own.
+/// `hooks serve`.
 #[cfg(feature = "serve")]
-pub(super) fn parse_hook_client(
-    mut argv: impl Iterator<Item = String>,
-) -> Result<HookClient, Usage> {
-    let mut url = None;
-    let mut timeout = std::time::Duration::from_secs(600);
-    while let Some(arg) = argv.next() {
-        let mut value = |flag: &str| argv.next().ok_or(format!("{flag} needs a value"));
-        match arg.as_str() {
-            "--url" => url = Some(value("--url")?),
-            "--timeout" => {
-                let text = value("--timeout")?;
-                let seconds: u64 = text
-                    .parse()
-                    .ok()
-                    .filter(|s| *s > 0)
-                    .ok_or(format!("--timeout takes a number of seconds, not `{text}`"))?;
-                timeout = std::time::Duration::from_secs(seconds);
-            }
-            "--help" | "-h" => return Err(Usage::Help),
-            other => return Err(format!("unexpected argument `{other}` for hook-client").into()),
-        }
-    }
-    Ok(HookClient {
-        url: url.ok_or("hook-client needs --url (the hook server's /hook endpoint)")?,
-        timeout,
-    })
-}
-
-/// The call `explain` dry-runs.
-pub(super) struct Call {
-    pub(super) tool: String,
-    pub(super) args: Value,
-    pub(super) metadata: Value,
-    pub(super) user: String,
+#[derive(Debug, Args)]
+pub(super) struct ServeArgs {
+    #[command(flatten)]
+    pub(super) config: ConfigPath,
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR:PORT", default_value = DEFAULT_LISTEN)]
+    pub(super) listen: String,
+    /// Keep the audit log and limits in this SQLite or PostgreSQL database
+    /// (default: in memory).
+    #[arg(long, value_name = "URL", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) database: Option<String>,
+    /// The org every call is made in.
+    #[arg(long, value_name = "ID", default_value = "")]
     pub(super) org: String,
-}
-
-/// A parsed command line.
-pub(super) struct Options {
-    pub(super) command: Command,
-    pub(super) config: String,
+    /// The user every call is made by.
+    #[arg(long, value_name = "ID", default_value = "")]
+    pub(super) user: String,
+    /// A request header naming the user (from a trusted proxy).
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) user_header: Option<String>,
+    /// An org in read-only mode (repeatable; needs --org).
+    #[arg(long = "read-only-org", value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub(super) read_only_orgs: Vec<String>,
-    pub(super) run_commands: bool,
-    pub(super) json: bool,
+    /// Answer "allow" (not "no opinion") when the hooks let a call go ahead.
+    #[arg(long)]
+    pub(super) answer_allow: bool,
 }
 
-/// Why the command line was not run: help asked for, or a usage error.
-pub(super) enum Usage {
-    Help,
-    Error(String),
+/// `hooks hook-client`.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub(super) struct HookClientArgs {
+    /// The hook server's /hook endpoint.
+    #[arg(long, value_name = "URL", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) url: String,
+    /// How long to wait for the answer, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(super) timeout: u64,
 }
 
-impl From<&str> for Usage {
-    fn from(message: &str) -> Self {
-        Usage::Error(message.to_owned())
-    }
+/// `hooks mcp-proxy`.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Args)]
+pub(super) struct McpProxyArgs {
+    #[command(flatten)]
+    pub(super) config: ConfigPath,
+    /// The upstream server's name (every call's connector).
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) name: Option<String>,
+    /// Serve streamable HTTP at this address instead of stdio.
+    #[arg(long, value_name = "ADDR:PORT", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) listen: Option<String>,
+    /// Keep the audit log and limits in this SQLite or PostgreSQL database
+    /// (default: in memory).
+    #[arg(long, value_name = "URL", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) database: Option<String>,
+    /// The org every stdio call is made in.
+    #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) org: Option<String>,
+    /// The user every stdio call is made by.
+    #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) user: Option<String>,
+    /// An org in read-only mode (repeatable; needs an org).
+    #[arg(long = "read-only-org", value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) read_only_orgs: Vec<String>,
+    /// The upstream MCP server over streamable HTTP.
+    #[arg(long, value_name = "URL", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "command")]
+    pub(super) upstream_url: Option<String>,
+    /// The upstream MCP server's command, after `--`.
+    #[arg(last = true, value_name = "UPSTREAM_COMMAND")]
+    pub(super) command: Vec<String>,
 }
 
-impl From<String> for Usage {
-    fn from(message: String) -> Self {
-        Usage::Error(message)
-    }
-}
-
-pub(super) fn parse(mut argv: impl Iterator<Item = String>) -> Result<Options, Usage> {
-    let name = argv
-        .next()
-        .ok_or("missing command: `check`, `explain` or `test`")?;
-    if matches!(name.as_str(), "--help" | "-h" | "help") {
-        return Err(Usage::Help);
-    }
-    if !matches!(name.as_str(), "check" | "explain" | "test" | "serve") {
-        return Err(format!(
-            "unknown command `{name}`: use `check`, `explain`, `test`, `serve` or `hook-client`"
-        )
-        .into());
-    }
-    let mut paths: Vec<String> = Vec::new();
-    let mut tool = None;
-    let mut call = Call {
-        tool: String::new(),
-        args: json!({}),
-        metadata: json!({}),
-        user: "cli-user".into(),
-        org: "cli-org".into(),
-    };
-    let mut read_only_orgs = Vec::new();
-    #[cfg(feature = "serve")]
-    let mut serve = Serve {
-        listen: String::new(),
-        database: None,
-        org: String::new(),
-        user: String::new(),
-        user_header: None,
-        answer_allow: false,
-    };
-    let mut run_commands = false;
-    let mut json = false;
-    while let Some(arg) = argv.next() {
-        let mut value = |flag: &str| argv.next().ok_or(format!("{flag} needs a value"));
-        let explain_only = |flag: &str| -> Result<(), Usage> {
-            match name.as_str() {
-                "explain" => Ok(()),
-                "test" => Err(format!(
-                    "{flag} is an option of `explain`; a `test` case sets it in the cases file"
-                )
-                .into()),
-                _ => Err(format!("{flag} is an option of `explain`").into()),
-            }
-        };
-        #[cfg(feature = "serve")]
-        let serve_only = |flag: &str| -> Result<(), Usage> {
-            if name == "serve" {
-                Ok(())
-            } else {
-                Err(format!("{flag} is an option of `serve`").into())
-            }
-        };
-        match arg.as_str() {
-            "--tool" => {
-                explain_only("--tool")?;
-                tool = Some(value("--tool")?);
-            }
-            "--args" => {
-                explain_only("--args")?;
-                call.args = json_object("--args", &value("--args")?)?;
-            }
-            "--metadata" => {
-                explain_only("--metadata")?;
-                call.metadata = json_object("--metadata", &value("--metadata")?)?;
-            }
-            #[cfg(feature = "serve")]
-            "--user" | "--org" if name == "serve" => {
-                let given = value(&arg)?;
-                if arg == "--user" {
-                    serve.user = given;
-                } else {
-                    serve.org = given;
-                }
-            }
-            "--user" => {
-                explain_only("--user")?;
-                call.user = value("--user")?;
-            }
-            "--org" => {
-                explain_only("--org")?;
-                call.org = value("--org")?;
-            }
-            #[cfg(feature = "serve")]
-            "--listen" | "--database" | "--user-header" => {
-                serve_only(&arg)?;
-                let given = value(&arg)?;
-                match arg.as_str() {
-                    "--listen" => serve.listen = given,
-                    "--database" => serve.database = Some(given),
-                    _ => serve.user_header = Some(given),
-                }
-            }
-            #[cfg(feature = "serve")]
-            "--answer-allow" => {
-                serve_only("--answer-allow")?;
-                serve.answer_allow = true;
-            }
-            "--read-only-org" => read_only_orgs.push(value("--read-only-org")?),
-            "--run-commands" => run_commands = true,
-            "--format" => match value("--format")?.as_str() {
-                "json" => json = true,
-                "text" => json = false,
-                _ => return Err("--format takes `text` or `json`".into()),
-            },
-            // `--config PATH` names the agent config as the positional argument does.
-            "--config" => paths.insert(0, value("--config")?),
-            "--help" | "-h" => return Err(Usage::Help),
-            flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`").into()),
-            path => paths.push(path.to_owned()),
-        }
-    }
-    let wanted = if name == "test" { 2 } else { 1 };
-    if paths.len() > wanted {
-        return Err(format!("unexpected argument `{}`", paths[wanted]).into());
-    }
-    let mut paths = paths.into_iter();
-    let config = paths.next().ok_or("missing the agent config file")?;
-    let command = match name.as_str() {
-        "check" => Command::Check,
-        "explain" => {
-            call.tool = tool.ok_or("explain needs --tool NAME")?;
-            Command::Explain(call)
-        }
-        #[cfg(feature = "serve")]
-        "serve" => {
-            if serve.listen.is_empty() {
-                // Loopback unless told otherwise.
-                serve.listen = DEFAULT_LISTEN.to_owned();
-            }
-            Command::Serve(serve)
-        }
-        _ => Command::Test {
-            cases: paths
-                .next()
-                .ok_or("missing the cases file: `hooks test AGENT_CONFIG CASES`")?,
-        },
-    };
-    Ok(Options {
-        command,
-        config,
-        read_only_orgs,
-        run_commands,
-        json,
-    })
-}
-
-fn json_object(flag: &str, text: &str) -> Result<Value, String> {
+fn json_object(text: &str) -> Result<Value, String> {
     let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("{flag} is not valid JSON: {e}"))?;
+        serde_json::from_str(text).map_err(|error| format!("not valid JSON: {error}"))?;
     if value.is_object() {
         Ok(value)
     } else {
-        Err(format!("{flag} must be a JSON object"))
+        Err("must be a JSON object".to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::Cli;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
     }
 }

@@ -4,7 +4,7 @@ use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use super::AddResources;
-use super::options::{HookClient, Serve};
+use super::options::{HookClientArgs, ServeArgs};
 use crate::Agent;
 use crate::config::AgentConfig;
 use crate::factory::Resources;
@@ -16,13 +16,12 @@ const TOKEN_VARIABLE: &str = "HOOKS_SERVE_TOKEN";
 
 /// Serves `config`'s agent until the listener fails.
 pub(super) async fn serve(
-    config: &str,
-    options: Serve,
-    read_only_orgs: Vec<String>,
+    options: ServeArgs,
     add: Vec<AddResources>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<u8> {
+    let (config, read_only_orgs) = (options.config.path(), options.read_only_orgs);
     if !read_only_orgs.is_empty() && options.org.is_empty() {
         writeln!(
             err,
@@ -38,7 +37,7 @@ pub(super) async fn serve(
             return Ok(1);
         }
     };
-    let agent = match AgentConfig::load(config).and_then(|config| Agent::build(config, &resources))
+    let agent = match AgentConfig::load(&config).and_then(|config| Agent::build(config, &resources))
     {
         Ok(agent) => agent,
         Err(errors) => {
@@ -114,7 +113,7 @@ pub(super) async fn server_resources(
 
 /// Forwards stdin to the hook server and prints its answer.
 pub(super) async fn hook_client(
-    options: HookClient,
+    options: HookClientArgs,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<u8> {
@@ -136,7 +135,8 @@ pub(super) async fn hook_client(
         Some(reason) => client::refused(&input, reason),
         None => {
             let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
-            client::forward(&options.url, token.as_deref(), input, options.timeout).await
+            let timeout = std::time::Duration::from_secs(options.timeout);
+            client::forward(&options.url, token.as_deref(), input, timeout).await
         }
     };
     out.write_all(answer.stdout.as_bytes())?;

@@ -6,18 +6,23 @@
 //! answer over the output cap or one that does not arrive within the
 //! timeout is a failure of the hook, so it blocks unless the hook is
 //! fail-open.
+//!
+//! Posting needs the `http` feature (the facade's `http-hooks`); without it
+//! a config that gives a hook a `url` is refused when it is loaded.
 
 use std::fmt;
 use std::time::Duration;
 
-use super::process::{BYTE_LIMIT, Captured, Exit, Finished};
+use super::process::Finished;
+#[cfg(feature = "http")]
+use super::process::{BYTE_LIMIT, Captured, Exit};
 
 /// Where an HTTP hook posts its input: the URL and the request headers,
 /// with `$NAME` / `${NAME}` in header values expanded from the environment
 /// when the variable is listed in `allowed_env_vars`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HttpEndpoint {
-    url: reqwest::Url,
+    url: url::Url,
     headers: Vec<(String, String)>,
 }
 
@@ -42,7 +47,7 @@ impl HttpEndpoint {
     where
         I: IntoIterator<Item = (String, String)>,
     {
-        let parsed = reqwest::Url::parse(url).map_err(|error| format!("`url` {url:?}: {error}"))?;
+        let parsed = url::Url::parse(url).map_err(|error| format!("`url` {url:?}: {error}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(format!("`url` {url:?}: use an http:// or https:// URL"));
         }
@@ -50,9 +55,9 @@ impl HttpEndpoint {
         for (name, value) in headers {
             let value = expand(&value, allowed_env_vars)
                 .map_err(|problem| format!("header `{name}`: {problem}"))?;
-            reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            http::HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("header `{name}` is not a valid header name"))?;
-            reqwest::header::HeaderValue::from_str(&value)
+            http::HeaderValue::from_str(&value)
                 .map_err(|_| format!("header `{name}`: the value is not a valid header value"))?;
             checked.push((name, value));
         }
@@ -72,8 +77,21 @@ impl HttpEndpoint {
         self.url.as_str()
     }
 
+    /// Without the `http` feature nothing is posted: the hook fails (and
+    /// so blocks unless fail-open). Configs with a `url` are refused at
+    /// load time in such a build, so this is never reached from one.
+    #[cfg(not(feature = "http"))]
+    pub(crate) async fn call(
+        &self,
+        _input: Vec<u8>,
+        _timeout: Duration,
+    ) -> Result<Finished, String> {
+        Err(NO_HTTP.to_owned())
+    }
+
     /// Posts `input` and reads the answer as a command's outcome: a 2xx
     /// answer is exit 0 with the body as stdout; anything else is `Err`.
+    #[cfg(feature = "http")]
     pub(crate) async fn call(&self, input: Vec<u8>, timeout: Duration) -> Result<Finished, String> {
         let client = reqwest::Client::builder()
             .timeout(timeout)
@@ -151,8 +169,14 @@ impl fmt::Display for HttpEndpoint {
     }
 }
 
+/// Why a build without the `http` feature cannot run an HTTP hook.
+#[cfg(not(feature = "http"))]
+pub(crate) const NO_HTTP: &str = "HTTP hooks (`url`) need the `http-hooks` feature of the \
+     `hooks` crate (`http` of `hooks-runtime`); build with it, or run a `command` instead";
+
 /// A request error as a hook failure, without the URL (it may hold
 /// credentials).
+#[cfg(feature = "http")]
 fn describe(error: reqwest::Error, timeout: Duration) -> String {
     let error = error.without_url();
     if error.is_timeout() {

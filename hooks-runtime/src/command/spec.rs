@@ -557,6 +557,11 @@ impl TryFrom<RawCommandSpec> for CommandSpec {
                     "`headers` and `allowed_env_vars` go with a `url`, not a `command`".into(),
                 ));
             }
+            #[cfg(not(feature = "http"))]
+            (None, Some(_)) => {
+                return Err(CommandSpecError::Invalid(super::http::NO_HTTP.into()));
+            }
+            #[cfg(feature = "http")]
             (None, Some(url)) => CommandLine::Http(
                 HttpEndpoint::new(&url, raw.headers, &raw.allowed_env_vars)
                     .map_err(CommandSpecError::Invalid)?,
