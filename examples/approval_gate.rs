@@ -9,19 +9,13 @@
 //!
 //! Run with `cargo run --example approval_gate`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use hooks::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks::gate::{ApprovalGate, ApprovalGateConfig, ApproverScope, Decision, StaticDirectory};
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
-use hooks::std_hooks::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
-};
-use hooks::std_hooks::gate::{
-    ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ApproverScope, ConfirmationStore,
-    Decision, StaticDirectory,
-};
 use serde_json::{Value, json};
 
 const CHAT: &str = "oc_finance_approvals";
@@ -38,7 +32,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let feishu = FakeFeishu::start(FakeFeishuConfig::default()).await?;
     println!("fake Feishu Open API listening at {}", feishu.base_url());
 
-    // Our side: storage, the Feishu channel, who is who, and the gate.
+    // Our side: storage, the Feishu channel, who is who, and the gate —
+    // with the router the channel's button presses are posted to.
     let database = Database::connect("sqlite::memory:").await?;
     let channel = FeishuChannel::new(feishu.feishu_config(CHAT))?;
     let directory = StaticDirectory::new()
@@ -54,25 +49,20 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             "li.lei",
             "acme",
         );
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(channel),
-        Arc::new(directory),
-        ApprovalsConfig::default(),
-    );
-    let gate = ApprovalGate::with_config(
-        approvals.clone(),
-        ApprovalGateConfig {
-            when: Some(r#"tool_name == "oa__purchase_pay" && args.amount > 50000"#.into()),
-            approver_scope: ApproverScope::OrgMembers,
-            timeout: Duration::from_secs(120),
-            ..ApprovalGateConfig::default()
-        },
-    )?;
+    let (gate, callbacks) = ApprovalGate::builder(database, channel)
+        .directory(directory)
+        .when(r#"tool_name == "oa__purchase_pay" && args.amount > 50000"#)
+        .approver_scope(ApproverScope::OrgMembers)
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let approvals = gate
+        .approvals()
+        .ok_or("the gate has its approvals")?
+        .clone();
     let registry = HookRegistry::builder().pre(gate).build()?;
 
     // The callback endpoint, mounted in "our" web server.
-    let app = Router::new().nest("/feishu/callback", approvals.router());
+    let app = Router::new().nest("/feishu/callback", callbacks);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let callback_url = format!("http://{}/feishu/callback", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });

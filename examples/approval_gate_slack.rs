@@ -12,17 +12,13 @@
 //!
 //! Run with `cargo run --example approval_gate_slack`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use hooks::gate::channel::slack::{FakeSlack, FakeSlackConfig, SlackClick};
+use hooks::gate::{ApprovalGate, Decision, StaticDirectory};
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
-use hooks::std_hooks::gate::channel::slack::{FakeSlack, FakeSlackConfig, SlackClick};
-use hooks::std_hooks::gate::{
-    ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ConfirmationStore, Decision,
-    StaticDirectory,
-};
 use serde_json::{Value, json};
 
 const CHANNEL: &str = "C0FINANCE";
@@ -57,36 +53,38 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             },
         })
     };
-    // In production `ChannelSettings::build()` reads the process
-    // environment; here the fake's credentials stand in for it.
-    let environment = |name: &str| match name {
-        "SLACK_BOT_TOKEN" => Some(slack.config().bot_token.clone()),
-        "SLACK_SIGNING_SECRET" => Some(slack.config().signing_secret.clone()),
+    // The config builds the channel from its `slack` section. In
+    // production the secrets come from the process environment; here the
+    // fake's credentials stand in for it.
+    let (bot_token, signing_secret) = (
+        slack.config().bot_token.clone(),
+        slack.config().signing_secret.clone(),
+    );
+    let environment = move |name: &str| match name {
+        "SLACK_BOT_TOKEN" => Some(bot_token.clone()),
+        "SLACK_SIGNING_SECRET" => Some(signing_secret.clone()),
         _ => None,
     };
-    let config: ApprovalGateConfig = serde_json::from_value(gate_config("120s"))?;
-    let settings = config
-        .channel_settings()?
-        .ok_or("the gate config names no channel")?;
-    let channel = settings.build_with(environment)?;
 
-    // Our side: storage, the Slack channel, who is who, and the gate.
+    // Our side: storage, who is who, and the gate with the router of the
+    // channel's button presses.
     let database = Database::connect("sqlite::memory:").await?;
     let directory = StaticDirectory::new()
         .person("slack", OPERATOR, "wang.fang", "acme")
         .person("slack", "U0LILEI", "li.lei", "acme");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        channel,
-        Arc::new(directory),
-        ApprovalsConfig::default(),
-    );
-    let gate = ApprovalGate::from_config(approvals.clone(), &gate_config("120s"))?;
+    let (gate, actions) = ApprovalGate::builder_from_config(database, &gate_config("120s"))?
+        .directory(directory)
+        .environment(environment)
+        .build()?;
+    let approvals = gate
+        .approvals()
+        .ok_or("the gate has its approvals")?
+        .clone();
     let registry = HookRegistry::builder().pre(gate).build()?;
 
     // The interactivity endpoint, mounted in "our" web server (the app's
     // Interactivity Request URL points here).
-    let app = Router::new().nest("/slack/actions", approvals.router());
+    let app = Router::new().nest("/slack/actions", actions);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let actions_url = format!("http://{}/slack/actions", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });

@@ -68,6 +68,12 @@ pub mod serve;
 #[doc(inline)]
 pub use hooks_std as std_hooks;
 
+/// The human-approval gate (also at `hooks::std_hooks::gate`):
+/// `hooks::gate::ApprovalGate::builder(database, channel)` builds it with
+/// its callback router.
+#[cfg(feature = "std-hooks")]
+pub use hooks_std::gate;
+
 /// `use hooks::prelude::*;` brings the attributes and the types a hook fn needs.
 pub mod prelude {
     pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};

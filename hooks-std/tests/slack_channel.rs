@@ -1286,16 +1286,8 @@ fn slack_gate_config(fake: &FakeSlack, channel_id: &str) -> Value {
     })
 }
 
-/// The fake's credentials under the variable names the config uses, in
-/// place of the process environment.
-fn fake_env(fake: &FakeSlack) -> impl Fn(&str) -> Option<String> + '_ {
-    move |name| match name {
-        "HOOKS_TEST_SLACK_BOT_TOKEN" => Some(fake.config().bot_token.clone()),
-        "HOOKS_TEST_SLACK_SIGNING_SECRET" => Some(fake.config().signing_secret.clone()),
-        _ => None,
-    }
-}
-
+/// The gate's config builds its channel from its `slack` section, with the
+/// gate and the interactivity router, in one expression.
 #[tokio::test]
 async fn the_gate_config_selects_slack_by_name() {
     let fake = fake().await;
@@ -1306,15 +1298,26 @@ async fn the_gate_config_selects_slack_by_name() {
         .expect("valid")
         .expect("a channel");
     assert_eq!(settings.kind(), "slack");
-    let channel = settings.build_with(fake_env(&fake)).expect("built");
-    assert_eq!(channel.channel_id(), format!("T0FAKE/{CHANNEL}"));
-    let approvals = Approvals::start(
-        ConfirmationStore::new(Database::in_memory().await.expect("db")),
-        channel,
-        Arc::new(directory()),
-        ApprovalsConfig::default(),
+    let (hook, router) =
+        ApprovalGate::builder_from_config(Database::in_memory().await.expect("db"), &gate)
+            .expect("a channel is selected")
+            .directory(directory())
+            .environment(fake_env(&fake))
+            .build()
+            .expect("built");
+    let approvals = hook.approvals().expect("approvals").clone();
+    assert_eq!(
+        approvals.channel().channel_id(),
+        format!("T0FAKE/{CHANNEL}")
     );
-    let replica = serve(approvals, &gate).await;
+    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
+    let (url, server) = support::serve_router(router, "/slack/actions").await;
+    let replica = Replica {
+        approvals,
+        registry,
+        url,
+        server,
+    };
     let call = start(&replica, gated_call("c1", 60_000));
     let id = message_posted(&fake, 1).await;
     press(
@@ -1326,30 +1329,56 @@ async fn the_gate_config_selects_slack_by_name() {
     assert!(call.await.expect("task").tool_ran);
 }
 
+/// The fake's secrets under the variable names the gate config gives, in
+/// place of the process environment.
+fn fake_env(fake: &FakeSlack) -> impl Fn(&str) -> Option<String> + Send + 'static {
+    let (token, secret) = (
+        fake.config().bot_token.clone(),
+        fake.config().signing_secret.clone(),
+    );
+    move |name| match name {
+        "HOOKS_TEST_SLACK_BOT_TOKEN" => Some(token.clone()),
+        "HOOKS_TEST_SLACK_SIGNING_SECRET" => Some(secret.clone()),
+        _ => None,
+    }
+}
+
+/// One source for the channel: the builder builds the one the config
+/// names (no second channel to disagree with), a missing secret is named,
+/// and a config without a channel cannot build one.
 #[tokio::test]
-async fn a_gate_config_that_does_not_match_its_channel_is_refused() {
+async fn a_gate_config_builds_the_channel_it_names_or_says_what_is_missing() {
     let fake = fake().await;
-    // The machinery posts to another channel than the config names.
     let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
     let gate = slack_gate_config(&fake, "C0OTHER");
-    let Err(error) = ApprovalGate::from_config(replica.approvals.clone(), &gate) else {
-        panic!("a mismatched channel must be refused");
-    };
-    assert!(error.to_string().contains("T0FAKE/C0OTHER"), "{error}");
+    let (hook, _) =
+        ApprovalGate::builder_from_config(Database::in_memory().await.expect("db"), &gate)
+            .expect("a channel is selected")
+            .environment(fake_env(&fake))
+            .build()
+            .expect("built");
+    let channel = hook.approvals().expect("approvals").channel().clone();
+    assert_eq!(channel.channel_id(), "T0FAKE/C0OTHER");
 
     // A missing secret is named.
-    let config: ApprovalGateConfig = serde_json::from_value(gate.clone()).expect("config");
-    let settings = config
-        .channel_settings()
-        .expect("valid")
-        .expect("a channel");
-    let Err(error) = settings.build_with(|_| None) else {
+    let Err(error) =
+        ApprovalGate::builder_from_config(Database::in_memory().await.expect("db"), &gate)
+            .expect("a channel is selected")
+            .environment(|_| None)
+            .build()
+    else {
         panic!("no secrets, no channel");
     };
     assert!(
-        error.message.contains("HOOKS_TEST_SLACK_BOT_TOKEN"),
+        error.to_string().contains("HOOKS_TEST_SLACK_BOT_TOKEN"),
         "{error}"
     );
+    let Err(error) =
+        ApprovalGate::builder_from_config(Database::in_memory().await.expect("db"), &ORG_SCOPE())
+    else {
+        panic!("a config without a channel cannot build one");
+    };
+    assert!(error.to_string().contains("selects no channel"), "{error}");
 
     // Inline secrets and unknown keys are errors; so is a missing section.
     let mut inline = gate.clone();

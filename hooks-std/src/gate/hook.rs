@@ -16,9 +16,7 @@ use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
 use crate::config::{ConfigError, parse_config};
-use crate::gate::channel::{
-    Channel, ChannelSettings, FeishuSettings, OfflineChannel, SlackSettings, web::WebSettings,
-};
+use crate::gate::channel::{ChannelSettings, FeishuSettings, SlackSettings, web::WebSettings};
 
 /// Config of [`ApprovalGate`].
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -77,8 +75,8 @@ impl ApprovalGateConfig {
     /// were started with). Fails if the named channel has no settings
     /// section, or a section is given for a channel that is not selected.
     ///
-    /// Build the channel with [`ChannelSettings::build`] and start the
-    /// [`Approvals`] with it; the gate checks that they match.
+    /// [`ApprovalGate::builder_from_config`] builds the gate and its channel
+    /// from these settings in one step.
     pub fn channel_settings(&self) -> Result<Option<ChannelSettings>, ConfigError> {
         let error = |message: String| ConfigError::new(ApprovalGate::NAME, message);
         let sections = [
@@ -232,8 +230,9 @@ impl ApprovalGate {
                 Self::NAME,
                 format!(
                     "the config selects the {} channel \"{}\", but no approval machinery was \
-                     given; start an `Approvals` with the channel the config builds \
-                     (`ChannelSettings::build`) and add it to the resources under `APPROVALS`",
+                     given; build the gate with `ApprovalGate::builder_from_config`, or start \
+                     an `Approvals` on that channel and add it to the resources under \
+                     `APPROVALS`",
                     settings.kind(),
                     settings.channel_id()
                 ),
@@ -242,10 +241,11 @@ impl ApprovalGate {
         Self::checked(None, config)
     }
 
-    /// A gate with this config. If the config selects a channel
-    /// ([`ApprovalGateConfig::channel_settings`]), `approvals` must talk
-    /// through that channel (same kind and channel id), or through the
-    /// [`OfflineChannel`] of config checks and dry runs.
+    /// A gate with this config, asking through `approvals`. The channel is
+    /// the one `approvals` talk through: a `channel`/`feishu`/`slack`/`web`
+    /// section in `config` is for building a channel
+    /// ([`ApprovalGate::builder_from_config`]) and is not read here, so the
+    /// channel is set in one place.
     pub fn with_config(
         approvals: Approvals,
         config: ApprovalGateConfig,
@@ -253,8 +253,7 @@ impl ApprovalGate {
         Self::checked(Some(approvals), config)
     }
 
-    /// Checks `config` (and that `approvals`, if any, talk through the
-    /// channel it selects) and builds the gate.
+    /// Checks `config` and builds the gate.
     fn checked(
         approvals: Option<Approvals>,
         config: ApprovalGateConfig,
@@ -262,27 +261,8 @@ impl ApprovalGate {
         if config.timeout.is_zero() {
             return Err(ConfigError::new(Self::NAME, "`timeout` must not be zero"));
         }
-        if let (Some(settings), Some(approvals)) = (config.channel_settings()?, &approvals) {
-            let channel = approvals.channel();
-            let offline = channel.kind() == OfflineChannel.kind();
-            if !offline
-                && (channel.kind() != settings.kind()
-                    || channel.channel_id() != settings.channel_id())
-            {
-                return Err(ConfigError::new(
-                    Self::NAME,
-                    format!(
-                        "the config selects the {} channel \"{}\", but the approval machinery \
-                         talks through the {} channel \"{}\"; start the `Approvals` with the \
-                         channel the config builds (`ChannelSettings::build`)",
-                        settings.kind(),
-                        settings.channel_id(),
-                        channel.kind(),
-                        channel.channel_id()
-                    ),
-                ));
-            }
-        }
+        // A malformed section is an error wherever the config is used.
+        config.channel_settings()?;
         let when = config
             .when
             .as_deref()
@@ -317,6 +297,12 @@ impl ApprovalGate {
     /// Whether this gate can ask anyone (it was given an [`Approvals`]).
     pub fn has_approvals(&self) -> bool {
         self.approvals.is_some()
+    }
+
+    /// The approval machinery this gate asks through, if any: its store,
+    /// its channel, and more gates on the same channel.
+    pub fn approvals(&self) -> Option<&Approvals> {
+        self.approvals.as_ref()
     }
 
     async fn gate(

@@ -6,6 +6,8 @@
 //! * [`Approvals`] — the state machine shared by gates and the callback
 //!   router: event dedup, channel binding, approver scope, waking waiters
 //!   (in process, PostgreSQL `LISTEN/NOTIFY`, a slow fallback poll), sweeping.
+//! * [`GateBuilder`] — the gate, its machinery and its callback router in
+//!   one expression: `ApprovalGate::builder(database, channel)…build()`.
 //! * [`ApprovalGate`] — the pre hook that creates or resumes a request,
 //!   claims its card ([`CardDelivery`]) before sending it through a
 //!   [`Channel`](channel::Channel), and waits.
@@ -21,6 +23,7 @@
 
 mod approvals;
 mod approvers;
+mod builder;
 mod card_claim;
 mod card_delivery;
 mod card_outbox;
@@ -37,6 +40,7 @@ mod wakeup;
 
 pub use approvals::{Approvals, ApprovalsConfig, CallbackOutcome, SweepReport};
 pub use approvers::{Approver, ApproverDirectory, DirectoryFuture, StaticDirectory, may_decide};
+pub use builder::GateBuilder;
 pub use card_claim::CardClaim;
 pub use card_delivery::CardDelivery;
 pub use columns::UnknownColumnValue;

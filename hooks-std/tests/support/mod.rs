@@ -100,7 +100,17 @@ pub(crate) async fn serve_callbacks(
     approvals: &Approvals,
     path: &str,
 ) -> (String, tokio::task::JoinHandle<()>) {
-    let app = axum::Router::new().nest(path, approvals.router());
+    serve_router(approvals.router(), path).await
+}
+
+/// Serves `router` (a channel's callback router) at `path` on a fresh
+/// port; returns its URL and the server task.
+#[allow(dead_code)] // Not every test file that includes `support` uses it.
+pub(crate) async fn serve_router(
+    router: axum::Router,
+    path: &str,
+) -> (String, tokio::task::JoinHandle<()>) {
+    let app = axum::Router::new().nest(path, router);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
