@@ -50,7 +50,22 @@
 pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
 #[doc(hidden)]
 pub use hooks_runtime::__private;
-pub use hooks_runtime::*;
+// The contract at the root: the hook traits and what they take and give,
+// the registry and agents, and what a call produced. Everything else is in
+// its module (constants in `registry`).
+/// Registers a hook factory by name (see [`factory`]).
+pub use hooks_runtime::hook_factory;
+/// Tower middleware: the hooks in front of any `Service<ToolCall>`.
+#[cfg(feature = "tower")]
+#[doc(inline)]
+pub use hooks_runtime::tower;
+pub use hooks_runtime::{
+    Agent, DryRun, ErrorPolicy, Hook, HookContext, HookError, HookFuture, HookOutcome, HookPoint,
+    HookRegistry, HookRegistryBuilder, HookResult, IntoHookOutcome, Observation, PendingToolCall,
+    PostToolUseHook, PreToolUse, PreToolUseHook, SessionStart, SessionStartHook, SessionStopped,
+    Surface, TimeoutNote, ToolCallReport, ToolErrorSource, ToolOutcome, UnknownEvent,
+};
+pub use hooks_runtime::{command, config, factory, observer, output, registry, text, trace, when};
 
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -264,7 +264,10 @@ async fn a_long_refused_text_is_kept_cut() {
         .run_tool_call_raw(ctx, &raw, async |_: &Value| Ok::<_, String>(json!("ran")))
         .await;
     let kept = report.args.as_str().expect("a string");
-    assert_eq!(kept.chars().count(), hooks::RAW_ARGS_PREVIEW_CHARS + 1);
+    assert_eq!(
+        kept.chars().count(),
+        hooks::registry::RAW_ARGS_PREVIEW_CHARS + 1
+    );
     assert!(kept.ends_with('…'));
     assert!(raw.starts_with(kept.trim_end_matches('…')));
 }

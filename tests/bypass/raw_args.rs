@@ -160,7 +160,7 @@ async fn hostile_argument_text_gets_its_verdict() {
                 // What observers and the audit log keep is bounded and shown.
                 let kept = report.args.as_str().expect("the text as a string");
                 assert!(
-                    kept.chars().count() <= hooks::RAW_ARGS_PREVIEW_CHARS + 1,
+                    kept.chars().count() <= hooks::registry::RAW_ARGS_PREVIEW_CHARS + 1,
                     "{why}"
                 );
                 assert!(!kept.contains('\0'), "{why}: NUL is escaped");

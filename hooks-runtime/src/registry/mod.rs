@@ -7,6 +7,8 @@ pub(crate) mod registration;
 
 use std::sync::Arc;
 
+pub use crate::dispatch::{MAX_RAW_ARGS_BYTES, RAW_ARGS_PREVIEW_CHARS};
+pub use crate::hook::{DEFAULT_PRIORITY, DEFAULT_TIMEOUT};
 pub use builder::HookRegistryBuilder;
 pub use error::RegistryError;
 pub use registration::{Declaration, HookRegistration, RegisteredHook, registered_hooks};
