@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use hooks_runtime::{
-    factory::{Built, FactoryInput, ResourceKey, Resources, parse_factory_config},
+    factory::{Built, FactoryInput, ResourceKey, Resources},
     observer::CallObserver,
     registry::RegisteredHook,
     text::did_you_mean,
@@ -28,7 +28,10 @@ use crate::gate::{
     StaticDirectory,
 };
 use crate::rate_limit::ConnectorRateLimitHook;
-use crate::readonly::{DatabaseOrgModes, OrgModeSource, ReadOnlyGuard, StaticOrgModes};
+#[cfg(feature = "readonly")]
+use crate::readonly::{DatabaseOrgModes, ReadOnlyGuard};
+use crate::readonly::{OrgModeSource, StaticOrgModes};
+#[cfg(feature = "args-schema")]
 use crate::schema::{ArgsSchemaConfig, ArgsSchemaHook};
 use crate::storage::{Database, StorageError};
 use crate::truncate::ResultTruncateHook;
@@ -45,15 +48,21 @@ pub const APPROVALS: ResourceKey<Approvals> = ResourceKey::new(
 /// Where the read-only guard learns which orgs are read-only.
 pub const ORG_MODES: ResourceKey<Arc<dyn OrgModeSource>> = ResourceKey::new("an org mode source");
 
-/// The names [`build_std_hook`] knows.
+/// The names [`build_std_hook`] knows (a hook whose feature is off is
+/// known, and refused with the feature to turn on).
 pub const STD_HOOK_NAMES: [&str; 6] = [
     ApprovalGate::NAME,
-    ArgsSchemaHook::NAME,
+    ARGS_SCHEMA,
     AuditLogHook::NAME,
     ConnectorRateLimitHook::NAME,
-    ReadOnlyGuard::NAME,
+    READONLY_GUARD,
     ResultTruncateHook::NAME,
 ];
+
+/// [`ArgsSchemaHook`](crate::ArgsSchemaHook)'s name, with or without its feature.
+const ARGS_SCHEMA: &str = "args_schema";
+/// [`ReadOnlyGuard`](crate::ReadOnlyGuard)'s name, with or without its feature.
+const READONLY_GUARD: &str = "readonly_guard";
 
 /// A standard hook could not be built from config.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +78,17 @@ pub enum FactoryError {
         name: String,
         /// The closest known name, if one is close.
         suggestion: Option<String>,
+    },
+    /// The hook is a standard hook this build leaves out.
+    #[error(
+        "the standard hook \"{hook}\" is not in this build; enable hooks-std's `{feature}` \
+         feature (on by default) to use it"
+    )]
+    NotInThisBuild {
+        /// The hook.
+        hook: &'static str,
+        /// The cargo feature that brings it.
+        feature: &'static str,
     },
     /// The hook's config is invalid.
     #[error(transparent)]
@@ -138,12 +158,14 @@ fn build(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
                 built
             }
         }
+        #[cfg(feature = "args-schema")]
         ArgsSchemaHook::NAME => {
             let hook = ArgsSchemaHook::from_config(config)?;
             // Each tool's schema, declared so the agent's build checks the
             // `args.…` paths other hooks read for that tool against it.
             let schemas: ArgsSchemaConfig =
-                parse_factory_config(ArgsSchemaHook::NAME, config).unwrap_or_default();
+                hooks_runtime::factory::parse_factory_config(ArgsSchemaHook::NAME, config)
+                    .unwrap_or_default();
             schemas.schemas.into_iter().fold(
                 Built::from(RegisteredHook::pre(hook)),
                 |built, (tool, schema)| built.with_args_schema(tool, schema),
@@ -163,6 +185,21 @@ fn build(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
             database.cloned(),
         )?)
         .into(),
+        #[cfg(not(feature = "args-schema"))]
+        ARGS_SCHEMA => {
+            return Err(FactoryError::NotInThisBuild {
+                hook: ARGS_SCHEMA,
+                feature: "args-schema",
+            });
+        }
+        #[cfg(not(feature = "readonly"))]
+        READONLY_GUARD => {
+            return Err(FactoryError::NotInThisBuild {
+                hook: READONLY_GUARD,
+                feature: "readonly",
+            });
+        }
+        #[cfg(feature = "readonly")]
         ReadOnlyGuard::NAME => {
             let modes = resources.get(ORG_MODES);
             let modes: Arc<dyn OrgModeSource> = match (modes, database) {
@@ -246,9 +283,15 @@ hooks_runtime::hook_factory!(
 );
 
 std_factories! {
-    ArgsSchemaHook: "blocks calls whose args do not match the tool's JSON Schema",
     AuditLogHook: "one durable audit row per attempted call",
     ConnectorRateLimitHook: "call quotas per (connector, user)",
-    ReadOnlyGuard: "blocks writes while the org is read-only",
     ResultTruncateHook: "cuts long results on a character boundary",
+}
+#[cfg(feature = "args-schema")]
+std_factories! {
+    ArgsSchemaHook: "blocks calls whose args do not match the tool's JSON Schema",
+}
+#[cfg(feature = "readonly")]
+std_factories! {
+    ReadOnlyGuard: "blocks writes while the org is read-only",
 }

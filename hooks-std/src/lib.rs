@@ -53,6 +53,7 @@ pub mod factory;
 pub mod gate;
 pub mod rate_limit;
 pub mod readonly;
+#[cfg(feature = "args-schema")]
 pub mod schema;
 pub mod storage;
 pub mod text;
@@ -71,10 +72,13 @@ pub use factory::{
 pub use rate_limit::{
     ConnectorRateLimitHook, DatabaseLimiter, LimiterBackend, MemoryLimiter, Quota, RateLimitConfig,
 };
+pub use readonly::{DatabaseOrgModes, OrgModeError, OrgModeSource, StaticOrgModes};
+#[cfg(feature = "readonly")]
 pub use readonly::{
-    DatabaseOrgModes, FunctionAllowlist, OrgModeError, OrgModeSource, ReadOnlyConfig,
-    ReadOnlyGuard, SqlClassifier, SqlDialect, SqlVerdict, StaticOrgModes, classify_sql,
+    FunctionAllowlist, ReadOnlyConfig, ReadOnlyGuard, SqlClassifier, SqlDialect, SqlVerdict,
+    classify_sql,
 };
+#[cfg(feature = "args-schema")]
 pub use schema::{ArgsSchemaBuilder, ArgsSchemaConfig, ArgsSchemaHook, SchemaError};
 pub use storage::{Database, DatabaseOptions, StorageError};
 pub use truncate::{ResultTruncateHook, TruncateConfig, truncate_text};
