@@ -116,7 +116,7 @@ pub mod guide {
     #[cfg(feature = "std-hooks")]
     #[doc = include_str!("../docs/approval-gate.md")]
     pub mod approval_gate {}
-    #[cfg(feature = "serve")]
+    #[cfg(all(feature = "web", feature = "serve"))]
     #[doc = include_str!("../docs/approvals-web.md")]
     pub mod approvals_web {}
     #[cfg(feature = "cli")]

@@ -205,6 +205,7 @@ impl Approvals {
     }
 
     /// The approver directory, for channels that list requests by scope.
+    #[cfg(feature = "web")]
     pub(crate) fn directory(&self) -> &Arc<dyn ApproverDirectory> {
         &self.inner.directory
     }

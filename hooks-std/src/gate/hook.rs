@@ -16,7 +16,22 @@ use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
 use crate::config::{ConfigError, parse_config};
-use crate::gate::channel::{ChannelSettings, FeishuSettings, SlackSettings, web::WebSettings};
+#[cfg(feature = "web")]
+use crate::gate::channel::web::WebSettings;
+use crate::gate::channel::{ChannelSettings, FeishuSettings, SlackSettings};
+
+/// A `web` section in a build without the `web` feature: read only to say
+/// that the channel is not in the build.
+#[cfg(not(feature = "web"))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSettings;
+
+#[cfg(not(feature = "web"))]
+impl<'de> Deserialize<'de> for WebSettings {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| WebSettings)
+    }
+}
 
 /// Config of [`ApprovalGate`].
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -117,7 +132,16 @@ impl ApprovalGateConfig {
         let selected = match (wanted, &self.feishu, &self.slack, &self.web) {
             ("feishu", Some(feishu), _, _) => ChannelSettings::Feishu(feishu.clone()),
             ("slack", _, Some(slack), _) => ChannelSettings::Slack(slack.clone()),
+            #[cfg(feature = "web")]
             ("web", _, _, Some(web)) => ChannelSettings::Web(web.clone()),
+            #[cfg(not(feature = "web"))]
+            ("web", _, _, _) => {
+                return Err(error(
+                    "the `web` channel is not in this build; enable hooks-std's `web` feature \
+                     (on by default)"
+                        .to_owned(),
+                ));
+            }
             _ => {
                 let what = if wanted == "web" {
                     "how operators sign in: `operators` or `trusted_header`"

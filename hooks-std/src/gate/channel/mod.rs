@@ -17,6 +17,7 @@ mod offline;
 pub(crate) mod render;
 mod settings;
 pub mod slack;
+#[cfg(feature = "web")]
 pub mod web;
 mod wire;
 
@@ -24,6 +25,7 @@ pub use offline::OfflineChannel;
 pub use render::ARGS_EXCERPT_CHARS;
 pub use settings::{ChannelSettings, FeishuSettings};
 pub use slack::SlackSettings;
+#[cfg(feature = "web")]
 pub use web::{WebApprovals, WebChannel};
 
 use std::future::Future;
@@ -218,6 +220,7 @@ pub trait Channel: Send + Sync {
 
     /// The built-in [`WebChannel`](web::WebChannel), if this is one (its
     /// page shares its event hub); `None` for every other channel.
+    #[cfg(feature = "web")]
     fn as_web(&self) -> Option<&web::WebChannel> {
         None
     }

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::feishu::{FEISHU_BASE_URL, FeishuChannel, FeishuConfig};
 use super::slack::{SlackChannel, SlackSettings};
+#[cfg(feature = "web")]
 use super::web::{WEB_CHANNEL_KIND, WebSettings};
 use super::{Channel, ChannelError};
 
@@ -20,7 +21,8 @@ pub enum ChannelSettings {
     Feishu(FeishuSettings),
     /// Slack (`channel: slack`).
     Slack(SlackSettings),
-    /// The built-in approvals page (`channel: web`).
+    /// The built-in approvals page (`channel: web`; feature `web`).
+    #[cfg(feature = "web")]
     Web(WebSettings),
 }
 
@@ -30,6 +32,7 @@ impl ChannelSettings {
         match self {
             ChannelSettings::Feishu(_) => FeishuChannel::KIND,
             ChannelSettings::Slack(_) => SlackChannel::KIND,
+            #[cfg(feature = "web")]
             ChannelSettings::Web(_) => WEB_CHANNEL_KIND,
         }
     }
@@ -59,6 +62,7 @@ impl ChannelSettings {
             ChannelSettings::Slack(settings) => {
                 Arc::new(SlackChannel::new(settings.resolve_with(env)?)?)
             }
+            #[cfg(feature = "web")]
             ChannelSettings::Web(settings) => {
                 settings.validate()?;
                 Arc::new(settings.channel())
@@ -74,6 +78,7 @@ impl ChannelSettings {
             ChannelSettings::Slack(settings) => {
                 format!("{}/{}", settings.team_id, settings.channel_id)
             }
+            #[cfg(feature = "web")]
             ChannelSettings::Web(settings) => settings.channel_id.clone(),
         }
     }
