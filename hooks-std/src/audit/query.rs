@@ -72,6 +72,7 @@ impl Database {
                 "SELECT id, created_at, {COLUMNS} FROM connector_call_logs \
                  WHERE conversation_id = ?1 ORDER BY id"
             ),
+            #[cfg(feature = "postgres")]
             Pool::Postgres(_) => format!(
                 "SELECT id, to_char(created_at AT TIME ZONE 'UTC', \
                  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS created_at, {COLUMNS} \
@@ -92,6 +93,7 @@ impl Database {
             Pool::Sqlite(_) => {
                 "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = ?1"
             }
+            #[cfg(feature = "postgres")]
             Pool::Postgres(_) => {
                 "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = $1"
             }

@@ -16,6 +16,7 @@ use super::store::ConfirmationStore;
 use crate::storage::Database;
 
 /// The PostgreSQL channel the status trigger notifies.
+#[cfg(feature = "postgres")]
 pub(crate) const NOTIFY_CHANNEL: &str = "hooks_confirmation";
 
 /// How long the poll trusts the local clock before re-reading the database's.
@@ -137,8 +138,13 @@ pub(crate) async fn poll_decisions(
     }
 }
 
+/// Without PostgreSQL there is nothing to listen to: the poll wakes gates.
+#[cfg(not(feature = "postgres"))]
+pub(crate) async fn listen_for_decisions(_database: Database, _waiters: Weak<Waiters>) {}
+
 /// PostgreSQL only: wakes local gates when any replica changes a request's
 /// status. Reconnects after a failure; the poll covers the gap.
+#[cfg(feature = "postgres")]
 pub(crate) async fn listen_for_decisions(database: Database, waiters: Weak<Waiters>) {
     let Some(pool) = database.postgres().cloned() else {
         return;

@@ -27,6 +27,7 @@ RETURNING allowed, tat_us, checked_at_us";
 
 /// The same statement for PostgreSQL, where the row lock taken by
 /// `ON CONFLICT DO UPDATE` serialises concurrent checks of one key.
+#[cfg(feature = "postgres")]
 const POSTGRES_CHECK: &str = "\
 INSERT INTO rate_limit_buckets AS b (connector, user_id, tat_us, checked_at_us, allowed)
 SELECT $1, $2, now_us + $3, now_us, TRUE
@@ -43,6 +44,7 @@ RETURNING allowed, tat_us, checked_at_us";
 const SQLITE_PEEK: &str = "\
 SELECT (SELECT tat_us FROM rate_limit_buckets WHERE connector = ?1 AND user_id = ?2),
        CAST(unixepoch('subsec') * 1000000 AS INTEGER)";
+#[cfg(feature = "postgres")]
 const POSTGRES_PEEK: &str = "\
 SELECT (SELECT tat_us FROM rate_limit_buckets WHERE connector = $1 AND user_id = $2),
        (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT";
@@ -53,6 +55,7 @@ SELECT (SELECT tat_us FROM rate_limit_buckets WHERE connector = $1 AND user_id =
 /// and a row deleted first is recreated as new — the same decision.
 const SQLITE_CLEANUP: &str = "DELETE FROM rate_limit_buckets \
      WHERE tat_us <= CAST(unixepoch('subsec') * 1000000 AS INTEGER)";
+#[cfg(feature = "postgres")]
 const POSTGRES_CLEANUP: &str = "DELETE FROM rate_limit_buckets \
      WHERE tat_us <= (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT";
 
@@ -91,6 +94,7 @@ impl DatabaseLimiter {
     pub async fn delete_idle(&self) -> Result<u64, StorageError> {
         let statement = match self.database.writer() {
             Pool::Sqlite(_) => SQLITE_CLEANUP,
+            #[cfg(feature = "postgres")]
             Pool::Postgres(_) => POSTGRES_CLEANUP,
         };
         let deleted = on_pool!(self.database.writer(), pool =>
@@ -130,6 +134,7 @@ impl DatabaseLimiter {
         let what = || format!("checking the rate limit of connector `{connector}` for `{user}`");
         let statement = match self.database.writer() {
             Pool::Sqlite(_) => SQLITE_CHECK,
+            #[cfg(feature = "postgres")]
             Pool::Postgres(_) => POSTGRES_CHECK,
         };
         let (allowed, tat, now): (bool, i64, i64) = on_pool!(self.database.writer(), pool =>
@@ -167,6 +172,7 @@ impl DatabaseLimiter {
         let what = || format!("reading the rate limit of connector `{connector}` for `{user}`");
         let statement = match self.database.writer() {
             Pool::Sqlite(_) => SQLITE_PEEK,
+            #[cfg(feature = "postgres")]
             Pool::Postgres(_) => POSTGRES_PEEK,
         };
         let (tat, now): (Option<i64>, i64) = on_pool!(self.database.reader(), pool =>

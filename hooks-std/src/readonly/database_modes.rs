@@ -46,6 +46,7 @@ impl DatabaseOrgModes {
         // `updated_at` is text on SQLite and a timestamp on PostgreSQL.
         let now = match self.database.writer() {
             Pool::Sqlite(_) => "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+            #[cfg(feature = "postgres")]
             Pool::Postgres(_) => "clock_timestamp()",
         };
         // `$n` placeholders: PostgreSQL's, and SQLite reads them too.

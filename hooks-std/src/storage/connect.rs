@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use sqlx::SqlitePool;
 use sqlx::migrate::Migrator;
+#[cfg(feature = "postgres")]
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
@@ -12,6 +13,7 @@ use super::Database;
 use super::error::{StorageError, redact_url};
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
+#[cfg(feature = "postgres")]
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// How [`Database::connect_with`] sets up the pool.
@@ -49,7 +51,13 @@ impl Database {
         if url.starts_with("sqlite:") {
             connect_sqlite(url, shown, options).await
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            connect_postgres(url, shown, options).await
+            #[cfg(feature = "postgres")]
+            return connect_postgres(url, shown, options).await;
+            #[cfg(not(feature = "postgres"))]
+            return Err(StorageError::BackendNotInThisBuild {
+                url: shown,
+                feature: "postgres",
+            });
         } else {
             Err(StorageError::UnsupportedUrl { url: shown })
         }
@@ -117,6 +125,7 @@ async fn migrate_sqlite(pool: &SqlitePool) -> Result<(), StorageError> {
         })
 }
 
+#[cfg(feature = "postgres")]
 async fn connect_postgres(
     url: &str,
     shown: String,

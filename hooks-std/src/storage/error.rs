@@ -3,6 +3,17 @@
 /// A database operation of a standard hook failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
+    /// The URL names a backend this build leaves out.
+    #[error(
+        "database URL \"{url}\" names a backend this build leaves out; enable hooks-std's \
+         `{feature}` feature (the facade's `{feature}`)"
+    )]
+    BackendNotInThisBuild {
+        /// The URL given (with any password removed).
+        url: String,
+        /// The cargo feature that brings the backend.
+        feature: &'static str,
+    },
     /// The URL names no supported backend.
     #[error(
         "unsupported database URL \"{url}\": use `sqlite::memory:`, `sqlite://<file>` or `postgres://…`"

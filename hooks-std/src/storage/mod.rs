@@ -21,7 +21,9 @@
 mod connect;
 mod error;
 
-use sqlx::{PgPool, SqlitePool};
+#[cfg(feature = "postgres")]
+use sqlx::PgPool;
+use sqlx::SqlitePool;
 
 pub use connect::DatabaseOptions;
 pub use error::StorageError;
@@ -42,6 +44,7 @@ enum Pools {
     /// in-memory database is one connection, shared by both.
     Sqlite { read: SqlitePool, write: SqlitePool },
     /// PostgreSQL: one pool; the server orders concurrent writers.
+    #[cfg(feature = "postgres")]
     Postgres(PgPool),
 }
 
@@ -49,6 +52,7 @@ enum Pools {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Pool<'a> {
     Sqlite(&'a SqlitePool),
+    #[cfg(feature = "postgres")]
     Postgres(&'a PgPool),
 }
 
@@ -58,6 +62,7 @@ macro_rules! on_pool {
     ($which:expr, $pool:ident => $body:expr) => {
         match $which {
             $crate::storage::Pool::Sqlite($pool) => $body,
+            #[cfg(feature = "postgres")]
             $crate::storage::Pool::Postgres($pool) => $body,
         }
     };
@@ -71,6 +76,7 @@ impl Database {
         }
     }
 
+    #[cfg(feature = "postgres")]
     fn from_postgres(pool: PgPool) -> Database {
         Database {
             pools: Pools::Postgres(pool),
@@ -94,6 +100,7 @@ impl Database {
     pub fn backend(&self) -> &'static str {
         match &self.pools {
             Pools::Sqlite { .. } => "sqlite",
+            #[cfg(feature = "postgres")]
             Pools::Postgres(_) => "postgres",
         }
     }
@@ -103,11 +110,13 @@ impl Database {
     pub fn sqlite(&self) -> Option<&SqlitePool> {
         match &self.pools {
             Pools::Sqlite { write, .. } => Some(write),
+            #[cfg(feature = "postgres")]
             Pools::Postgres(_) => None,
         }
     }
 
-    /// The PostgreSQL pool; `None` on SQLite.
+    /// The PostgreSQL pool; `None` on SQLite (feature `postgres`).
+    #[cfg(feature = "postgres")]
     pub fn postgres(&self) -> Option<&PgPool> {
         match &self.pools {
             Pools::Sqlite { .. } => None,
@@ -119,6 +128,7 @@ impl Database {
     pub(crate) fn reader(&self) -> Pool<'_> {
         match &self.pools {
             Pools::Sqlite { read, .. } => Pool::Sqlite(read),
+            #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => Pool::Postgres(pool),
         }
     }
@@ -129,6 +139,7 @@ impl Database {
     pub(crate) fn writer(&self) -> Pool<'_> {
         match &self.pools {
             Pools::Sqlite { write, .. } => Pool::Sqlite(write),
+            #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => Pool::Postgres(pool),
         }
     }
@@ -140,6 +151,7 @@ impl Database {
                 write.close().await;
                 read.close().await;
             }
+            #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => pool.close().await,
         }
     }
@@ -170,6 +182,7 @@ impl BeginWrite for SqlitePool {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl BeginWrite for PgPool {
     type Backend = sqlx::Postgres;
 

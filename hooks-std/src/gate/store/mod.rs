@@ -210,6 +210,7 @@ impl ConfirmationStore {
     fn sql(&self) -> &'static Sql {
         match self.database.writer() {
             Pool::Sqlite(_) => &sql::SQLITE,
+            #[cfg(feature = "postgres")]
             Pool::Postgres(_) => &sql::POSTGRES,
         }
     }

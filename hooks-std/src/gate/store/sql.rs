@@ -211,6 +211,7 @@ pub(super) const SQLITE: Sql = statements!(
 );
 
 /// PostgreSQL's statements.
+#[cfg(feature = "postgres")]
 pub(super) const POSTGRES: Sql = statements!(
     now: "CAST(extract(epoch FROM statement_timestamp()) * 1000 AS BIGINT)",
     json: "::json",
