@@ -495,7 +495,7 @@ impl Approvals {
 
     /// Redraws the card of final request `id` from the outbox now, in the
     /// background (a sweeper retries it if this fails or the process dies).
-    fn push_card_update(&self, id: &str) {
+    pub(crate) fn push_card_update(&self, id: &str) {
         push_card_update(
             &self.inner.store,
             &self.inner.channel,

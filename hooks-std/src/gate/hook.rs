@@ -492,13 +492,18 @@ impl ApprovalGate {
     /// claim was lost meanwhile, fails without cancelling: the run that took
     /// it over is delivering the card. Returns the request as it stands
     /// once the reference is stored, with the database clock then.
+    ///
+    /// Sending and storing run as a task of their own: a run dropped
+    /// meanwhile (its client cancelled the call) still stores the card it
+    /// sent, and a card whose request is already final then is redrawn, so
+    /// no card is left with live buttons and no reference to redraw it by.
+    /// A panic in the channel fails the run (blocks).
     async fn deliver(
         &self,
         approvals: &Approvals,
         request: &ConfirmationRequest,
         claim: CardClaim,
     ) -> Result<(ConfirmationRequest, i64), HookError> {
-        let store = approvals.store();
         let channel = approvals.channel();
         let deadline = tokio::time::Instant::now() + CARD_DELIVERY_DEADLINE;
         let late = || {
@@ -509,35 +514,11 @@ impl ApprovalGate {
                 channel.kind()
             ))
         };
-        let message_ref = match tokio::time::timeout_at(deadline, channel.send_card(request)).await
-        {
-            Ok(Ok(message_ref)) => message_ref,
-            Ok(Err(error)) => {
-                let failure = format!("approval card not delivered: {error}");
-                if let Err(cancel_error) = approvals.cancel(&request.id, &failure).await {
-                    tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
-                }
-                return Err(HookError::new(failure));
-            }
-            Err(_) => return Err(late()),
-        };
-        crash_point!(crash_points::AFTER_SEND, |_| Err(stopped(
-            crash_points::AFTER_SEND
-        )));
-        let stored = tokio::time::timeout_at(
-            deadline,
-            store.record_card(&request.id, claim, &message_ref),
-        )
-        .await;
-        match stored {
-            Ok(Ok(Some(stored))) => Ok(stored),
-            Ok(Ok(None)) => Err(HookError::new(format!(
-                "the approval card of confirmation request {} was sent, but another run of \
-                 this tool call took its delivery over; this run is blocked",
-                request.id
-            ))),
-            Ok(Err(error)) => Err(HookError::new(format!(
-                "the approval card was sent but its reference was not stored: {error}"
+        let delivery = tokio::spawn(send_and_record(approvals.clone(), request.clone(), claim));
+        match tokio::time::timeout_at(deadline, delivery).await {
+            Ok(Ok(delivered)) => delivered,
+            Ok(Err(failed)) => Err(HookError::new(format!(
+                "delivering the approval card failed: {failed}"
             ))),
             Err(_) => Err(late()),
         }
@@ -715,4 +696,47 @@ pub(crate) fn call_keys(conversation_id: &str, tool_call_id: &str) -> Option<[St
 
 fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX / 4)
+}
+
+/// Sends the card of `request` and stores its reference under `claim`
+/// (see [`ApprovalGate::deliver`]); a request already final when the
+/// reference is stored gets its card redrawn.
+async fn send_and_record(
+    approvals: Approvals,
+    request: ConfirmationRequest,
+    claim: CardClaim,
+) -> Result<(ConfirmationRequest, i64), HookError> {
+    let message_ref = match approvals.channel().send_card(&request).await {
+        Ok(message_ref) => message_ref,
+        Err(error) => {
+            let failure = format!("approval card not delivered: {error}");
+            if let Err(cancel_error) = approvals.cancel(&request.id, &failure).await {
+                tracing::warn!(%cancel_error, "could not cancel an undeliverable request");
+            }
+            return Err(HookError::new(failure));
+        }
+    };
+    crash_point!(crash_points::AFTER_SEND, |_| Err(stopped(
+        crash_points::AFTER_SEND
+    )));
+    match approvals
+        .store()
+        .record_card(&request.id, claim, &message_ref)
+        .await
+    {
+        Ok(Some(stored)) => {
+            if stored.0.status.is_terminal() {
+                approvals.push_card_update(&stored.0.id);
+            }
+            Ok(stored)
+        }
+        Ok(None) => Err(HookError::new(format!(
+            "the approval card of confirmation request {} was sent, but another run of \
+             this tool call took its delivery over; this run is blocked",
+            request.id
+        ))),
+        Err(error) => Err(HookError::new(format!(
+            "the approval card was sent but its reference was not stored: {error}"
+        ))),
+    }
 }
