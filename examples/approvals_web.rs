@@ -2,7 +2,7 @@
 //! embedded SQLite, the web approvals page on 127.0.0.1, and a scripted
 //! agent whose payment waits for you.
 //!
-//! Run `cargo run --example approvals_web`, open the printed address, sign
+//! Run `cargo run --features serve --example approvals_web`, open the printed address, sign
 //! in as `demo` with the printed token, and press Approve (or Reject, with a
 //! reason): the agent's call finishes at once. `--port N` picks the port;
 //! `--auto` approves through the page's own HTTP endpoints instead of a

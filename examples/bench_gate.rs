@@ -25,7 +25,7 @@
 //! serves both. Cards go to an in-process channel that only records them,
 //! so the figures are the gate's own, not an IM platform's.
 //!
-//! Run with `cargo run --release --example bench_gate [sqlite|postgres]`.
+//! Run with `cargo run --release --features postgres --example bench_gate [sqlite|postgres]`.
 //! Targets: p99 commit→resume under 25 ms on SQLite and under 50 ms on
 //! PostgreSQL (two replicas) with 10,000 waiting and 100 decisions/s; idle
 //! load independent of the number waiting. The summary lines:

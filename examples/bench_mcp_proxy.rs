@@ -5,7 +5,7 @@
 //! guard the proxy adds from the upstream's schemas).
 //!
 //! Needs Node and `npm ci --prefix tests/mcp`. Run with
-//! `cargo run --release --example bench_mcp_proxy`; it prints
+//! `cargo run --release --features mcp --example bench_mcp_proxy`; it prints
 //! `mcp-proxy: <N> calls: direct p50 <A> ms, proxied p50 <B> ms, added p99 <C> ms`.
 //! Target: added p99 under 1 ms.
 

@@ -11,7 +11,7 @@
 //! (read-only guard, rate limit, truncation of the Bash result, audit log
 //! on an in-memory SQLite).
 //!
-//! Run with `cargo run --release --example bench_serve`; it prints one
+//! Run with `cargo run --release --features serve --example bench_serve`; it prints one
 //! line: `serve: <N> calls: no-op command p50 … p99 … ms; hook-client pre
 //! added p50 … p99 … ms, post added p50 … p99 … ms`.
 

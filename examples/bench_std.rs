@@ -15,7 +15,7 @@
 //!
 //! The limiter: in-memory checks per second on one thread.
 //!
-//! Run with `cargo run --release --example bench_std`.
+//! Run with `cargo run --release --features postgres --example bench_std`.
 //! Targets: every paced row gets through (10,000 rows/s) with a p99 wait
 //! under 50 ms, on SQLite and on PostgreSQL. The summary lines:
 //! `audit-sqlite: rows/s <R>, p50 <A> ms, p99 <B> ms, …`,

@@ -3,7 +3,7 @@
 //! (fake) Feishu chat.
 //!
 //! ```sh
-//! cargo run --example serve
+//! cargo run --features serve --example serve
 //! ```
 //!
 //! It starts the server, then plays Claude Code: it posts the hook inputs

@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::audit::AuditLogHook;
 use crate::config::ConfigError;
 use crate::config::parse_config;
-use crate::gate::channel::OfflineChannel;
+use crate::gate::channel::{Channel as _, OfflineChannel};
 use crate::gate::{
     ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ConfirmationStore,
     StaticDirectory,
@@ -81,8 +81,8 @@ pub enum FactoryError {
     },
     /// The hook is a standard hook this build leaves out.
     #[error(
-        "the standard hook \"{hook}\" is not in this build; enable hooks-std's `{feature}` \
-         feature (on by default) to use it"
+        "the standard hook \"{hook}\" is not in this build; enable the `{feature}` feature \
+         (of the `hooks` crate, or of hooks-std) to use it"
     )]
     NotInThisBuild {
         /// The hook.
@@ -259,7 +259,28 @@ fn approval_gate(input: &FactoryInput<'_>) -> Result<Arc<ApprovalGate>, FactoryE
     let mut config: ApprovalGateConfig = parse_config(ApprovalGate::NAME, input.config)?;
     config.require_confirmation_for_all |= input.agent.require_confirmation_for_all;
     let gate = match input.resources.get(APPROVALS) {
-        Some(approvals) => ApprovalGate::with_config(approvals.clone(), config)?,
+        Some(approvals) => {
+            // One place for the channel: a section in the config and a
+            // channel started in code would be two (checks and dry runs
+            // run on the offline channel, which reaches nobody).
+            let offline = approvals.channel().kind() == OfflineChannel.kind();
+            if let (Some(settings), false) = (config.channel_settings()?, offline) {
+                return Err(ConfigError::new(
+                    ApprovalGate::NAME,
+                    format!(
+                        "the approval channel is set twice: by the config's `{}` section and \
+                         by the approval machinery given in code (the {} channel \"{}\"); set \
+                         it in one place: remove the section, or build the gate from the config \
+                         with `ApprovalGate::builder_from_config`",
+                        settings.kind(),
+                        approvals.channel().kind(),
+                        approvals.channel().channel_id()
+                    ),
+                )
+                .into());
+            }
+            ApprovalGate::with_config(approvals.clone(), config)?
+        }
         None => ApprovalGate::without_approvals(config)?,
     };
     Ok(Arc::new(gate))
@@ -287,11 +308,30 @@ std_factories! {
     ConnectorRateLimitHook: "call quotas per (connector, user)",
     ResultTruncateHook: "cuts long results on a character boundary",
 }
-#[cfg(feature = "args-schema")]
-std_factories! {
-    ArgsSchemaHook: "blocks calls whose args do not match the tool's JSON Schema",
-}
-#[cfg(feature = "readonly")]
-std_factories! {
-    ReadOnlyGuard: "blocks writes while the org is read-only",
+// Registered with or without their features: a config that names one in a
+// build without it is told which feature to turn on.
+hooks_runtime::hook_factory!(
+    ARGS_SCHEMA,
+    "blocks calls whose args do not match the tool's JSON Schema",
+    |input| build(input).map_err(|error| error.to_string())
+);
+hooks_runtime::hook_factory!(
+    READONLY_GUARD,
+    "blocks writes while the org is read-only",
+    |input| build(input).map_err(|error| error.to_string())
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names registered without the hooks' features are the hooks' own.
+    #[test]
+    fn the_names_known_without_a_feature_are_the_hooks_names() {
+        #[cfg(feature = "args-schema")]
+        assert_eq!(ARGS_SCHEMA, ArgsSchemaHook::NAME);
+        #[cfg(feature = "readonly")]
+        assert_eq!(READONLY_GUARD, ReadOnlyGuard::NAME);
+        assert!(STD_HOOK_NAMES.contains(&ARGS_SCHEMA) && STD_HOOK_NAMES.contains(&READONLY_GUARD));
+    }
 }

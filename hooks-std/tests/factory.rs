@@ -215,3 +215,39 @@ async fn a_gate_that_names_a_channel_still_needs_the_approval_machinery() {
     assert!(text.contains("no approval machinery was given"), "{text}");
     assert!(text.contains("APPROVALS"), "{text}");
 }
+
+/// The channel is set in one place: a config with a channel section and
+/// approval machinery started in code on a channel of its own is refused
+/// (whichever channels they are), while checks and dry runs on the
+/// offline machinery accept the section.
+#[tokio::test]
+async fn a_channel_set_both_in_the_config_and_in_code_is_refused() {
+    use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
+    use hooks_std::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+
+    let config = json!({"channel": "slack", "slack": {
+        "team_id": "T1", "channel_id": "C1",
+        "bot_token_env": "SLACK_BOT_TOKEN", "signing_secret_env": "SLACK_SIGNING_SECRET"
+    }});
+    let feishu = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .expect("fake feishu");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(Database::in_memory().await.expect("db")),
+        Arc::new(FeishuChannel::new(feishu.feishu_config("oc_general")).expect("channel")),
+        Arc::new(StaticDirectory::new()),
+        ApprovalsConfig::default(),
+    );
+    let resources = Resources::new().with(hooks_std::APPROVALS, approvals);
+    let error = build_std_hook("approval_gate", &config, &resources)
+        .err()
+        .expect("refused");
+    let text = error.to_string();
+    assert!(text.contains("set twice"), "{text}");
+    assert!(text.contains("builder_from_config"), "{text}");
+
+    let offline = hooks_std::offline_resources(Vec::<String>::new())
+        .await
+        .expect("resources");
+    build_std_hook("approval_gate", &config, &offline).expect("a dry run reads the section");
+}

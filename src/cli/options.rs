@@ -6,7 +6,8 @@ use serde_json::Value;
 
 /// What `hooks --help` says after the list of subcommands.
 const AFTER_HELP: &str = "\
-The agent config (YAML, JSON or TOML) may be given as the first argument or as --config PATH.
+The agent config (YAML, JSON or TOML) is the first argument; check, explain, serve and
+mcp-proxy also take it as --config PATH.
 
 Exit codes: 0 ok / would go ahead / every case passed, 1 invalid config or cases file (or a
 server that could not start), 2 bad usage, 3 would be blocked, 4 would ask for approval,
@@ -21,7 +22,7 @@ server that could not start), 2 bad usage, 3 would be blocked, 4 would ask for a
     about = "Deterministic enforcement around an AI agent's tool calls.",
     after_help = AFTER_HELP,
     arg_required_else_help = true,
-    disable_help_subcommand = false
+    args_override_self = true
 )]
 pub(super) struct Cli {
     #[command(subcommand)]
@@ -192,7 +193,7 @@ pub(super) struct ServeArgs {
     #[command(flatten)]
     pub(super) config: ConfigPath,
     /// The address to listen on.
-    #[arg(long, value_name = "ADDR:PORT", default_value = DEFAULT_LISTEN)]
+    #[arg(long, value_name = "ADDR:PORT", default_value = DEFAULT_LISTEN, value_parser = NonEmptyStringValueParser::new())]
     pub(super) listen: String,
     /// Keep the audit log and limits in this SQLite or PostgreSQL database
     /// (default: in memory).

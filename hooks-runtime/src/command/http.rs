@@ -47,6 +47,22 @@ impl HttpEndpoint {
     where
         I: IntoIterator<Item = (String, String)>,
     {
+        #[cfg(not(feature = "http"))]
+        {
+            // Nothing could post it: refused here, so no hook is built
+            // that would fail on every call (or pass, if fail-open).
+            let _ = (url, headers, allowed_env_vars);
+            Err(NO_HTTP.to_owned())
+        }
+        #[cfg(feature = "http")]
+        Self::checked(url, headers, allowed_env_vars)
+    }
+
+    #[cfg(feature = "http")]
+    fn checked<I>(url: &str, headers: I, allowed_env_vars: &[String]) -> Result<Self, String>
+    where
+        I: IntoIterator<Item = (String, String)>,
+    {
         let parsed = url::Url::parse(url).map_err(|error| format!("`url` {url:?}: {error}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(format!("`url` {url:?}: use an http:// or https:// URL"));
@@ -190,6 +206,7 @@ fn describe(error: reqwest::Error, timeout: Duration) -> String {
 
 /// `$NAME` and `${NAME}` in `value` replaced by the environment variable,
 /// for names `allowed` lists.
+#[cfg(feature = "http")]
 fn expand(value: &str, allowed: &[String]) -> Result<String, String> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
@@ -225,7 +242,7 @@ fn expand(value: &str, allowed: &[String]) -> Result<String, String> {
     Ok(out)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 mod tests {
     use super::*;
 

@@ -137,8 +137,8 @@ impl ApprovalGateConfig {
             #[cfg(not(feature = "web"))]
             ("web", _, _, _) => {
                 return Err(error(
-                    "the `web` channel is not in this build; enable hooks-std's `web` feature \
-                     (on by default)"
+                    "the `web` channel is not in this build; enable the `web` feature (of \
+                     the `hooks` crate, or of hooks-std)"
                         .to_owned(),
                 ));
             }
