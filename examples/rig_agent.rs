@@ -16,10 +16,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
+use hooks::gate::{ApprovalGate, StaticDirectory};
 use hooks::rig::scripted::{Turn, scripted_model};
 use hooks::rig::{CallContext, HookedTools as _, Hooks};
-use hooks::std_hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
-use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
 use hooks::std_hooks::readonly::{DatabaseOrgModes, OrgModeSource};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{Agent, config::AgentConfig, factory::Resources};
@@ -242,13 +242,13 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let database = Database::connect("sqlite::memory:").await?;
     let org_modes = Arc::new(DatabaseOrgModes::new(database.clone()));
     org_modes.set_read_only("acme-frozen", true).await?;
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(FeishuChannel::new(feishu.feishu_config(CHAT))?),
-        Arc::new(StaticDirectory::new().person("feishu", OPERATOR, "wang.fang", "acme")),
-        ApprovalsConfig::default(),
-    );
-    let callback_url = serve_callbacks(&approvals).await?;
+    let (approvals, callbacks) = ApprovalGate::builder(
+        database.clone(),
+        FeishuChannel::new(feishu.feishu_config(CHAT))?,
+    )
+    .directory(StaticDirectory::new().person("feishu", OPERATOR, "wang.fang", "acme"))
+    .start()?;
+    let callback_url = serve_callbacks(callbacks).await?;
     tokio::spawn(operator(feishu, approvals.clone(), callback_url));
 
     // The hooks: the agent from its config file, as in the flagship example.

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use axum::Router;
-use hooks::std_hooks::gate::channel::feishu::{CardClick, FakeFeishu};
-use hooks::std_hooks::gate::{Approvals, Decision};
+use hooks::gate::channel::feishu::{CardClick, FakeFeishu};
+use hooks::gate::{Approvals, Decision};
 
 /// The approvers' Feishu group.
 pub(crate) const CHAT: &str = "oc_finance_approvals";
@@ -14,8 +14,8 @@ pub(crate) const CHAT: &str = "oc_finance_approvals";
 pub(crate) const OPERATOR: &str = "ou_7d8a6e6df7621556ce0d21922b676706";
 
 /// Mounts the approval callback router in "our" web server on loopback.
-pub(crate) async fn serve_callbacks(approvals: &Approvals) -> std::io::Result<String> {
-    let app = Router::new().nest("/feishu/callback", approvals.router());
+pub(crate) async fn serve_callbacks(callbacks: Router) -> std::io::Result<String> {
+    let app = Router::new().nest("/feishu/callback", callbacks);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/feishu/callback", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });

@@ -166,6 +166,18 @@ impl GateBuilder {
     /// [`WebSettings::page`](super::channel::web::WebSettings::page)).
     /// Call inside a Tokio runtime.
     pub fn build(self) -> Result<(ApprovalGate, Router), ConfigError> {
+        let config = self.config.clone();
+        let (approvals, router) = self.start()?;
+        let gate = ApprovalGate::with_config(approvals, config)?;
+        Ok((gate, router))
+    }
+
+    /// Starts the approval machinery alone and returns it with the router
+    /// of the channel's callbacks: for agents built from config files, whose
+    /// gates are built by name and take the machinery from the `APPROVALS`
+    /// resource ([`APPROVALS`](crate::APPROVALS)). The gate settings given
+    /// here (`when`, `timeout`, …) are not used. Call inside a Tokio runtime.
+    pub fn start(self) -> Result<(Approvals, Router), ConfigError> {
         let channel = match self.channel {
             ChannelSource::Code(channel) => channel,
             ChannelSource::Config(settings) => {
@@ -188,7 +200,6 @@ impl GateBuilder {
             self.approvals,
         );
         let router = approvals.router();
-        let gate = ApprovalGate::with_config(approvals, self.config)?;
-        Ok((gate, router))
+        Ok((approvals, router))
     }
 }
