@@ -11,6 +11,9 @@
 //!
 //! Run with `cargo run --example agent`.
 
+#[path = "support/exit.rs"]
+mod exit;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -125,7 +128,7 @@ fn plan() -> Vec<Step> {
 // not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hooks::text::exit_code(run().await)
+    exit::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

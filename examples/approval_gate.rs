@@ -9,6 +9,9 @@
 //!
 //! Run with `cargo run --example approval_gate`.
 
+#[path = "support/exit.rs"]
+mod exit;
+
 use std::time::Duration;
 
 use axum::Router;
@@ -24,7 +27,7 @@ const CHAT: &str = "oc_finance_approvals";
 // not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hooks::text::exit_code(run().await)
+    exit::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -12,6 +12,9 @@
 //!
 //! Run with `cargo run --example approval_gate_slack`.
 
+#[path = "support/exit.rs"]
+mod exit;
+
 use std::time::Duration;
 
 use axum::Router;
@@ -28,7 +31,7 @@ const OPERATOR: &str = "U0WANGFANG";
 // not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hooks::text::exit_code(run().await)
+    exit::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

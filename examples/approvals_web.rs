@@ -8,6 +8,9 @@
 //! `--auto` approves through the page's own HTTP endpoints instead of a
 //! person (tests and CI use it).
 
+#[path = "support/exit.rs"]
+mod exit;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +28,7 @@ const OPERATOR: &str = "demo";
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hooks::text::exit_code(run().await)
+    exit::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -4,6 +4,9 @@
 //!
 //! Run with `cargo run --example quickstart`.
 
+#[path = "support/exit.rs"]
+mod exit;
+
 use hooks::prelude::*;
 use serde_json::{Value, json};
 
@@ -77,7 +80,7 @@ async fn run_tool(name: &str, args: &Value) -> Result<Value, String> {
 // not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hooks::text::exit_code(run().await)
+    exit::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -13,6 +13,9 @@
 //!
 //! Run with `cargo run --example rig_agent --features rig`.
 
+#[path = "support/exit.rs"]
+mod exit;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -233,7 +236,7 @@ fn frozen_turns() -> Vec<Turn> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hooks::text::exit_code(run().await)
+    exit::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -11,6 +11,9 @@
 //! deploy in Feishu while its request is held. In a real set-up Claude Code
 //! posts them (see docs/claude-code.md) and the server runs until stopped.
 
+#[path = "support/exit.rs"]
+mod exit;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,7 +55,7 @@ hooks:
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hooks::text::exit_code(run().await)
+    exit::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -7,6 +7,9 @@
 //! OpenTelemetry collector, add a `tracing-opentelemetry` layer next to (or
 //! instead of) the fmt layer; the observer does not change.
 
+#[path = "support/exit.rs"]
+mod exit;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,7 +45,7 @@ async fn run_tool(name: &str, args: &Value) -> Result<Value, String> {
 // not in the `Debug` form a `main` returning `Result` would print.
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hooks::text::exit_code(run().await)
+    exit::exit_code(run().await)
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -44,7 +44,6 @@ pub mod command;
 pub mod config;
 mod context;
 mod dispatch;
-mod exit_code;
 pub mod factory;
 mod hook;
 pub mod observer;
@@ -79,9 +78,8 @@ pub mod trace {
 }
 
 /// Text helpers shared by the crates: hidden characters, name suggestions,
-/// durations as config files write them, errors as a person reads them.
+/// durations as config files write them.
 pub mod text {
-    pub use crate::exit_code::{error_report, exit_code};
     pub use crate::printable::is_hidden;
     pub use hooks_when::{did_you_mean, parse_duration};
 }
