@@ -124,8 +124,11 @@ const STARTS_PER_SECOND: u32 = 500;
 /// Decisions per second, and for how long they arrive.
 const DECISIONS_PER_SECOND: u32 = 100;
 const DECIDING: Duration = Duration::from_secs(10);
-/// How long the idle load is counted.
-const IDLE_WINDOW: Duration = Duration::from_secs(6);
+/// How long the idle load is counted: one sweep interval (30 s by
+/// default), so each count holds the same number of sweeps as of polls.
+/// A shorter window holds a sweep or not by chance, and its figure then
+/// differs by one sweep's statements whatever the number waiting.
+const IDLE_WINDOW: Duration = Duration::from_secs(30);
 
 struct Figures {
     decisions: usize,

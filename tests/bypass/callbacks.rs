@@ -636,3 +636,121 @@ fn web_cookie(response: &reqwest::Response, name: &str) -> String {
         .map(|line| line.split(';').next().unwrap_or_default().to_owned())
         .unwrap_or_default()
 }
+
+/// Feishu, but slow to hand back the card's reference once the card is in
+/// the chat: a run dropped then has sent a card it never stored.
+struct SlowToAnswer(FeishuChannel);
+
+impl Channel for SlowToAnswer {
+    fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+    fn channel_id(&self) -> &str {
+        self.0.channel_id()
+    }
+    fn send_card<'a>(
+        &'a self,
+        request: &'a hooks::std_hooks::gate::ConfirmationRequest,
+    ) -> hooks::std_hooks::gate::channel::ChannelFuture<'a, String> {
+        Box::pin(async move {
+            let message_ref = self.0.send_card(request).await?;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            Ok(message_ref)
+        })
+    }
+    fn send_dedup_window(&self) -> Option<Duration> {
+        self.0.send_dedup_window()
+    }
+    fn update_card<'a>(
+        &'a self,
+        request: &'a hooks::std_hooks::gate::ConfirmationRequest,
+    ) -> hooks::std_hooks::gate::channel::ChannelFuture<'a, ()> {
+        self.0.update_card(request)
+    }
+    fn verify_callback(
+        &self,
+        raw: RawCallback<'_>,
+    ) -> Result<Callback, hooks::std_hooks::gate::channel::CallbackError> {
+        self.0.verify_callback(raw)
+    }
+    fn callback_reply(&self, reply: hooks::std_hooks::gate::channel::CallbackReply<'_>) -> Value {
+        self.0.callback_reply(reply)
+    }
+}
+
+/// A client that gives up on its call the moment the card goes out (the
+/// run is dropped between the platform's send and the storing of the
+/// card's reference) must not leave a card with live buttons: the card is
+/// still stored, redrawn once the call is withdrawn, and a click on it
+/// pays nothing.
+#[tokio::test]
+async fn a_run_dropped_as_its_card_goes_out_leaves_no_live_card() {
+    let feishu = FakeFeishu::start(FakeFeishuConfig::default())
+        .await
+        .expect("fake Feishu");
+    let database = Database::in_memory().await.expect("database");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(database.clone()),
+        Arc::new(SlowToAnswer(
+            FeishuChannel::new(feishu.feishu_config(CHAT)).expect("channel"),
+        )),
+        Arc::new(StaticDirectory::new().person("feishu", "ou_alice", "alice", "acme")),
+        ApprovalsConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/cb", listener.local_addr().expect("addr"));
+    let app = Router::new().nest("/cb", approvals.router());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let agent = payer(database.clone(), approvals.clone());
+
+    // The run is dropped while the channel has yet to hand back the
+    // reference of the card already in the chat.
+    let paid = Arc::new(AtomicUsize::new(0));
+    let run = pay(agent, paid.clone());
+    let card = feishu
+        .wait_for_card(1, Duration::from_secs(5))
+        .await
+        .expect("a card");
+    run.abort();
+    let id = card.request_id().expect("request id").to_owned();
+    approvals
+        .withdraw_call("c-1", "call-1", "the client gave up")
+        .await
+        .expect("withdrawn");
+
+    let mut updates = feishu.card_updates();
+    for _ in 0..100 {
+        if !updates.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        updates = feishu.card_updates();
+    }
+    assert_eq!(updates.len(), 1, "the card is redrawn: {updates:?}");
+    assert!(
+        !updates[0].1.to_string().contains("\"button\""),
+        "no live buttons: {}",
+        updates[0].1
+    );
+    let stored = ConfirmationStore::new(database)
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("request");
+    assert_eq!(stored.status, ConfirmationStatus::Cancelled);
+    assert!(
+        stored.message_ref.is_some(),
+        "the card's reference is stored"
+    );
+    let (_, reply) = feishu
+        .click(
+            &url,
+            &CardClick::new(&id, Decision::Approve, "ou_alice", CHAT),
+        )
+        .await
+        .expect("click");
+    assert!(!reply.to_string().contains("Approved."), "{reply}");
+    assert_eq!(paid.load(Ordering::SeqCst), 0, "nothing was paid");
+}

@@ -10,32 +10,6 @@ use crate::storage::{Database, Pool, StorageError, on_pool};
 /// backends' limits on bound values (SQLite 32,766, PostgreSQL 65,535).
 pub(super) const MAX_ROWS_PER_STATEMENT: usize = 256;
 
-/// Adds the INSERT of `rows` (at most [`MAX_ROWS_PER_STATEMENT`]) to `query`.
-macro_rules! push_insert {
-    ($query:expr, $rows:expr) => {
-        $query.push_values($rows, |mut values, row| {
-            values
-                .push_bind(row.conversation_id.as_str())
-                .push_bind(row.tool_call_id.as_str())
-                .push_bind(row.agent_id.as_str())
-                .push_bind(row.user_id.as_str())
-                .push_bind(row.org_id.as_str())
-                .push_bind(row.surface)
-                .push_bind(row.tool_name.as_str())
-                .push_bind(row.connector.as_deref())
-                .push_bind(row.action.as_deref())
-                .push_bind(row.outcome.as_str())
-                .push_bind(row.blocked_by.as_deref())
-                .push_bind(row.reason.as_deref())
-                .push_bind(Json(&row.args))
-                .push_bind(row.result_size)
-                .push_bind(row.observation_size)
-                .push_bind(row.duration_ms)
-                .push_bind(row.sent.map(Sent::as_str));
-        })
-    };
-}
-
 const INSERT: &str = "INSERT INTO connector_call_logs (conversation_id, tool_call_id, agent_id, \
     user_id, org_id, surface, tool_name, connector, action, outcome, blocked_by, reason, args, \
     result_size, observation_size, duration_ms, sent) ";
@@ -56,7 +30,26 @@ async fn on_pool_insert(pool: Pool<'_>, rows: &[&AuditRow]) -> Result<(), sqlx::
         for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
             // The backend follows from the transaction it runs on.
             let mut query = QueryBuilder::new(INSERT);
-            push_insert!(query, chunk.iter().copied());
+            query.push_values(chunk.iter().copied(), |mut values, row| {
+                values
+                    .push_bind(row.conversation_id.as_str())
+                    .push_bind(row.tool_call_id.as_str())
+                    .push_bind(row.agent_id.as_str())
+                    .push_bind(row.user_id.as_str())
+                    .push_bind(row.org_id.as_str())
+                    .push_bind(row.surface)
+                    .push_bind(row.tool_name.as_str())
+                    .push_bind(row.connector.as_deref())
+                    .push_bind(row.action.as_deref())
+                    .push_bind(row.outcome.as_str())
+                    .push_bind(row.blocked_by.as_deref())
+                    .push_bind(row.reason.as_deref())
+                    .push_bind(Json(&row.args))
+                    .push_bind(row.result_size)
+                    .push_bind(row.observation_size)
+                    .push_bind(row.duration_ms)
+                    .push_bind(row.sent.map(Sent::as_str));
+            });
             query.build().execute(&mut *tx).await?;
         }
         tx.commit().await
