@@ -67,6 +67,17 @@ fn pay(agent: Agent, paid: Arc<AtomicUsize>) -> JoinHandle<ToolCallReport> {
     })
 }
 
+/// Serves `approvals`' callback router at `path` on a loopback port; its URL.
+async fn serve_callbacks(approvals: &Approvals, path: &str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}{path}", listener.local_addr().expect("addr"));
+    let app = Router::new().nest(path, approvals.router());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
 fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -95,12 +106,7 @@ async fn only_a_genuine_click_in_scope_decides() {
         ),
         ApprovalsConfig::default(),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/cb", listener.local_addr().expect("addr"));
-    let app = Router::new().nest("/cb", approvals.router());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve_callbacks(&approvals, "/cb").await;
     let agent = payer(database, approvals.clone());
 
     // Alice's agent asks to pay; only Alice (the initiator) may approve.
@@ -208,12 +214,7 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
         ),
         ApprovalsConfig::default(),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/slack", listener.local_addr().expect("addr"));
-    let app = Router::new().nest("/slack", approvals.router());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve_callbacks(&approvals, "/slack").await;
     let agent = payer(database, approvals.clone());
 
     // Alice's agent asks to pay; only Alice (the initiator) may approve.
@@ -697,12 +698,7 @@ async fn a_run_dropped_as_its_card_goes_out_leaves_no_live_card() {
         Arc::new(StaticDirectory::new().person("feishu", "ou_alice", "alice", "acme")),
         ApprovalsConfig::default(),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/cb", listener.local_addr().expect("addr"));
-    let app = Router::new().nest("/cb", approvals.router());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve_callbacks(&approvals, "/cb").await;
     let agent = payer(database.clone(), approvals.clone());
 
     // The run is dropped while the channel has yet to hand back the
