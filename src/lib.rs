@@ -31,10 +31,12 @@
 //! ```
 //!
 //! Every failure of a hook — an `Err`, a panic, a timeout — blocks the call
-//! unless the hook says `on_error = fail_open`. The guides are in
-//! [`guide`]: writing hooks and the contract ([`guide::hooks`]), the `when`
-//! language ([`guide::when`]), agents from config files, the standard hooks,
-//! the approval gate, the command line, Claude Code and the MCP proxy.
+//! unless the hook says `on_error = fail_open`. Each guide is the page of
+//! the module it describes: the `when` language on [`when`], agents from
+//! config files on [`config`], command hooks on [`command`], the standard
+//! hooks on `std_hooks`, the approval gate on `gate`, the command line on
+//! `cli`, Claude Code on `serve` and the MCP proxy on `mcp_proxy`; writing
+//! hooks and the contract follow below.
 //!
 //! The root holds the contract (hooks, their context and result, the
 //! registry, agents, what a call produced); the rest is in modules:
@@ -43,9 +45,11 @@
 //! every call), [`trace`] (what each hook did), [`registry`], [`when`],
 //! [`text`], [`std_hooks`] (the standard hooks, with the config keys of
 //! each — the rate limit's per-connector quotas under `connectors:`, for
-//! one; [`guide::std_hooks`] has them all with defaults and examples), and
+//! one, with every key's default and an example), and
 //! `cli` (the `hooks` command line, with policy tests, for your own
 //! binary).
+//!
+#![doc = include_str!("../docs/hooks.md")]
 
 pub use hooks_macros::{post_tool_use, pre_tool_use, session_start};
 #[doc(hidden)]
@@ -78,15 +82,25 @@ pub use hooks_rig as rig;
 #[cfg(feature = "serve")]
 pub mod serve;
 
-/// The standard hooks (approval gate, audit log, read-only guard, truncation, rate limit).
-#[cfg(feature = "std-hooks")]
+/// The standard hooks (approval gate, audit log, read-only guard, truncation,
+/// rate limit, args schema guard), each behind a feature of its name.
+#[cfg(any(
+    feature = "gate",
+    feature = "audit",
+    feature = "rate-limit",
+    feature = "truncate",
+    feature = "readonly",
+    feature = "args-schema",
+    feature = "sqlite",
+    feature = "postgres"
+))]
 #[doc(inline)]
 pub use hooks_std as std_hooks;
 
 /// The human-approval gate (also at `hooks::std_hooks::gate`):
 /// `hooks::gate::ApprovalGate::builder(database, channel)` builds it with
 /// its callback router.
-#[cfg(feature = "std-hooks")]
+#[cfg(feature = "gate")]
 pub use hooks_std::gate;
 
 /// `use hooks::prelude::*;` brings the attributes and the types a hook fn needs.
@@ -98,35 +112,10 @@ pub mod prelude {
     };
 }
 
-/// The guides (the repository's `docs/`), as pages of these docs: every
-/// example in them compiles and runs as a doctest.
+/// The pages that describe no one module (the repository's `docs/`): the
+/// framework adapters together, and the benchmarks. Every other guide is
+/// the page of the module it describes.
 pub mod guide {
-    #[doc = include_str!("../docs/hooks.md")]
-    pub mod hooks {}
-    #[doc = include_str!("../docs/when.md")]
-    pub mod when {}
-    #[doc = include_str!("../docs/command-hooks.md")]
-    pub mod command_hooks {}
-    #[cfg(feature = "std-hooks")]
-    #[doc = include_str!("../docs/agents.md")]
-    pub mod agents {}
-    #[cfg(feature = "std-hooks")]
-    #[doc = include_str!("../docs/std-hooks.md")]
-    pub mod std_hooks {}
-    #[cfg(feature = "std-hooks")]
-    #[doc = include_str!("../docs/approval-gate.md")]
-    pub mod approval_gate {}
-    #[cfg(all(feature = "web", feature = "serve"))]
-    #[doc = include_str!("../docs/approvals-web.md")]
-    pub mod approvals_web {}
-    #[cfg(feature = "cli")]
-    #[doc = include_str!("../docs/cli.md")]
-    pub mod cli {}
-    #[doc = include_str!("../docs/claude-code.md")]
-    pub mod claude_code {}
-    #[cfg(feature = "mcp")]
-    #[doc = include_str!("../docs/mcp-proxy.md")]
-    pub mod mcp_proxy {}
     #[cfg(all(feature = "rig", feature = "tower"))]
     #[doc = include_str!("../docs/frameworks.md")]
     pub mod frameworks {}

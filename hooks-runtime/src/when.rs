@@ -1,5 +1,7 @@
 //! `when` expressions parsed at run time (for hooks declared in config), and
 //! the errors the `when` language reports.
+//!
+#![doc = include_str!("../../docs/when.md")]
 
 use hooks_when::Expr;
 pub use hooks_when::{WhenError, WhenErrors};

@@ -26,6 +26,17 @@ impl ConfigError {
 /// [`parse_factory_config`](hooks_runtime::factory::parse_factory_config) (`null`
 /// means "all defaults"; unknown keys are errors because every config struct
 /// denies them), as a typed [`ConfigError`].
+#[cfg_attr(
+    not(any(
+        feature = "gate",
+        feature = "audit",
+        feature = "rate-limit",
+        feature = "truncate",
+        feature = "readonly",
+        feature = "args-schema"
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn parse_config<T: DeserializeOwned + Default>(
     hook: &str,
     config: &serde_json::Value,

@@ -11,37 +11,33 @@
 
 use std::sync::Arc;
 
+#[cfg(any(
+    feature = "gate",
+    feature = "args-schema",
+    feature = "rate-limit",
+    feature = "readonly",
+    feature = "truncate"
+))]
+use hooks_runtime::registry::RegisteredHook;
 use hooks_runtime::{
     factory::{Built, FactoryInput, ResourceKey, Resources},
-    observer::CallObserver,
-    registry::RegisteredHook,
     text::did_you_mean,
 };
 use serde_json::Value;
 
-use crate::audit::AuditLogHook;
 use crate::config::ConfigError;
-use crate::config::parse_config;
-use crate::gate::channel::{Channel as _, OfflineChannel};
-use crate::gate::{
-    ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ConfirmationStore,
-    StaticDirectory,
-};
-use crate::rate_limit::ConnectorRateLimitHook;
-#[cfg(feature = "readonly")]
-use crate::readonly::{DatabaseOrgModes, ReadOnlyGuard};
-use crate::readonly::{OrgModeSource, StaticOrgModes};
-#[cfg(feature = "args-schema")]
-use crate::schema::{ArgsSchemaConfig, ArgsSchemaHook};
+use crate::readonly::OrgModeSource;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use crate::storage::{Database, StorageError};
-use crate::truncate::ResultTruncateHook;
 
 /// The database: the audit log's, the rate limit's `database` backend's,
 /// and the read-only guard's org modes when [`ORG_MODES`] is not given.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub const DATABASE: ResourceKey<Database> = ResourceKey::new("a database");
 
 /// The approval machinery the approval gate parks calls in.
-pub const APPROVALS: ResourceKey<Approvals> = ResourceKey::new(
+#[cfg(feature = "gate")]
+pub const APPROVALS: ResourceKey<crate::gate::Approvals> = ResourceKey::new(
     "the approval machinery (an `Approvals` with a store, a channel and an approver directory)",
 );
 
@@ -51,18 +47,21 @@ pub const ORG_MODES: ResourceKey<Arc<dyn OrgModeSource>> = ResourceKey::new("an 
 /// The names [`build_std_hook`] knows (a hook whose feature is off is
 /// known, and refused with the feature to turn on).
 pub const STD_HOOK_NAMES: [&str; 6] = [
-    ApprovalGate::NAME,
+    APPROVAL_GATE,
     ARGS_SCHEMA,
-    AuditLogHook::NAME,
-    ConnectorRateLimitHook::NAME,
+    AUDIT_LOG,
+    CONNECTOR_RATE_LIMIT,
     READONLY_GUARD,
-    ResultTruncateHook::NAME,
+    RESULT_TRUNCATE,
 ];
 
-/// [`ArgsSchemaHook`](crate::ArgsSchemaHook)'s name, with or without its feature.
+// Each standard hook's name, known whether or not its feature is on.
+const APPROVAL_GATE: &str = "approval_gate";
 const ARGS_SCHEMA: &str = "args_schema";
-/// [`ReadOnlyGuard`](crate::ReadOnlyGuard)'s name, with or without its feature.
+const AUDIT_LOG: &str = "audit_log";
+const CONNECTOR_RATE_LIMIT: &str = "connector_rate_limit";
 const READONLY_GUARD: &str = "readonly_guard";
+const RESULT_TRUNCATE: &str = "result_truncate";
 
 /// A standard hook could not be built from config.
 #[derive(Debug, thiserror::Error)]
@@ -139,115 +138,40 @@ pub fn build_std_hook(
 
 /// Builds the standard hook the input names, for the input's agent.
 fn build(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
-    let FactoryInput {
-        name,
-        config,
-        resources,
-        ..
-    } = *input;
-    let database = resources.get(DATABASE);
-    Ok(match name {
-        ApprovalGate::NAME => {
-            let gate = approval_gate(input)?;
-            let built = Built::from(RegisteredHook::Pre(gate.clone()));
-            // Without approvals nothing can be asked: a command hook that
-            // answers "ask" is then blocked, in a dry run as in a real call.
-            if gate.has_approvals() {
-                built.with_ask_handler(gate)
-            } else {
-                built
-            }
-        }
-        #[cfg(feature = "args-schema")]
-        ArgsSchemaHook::NAME => {
-            let hook = ArgsSchemaHook::from_config(config)?;
-            // Each tool's schema, declared so the agent's build checks the
-            // `args.…` paths other hooks read for that tool against it.
-            let schemas: ArgsSchemaConfig =
-                hooks_runtime::factory::parse_factory_config(ArgsSchemaHook::NAME, config)
-                    .unwrap_or_default();
-            schemas.schemas.into_iter().fold(
-                Built::from(RegisteredHook::pre(hook)),
-                |built, (tool, schema)| built.with_args_schema(tool, schema),
-            )
-        }
-        AuditLogHook::NAME => {
-            let database = database.cloned().ok_or(FactoryError::MissingResource {
-                hook: AuditLogHook::NAME,
-                what: "a database",
-            })?;
-            let observer: Arc<dyn CallObserver> =
-                Arc::new(AuditLogHook::from_config(database, config)?);
-            observer.into()
-        }
-        ConnectorRateLimitHook::NAME => RegisteredHook::pre(ConnectorRateLimitHook::from_config(
-            config,
-            database.cloned(),
-        )?)
-        .into(),
-        #[cfg(not(feature = "args-schema"))]
-        ARGS_SCHEMA => {
-            return Err(FactoryError::NotInThisBuild {
-                hook: ARGS_SCHEMA,
-                feature: "args-schema",
-            });
-        }
-        #[cfg(not(feature = "readonly"))]
-        READONLY_GUARD => {
-            return Err(FactoryError::NotInThisBuild {
-                hook: READONLY_GUARD,
-                feature: "readonly",
-            });
-        }
-        #[cfg(feature = "readonly")]
-        ReadOnlyGuard::NAME => {
-            let modes = resources.get(ORG_MODES);
-            let modes: Arc<dyn OrgModeSource> = match (modes, database) {
-                (Some(modes), _) => modes.clone(),
-                (None, Some(database)) => Arc::new(DatabaseOrgModes::new(database.clone())),
-                (None, None) => {
-                    return Err(FactoryError::MissingResource {
-                        hook: ReadOnlyGuard::NAME,
-                        what: "an org mode source or a database",
-                    });
-                }
-            };
-            RegisteredHook::pre(ReadOnlyGuard::from_config(modes, config)?).into()
-        }
-        ResultTruncateHook::NAME => {
-            RegisteredHook::post(ResultTruncateHook::from_config(config)?).into()
-        }
-        unknown => {
-            return Err(FactoryError::UnknownHook {
-                name: unknown.to_owned(),
-                suggestion: did_you_mean(unknown, STD_HOOK_NAMES).map(str::to_owned),
-            });
-        }
-    })
+    match input.name {
+        APPROVAL_GATE => approval_gate(input),
+        ARGS_SCHEMA => args_schema(input),
+        AUDIT_LOG => audit_log(input),
+        CONNECTOR_RATE_LIMIT => connector_rate_limit(input),
+        READONLY_GUARD => readonly_guard(input),
+        RESULT_TRUNCATE => result_truncate(input),
+        unknown => Err(FactoryError::UnknownHook {
+            name: unknown.to_owned(),
+            suggestion: did_you_mean(unknown, STD_HOOK_NAMES).map(str::to_owned),
+        }),
+    }
 }
 
-/// Resources for config checks, dry runs and tests: a private in-memory
-/// database, the approval machinery on an [`OfflineChannel`] (so a gate
-/// that must ask someone blocks), and static org modes in which `read_only`
-/// orgs are read-only. Call inside a Tokio runtime.
-pub async fn offline_resources<I, S>(read_only: I) -> Result<Resources, StorageError>
-where
-    I: IntoIterator<Item = S>,
-    S: Into<String>,
-{
-    let database = Database::in_memory().await?;
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(OfflineChannel),
-        Arc::new(StaticDirectory::new()),
-        ApprovalsConfig::default(),
-    );
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::with_read_only(read_only));
-    Ok(Resources::new()
-        .with(DATABASE, database)
-        .with(APPROVALS, approvals)
-        .with(ORG_MODES, modes))
+/// The builder of a standard hook whose feature is off: it refuses, naming
+/// the feature.
+macro_rules! not_in_this_build {
+    ($builder:ident, $hook:expr, $feature:literal) => {
+        #[cfg(not(feature = $feature))]
+        fn $builder(_: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+            Err(FactoryError::NotInThisBuild {
+                hook: $hook,
+                feature: $feature,
+            })
+        }
+    };
 }
+
+not_in_this_build!(approval_gate, APPROVAL_GATE, "gate");
+not_in_this_build!(args_schema, ARGS_SCHEMA, "args-schema");
+not_in_this_build!(audit_log, AUDIT_LOG, "audit");
+not_in_this_build!(connector_rate_limit, CONNECTOR_RATE_LIMIT, "rate-limit");
+not_in_this_build!(readonly_guard, READONLY_GUARD, "readonly");
+not_in_this_build!(result_truncate, RESULT_TRUNCATE, "truncate");
 
 /// The gate from its config, the agent's settings and the approval
 /// machinery: it asks for every call when its own config or the agent's
@@ -255,7 +179,12 @@ where
 /// resource the gate is still built, and blocks every call that would need
 /// approval (unless its config selects a channel: then the missing resource
 /// is an error).
-fn approval_gate(input: &FactoryInput<'_>) -> Result<Arc<ApprovalGate>, FactoryError> {
+#[cfg(feature = "gate")]
+fn approval_gate(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+    use crate::config::parse_config;
+    use crate::gate::channel::{Channel as _, OfflineChannel};
+    use crate::gate::{ApprovalGate, ApprovalGateConfig};
+
     let mut config: ApprovalGateConfig = parse_config(ApprovalGate::NAME, input.config)?;
     config.require_confirmation_for_all |= input.agent.require_confirmation_for_all;
     let gate = match input.resources.get(APPROVALS) {
@@ -283,55 +212,174 @@ fn approval_gate(input: &FactoryInput<'_>) -> Result<Arc<ApprovalGate>, FactoryE
         }
         None => ApprovalGate::without_approvals(config)?,
     };
-    Ok(Arc::new(gate))
+    let gate = Arc::new(gate);
+    let built = Built::from(RegisteredHook::Pre(gate.clone()));
+    Ok(if gate.has_approvals() {
+        built.with_ask_handler(gate)
+    } else {
+        built
+    })
+}
+
+#[cfg(feature = "args-schema")]
+fn args_schema(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+    use crate::schema::{ArgsSchemaConfig, ArgsSchemaHook};
+
+    let hook = ArgsSchemaHook::from_config(input.config)?;
+    let schemas: ArgsSchemaConfig =
+        hooks_runtime::factory::parse_factory_config(ArgsSchemaHook::NAME, input.config)
+            .unwrap_or_default();
+    Ok(schemas.schemas.into_iter().fold(
+        Built::from(RegisteredHook::pre(hook)),
+        |built, (tool, schema)| built.with_args_schema(tool, schema),
+    ))
+}
+
+#[cfg(feature = "audit")]
+fn audit_log(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+    use crate::audit::AuditLogHook;
+    use hooks_runtime::observer::CallObserver;
+
+    let database = input
+        .resources
+        .get(DATABASE)
+        .cloned()
+        .ok_or(FactoryError::MissingResource {
+            hook: AuditLogHook::NAME,
+            what: "a database",
+        })?;
+    let observer: Arc<dyn CallObserver> =
+        Arc::new(AuditLogHook::from_config(database, input.config)?);
+    Ok(observer.into())
+}
+
+#[cfg(feature = "rate-limit")]
+fn connector_rate_limit(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+    use crate::rate_limit::ConnectorRateLimitHook;
+
+    let database = input.resources.get(DATABASE).cloned();
+    let hook = ConnectorRateLimitHook::from_config(input.config, database)?;
+    Ok(RegisteredHook::pre(hook).into())
+}
+
+#[cfg(feature = "readonly")]
+fn readonly_guard(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+    use crate::readonly::ReadOnlyGuard;
+
+    let modes: Arc<dyn OrgModeSource> = match input.resources.get(ORG_MODES) {
+        Some(modes) => modes.clone(),
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        None if input.resources.get(DATABASE).is_some() => {
+            let database = input
+                .resources
+                .get(DATABASE)
+                .cloned()
+                .unwrap_or_else(|| unreachable!("checked just above"));
+            Arc::new(crate::readonly::DatabaseOrgModes::new(database))
+        }
+        None => {
+            return Err(FactoryError::MissingResource {
+                hook: ReadOnlyGuard::NAME,
+                what: "an org mode source or a database",
+            });
+        }
+    };
+    Ok(RegisteredHook::pre(ReadOnlyGuard::from_config(modes, input.config)?).into())
+}
+
+#[cfg(feature = "truncate")]
+fn result_truncate(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+    use crate::truncate::ResultTruncateHook;
+
+    Ok(RegisteredHook::post(ResultTruncateHook::from_config(input.config)?).into())
+}
+
+/// Resources for config checks, dry runs and tests: a private in-memory
+/// database, the approval machinery on an
+/// [`OfflineChannel`](crate::gate::channel::OfflineChannel) (so a gate that
+/// must ask someone blocks; feature `gate`), and static org modes in which
+/// `read_only` orgs are read-only. Call inside a Tokio runtime.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub async fn offline_resources<I, S>(read_only: I) -> Result<Resources, StorageError>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let database = Database::in_memory().await?;
+    let modes: Arc<dyn OrgModeSource> =
+        Arc::new(crate::readonly::StaticOrgModes::with_read_only(read_only));
+    let resources = Resources::new().with(ORG_MODES, modes);
+    #[cfg(feature = "gate")]
+    let resources = {
+        use crate::gate::channel::OfflineChannel;
+        use crate::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+        resources.with(
+            APPROVALS,
+            Approvals::start(
+                ConfirmationStore::new(database.clone()),
+                Arc::new(OfflineChannel),
+                Arc::new(StaticDirectory::new()),
+                ApprovalsConfig::default(),
+            ),
+        )
+    };
+    Ok(resources.with(DATABASE, database))
 }
 
 /// Registers a runtime factory for each standard hook, all built by
-/// [`build_std_hook`].
+/// [`build_std_hook`]. Each is registered with or without its feature: a
+/// config that names one in a build without it is told which feature to
+/// turn on.
 macro_rules! std_factories {
-    ($($hook:ident: $description:literal),* $(,)?) => {$(
-        hooks_runtime::hook_factory!($hook::NAME, $description, |input| {
+    ($($name:ident: $description:literal),* $(,)?) => {$(
+        hooks_runtime::hook_factory!($name, $description, |input| {
             build(input).map_err(|error| error.to_string())
         });
     )*};
 }
 
 // Every agent gets the gate: a call can always be held for a person.
+#[cfg(feature = "gate")]
 hooks_runtime::hook_factory!(
-    every_agent ApprovalGate::NAME,
-    "pauses a call until a person approves it (durable; Feishu/Lark or Slack); every agent gets it",
+    every_agent APPROVAL_GATE,
+    "pauses a call until a person approves it (durable; Feishu/Lark, Slack or a web page); \
+     every agent gets it",
     |input| build(input).map_err(|error| error.to_string())
 );
+#[cfg(not(feature = "gate"))]
+std_factories! {
+    APPROVAL_GATE: "pauses a call until a person approves it (not in this build)",
+}
 
 std_factories! {
-    AuditLogHook: "one durable audit row per attempted call",
-    ConnectorRateLimitHook: "call quotas per (connector, user)",
-    ResultTruncateHook: "cuts long results on a character boundary",
+    ARGS_SCHEMA: "blocks calls whose args do not match the tool's JSON Schema",
+    AUDIT_LOG: "one durable audit row per attempted call",
+    CONNECTOR_RATE_LIMIT: "call quotas per (connector, user)",
+    READONLY_GUARD: "blocks writes while the org is read-only",
+    RESULT_TRUNCATE: "cuts long results on a character boundary",
 }
-// Registered with or without their features: a config that names one in a
-// build without it is told which feature to turn on.
-hooks_runtime::hook_factory!(
-    ARGS_SCHEMA,
-    "blocks calls whose args do not match the tool's JSON Schema",
-    |input| build(input).map_err(|error| error.to_string())
-);
-hooks_runtime::hook_factory!(
-    READONLY_GUARD,
-    "blocks writes while the org is read-only",
-    |input| build(input).map_err(|error| error.to_string())
-);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The names registered without the hooks' features are the hooks' own.
+    /// The names known without the hooks' features are the hooks' own.
     #[test]
     fn the_names_known_without_a_feature_are_the_hooks_names() {
+        #[cfg(feature = "gate")]
+        assert_eq!(APPROVAL_GATE, crate::gate::ApprovalGate::NAME);
         #[cfg(feature = "args-schema")]
-        assert_eq!(ARGS_SCHEMA, ArgsSchemaHook::NAME);
+        assert_eq!(ARGS_SCHEMA, crate::schema::ArgsSchemaHook::NAME);
+        #[cfg(feature = "audit")]
+        assert_eq!(AUDIT_LOG, crate::audit::AuditLogHook::NAME);
+        #[cfg(feature = "rate-limit")]
+        assert_eq!(
+            CONNECTOR_RATE_LIMIT,
+            crate::rate_limit::ConnectorRateLimitHook::NAME
+        );
         #[cfg(feature = "readonly")]
-        assert_eq!(READONLY_GUARD, ReadOnlyGuard::NAME);
-        assert!(STD_HOOK_NAMES.contains(&ARGS_SCHEMA) && STD_HOOK_NAMES.contains(&READONLY_GUARD));
+        assert_eq!(READONLY_GUARD, crate::readonly::ReadOnlyGuard::NAME);
+        #[cfg(feature = "truncate")]
+        assert_eq!(RESULT_TRUNCATE, crate::truncate::ResultTruncateHook::NAME);
     }
 }

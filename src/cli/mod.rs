@@ -33,6 +33,8 @@
 //! file is invalid; 2 — bad usage; 3 — the call would be blocked; 4 — it
 //! would ask a person for approval; 5 — it would run a command hook whose
 //! verdict is unknown without `--run-commands`; 6 — a case failed.
+//!
+#![doc = include_str!("../../docs/cli.md")]
 
 mod check;
 mod connectors;

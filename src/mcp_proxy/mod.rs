@@ -53,6 +53,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+#![doc = include_str!("../../docs/mcp-proxy.md")]
 
 mod call;
 mod clients;

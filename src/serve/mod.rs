@@ -50,6 +50,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+#![doc = include_str!("../../docs/claude-code.md")]
 
 mod answer;
 pub(crate) mod auth;

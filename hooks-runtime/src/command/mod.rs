@@ -11,6 +11,8 @@
 //! An HTTP hook (`url:` instead of `command:`) POSTs the same input to a URL
 //! and reads the answer as the command's stdout; a non-2xx answer, a timeout
 //! or a connection that fails is a failure, closed unless fail-open.
+//!
+#![doc = include_str!("../../../docs/command-hooks.md")]
 
 mod hook;
 mod http;

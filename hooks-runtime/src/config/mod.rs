@@ -12,6 +12,8 @@
 //! ([`AgentConfig::build_registry_with_warnings`]).
 //! Files over 1 MiB, and YAML nested too deep for its parser to be quick,
 //! are refused before they are parsed (see `limits`).
+//!
+#![doc = include_str!("../../../docs/agents.md")]
 
 mod agent;
 mod build;

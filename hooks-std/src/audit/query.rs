@@ -68,6 +68,7 @@ impl Database {
         let what = || format!("reading the audit log of conversation \"{conversation_id}\"");
         let sql = match self.reader() {
             // `created_at` is stored as RFC 3339 text already.
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(_) => format!(
                 "SELECT id, created_at, {COLUMNS} FROM connector_call_logs \
                  WHERE conversation_id = ?1 ORDER BY id"
@@ -90,6 +91,7 @@ impl Database {
     pub async fn audit_count(&self, conversation_id: &str) -> Result<i64, StorageError> {
         let what = || format!("counting the audit rows of conversation \"{conversation_id}\"");
         let sql = match self.reader() {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(_) => {
                 "SELECT COUNT(*) FROM connector_call_logs WHERE conversation_id = ?1"
             }
@@ -112,6 +114,7 @@ mod tests {
 
     /// Both lookups seek the `(conversation_id, id)` index, never a scan
     /// of the whole log, however large it grows.
+    #[cfg(feature = "sqlite")]
     #[tokio::test]
     async fn sqlite_lookups_use_the_conversation_index() {
         let database = Database::in_memory().await.expect("database");

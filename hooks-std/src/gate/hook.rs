@@ -16,22 +16,21 @@ use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
 use super::store::NewConfirmation;
 use crate::config::{ConfigError, parse_config};
+use crate::gate::channel::ChannelSettings;
+// A section for a channel whose feature is off is read, only to say which
+// feature to turn on.
+#[cfg(not(feature = "feishu"))]
+use crate::gate::channel::NotInThisBuild as FeishuSettings;
+#[cfg(not(feature = "slack"))]
+use crate::gate::channel::NotInThisBuild as SlackSettings;
+#[cfg(not(feature = "web"))]
+use crate::gate::channel::NotInThisBuild as WebSettings;
+#[cfg(feature = "feishu")]
+use crate::gate::channel::feishu::FeishuSettings;
+#[cfg(feature = "slack")]
+use crate::gate::channel::slack::SlackSettings;
 #[cfg(feature = "web")]
 use crate::gate::channel::web::WebSettings;
-use crate::gate::channel::{ChannelSettings, FeishuSettings, SlackSettings};
-
-/// A `web` section in a build without the `web` feature: read only to say
-/// that the channel is not in the build.
-#[cfg(not(feature = "web"))]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WebSettings;
-
-#[cfg(not(feature = "web"))]
-impl<'de> Deserialize<'de> for WebSettings {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        serde::de::IgnoredAny::deserialize(deserializer).map(|_| WebSettings)
-    }
-}
 
 /// Config of [`ApprovalGate`].
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -92,6 +91,10 @@ impl ApprovalGateConfig {
     ///
     /// [`ApprovalGate::builder_from_config`] builds the gate and its channel
     /// from these settings in one step.
+    #[cfg_attr(
+        not(any(feature = "feishu", feature = "slack", feature = "web")),
+        allow(unreachable_code, unused_variables)
+    )]
     pub fn channel_settings(&self) -> Result<Option<ChannelSettings>, ConfigError> {
         let error = |message: String| ConfigError::new(ApprovalGate::NAME, message);
         let sections = [
@@ -129,19 +132,24 @@ impl ApprovalGateConfig {
                 )));
             }
         }
+        let in_this_build = [
+            ("feishu", cfg!(feature = "feishu")),
+            ("slack", cfg!(feature = "slack")),
+            ("web", cfg!(feature = "web")),
+        ];
+        if !in_this_build.contains(&(wanted, true)) {
+            return Err(error(format!(
+                "the `{wanted}` channel is not in this build; enable the `{wanted}` feature (of \
+                 the `hooks` crate, or of hooks-std)"
+            )));
+        }
         let selected = match (wanted, &self.feishu, &self.slack, &self.web) {
+            #[cfg(feature = "feishu")]
             ("feishu", Some(feishu), _, _) => ChannelSettings::Feishu(feishu.clone()),
+            #[cfg(feature = "slack")]
             ("slack", _, Some(slack), _) => ChannelSettings::Slack(slack.clone()),
             #[cfg(feature = "web")]
             ("web", _, _, Some(web)) => ChannelSettings::Web(web.clone()),
-            #[cfg(not(feature = "web"))]
-            ("web", _, _, _) => {
-                return Err(error(
-                    "the `web` channel is not in this build; enable the `web` feature (of \
-                     the `hooks` crate, or of hooks-std)"
-                        .to_owned(),
-                ));
-            }
             _ => {
                 let what = if wanted == "web" {
                     "how operators sign in: `operators` or `trusted_header`"

@@ -20,6 +20,8 @@
 //!   web approvals page). It lives under the gate because it speaks the
 //!   gate's types (requests, decisions); the gate's state machine never
 //!   depends on a particular channel.
+//!
+#![doc = include_str!("../../../docs/approval-gate.md")]
 
 mod approvals;
 mod approvers;

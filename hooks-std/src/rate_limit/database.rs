@@ -14,6 +14,7 @@ use crate::text::fold_identifier;
 /// theoretical arrival time, so a denied call consumes nothing. In an upsert
 /// every right-hand side sees the old row, and `excluded.checked_at_us` is
 /// this check's clock reading.
+#[cfg(feature = "sqlite")]
 const SQLITE_CHECK: &str = "\
 INSERT INTO rate_limit_buckets (connector, user_id, tat_us, checked_at_us, allowed)
 VALUES (?1, ?2, CAST(unixepoch('subsec') * 1000000 AS INTEGER) + ?3,
@@ -41,6 +42,7 @@ RETURNING allowed, tat_us, checked_at_us";
 
 /// A key's stored theoretical arrival time (none for a new key) and the
 /// database's clock, read without changing anything: what a dry run decides on.
+#[cfg(feature = "sqlite")]
 const SQLITE_PEEK: &str = "\
 SELECT (SELECT tat_us FROM rate_limit_buckets WHERE connector = ?1 AND user_id = ?2),
        CAST(unixepoch('subsec') * 1000000 AS INTEGER)";
@@ -53,6 +55,7 @@ SELECT (SELECT tat_us FROM rate_limit_buckets WHERE connector = $1 AND user_id =
 /// row that a concurrent check moves forward no longer matches when the
 /// delete reaches it (PostgreSQL re-checks the condition on the locked row),
 /// and a row deleted first is recreated as new — the same decision.
+#[cfg(feature = "sqlite")]
 const SQLITE_CLEANUP: &str = "DELETE FROM rate_limit_buckets \
      WHERE tat_us <= CAST(unixepoch('subsec') * 1000000 AS INTEGER)";
 #[cfg(feature = "postgres")]
@@ -93,6 +96,7 @@ impl DatabaseLimiter {
     /// Deletes every row whose bucket is full again; returns how many.
     pub async fn delete_idle(&self) -> Result<u64, StorageError> {
         let statement = match self.database.writer() {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(_) => SQLITE_CLEANUP,
             #[cfg(feature = "postgres")]
             Pool::Postgres(_) => POSTGRES_CLEANUP,
@@ -133,6 +137,7 @@ impl DatabaseLimiter {
         let tolerance = micros(quota.period).saturating_sub(interval);
         let what = || format!("checking the rate limit of connector `{connector}` for `{user}`");
         let statement = match self.database.writer() {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(_) => SQLITE_CHECK,
             #[cfg(feature = "postgres")]
             Pool::Postgres(_) => POSTGRES_CHECK,
@@ -171,6 +176,7 @@ impl DatabaseLimiter {
         let tolerance = micros(quota.period).saturating_sub(micros(quota.emission_interval()));
         let what = || format!("reading the rate limit of connector `{connector}` for `{user}`");
         let statement = match self.database.writer() {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(_) => SQLITE_PEEK,
             #[cfg(feature = "postgres")]
             Pool::Postgres(_) => POSTGRES_PEEK,

@@ -45,6 +45,7 @@ impl DatabaseOrgModes {
         let what = || format!("setting the read-only flag of org \"{org_id}\"");
         // `updated_at` is text on SQLite and a timestamp on PostgreSQL.
         let now = match self.database.writer() {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(_) => "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
             #[cfg(feature = "postgres")]
             Pool::Postgres(_) => "clock_timestamp()",

@@ -1,9 +1,10 @@
 //! `ReadOnlyGuard`: no writes while an org is in read-only mode.
 //!
 //! Where an org's mode comes from ([`OrgModeSource`]: a static list or the
-//! database) is always here, for every hook that asks; the guard and its
+//! database, with a backend feature) is always here, for every hook that asks; the guard and its
 //! SQL classifier (`sqlparser`) need the `readonly` feature.
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod database_modes;
 #[cfg(feature = "readonly")]
 mod guard;
@@ -13,6 +14,7 @@ mod sql;
 #[cfg(feature = "readonly")]
 mod sql_arguments;
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use database_modes::DatabaseOrgModes;
 #[cfg(feature = "readonly")]
 pub use guard::{READ_ONLY_REASON, ReadOnlyConfig, ReadOnlyGuard};

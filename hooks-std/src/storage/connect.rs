@@ -3,15 +3,18 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+#[cfg(feature = "sqlite")]
 use sqlx::SqlitePool;
 use sqlx::migrate::Migrator;
 #[cfg(feature = "postgres")]
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 use super::Database;
 use super::error::{StorageError, redact_url};
 
+#[cfg(feature = "sqlite")]
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 #[cfg(feature = "postgres")]
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
@@ -49,7 +52,13 @@ impl Database {
     ) -> Result<Database, StorageError> {
         let shown = redact_url(url);
         if url.starts_with("sqlite:") {
-            connect_sqlite(url, shown, options).await
+            #[cfg(feature = "sqlite")]
+            return connect_sqlite(url, shown, options).await;
+            #[cfg(not(feature = "sqlite"))]
+            return Err(StorageError::BackendNotInThisBuild {
+                url: shown,
+                feature: "sqlite",
+            });
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             #[cfg(feature = "postgres")]
             return connect_postgres(url, shown, options).await;
@@ -64,6 +73,7 @@ impl Database {
     }
 }
 
+#[cfg(feature = "sqlite")]
 async fn connect_sqlite(
     url: &str,
     shown: String,
@@ -115,6 +125,7 @@ async fn connect_sqlite(
     Ok(Database::from_sqlite(read, write))
 }
 
+#[cfg(feature = "sqlite")]
 async fn migrate_sqlite(pool: &SqlitePool) -> Result<(), StorageError> {
     SQLITE_MIGRATIONS
         .run(pool)

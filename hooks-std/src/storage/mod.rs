@@ -23,6 +23,7 @@ mod error;
 
 #[cfg(feature = "postgres")]
 use sqlx::PgPool;
+#[cfg(feature = "sqlite")]
 use sqlx::SqlitePool;
 
 pub use connect::DatabaseOptions;
@@ -42,6 +43,7 @@ pub struct Database {
 enum Pools {
     /// SQLite: `write` has one connection; `read` has the rest. An
     /// in-memory database is one connection, shared by both.
+    #[cfg(feature = "sqlite")]
     Sqlite { read: SqlitePool, write: SqlitePool },
     /// PostgreSQL: one pool; the server orders concurrent writers.
     #[cfg(feature = "postgres")]
@@ -51,6 +53,7 @@ enum Pools {
 /// One of the database's pools, whatever the backend (see [`on_pool!`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Pool<'a> {
+    #[cfg(feature = "sqlite")]
     Sqlite(&'a SqlitePool),
     #[cfg(feature = "postgres")]
     Postgres(&'a PgPool),
@@ -61,6 +64,7 @@ pub(crate) enum Pool<'a> {
 macro_rules! on_pool {
     ($which:expr, $pool:ident => $body:expr) => {
         match $which {
+            #[cfg(feature = "sqlite")]
             $crate::storage::Pool::Sqlite($pool) => $body,
             #[cfg(feature = "postgres")]
             $crate::storage::Pool::Postgres($pool) => $body,
@@ -70,6 +74,7 @@ macro_rules! on_pool {
 pub(crate) use on_pool;
 
 impl Database {
+    #[cfg(feature = "sqlite")]
     fn from_sqlite(read: SqlitePool, write: SqlitePool) -> Database {
         Database {
             pools: Pools::Sqlite { read, write },
@@ -99,6 +104,7 @@ impl Database {
     /// `"sqlite"` or `"postgres"`.
     pub fn backend(&self) -> &'static str {
         match &self.pools {
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { .. } => "sqlite",
             #[cfg(feature = "postgres")]
             Pools::Postgres(_) => "postgres",
@@ -106,9 +112,11 @@ impl Database {
     }
 
     /// The SQLite pool that writes (one connection), for statements of your
-    /// own against the hooks' tables; `None` on PostgreSQL.
+    /// own against the hooks' tables; `None` on PostgreSQL (feature `sqlite`).
+    #[cfg(feature = "sqlite")]
     pub fn sqlite(&self) -> Option<&SqlitePool> {
         match &self.pools {
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { write, .. } => Some(write),
             #[cfg(feature = "postgres")]
             Pools::Postgres(_) => None,
@@ -119,6 +127,7 @@ impl Database {
     #[cfg(feature = "postgres")]
     pub fn postgres(&self) -> Option<&PgPool> {
         match &self.pools {
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { .. } => None,
             Pools::Postgres(pool) => Some(pool),
         }
@@ -127,6 +136,7 @@ impl Database {
     /// The pool for reads.
     pub(crate) fn reader(&self) -> Pool<'_> {
         match &self.pools {
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { read, .. } => Pool::Sqlite(read),
             #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => Pool::Postgres(pool),
@@ -138,6 +148,7 @@ impl Database {
     /// process's commit cannot invalidate what they read.
     pub(crate) fn writer(&self) -> Pool<'_> {
         match &self.pools {
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { write, .. } => Pool::Sqlite(write),
             #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => Pool::Postgres(pool),
@@ -147,6 +158,7 @@ impl Database {
     /// Closes the pools: later operations fail (and fail-closed hooks block).
     pub async fn close(&self) {
         match &self.pools {
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { read, write } => {
                 write.close().await;
                 read.close().await;
@@ -158,6 +170,7 @@ impl Database {
 }
 
 /// Beginning a transaction that writes, on either backend.
+#[cfg_attr(not(feature = "gate"), allow(dead_code))]
 pub(crate) trait BeginWrite {
     /// The backend.
     type Backend: sqlx::Database;
@@ -171,6 +184,7 @@ pub(crate) trait BeginWrite {
     ) -> impl Future<Output = Result<sqlx::Transaction<'static, Self::Backend>, sqlx::Error>> + Send;
 }
 
+#[cfg(feature = "sqlite")]
 impl BeginWrite for SqlitePool {
     type Backend = sqlx::Sqlite;
 

@@ -3,23 +3,35 @@
 //! names (never written in the config itself).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde::Deserialize;
-
-use super::feishu::{FEISHU_BASE_URL, FeishuChannel, FeishuConfig};
+#[cfg(feature = "feishu")]
+use super::feishu::{FeishuChannel, FeishuSettings};
+#[cfg(feature = "slack")]
 use super::slack::{SlackChannel, SlackSettings};
 #[cfg(feature = "web")]
 use super::web::{WEB_CHANNEL_KIND, WebSettings};
 use super::{Channel, ChannelError};
 
+/// A config section for a channel this build leaves out (its feature is
+/// off): read only to say which feature to turn on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotInThisBuild;
+
+impl<'de> serde::Deserialize<'de> for NotInThisBuild {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| NotInThisBuild)
+    }
+}
+
 /// A configured approval channel, by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChannelSettings {
     /// Feishu / Lark (`channel: feishu`, the default where a `feishu`
-    /// section is configured).
+    /// section is configured; feature `feishu`).
+    #[cfg(feature = "feishu")]
     Feishu(FeishuSettings),
-    /// Slack (`channel: slack`).
+    /// Slack (`channel: slack`; feature `slack`).
+    #[cfg(feature = "slack")]
     Slack(SlackSettings),
     /// The built-in approvals page (`channel: web`; feature `web`).
     #[cfg(feature = "web")]
@@ -29,8 +41,10 @@ pub enum ChannelSettings {
 impl ChannelSettings {
     /// The channel kind it builds (`feishu`, `slack`, `web`).
     pub fn kind(&self) -> &'static str {
-        match self {
+        match *self {
+            #[cfg(feature = "feishu")]
             ChannelSettings::Feishu(_) => FeishuChannel::KIND,
+            #[cfg(feature = "slack")]
             ChannelSettings::Slack(_) => SlackChannel::KIND,
             #[cfg(feature = "web")]
             ChannelSettings::Web(_) => WEB_CHANNEL_KIND,
@@ -51,19 +65,25 @@ impl ChannelSettings {
     /// page's router: the application starts the `Approvals` with this
     /// channel, makes the page with [`WebSettings::page`] and mounts its
     /// router at `base_path` itself.
+    #[cfg_attr(
+        not(any(feature = "feishu", feature = "slack")),
+        allow(unused_variables, unreachable_code)
+    )]
     pub fn build_with(
         &self,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Arc<dyn Channel>, ChannelError> {
-        Ok(match self {
-            ChannelSettings::Feishu(settings) => {
+        Ok(match *self {
+            #[cfg(feature = "feishu")]
+            ChannelSettings::Feishu(ref settings) => {
                 Arc::new(FeishuChannel::new(settings.resolve_with(env)?)?)
             }
-            ChannelSettings::Slack(settings) => {
+            #[cfg(feature = "slack")]
+            ChannelSettings::Slack(ref settings) => {
                 Arc::new(SlackChannel::new(settings.resolve_with(env)?)?)
             }
             #[cfg(feature = "web")]
-            ChannelSettings::Web(settings) => {
+            ChannelSettings::Web(ref settings) => {
                 settings.validate()?;
                 Arc::new(settings.channel())
             }
@@ -73,101 +93,20 @@ impl ChannelSettings {
     /// The id the built channel stores with requests
     /// ([`Channel::channel_id`]), known without its secrets.
     pub fn channel_id(&self) -> String {
-        match self {
-            ChannelSettings::Feishu(settings) => settings.chat_id.clone(),
-            ChannelSettings::Slack(settings) => {
+        match *self {
+            #[cfg(feature = "feishu")]
+            ChannelSettings::Feishu(ref settings) => settings.chat_id.clone(),
+            #[cfg(feature = "slack")]
+            ChannelSettings::Slack(ref settings) => {
                 format!("{}/{}", settings.team_id, settings.channel_id)
             }
             #[cfg(feature = "web")]
-            ChannelSettings::Web(settings) => settings.channel_id.clone(),
+            ChannelSettings::Web(ref settings) => settings.channel_id.clone(),
         }
     }
 }
 
-/// The Feishu channel in config-file form: ids inline, secrets named by the
-/// environment variables holding them. Unknown keys are errors.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FeishuSettings {
-    /// The app's App ID (`cli_...`).
-    pub app_id: String,
-    /// The environment variable holding the App Secret.
-    pub app_secret_env: String,
-    /// The group chat (`oc_...`) approval cards go to.
-    pub chat_id: String,
-    /// The environment variable holding the Verification Token.
-    pub verification_token_env: String,
-    /// The environment variable holding the Encrypt Key.
-    pub encrypt_key_env: String,
-    /// The Open API host (default [`FEISHU_BASE_URL`]).
-    #[serde(default = "default_feishu_base_url")]
-    pub base_url: String,
-    /// How far a callback's timestamp may be from now (default `"5m"`).
-    #[serde(
-        default = "default_timestamp_window",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub timestamp_window: Duration,
-    /// The timeout of each Open API request (default `"10s"`).
-    #[serde(
-        default = "default_request_timeout",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub request_timeout: Duration,
-    /// How many times a rate-limited Open API call is retried (default 3).
-    #[serde(default = "default_max_rate_limit_retries")]
-    pub max_rate_limit_retries: u32,
-}
-
-impl FeishuSettings {
-    /// The [`FeishuConfig`], secrets looked up with `env`; validated.
-    pub fn resolve_with(
-        &self,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<FeishuConfig, ChannelError> {
-        let secret = |field: &str, name: &str| match env(name) {
-            Some(value) if !name.trim().is_empty() && !value.trim().is_empty() => Ok(value),
-            _ => Err(ChannelError::new(
-                FeishuChannel::KIND,
-                format!(
-                    "invalid config: environment variable \"{name}\" (named by {field}) is not \
-                     set or empty; export the secret in it before starting"
-                ),
-            )),
-        };
-        let mut config = FeishuConfig::new(
-            self.app_id.clone(),
-            secret("app_secret_env", &self.app_secret_env)?,
-            self.chat_id.clone(),
-            secret("verification_token_env", &self.verification_token_env)?,
-            secret("encrypt_key_env", &self.encrypt_key_env)?,
-        );
-        config.base_url = self.base_url.clone();
-        config.timestamp_window = self.timestamp_window;
-        config.request_timeout = self.request_timeout;
-        config.max_rate_limit_retries = self.max_rate_limit_retries;
-        config.validate()?;
-        Ok(config)
-    }
-}
-
-fn default_feishu_base_url() -> String {
-    FEISHU_BASE_URL.to_owned()
-}
-
-fn default_timestamp_window() -> Duration {
-    Duration::from_secs(5 * 60)
-}
-
-fn default_request_timeout() -> Duration {
-    Duration::from_secs(10)
-}
-
-fn default_max_rate_limit_retries() -> u32 {
-    3
-}
-
-#[cfg(test)]
+#[cfg(all(test, feature = "feishu", feature = "slack", feature = "web"))]
 mod tests {
     use super::*;
     use crate::gate::ApprovalGateConfig;

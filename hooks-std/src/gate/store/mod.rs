@@ -209,6 +209,7 @@ impl ConfirmationStore {
 
     fn sql(&self) -> &'static Sql {
         match self.database.writer() {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(_) => &sql::SQLITE,
             #[cfg(feature = "postgres")]
             Pool::Postgres(_) => &sql::POSTGRES,

@@ -204,6 +204,7 @@ macro_rules! statements {
 }
 
 /// SQLite's statements.
+#[cfg(feature = "sqlite")]
 pub(super) const SQLITE: Sql = statements!(
     now: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
     json: "",

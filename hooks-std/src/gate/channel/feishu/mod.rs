@@ -30,6 +30,7 @@ mod crypto;
 mod fake;
 #[cfg(feature = "test-util")]
 mod fake_control;
+mod settings;
 
 pub use callback::{CARD_ACTION_EVENT_TYPE, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 pub use card::{ARGS_EXCERPT_CHARS, REASON_INPUT_NAME, approval_card, outcome_card};
@@ -43,3 +44,4 @@ pub use crypto::encrypt;
 pub use crypto::{DecryptError, decrypt, signature, verify_signature};
 #[cfg(feature = "test-util")]
 pub use fake::{CardClick, FakeFeishu, FakeFeishuConfig, SentCard, SignedCallback};
+pub use settings::FeishuSettings;

@@ -30,6 +30,8 @@
 //! kind `web`. An operator outside a request's scope neither sees it in any
 //! list or stream nor can decide it: the server checks, whatever the page
 //! shows. Every state-changing request carries a CSRF token.
+//!
+#![doc = include_str!("../../../../../docs/approvals-web.md")]
 
 mod api;
 mod auth;
