@@ -632,6 +632,50 @@ async fn a_session_holding_its_share_leaves_the_others_theirs() {
     waiting.abort();
 }
 
+/// Anyone holding the server's token (the agent's own shell commands can
+/// read it) may send pre events and never their post events. One session
+/// doing so fills its own cap of held calls; the other sessions' calls are
+/// still let through, and the session gets a slot back when a result comes.
+#[tokio::test]
+async fn a_session_at_its_cap_of_held_calls_leaves_the_others_theirs() {
+    let server = start_with(AGENT, |settings| {
+        settings.max_in_flight = 10;
+        settings.max_in_flight_per_session = 3;
+    })
+    .await;
+    let ls = json!({"command": "ls"});
+    for n in 0..3 {
+        let (_, answer) = server
+            .post(&call("pre_tool_use", &format!("toolu_{n}"), ls.clone()))
+            .await;
+        assert_eq!(answer, json!({}), "held within the cap: {answer}");
+    }
+    let (_, answer) = server
+        .post(&call("pre_tool_use", "toolu_over", ls.clone()))
+        .await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        answer.to_string().contains("as many as one session may"),
+        "{answer}"
+    );
+    for n in 0..3 {
+        let mut other = call("pre_tool_use", &format!("toolu_other_{n}"), ls.clone());
+        other["session_id"] = json!("another-session");
+        let (_, answer) = server.post(&other).await;
+        assert_eq!(
+            answer,
+            json!({}),
+            "another session is let through: {answer}"
+        );
+    }
+    // A result for one of the held calls gives the session a slot back.
+    let mut post = call("post_tool_use", "toolu_0", ls.clone());
+    post["tool_response"] = json!({"stdout": "a\nb", "stderr": "", "interrupted": false});
+    server.post(&post).await;
+    let (_, answer) = server.post(&call("pre_tool_use", "toolu_after", ls)).await;
+    assert_eq!(answer, json!({}), "{answer}");
+}
+
 /// Claude Code names an MCP tool `mcp__<server>__<tool>`: its connector is
 /// the server, as under `hooks mcp-proxy`.
 #[tokio::test]

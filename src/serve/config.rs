@@ -14,6 +14,11 @@ pub const DEFAULT_PENDING_TTL: Duration = Duration::from_secs(30 * 60);
 /// configured.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1_000;
 
+/// The most calls of one session that may wait for their post event at
+/// once, unless configured: a session that never sends its post events
+/// fills its own share, not the server's.
+pub const DEFAULT_MAX_IN_FLIGHT_PER_SESSION: usize = 100;
+
 /// The most requests answered at once, unless configured: the gate holds a
 /// request while a person decides.
 pub const DEFAULT_MAX_CONCURRENT: usize = 256;
@@ -47,6 +52,11 @@ pub struct ServeConfig {
     /// The most calls that may wait for their post event at once; a pre
     /// event beyond it is denied.
     pub max_in_flight: usize,
+    /// The most calls of one session (the hook input's `session_id`) that
+    /// may wait for their post event at once; a pre event beyond it is
+    /// denied, and the other sessions keep the rest of
+    /// [`max_in_flight`](Self::max_in_flight).
+    pub max_in_flight_per_session: usize,
     /// The most pre events and session starts answered at once, and
     /// separately the most post events; one beyond is blocked (a post
     /// event's result replaced by the reason).
@@ -73,6 +83,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("max_body", &self.max_body)
             .field("pending_ttl", &self.pending_ttl)
             .field("max_in_flight", &self.max_in_flight)
+            .field("max_in_flight_per_session", &self.max_in_flight_per_session)
             .field("max_concurrent", &self.max_concurrent)
             .field(
                 "max_concurrent_per_session",
@@ -102,6 +113,7 @@ impl ServeConfig {
             max_body: DEFAULT_MAX_BODY,
             pending_ttl: DEFAULT_PENDING_TTL,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_in_flight_per_session: DEFAULT_MAX_IN_FLIGHT_PER_SESSION,
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             max_concurrent_per_session: DEFAULT_MAX_CONCURRENT_PER_SESSION,
             answer_allow: false,

@@ -322,6 +322,11 @@ impl Server {
                      when some have finished",
                     self.config.max_in_flight
                 ),
+                Refused::SessionFull => format!(
+                    "this session has {} calls waiting for their results, as many as one \
+                     session may; try again when some have finished",
+                    self.config.max_in_flight_per_session
+                ),
             }),
         }
     }

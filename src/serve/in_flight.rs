@@ -17,6 +17,7 @@ pub(super) struct InFlight {
     calls: Mutex<HashMap<CallKey, (PendingToolCall, Instant)>>,
     ttl: Duration,
     capacity: usize,
+    per_session: usize,
 }
 
 /// Why a call could not be held.
@@ -25,14 +26,18 @@ pub(super) enum Refused {
     Duplicate,
     /// As many calls as allowed are in flight.
     Full,
+    /// As many calls of this session as allowed are in flight.
+    SessionFull,
 }
 
 impl InFlight {
-    pub(super) fn new(ttl: Duration, capacity: usize) -> Self {
+    /// At most `capacity` calls in all, `per_session` of one session.
+    pub(super) fn new(ttl: Duration, capacity: usize, per_session: usize) -> Self {
         InFlight {
             calls: Mutex::new(HashMap::new()),
             ttl,
             capacity,
+            per_session,
         }
     }
 
@@ -45,6 +50,8 @@ impl InFlight {
             (Err(Refused::Duplicate), Some(call))
         } else if calls.len() >= self.capacity {
             (Err(Refused::Full), Some(call))
+        } else if calls.keys().filter(|(session, _)| *session == id.0).count() >= self.per_session {
+            (Err(Refused::SessionFull), Some(call))
         } else {
             calls.insert(id, (call, Instant::now()));
             (Ok(()), None)

@@ -71,7 +71,7 @@ use axum::routing::post;
 
 pub use config::{
     DEFAULT_MAX_BODY, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_CONCURRENT_PER_SESSION,
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_PENDING_TTL, ServeConfig,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_IN_FLIGHT_PER_SESSION, DEFAULT_PENDING_TTL, ServeConfig,
 };
 use handler::Server;
 use in_flight::InFlight;
@@ -102,7 +102,11 @@ pub fn router(agent: Agent, config: ServeConfig) -> Router {
 
 fn router_and_server(agent: Agent, config: ServeConfig) -> (Router, Arc<Server>) {
     let server = Arc::new(Server {
-        in_flight: InFlight::new(config.pending_ttl, config.max_in_flight),
+        in_flight: InFlight::new(
+            config.pending_ttl,
+            config.max_in_flight,
+            config.max_in_flight_per_session,
+        ),
         slots: slots::Slots::new(config.max_concurrent, config.max_concurrent_per_session),
         agent,
         config,
