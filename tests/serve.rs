@@ -163,7 +163,7 @@ async fn start_with(agent_yaml: &str, adjust: impl FnOnce(&mut ServeConfig)) -> 
     let mut settings = ServeConfig::with_token(TOKEN)
         .org("acme")
         .user("dev")
-        .user_header("x-hooks-user");
+        .user_header("x-hooks-user", [std::net::Ipv4Addr::LOCALHOST.into()]);
     adjust(&mut settings);
     tokio::spawn(serve(listener, agent, settings));
     Running {
@@ -950,6 +950,19 @@ async fn the_cli_serves_a_config_and_refuses_a_public_address_without_a_token() 
         .expect("runs");
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("refusing to serve without a token"));
+
+    // A user header with no proxy to believe it from is a usage error.
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
+        .args(["serve", &config, "--user-header", "x-hooks-user"])
+        .output()
+        .await
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--user-header-from"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
 
     let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_hooks"))
         .args([

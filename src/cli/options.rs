@@ -205,9 +205,14 @@ pub(super) struct ServeArgs {
     /// The user every call is made by.
     #[arg(long, value_name = "ID", default_value = "")]
     pub(super) user: String,
-    /// A request header naming the user (from a trusted proxy).
-    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+    /// A request header naming the user, set by a proxy that authenticates
+    /// people (needs --user-header-from).
+    #[arg(long, value_name = "NAME", requires = "user_header_from", value_parser = NonEmptyStringValueParser::new())]
     pub(super) user_header: Option<String>,
+    /// The address of a proxy whose --user-header is believed (repeatable);
+    /// the header from any other peer blocks the call.
+    #[arg(long = "user-header-from", value_name = "IP", requires = "user_header")]
+    pub(super) user_header_from: Vec<std::net::IpAddr>,
     /// An org in read-only mode (repeatable; needs --org).
     #[arg(long = "read-only-org", value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub(super) read_only_orgs: Vec<String>,

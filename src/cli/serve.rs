@@ -54,6 +54,7 @@ pub(super) async fn serve(
     .org(options.org)
     .user(options.user);
     settings.user_header = options.user_header;
+    settings.user_header_from = options.user_header_from;
     settings.answer_allow = options.answer_allow;
     let listener = match tokio::net::TcpListener::bind(&options.listen).await {
         Ok(listener) => listener,

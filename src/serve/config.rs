@@ -42,9 +42,15 @@ pub struct ServeConfig {
     pub org: String,
     /// The user a call is made by when no user header names one.
     pub user: String,
-    /// A request header whose value names the user (for a proxy or a
-    /// client that sets it, e.g. `X-Hooks-User`), if any.
+    /// A request header whose value names the user (set by a proxy that
+    /// authenticates people, e.g. `X-Hooks-User`), if any.
     pub user_header: Option<String>,
+    /// The peers (the proxies' addresses) whose [`user_header`](Self::user_header)
+    /// is believed. A request carrying the header from any other peer, or
+    /// from a peer whose address the server does not know, is blocked:
+    /// the token every request carries is readable by the agent's own
+    /// commands, so it cannot vouch for a user.
+    pub user_header_from: Vec<std::net::IpAddr>,
     /// The largest request body accepted, in bytes.
     pub max_body: usize,
     /// How long a call may wait between its pre and its post event.
@@ -80,6 +86,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("org", &self.org)
             .field("user", &self.user)
             .field("user_header", &self.user_header)
+            .field("user_header_from", &self.user_header_from)
             .field("max_body", &self.max_body)
             .field("pending_ttl", &self.pending_ttl)
             .field("max_in_flight", &self.max_in_flight)
@@ -110,6 +117,7 @@ impl ServeConfig {
             org: String::new(),
             user: String::new(),
             user_header: None,
+            user_header_from: Vec::new(),
             max_body: DEFAULT_MAX_BODY,
             pending_ttl: DEFAULT_PENDING_TTL,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
@@ -139,9 +147,15 @@ impl ServeConfig {
         self
     }
 
-    /// The request header that names the user.
-    pub fn user_header(mut self, header: impl Into<String>) -> Self {
+    /// The request header that names the user, believed only from the
+    /// proxies at `from` (see [`user_header_from`](Self::user_header_from)).
+    pub fn user_header(
+        mut self,
+        header: impl Into<String>,
+        from: impl IntoIterator<Item = std::net::IpAddr>,
+    ) -> Self {
         self.user_header = Some(header.into());
+        self.user_header_from = from.into_iter().collect();
         self
     }
 }

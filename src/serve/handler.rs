@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -89,7 +89,7 @@ pub(super) async fn hook(State(server): State<Arc<Server>>, request: Request) ->
             return Json(answer::unreadable(&reason, event, tool.as_deref())).into_response();
         }
     };
-    let user = match server.user(&headers) {
+    let user = match server.user(&headers, peer) {
         Ok(user) => user,
         Err(problem) => return Json(refused(&input, &problem)).into_response(),
     };
@@ -207,13 +207,23 @@ impl Server {
     }
 
     /// The user a request is made by: the configured header's value when
-    /// present, else the configured user. The header must appear once: a
-    /// proxy that appends its own value to the client's would otherwise let
-    /// the client choose.
-    fn user(&self, headers: &HeaderMap) -> Result<String, String> {
+    /// present, else the configured user. The header is believed only from
+    /// a peer listed in [`ServeConfig::user_header_from`] (the token alone
+    /// does not do: the agent's own commands can read it), and must appear
+    /// once: a proxy that appends its own value to the client's would
+    /// otherwise let the client choose.
+    fn user(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> Result<String, String> {
         let Some(name) = self.config.user_header.as_deref() else {
             return Ok(self.config.user.clone());
         };
+        let trusted = peer.is_some_and(|peer| self.config.user_header_from.contains(&peer));
+        if !trusted && headers.contains_key(name) {
+            let from = peer.map_or_else(|| "an unknown address".to_owned(), |ip| ip.to_string());
+            return Err(format!(
+                "the `{name}` header came from {from}, which is not a proxy trusted to name \
+                 the user (`--user-header-from`); the call is blocked"
+            ));
+        }
         let mut values = headers.get_all(name).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return match headers.get_all(name).iter().count() {

@@ -17,8 +17,14 @@ use serde_json::{Value, json};
 const TOKEN: &str = "bypass-token";
 
 /// A server for org `frozen`, which is read-only; the agent runs the
-/// read-only guard.
+/// read-only guard. The user header is believed from loopback (the tests'
+/// own address).
 async fn server() -> String {
+    server_trusting(std::net::Ipv4Addr::LOCALHOST.into()).await
+}
+
+/// The same, believing the user header only from `proxy`.
+async fn server_trusting(proxy: std::net::IpAddr) -> String {
     let database = Database::connect("sqlite::memory:")
         .await
         .expect("database");
@@ -41,7 +47,7 @@ async fn server() -> String {
     let settings = ServeConfig::with_token(TOKEN)
         .org("frozen")
         .user("dev")
-        .user_header("x-hooks-user");
+        .user_header("x-hooks-user", [proxy]);
     tokio::spawn(serve(listener, agent, settings));
     url
 }
@@ -285,4 +291,21 @@ async fn no_unchecked_post_event_leaves_its_result_in_place() {
             "{name}: the result would stay in place: {answer}"
         );
     }
+}
+
+/// The token is readable by the agent's own commands, so it cannot vouch
+/// for a user: a user header from a peer that is not the trusted proxy
+/// stops the call, whoever it names; without the header the call is the
+/// configured user's, as usual.
+#[tokio::test]
+async fn a_user_header_from_a_peer_other_than_the_proxy_is_stopped() {
+    let url = server_trusting([10, 0, 0, 5].into()).await;
+    let read = bytes(&pre("t-u1", "sql_query", json!({"sql": "SELECT 1"})));
+    for user in ["root", "dev", ""] {
+        let (stops, answer) = stopped(&url, read.clone(), &[("x-hooks-user", user)]).await;
+        assert!(stops, "a user header {user:?} from loopback: {answer}");
+        assert!(answer.contains("not a proxy trusted"), "{answer}");
+    }
+    let (stops, answer) = stopped(&url, read, &[]).await;
+    assert!(!stops, "no header: the configured user's call: {answer}");
 }
