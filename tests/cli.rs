@@ -680,6 +680,39 @@ fn check_prints_the_args_paths_it_cannot_check() {
     );
 }
 
+/// A read-only guard with no `dialect` reads SQL under every dialect and
+/// blocks ordinary reads one of them cannot parse: `hooks check` says so,
+/// and says nothing once the dialect is named.
+#[test]
+fn check_warns_about_a_read_only_guard_reading_every_dialect() {
+    let dir = tempfile::tempdir().expect("dir");
+    let every = dir.path().join("every.yaml");
+    std::fs::write(
+        &every,
+        "agent: x\nhooks:\n  class_hooks: [readonly_guard]\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", every.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_contains(
+        &text(&out.stdout),
+        &[
+            "hooks.class_hooks[0] (readonly_guard): warning: `dialect` is not set",
+            "dialect: postgresql",
+        ],
+    );
+    let one = dir.path().join("one.yaml");
+    std::fs::write(
+        &one,
+        "agent: x\nhooks:\n  class_hooks:\n    - name: readonly_guard\n      config:\n        \
+         dialect: postgresql\n",
+    )
+    .expect("write");
+    let out = hooks(&["check", "--format", "json", one.to_str().expect("utf8")]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+}
+
 #[test]
 fn check_warns_about_a_connector_no_call_has() {
     let dir = tempfile::tempdir().expect("dir");

@@ -284,7 +284,21 @@ fn readonly_guard(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
             });
         }
     };
-    Ok(RegisteredHook::pre(ReadOnlyGuard::from_config(modes, input.config)?).into())
+    let built = Built::from(RegisteredHook::pre(ReadOnlyGuard::from_config(
+        modes,
+        input.config,
+    )?));
+    let every_dialect = input.config.get("dialect").is_none_or(Value::is_null);
+    Ok(if every_dialect {
+        built.with_warning(
+            "`dialect` is not set, so SQL is read under every dialect the guard knows and \
+             a statement any one of them cannot read as a read is blocked (PostgreSQL's \
+             `now() - interval '1 day'`, for one, which MySQL's parser refuses); set \
+             `dialect` to your database's, e.g. `dialect: postgresql`",
+        )
+    } else {
+        built
+    })
 }
 
 #[cfg(feature = "truncate")]

@@ -290,6 +290,17 @@ fn the_reads_the_readme_names_are_reads() {
     );
 }
 
+/// The reporting query `hooks check` names when a guard reads every
+/// dialect: blocked under all of them (MySQL's parser wants a unit after
+/// the interval literal), a read once the dialect is PostgreSQL's.
+#[test]
+fn a_postgres_interval_query_is_a_read_only_under_its_dialect() {
+    let sql = "SELECT coalesce(sum(amount), 0) FROM t WHERE created_at > now() - interval '1 day'";
+    assert!(SqlClassifier::default().classify(sql).is_write());
+    let postgres = SqlClassifier::new(vec![SqlDialect::PostgreSql], FunctionAllowlist::default());
+    assert_eq!(postgres.classify(sql), SqlVerdict::Read);
+}
+
 #[test]
 fn too_complex_measures_without_parsing_and_agrees_with_classify() {
     let classifier = SqlClassifier::default();

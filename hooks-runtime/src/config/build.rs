@@ -29,6 +29,8 @@ struct Assembly<'c> {
     entries: HashMap<String, String>,
     /// Tools' argument schemas that built hooks declared.
     schemas: Vec<DeclaredSchema>,
+    /// The warnings factories gave with what they built.
+    warnings: Vec<ConfigWarning>,
 }
 
 impl AgentConfig {
@@ -77,6 +79,7 @@ impl AgentConfig {
             errors: Vec::new(),
             entries: HashMap::new(),
             schemas: Vec::new(),
+            warnings: Vec::new(),
         };
         let every_agent: Vec<&HookFactory> = factories()
             .filter(|factory| factory.attach == Attach::EveryAgent)
@@ -196,6 +199,7 @@ impl AgentConfig {
             mut errors,
             entries,
             schemas,
+            warnings: built_warnings,
             ..
         } = assembly;
         match builder.build() {
@@ -215,14 +219,18 @@ impl AgentConfig {
                 if !errors.is_empty() {
                     return Err(AgentConfigErrors(errors));
                 }
-                let warnings = findings
-                    .warnings
+                let warnings = built_warnings
                     .into_iter()
-                    .map(|(hook, message)| ConfigWarning {
-                        file: self.source.clone(),
-                        entry: entry_of(hook),
-                        message,
-                    })
+                    .chain(
+                        findings
+                            .warnings
+                            .into_iter()
+                            .map(|(hook, message)| ConfigWarning {
+                                file: self.source.clone(),
+                                entry: entry_of(hook),
+                                message,
+                            }),
+                    )
                     .collect();
                 Ok((registry, warnings))
             }
@@ -308,6 +316,7 @@ impl Assembly<'_> {
             item,
             ask_handler,
             args_schemas,
+            warnings,
         } = match factory.build(&input) {
             Ok(built) => built,
             Err(message) => return self.error(Some(entry), message),
@@ -325,6 +334,12 @@ impl Assembly<'_> {
             }
             self.ask = Some(handler);
         }
+        self.warnings
+            .extend(warnings.into_iter().map(|message| ConfigWarning {
+                file: self.config.source.clone(),
+                entry: Some(entry.clone()),
+                message,
+            }));
         self.schemas.extend(
             args_schemas
                 .into_iter()

@@ -64,6 +64,10 @@ pub struct Built {
     /// JSON Schemas of tools' arguments that this hook knows (tool name,
     /// schema); see [`with_args_schema`](Self::with_args_schema).
     pub args_schemas: Vec<(String, Value)>,
+    /// What the config leaves unchecked or likely to surprise, for `hooks
+    /// check` and [`AgentConfig::build_registry_with_warnings`](crate::config::AgentConfig::build_registry_with_warnings);
+    /// see [`with_warning`](Self::with_warning).
+    pub warnings: Vec<String>,
 }
 
 /// The hook or observer a factory built.
@@ -81,6 +85,7 @@ impl From<RegisteredHook> for Built {
             item: BuiltItem::Hook(hook),
             ask_handler: None,
             args_schemas: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -91,6 +96,7 @@ impl From<Arc<dyn CallObserver>> for Built {
             item: BuiltItem::Observer(observer),
             ask_handler: None,
             args_schemas: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -111,6 +117,14 @@ impl Built {
     /// decide is a [`ConfigWarning`](crate::config::ConfigWarning).
     pub fn with_args_schema(mut self, tool: impl Into<String>, schema: Value) -> Self {
         self.args_schemas.push((tool.into(), schema));
+        self
+    }
+
+    /// Adds a warning about this hook's config: something it leaves
+    /// unchecked or that is likely to surprise (the agent still runs).
+    /// `hooks check` prints it with the config entry it belongs to.
+    pub fn with_warning(mut self, message: impl Into<String>) -> Self {
+        self.warnings.push(message.into());
         self
     }
 }
