@@ -214,6 +214,8 @@ fn approval_gate(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
     };
     let gate = Arc::new(gate);
     let built = Built::from(RegisteredHook::Pre(gate.clone()));
+    // Without approvals nothing can be asked: a command hook that answers
+    // "ask" is then blocked, in a dry run as in a real call.
     Ok(if gate.has_approvals() {
         built.with_ask_handler(gate)
     } else {
@@ -226,6 +228,8 @@ fn args_schema(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
     use crate::schema::{ArgsSchemaConfig, ArgsSchemaHook};
 
     let hook = ArgsSchemaHook::from_config(input.config)?;
+    // Each tool's schema, declared so the agent's build checks the
+    // `args.…` paths other hooks read for that tool against it.
     let schemas: ArgsSchemaConfig =
         hooks_runtime::factory::parse_factory_config(ArgsSchemaHook::NAME, input.config)
             .unwrap_or_default();
@@ -266,23 +270,12 @@ fn connector_rate_limit(input: &FactoryInput<'_>) -> Result<Built, FactoryError>
 fn readonly_guard(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
     use crate::readonly::ReadOnlyGuard;
 
-    let modes: Arc<dyn OrgModeSource> = match input.resources.get(ORG_MODES) {
+    let modes = match input.resources.get(ORG_MODES) {
         Some(modes) => modes.clone(),
-        #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        None if input.resources.get(DATABASE).is_some() => {
-            let database = input
-                .resources
-                .get(DATABASE)
-                .cloned()
-                .unwrap_or_else(|| unreachable!("checked just above"));
-            Arc::new(crate::readonly::DatabaseOrgModes::new(database))
-        }
-        None => {
-            return Err(FactoryError::MissingResource {
-                hook: ReadOnlyGuard::NAME,
-                what: "an org mode source or a database",
-            });
-        }
+        None => modes_in_the_database(input.resources).ok_or(FactoryError::MissingResource {
+            hook: ReadOnlyGuard::NAME,
+            what: "an org mode source or a database",
+        })?,
     };
     let built = Built::from(RegisteredHook::pre(ReadOnlyGuard::from_config(
         modes,
@@ -299,6 +292,22 @@ fn readonly_guard(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
     } else {
         built
     })
+}
+
+/// The org modes kept in the [`DATABASE`], if the resources have one.
+#[cfg(feature = "readonly")]
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres")),
+    allow(unused_variables)
+)]
+fn modes_in_the_database(resources: &Resources) -> Option<Arc<dyn OrgModeSource>> {
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    if let Some(database) = resources.get(DATABASE) {
+        return Some(Arc::new(crate::readonly::DatabaseOrgModes::new(
+            database.clone(),
+        )));
+    }
+    None
 }
 
 #[cfg(feature = "truncate")]
