@@ -216,7 +216,14 @@ impl Server {
         let Some(name) = self.config.user_header.as_deref() else {
             return Ok(self.config.user.clone());
         };
-        let trusted = peer.is_some_and(|peer| self.config.user_header_from.contains(&peer));
+        // A dual-stack listener sees an IPv4 proxy as `::ffff:a.b.c.d`:
+        // compare the canonical forms, on both sides.
+        let trusted = peer.is_some_and(|peer| {
+            self.config
+                .user_header_from
+                .iter()
+                .any(|proxy| proxy.to_canonical() == peer.to_canonical())
+        });
         if !trusted && headers.contains_key(name) {
             let from = peer.map_or_else(|| "an unknown address".to_owned(), |ip| ip.to_string());
             return Err(format!(

@@ -306,6 +306,11 @@ async fn a_user_header_from_a_peer_other_than_the_proxy_is_stopped() {
         assert!(stops, "a user header {user:?} from loopback: {answer}");
         assert!(answer.contains("not a proxy trusted"), "{answer}");
     }
-    let (stops, answer) = stopped(&url, read, &[]).await;
+    let (stops, answer) = stopped(&url, read.clone(), &[]).await;
     assert!(!stops, "no header: the configured user's call: {answer}");
+    // The trusted proxy itself, named in its IPv4-mapped IPv6 spelling, is
+    // believed: the spelling of an address does not change whose it is.
+    let mapped = server_trusting("::ffff:127.0.0.1".parse().expect("address")).await;
+    let (stops, answer) = stopped(&mapped, read, &[("x-hooks-user", "li.lei")]).await;
+    assert!(!stops, "the proxy, spelled as IPv6: {answer}");
 }
