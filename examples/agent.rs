@@ -17,11 +17,12 @@ mod exit;
 use std::path::Path;
 use std::sync::Arc;
 
-use hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
-use hooks::gate::{ApprovalGate, StaticDirectory};
-use hooks::std_hooks::readonly::{DatabaseOrgModes, OrgModeSource};
+use hooks::approval_gate::channel::feishu::FeishuChannel;
+use hooks::approval_gate::{ApprovalGate, StaticDirectory};
+use hooks::std_hooks::readonly_guard::{DatabaseOrgModes, OrgModeSource};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{Agent, HookContext, config::AgentConfig, factory::Resources};
+use hooks_testkit::feishu::{FakeFeishu, FakeFeishuConfig};
 use serde_json::{Value, json};
 
 #[path = "support/feishu_operator.rs"]

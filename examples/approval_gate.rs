@@ -15,10 +15,13 @@ mod exit;
 use std::time::Duration;
 
 use axum::Router;
-use hooks::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
-use hooks::gate::{ApprovalGate, ApprovalGateConfig, ApproverScope, Decision, StaticDirectory};
+use hooks::approval_gate::channel::feishu::FeishuChannel;
+use hooks::approval_gate::{
+    ApprovalGate, ApprovalGateConfig, ApproverScope, Decision, StaticDirectory,
+};
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
+use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
 use serde_json::{Value, json};
 
 const CHAT: &str = "oc_finance_approvals";

@@ -18,10 +18,10 @@ mod exit;
 use std::time::Duration;
 
 use axum::Router;
-use hooks::gate::channel::slack::{FakeSlack, FakeSlackConfig, SlackClick};
-use hooks::gate::{ApprovalGate, Decision, StaticDirectory};
+use hooks::approval_gate::{ApprovalGate, Decision, StaticDirectory};
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
+use hooks_testkit::slack::{FakeSlack, FakeSlackConfig, SlackClick};
 use serde_json::{Value, json};
 
 const CHANNEL: &str = "C0FINANCE";

@@ -18,8 +18,10 @@ use std::time::Duration;
 use axum::Router;
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
-use hooks::std_hooks::gate::channel::web::{TokenAuth, WebApprovals, WebChannel, WebConfig};
-use hooks::std_hooks::gate::{
+use hooks::std_hooks::approval_gate::channel::web::{
+    TokenAuth, WebApprovals, WebChannel, WebConfig,
+};
+use hooks::std_hooks::approval_gate::{
     ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
 };
 use serde_json::{Value, json};

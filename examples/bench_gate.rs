@@ -37,14 +37,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hooks::prelude::*;
-use hooks::std_hooks::gate::channel::{
+use hooks::std_hooks::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
 };
-use hooks::std_hooks::gate::{
+use hooks::std_hooks::approval_gate::{
     ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, Approver, ConfirmationRequest,
     ConfirmationStore, Decision, StaticDirectory,
 };
-use hooks::std_hooks::{AuditLogHook, Database, DatabaseOptions};
+use hooks::std_hooks::{AuditLog, Database, DatabaseOptions};
 use serde_json::{Value, json};
 
 /// Records the cards it is asked to send, in order, for the deciders to take.
@@ -442,7 +442,7 @@ impl AuditTraffic {
     fn start(database: &Database, rows_per_second: u32) -> AuditTraffic {
         const CONVERSATIONS: u32 = 256;
         let registry = HookRegistry::builder()
-            .observer(Arc::new(AuditLogHook::new(database.clone())))
+            .observer(Arc::new(AuditLog::new(database.clone())))
             .build()
             .expect("registry");
         let stop = Arc::new(AtomicBool::new(false));

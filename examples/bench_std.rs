@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hooks::prelude::*;
-use hooks::std_hooks::{AuditLogHook, Database, MemoryLimiter, Quota};
+use hooks::std_hooks::{AuditLog, Database, MemoryLimiter, Quota};
 use serde_json::{Value, json};
 
 const CALLERS: u32 = 256;
@@ -55,7 +55,7 @@ async fn paced_audit(group_commit: bool, postgres: Option<&str>) -> Figures {
         None => format!("sqlite://{}", dir.join("audit.db").display()),
     };
     let database = Database::connect(&url).await.expect("database");
-    let audit = AuditLogHook::from_config(database.clone(), &json!({"group_commit": group_commit}))
+    let audit = AuditLog::from_config(database.clone(), &json!({"group_commit": group_commit}))
         .expect("audit config");
     let registry = HookRegistry::builder()
         .observer(Arc::new(audit))

@@ -19,13 +19,14 @@ mod exit;
 use std::path::Path;
 use std::sync::Arc;
 
-use hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
-use hooks::gate::{ApprovalGate, StaticDirectory};
+use hooks::approval_gate::channel::feishu::FeishuChannel;
+use hooks::approval_gate::{ApprovalGate, StaticDirectory};
 use hooks::rig::scripted::{Turn, scripted_model};
 use hooks::rig::{CallContext, HookedTools as _, Hooks};
-use hooks::std_hooks::readonly::{DatabaseOrgModes, OrgModeSource};
+use hooks::std_hooks::readonly_guard::{DatabaseOrgModes, OrgModeSource};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{Agent, config::AgentConfig, factory::Resources};
+use hooks_testkit::feishu::{FakeFeishu, FakeFeishuConfig};
 use rig_agent::AgentBuilder;
 use rig_core::completion::message::ToolName;
 use rig_core::tool::{DynamicTool, Tool, ToolContext, ToolOutput};

@@ -21,13 +21,12 @@ use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::factory::Resources;
 use hooks::prelude::*;
 use hooks::serve::{ServeConfig, serve};
-use hooks::std_hooks::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
-};
-use hooks::std_hooks::gate::{
+use hooks::std_hooks::approval_gate::channel::feishu::FeishuChannel;
+use hooks::std_hooks::approval_gate::{
     Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
 };
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
 use serde_json::{Value, json};
 
 const CHAT: &str = "oc_ops_approvals";

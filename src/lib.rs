@@ -34,7 +34,7 @@
 //! unless the hook says `on_error = fail_open`. Each guide is the page of
 //! the module it describes: the `when` language on [`when`], agents from
 //! config files on [`config`], command hooks on [`command`], the standard
-//! hooks on `std_hooks`, the approval gate on `gate`, the command line on
+//! hooks on `std_hooks`, the approval gate on `approval_gate`, the command line on
 //! `cli`, Claude Code on `serve` and the MCP proxy on `mcp_proxy`; writing
 //! hooks and the contract follow below.
 //!
@@ -57,6 +57,11 @@ pub use hooks_runtime::__private;
 // The contract at the root: the hook traits and what they take and give,
 // the registry and agents, and what a call produced. Everything else is in
 // its module (constants in `registry`).
+/// Command hooks (the `hooks-command` crate): programs and HTTP endpoints
+/// that speak the Claude Code hook protocol. Linking it lets config files'
+/// command hooks build.
+#[doc(inline)]
+pub use hooks_command as command;
 /// Registers a hook factory by name (see [`factory`]).
 pub use hooks_runtime::hook_factory;
 /// Tower middleware: the hooks in front of any `Service<ToolCall>`.
@@ -69,7 +74,7 @@ pub use hooks_runtime::{
     PostToolUseHook, PreToolUse, PreToolUseHook, SessionStart, SessionStartHook, SessionStopped,
     Surface, TimeoutNote, ToolCallReport, ToolErrorSource, ToolOutcome, UnknownEvent,
 };
-pub use hooks_runtime::{command, config, factory, observer, output, registry, text, trace, when};
+pub use hooks_runtime::{config, factory, observer, output, registry, text, trace, when};
 
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -85,11 +90,11 @@ pub mod serve;
 /// The standard hooks (approval gate, audit log, read-only guard, truncation,
 /// rate limit, args schema guard), each behind a feature of its name.
 #[cfg(any(
-    feature = "gate",
-    feature = "audit",
-    feature = "rate-limit",
-    feature = "truncate",
-    feature = "readonly",
+    feature = "approval-gate",
+    feature = "audit-log",
+    feature = "connector-rate-limit",
+    feature = "result-truncate",
+    feature = "readonly-guard",
     feature = "args-schema",
     feature = "sqlite",
     feature = "postgres"
@@ -97,11 +102,11 @@ pub mod serve;
 #[doc(inline)]
 pub use hooks_std as std_hooks;
 
-/// The human-approval gate (also at `hooks::std_hooks::gate`):
-/// `hooks::gate::ApprovalGate::builder(database, channel)` builds it with
+/// The human-approval gate (also at `hooks::std_hooks::approval_gate`):
+/// `hooks::approval_gate::ApprovalGate::builder(database, channel)` builds it with
 /// its callback router.
-#[cfg(feature = "gate")]
-pub use hooks_std::gate;
+#[cfg(feature = "approval-gate")]
+pub use hooks_std::approval_gate;
 
 /// `use hooks::prelude::*;` brings the attributes and the types a hook fn needs.
 pub mod prelude {

@@ -10,19 +10,18 @@ use std::time::Duration;
 
 use axum::Router;
 use hooks::prelude::*;
-use hooks::std_hooks::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
-};
-use hooks::std_hooks::gate::{
+use hooks::std_hooks::approval_gate::channel::feishu::FeishuChannel;
+use hooks::std_hooks::approval_gate::{
     Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
 };
-use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
+use hooks::std_hooks::readonly_guard::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{
     Agent, ToolCallReport,
     config::{AgentConfig, ConfigFormat},
     factory::Resources,
 };
+use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
 use serde_json::{Value, json};
 
 /// Tells the LLM who called it, from where: proves what hooks see.

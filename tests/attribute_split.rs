@@ -171,7 +171,7 @@ async fn a_ready_session_hook_that_panics_stops_the_session() {
 /// that follows still gets the user's only call.
 #[tokio::test(start_paused = true)]
 async fn explain_does_not_spend_the_user_s_rate_limit_quota() {
-    let limiter = hooks_std::ConnectorRateLimitHook::from_config(
+    let limiter = hooks_std::ConnectorRateLimit::from_config(
         &json!({"default": {"calls": 1, "period": "1h"}}),
         None,
     )

@@ -23,8 +23,8 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
 use hooks::prelude::*;
-use hooks::std_hooks::gate::Decision;
-use hooks::std_hooks::gate::channel::feishu::CardClick;
+use hooks::std_hooks::approval_gate::Decision;
+use hooks_testkit::feishu::CardClick;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig, McpProxyError};
 use hooks::prelude::*;
-use hooks::std_hooks::gate::channel::feishu::CardClick;
-use hooks::std_hooks::gate::{ConfirmationStatus, ConfirmationStore, Decision};
+use hooks::std_hooks::approval_gate::{ConfirmationStatus, ConfirmationStore, Decision};
+use hooks_testkit::feishu::CardClick;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams,
     ReadResourceRequestParams, ServerResult,

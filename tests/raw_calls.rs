@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hooks::prelude::*;
-use hooks::std_hooks::{AuditLogHook, Database};
+use hooks::std_hooks::{AuditLog, Database};
 use hooks::{
     Agent, HookFuture, ToolCallReport, ToolErrorSource,
     config::{AgentConfig, ConfigFormat},
@@ -225,7 +225,7 @@ async fn other_unreadable_text_is_refused_with_its_own_reason() {
 async fn a_refused_call_is_in_the_audit_log_with_its_text_escaped() {
     let database = Database::in_memory().await.expect("database");
     let registry = HookRegistry::builder()
-        .observer(Arc::new(AuditLogHook::new(database.clone())))
+        .observer(Arc::new(AuditLog::new(database.clone())))
         .build()
         .expect("registry");
     // A NUL and a bidi override in the text, and a cut-off object.

@@ -9,8 +9,8 @@ use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::prelude::*;
 use hooks::serve::{ServeConfig, serve};
 use hooks::std_hooks::Database;
-use hooks::std_hooks::gate::Decision;
-use hooks::std_hooks::gate::channel::feishu::{CardClick, FakeFeishu};
+use hooks::std_hooks::approval_gate::Decision;
+use hooks_testkit::feishu::{CardClick, FakeFeishu};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 

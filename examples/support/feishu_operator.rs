@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use axum::Router;
-use hooks::gate::channel::feishu::{CardClick, FakeFeishu};
-use hooks::gate::{Approvals, Decision};
+use hooks::approval_gate::{Approvals, Decision};
+use hooks_testkit::feishu::{CardClick, FakeFeishu};
 
 /// The approvers' Feishu group.
 pub(crate) const CHAT: &str = "oc_finance_approvals";

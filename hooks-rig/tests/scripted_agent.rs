@@ -10,10 +10,8 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::factory::Resources;
 use hooks::prelude::*;
-use hooks::std_hooks::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel,
-};
-use hooks::std_hooks::gate::{
+use hooks::std_hooks::approval_gate::channel::feishu::FeishuChannel;
+use hooks::std_hooks::approval_gate::{
     Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
 };
 use hooks::std_hooks::{
@@ -21,6 +19,7 @@ use hooks::std_hooks::{
 };
 use hooks_rig::scripted::{ScriptedRuntime, SeenResult, Turn, scripted_model};
 use hooks_rig::{CallContext, HookedTools as _, Hooks, OnBlock};
+use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
 use rig_agent::AgentBuilder;
 use rig_core::tool::{DynamicTool, Tool, ToolContext, ToolOutput};
 use rig_core::wasm_compat::WasmBoxedFuture;

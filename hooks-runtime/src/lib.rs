@@ -40,7 +40,6 @@
 
 mod agent;
 mod ask;
-pub mod command;
 pub mod config;
 mod context;
 mod dispatch;
@@ -73,7 +72,7 @@ pub use result::HookResult;
 pub mod trace {
     pub use crate::dispatch::{
         CallTrace, Decision, EntryStatus, ExplainOutcome, ExplainStep, ExplainVerdict, Explanation,
-        HookFailure, HookRun, Refusal, ResultExplanation, TraceEntry, in_dry_run,
+        HookFailure, HookRun, Refusal, ResultExplanation, TraceEntry, WOULD_ASK, in_dry_run,
     };
 }
 

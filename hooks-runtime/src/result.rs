@@ -154,7 +154,7 @@ impl HookResult {
 
     /// Puts `effects` before the side effects the hook reported (a command
     /// hook's own notes before what its command said).
-    pub(crate) fn prepend_side_effects(&mut self, mut effects: Vec<String>) {
+    pub fn prepend_side_effects(&mut self, mut effects: Vec<String>) {
         if effects.is_empty() {
             return;
         }
@@ -165,7 +165,7 @@ impl HookResult {
 
     /// Sets the replacement arguments unless the hook blocked or already
     /// rewrote them.
-    pub(crate) fn default_args(&mut self, args: Value) {
+    pub fn default_args(&mut self, args: Value) {
         if !self.is_blocked() && self.modified_args().is_none() {
             self.changes().modified_args = Some(args);
         }

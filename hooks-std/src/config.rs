@@ -28,11 +28,11 @@ impl ConfigError {
 /// denies them), as a typed [`ConfigError`].
 #[cfg_attr(
     not(any(
-        feature = "gate",
-        feature = "audit",
-        feature = "rate-limit",
-        feature = "truncate",
-        feature = "readonly",
+        feature = "approval-gate",
+        feature = "audit-log",
+        feature = "connector-rate-limit",
+        feature = "result-truncate",
+        feature = "readonly-guard",
         feature = "args-schema"
     )),
     allow(dead_code)

@@ -12,11 +12,11 @@
 use std::sync::Arc;
 
 #[cfg(any(
-    feature = "gate",
+    feature = "approval-gate",
     feature = "args-schema",
-    feature = "rate-limit",
-    feature = "readonly",
-    feature = "truncate"
+    feature = "connector-rate-limit",
+    feature = "readonly-guard",
+    feature = "result-truncate"
 ))]
 use hooks_runtime::registry::RegisteredHook;
 use hooks_runtime::{
@@ -26,7 +26,7 @@ use hooks_runtime::{
 use serde_json::Value;
 
 use crate::config::ConfigError;
-use crate::readonly::OrgModeSource;
+use crate::readonly_guard::OrgModeSource;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use crate::storage::{Database, StorageError};
 
@@ -36,8 +36,8 @@ use crate::storage::{Database, StorageError};
 pub const DATABASE: ResourceKey<Database> = ResourceKey::new("a database");
 
 /// The approval machinery the approval gate parks calls in.
-#[cfg(feature = "gate")]
-pub const APPROVALS: ResourceKey<crate::gate::Approvals> = ResourceKey::new(
+#[cfg(feature = "approval-gate")]
+pub const APPROVALS: ResourceKey<crate::approval_gate::Approvals> = ResourceKey::new(
     "the approval machinery (an `Approvals` with a store, a channel and an approver directory)",
 );
 
@@ -166,12 +166,16 @@ macro_rules! not_in_this_build {
     };
 }
 
-not_in_this_build!(approval_gate, APPROVAL_GATE, "gate");
+not_in_this_build!(approval_gate, APPROVAL_GATE, "approval-gate");
 not_in_this_build!(args_schema, ARGS_SCHEMA, "args-schema");
-not_in_this_build!(audit_log, AUDIT_LOG, "audit");
-not_in_this_build!(connector_rate_limit, CONNECTOR_RATE_LIMIT, "rate-limit");
-not_in_this_build!(readonly_guard, READONLY_GUARD, "readonly");
-not_in_this_build!(result_truncate, RESULT_TRUNCATE, "truncate");
+not_in_this_build!(audit_log, AUDIT_LOG, "audit-log");
+not_in_this_build!(
+    connector_rate_limit,
+    CONNECTOR_RATE_LIMIT,
+    "connector-rate-limit"
+);
+not_in_this_build!(readonly_guard, READONLY_GUARD, "readonly-guard");
+not_in_this_build!(result_truncate, RESULT_TRUNCATE, "result-truncate");
 
 /// The gate from its config, the agent's settings and the approval
 /// machinery: it asks for every call when its own config or the agent's
@@ -179,11 +183,11 @@ not_in_this_build!(result_truncate, RESULT_TRUNCATE, "truncate");
 /// resource the gate is still built, and blocks every call that would need
 /// approval (unless its config selects a channel: then the missing resource
 /// is an error).
-#[cfg(feature = "gate")]
+#[cfg(feature = "approval-gate")]
 fn approval_gate(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
+    use crate::approval_gate::channel::{Channel as _, OfflineChannel};
+    use crate::approval_gate::{ApprovalGate, ApprovalGateConfig};
     use crate::config::parse_config;
-    use crate::gate::channel::{Channel as _, OfflineChannel};
-    use crate::gate::{ApprovalGate, ApprovalGateConfig};
 
     let mut config: ApprovalGateConfig = parse_config(ApprovalGate::NAME, input.config)?;
     config.require_confirmation_for_all |= input.agent.require_confirmation_for_all;
@@ -225,13 +229,13 @@ fn approval_gate(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
 
 #[cfg(feature = "args-schema")]
 fn args_schema(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
-    use crate::schema::{ArgsSchemaConfig, ArgsSchemaHook};
+    use crate::args_schema::{ArgsSchema, ArgsSchemaConfig};
 
-    let hook = ArgsSchemaHook::from_config(input.config)?;
+    let hook = ArgsSchema::from_config(input.config)?;
     // Each tool's schema, declared so the agent's build checks the
     // `args.…` paths other hooks read for that tool against it.
     let schemas: ArgsSchemaConfig =
-        hooks_runtime::factory::parse_factory_config(ArgsSchemaHook::NAME, input.config)
+        hooks_runtime::factory::parse_factory_config(ArgsSchema::NAME, input.config)
             .unwrap_or_default();
     Ok(schemas.schemas.into_iter().fold(
         Built::from(RegisteredHook::pre(hook)),
@@ -239,9 +243,9 @@ fn args_schema(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
     ))
 }
 
-#[cfg(feature = "audit")]
+#[cfg(feature = "audit-log")]
 fn audit_log(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
-    use crate::audit::AuditLogHook;
+    use crate::audit_log::AuditLog;
     use hooks_runtime::observer::CallObserver;
 
     let database = input
@@ -249,26 +253,25 @@ fn audit_log(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
         .get(DATABASE)
         .cloned()
         .ok_or(FactoryError::MissingResource {
-            hook: AuditLogHook::NAME,
+            hook: AuditLog::NAME,
             what: "a database",
         })?;
-    let observer: Arc<dyn CallObserver> =
-        Arc::new(AuditLogHook::from_config(database, input.config)?);
+    let observer: Arc<dyn CallObserver> = Arc::new(AuditLog::from_config(database, input.config)?);
     Ok(observer.into())
 }
 
-#[cfg(feature = "rate-limit")]
+#[cfg(feature = "connector-rate-limit")]
 fn connector_rate_limit(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
-    use crate::rate_limit::ConnectorRateLimitHook;
+    use crate::connector_rate_limit::ConnectorRateLimit;
 
     let database = input.resources.get(DATABASE).cloned();
-    let hook = ConnectorRateLimitHook::from_config(input.config, database)?;
+    let hook = ConnectorRateLimit::from_config(input.config, database)?;
     Ok(RegisteredHook::pre(hook).into())
 }
 
-#[cfg(feature = "readonly")]
+#[cfg(feature = "readonly-guard")]
 fn readonly_guard(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
-    use crate::readonly::ReadOnlyGuard;
+    use crate::readonly_guard::ReadOnlyGuard;
 
     let modes = match input.resources.get(ORG_MODES) {
         Some(modes) => modes.clone(),
@@ -295,7 +298,7 @@ fn readonly_guard(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
 }
 
 /// The org modes kept in the [`DATABASE`], if the resources have one.
-#[cfg(feature = "readonly")]
+#[cfg(feature = "readonly-guard")]
 #[cfg_attr(
     not(any(feature = "sqlite", feature = "postgres")),
     allow(unused_variables)
@@ -303,24 +306,24 @@ fn readonly_guard(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
 fn modes_in_the_database(resources: &Resources) -> Option<Arc<dyn OrgModeSource>> {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     if let Some(database) = resources.get(DATABASE) {
-        return Some(Arc::new(crate::readonly::DatabaseOrgModes::new(
+        return Some(Arc::new(crate::readonly_guard::DatabaseOrgModes::new(
             database.clone(),
         )));
     }
     None
 }
 
-#[cfg(feature = "truncate")]
+#[cfg(feature = "result-truncate")]
 fn result_truncate(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
-    use crate::truncate::ResultTruncateHook;
+    use crate::result_truncate::ResultTruncate;
 
-    Ok(RegisteredHook::post(ResultTruncateHook::from_config(input.config)?).into())
+    Ok(RegisteredHook::post(ResultTruncate::from_config(input.config)?).into())
 }
 
 /// Resources for config checks, dry runs and tests: a private in-memory
 /// database, the approval machinery on an
-/// [`OfflineChannel`](crate::gate::channel::OfflineChannel) (so a gate that
-/// must ask someone blocks; feature `gate`), and static org modes in which
+/// [`OfflineChannel`](crate::approval_gate::channel::OfflineChannel) (so a gate that
+/// must ask someone blocks; feature `approval-gate`), and static org modes in which
 /// `read_only` orgs are read-only. Call inside a Tokio runtime.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub async fn offline_resources<I, S>(read_only: I) -> Result<Resources, StorageError>
@@ -329,13 +332,16 @@ where
     S: Into<String>,
 {
     let database = Database::in_memory().await?;
-    let modes: Arc<dyn OrgModeSource> =
-        Arc::new(crate::readonly::StaticOrgModes::with_read_only(read_only));
+    let modes: Arc<dyn OrgModeSource> = Arc::new(
+        crate::readonly_guard::StaticOrgModes::with_read_only(read_only),
+    );
     let resources = Resources::new().with(ORG_MODES, modes);
-    #[cfg(feature = "gate")]
+    #[cfg(feature = "approval-gate")]
     let resources = {
-        use crate::gate::channel::OfflineChannel;
-        use crate::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+        use crate::approval_gate::channel::OfflineChannel;
+        use crate::approval_gate::{
+            Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
+        };
         resources.with(
             APPROVALS,
             Approvals::start(
@@ -362,14 +368,14 @@ macro_rules! std_factories {
 }
 
 // Every agent gets the gate: a call can always be held for a person.
-#[cfg(feature = "gate")]
+#[cfg(feature = "approval-gate")]
 hooks_runtime::hook_factory!(
     every_agent APPROVAL_GATE,
     "pauses a call until a person approves it (durable; Feishu/Lark, Slack or a web page); \
      every agent gets it",
     |input| build(input).map_err(|error| error.to_string())
 );
-#[cfg(not(feature = "gate"))]
+#[cfg(not(feature = "approval-gate"))]
 std_factories! {
     APPROVAL_GATE: "pauses a call until a person approves it (not in this build)",
 }
@@ -389,20 +395,23 @@ mod tests {
     /// The names known without the hooks' features are the hooks' own.
     #[test]
     fn the_names_known_without_a_feature_are_the_hooks_names() {
-        #[cfg(feature = "gate")]
-        assert_eq!(APPROVAL_GATE, crate::gate::ApprovalGate::NAME);
+        #[cfg(feature = "approval-gate")]
+        assert_eq!(APPROVAL_GATE, crate::approval_gate::ApprovalGate::NAME);
         #[cfg(feature = "args-schema")]
-        assert_eq!(ARGS_SCHEMA, crate::schema::ArgsSchemaHook::NAME);
-        #[cfg(feature = "audit")]
-        assert_eq!(AUDIT_LOG, crate::audit::AuditLogHook::NAME);
-        #[cfg(feature = "rate-limit")]
+        assert_eq!(ARGS_SCHEMA, crate::args_schema::ArgsSchema::NAME);
+        #[cfg(feature = "audit-log")]
+        assert_eq!(AUDIT_LOG, crate::audit_log::AuditLog::NAME);
+        #[cfg(feature = "connector-rate-limit")]
         assert_eq!(
             CONNECTOR_RATE_LIMIT,
-            crate::rate_limit::ConnectorRateLimitHook::NAME
+            crate::connector_rate_limit::ConnectorRateLimit::NAME
         );
-        #[cfg(feature = "readonly")]
-        assert_eq!(READONLY_GUARD, crate::readonly::ReadOnlyGuard::NAME);
-        #[cfg(feature = "truncate")]
-        assert_eq!(RESULT_TRUNCATE, crate::truncate::ResultTruncateHook::NAME);
+        #[cfg(feature = "readonly-guard")]
+        assert_eq!(READONLY_GUARD, crate::readonly_guard::ReadOnlyGuard::NAME);
+        #[cfg(feature = "result-truncate")]
+        assert_eq!(
+            RESULT_TRUNCATE,
+            crate::result_truncate::ResultTruncate::NAME
+        );
     }
 }

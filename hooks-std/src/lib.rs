@@ -1,15 +1,15 @@
 //! Standard hooks for `hooks`.
 //!
-//! * [`gate::ApprovalGate`] — the durable human-approval gate, with its
-//!   [`gate::ConfirmationStore`], [`gate::channel::Channel`]s (Feishu/Lark, Slack)
+//! * [`approval_gate::ApprovalGate`] — the durable human-approval gate, with its
+//!   [`approval_gate::ConfirmationStore`], [`approval_gate::channel::Channel`]s (Feishu/Lark, Slack)
 //!   and a verified callback router.
-//! * [`AuditLogHook`] — one durable row per attempted call (group commit).
+//! * [`AuditLog`] — one durable row per attempted call (group commit).
 //! * [`ReadOnlyGuard`] — no writes while an org is read-only (SQL parsed by
 //!   `sqlparser`).
-//! * [`ResultTruncateHook`] — long results cut on a character boundary.
-//! * [`ArgsSchemaHook`] — a tool's args must match its JSON Schema (runs
+//! * [`ResultTruncate`] — long results cut on a character boundary.
+//! * [`ArgsSchema`] — a tool's args must match its JSON Schema (runs
 //!   first, so later guards see the declared types).
-//! * [`ConnectorRateLimitHook`] — GCRA quotas per (connector, user), a
+//! * [`ConnectorRateLimit`] — GCRA quotas per (connector, user), a
 //!   default and per-connector quotas (`connectors:`), in memory or shared
 //!   through the database.
 //!
@@ -18,16 +18,16 @@
 //!
 //! | feature | brings |
 //! |---|---|
-//! | `gate` | [`gate`]: the approval gate, its store, `Approvals` and callback router |
+//! | `approval-gate` | [`approval_gate`]: the approval gate, its store, `Approvals` and callback router |
 //! | `feishu`, `slack`, `web` | the approval channels of those names |
-//! | `audit` | [`AuditLogHook`] |
-//! | `rate-limit` | [`ConnectorRateLimitHook`] |
-//! | `truncate` | [`ResultTruncateHook`] |
-//! | `readonly` | [`ReadOnlyGuard`] and its SQL classifier |
-//! | `args-schema` | [`ArgsSchemaHook`] |
+//! | `audit-log` | [`AuditLog`] |
+//! | `connector-rate-limit` | [`ConnectorRateLimit`] |
+//! | `result-truncate` | [`ResultTruncate`] |
+//! | `readonly-guard` | [`ReadOnlyGuard`] and its SQL classifier |
+//! | `args-schema` | [`ArgsSchema`] |
 //! | `sqlite`, `postgres` | [`Database`] on that backend |
 //!
-//! `gate`, `audit` and `rate-limit` keep state in the database and need a
+//! `approval-gate`, `audit-log` and `connector-rate-limit` keep state in the database and need a
 //! backend. A config that names a hook, a channel or a database URL whose
 //! feature is off is refused with the feature to turn on.
 //!
@@ -40,12 +40,12 @@
 //!
 //! | name | config | keys |
 //! |---|---|---|
-//! | `approval_gate` | [`ApprovalGateConfig`](gate::ApprovalGateConfig) | `when`, `require_confirmation_for_all`, `timeout`, `approver_scope`, `approvers`, `channel`, `feishu`, `slack`, `priority` |
+//! | `approval_gate` | [`ApprovalGateConfig`](approval_gate::ApprovalGateConfig) | `when`, `require_confirmation_for_all`, `timeout`, `approver_scope`, `approvers`, `channel`, `feishu`, `slack`, `priority` |
 //! | `args_schema` | [`ArgsSchemaConfig`] | `schemas`, `require_schema`, `max_depth`, `priority` |
 //! | `audit_log` | [`AuditLogConfig`] | `redact_keys`, `group_commit`, `max_batch`, `timeout`, `fail_open` |
-//! | `connector_rate_limit` | [`RateLimitConfig`] | `default`, `per_user_per_minute`, `connectors` (per-connector quotas), `backend`, `priority` |
-//! | `readonly_guard` | [`ReadOnlyConfig`] | `sql_tools`, `sql_arg_keys`, `check_all_string_args`, `dialect`, `allow_functions`, `priority` |
-//! | `result_truncate` | [`TruncateConfig`] | `max_chars`, `priority` |
+//! | `connector_rate_limit` | [`ConnectorRateLimitConfig`] | `default`, `per_user_per_minute`, `connectors` (per-connector quotas), `backend`, `priority` |
+//! | `readonly_guard` | [`ReadOnlyGuardConfig`] | `sql_tools`, `sql_arg_keys`, `check_all_string_args`, `dialect`, `allow_functions`, `priority` |
+//! | `result_truncate` | [`ResultTruncateConfig`] | `max_chars`, `priority` |
 //!
 //! Below, every key's type, default and meaning, with an example agent
 //! config per hook.
@@ -68,59 +68,64 @@
 #![doc = include_str!("../../docs/std-hooks.md")]
 
 #[cfg(all(
-    any(feature = "gate", feature = "audit", feature = "rate-limit"),
+    any(
+        feature = "approval-gate",
+        feature = "audit-log",
+        feature = "connector-rate-limit"
+    ),
     not(any(feature = "sqlite", feature = "postgres"))
 ))]
 compile_error!(
-    "hooks-std: the `gate`, `audit` and `rate-limit` features keep their state in a \
+    "hooks-std: the `approval-gate`, `audit-log` and `connector-rate-limit` features keep their state in a \
      database; turn on a backend too: `sqlite` (embedded) or `postgres`"
 );
 
-#[cfg(feature = "audit")]
-pub mod audit;
-mod config;
-pub mod factory;
-#[cfg(feature = "gate")]
-pub mod gate;
-#[cfg(feature = "rate-limit")]
-pub mod rate_limit;
-pub mod readonly;
+#[cfg(feature = "approval-gate")]
+pub mod approval_gate;
 #[cfg(feature = "args-schema")]
-pub mod schema;
+pub mod args_schema;
+#[cfg(feature = "audit-log")]
+pub mod audit_log;
+mod config;
+#[cfg(feature = "connector-rate-limit")]
+pub mod connector_rate_limit;
+pub mod factory;
+pub mod readonly_guard;
+#[cfg(feature = "result-truncate")]
+pub mod result_truncate;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod storage;
 pub mod text;
-#[cfg(feature = "truncate")]
-pub mod truncate;
 
-/// The failpoint crate behind [`gate::crash_points`] (feature `failpoints`):
+/// The failpoint crate behind [`approval_gate::crash_points`] (feature `failpoints`):
 /// tests configure failpoints with it (`fail::cfg`, `fail::FailScenario`).
 #[cfg(feature = "failpoints")]
 pub use fail;
 
-#[cfg(feature = "audit")]
-pub use audit::{AuditEntry, AuditLogConfig, AuditLogHook, AuditOutcome, AuditRow, Redactor, Sent};
+#[cfg(feature = "args-schema")]
+pub use args_schema::{ArgsSchema, ArgsSchemaBuilder, ArgsSchemaConfig, SchemaError};
+#[cfg(feature = "audit-log")]
+pub use audit_log::{AuditEntry, AuditLog, AuditLogConfig, AuditOutcome, AuditRow, Redactor, Sent};
 pub use config::ConfigError;
-#[cfg(feature = "gate")]
+#[cfg(feature = "connector-rate-limit")]
+pub use connector_rate_limit::{
+    ConnectorRateLimit, ConnectorRateLimitConfig, DatabaseLimiter, LimiterBackend, MemoryLimiter,
+    Quota,
+};
+#[cfg(feature = "approval-gate")]
 pub use factory::APPROVALS;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use factory::{DATABASE, offline_resources};
 pub use factory::{FactoryError, ORG_MODES, STD_HOOK_NAMES, build_std_hook};
-#[cfg(feature = "rate-limit")]
-pub use rate_limit::{
-    ConnectorRateLimitHook, DatabaseLimiter, LimiterBackend, MemoryLimiter, Quota, RateLimitConfig,
-};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use readonly::DatabaseOrgModes;
-#[cfg(feature = "readonly")]
-pub use readonly::{
-    FunctionAllowlist, ReadOnlyConfig, ReadOnlyGuard, SqlClassifier, SqlDialect, SqlVerdict,
+pub use readonly_guard::DatabaseOrgModes;
+#[cfg(feature = "readonly-guard")]
+pub use readonly_guard::{
+    FunctionAllowlist, ReadOnlyGuard, ReadOnlyGuardConfig, SqlClassifier, SqlDialect, SqlVerdict,
     classify_sql,
 };
-pub use readonly::{OrgModeError, OrgModeSource, StaticOrgModes};
-#[cfg(feature = "args-schema")]
-pub use schema::{ArgsSchemaBuilder, ArgsSchemaConfig, ArgsSchemaHook, SchemaError};
+pub use readonly_guard::{OrgModeError, OrgModeSource, StaticOrgModes};
+#[cfg(feature = "result-truncate")]
+pub use result_truncate::{ResultTruncate, ResultTruncateConfig, truncate_text};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use storage::{Database, DatabaseOptions, StorageError};
-#[cfg(feature = "truncate")]
-pub use truncate::{ResultTruncateHook, TruncateConfig, truncate_text};

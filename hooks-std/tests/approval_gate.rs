@@ -13,16 +13,15 @@ use std::time::Duration;
 
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
-use hooks_std::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, REASON_INPUT_NAME,
-};
-use hooks_std::gate::channel::{
+use hooks_std::approval_gate::channel::feishu::{FeishuChannel, REASON_INPUT_NAME};
+use hooks_std::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
 };
-use hooks_std::gate::{
+use hooks_std::approval_gate::{
     ApprovalGate, Approvals, ApprovalsConfig, ConfirmationMode, ConfirmationRequest,
     ConfirmationStatus, ConfirmationStore, Decision, StaticDirectory,
 };
+use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -840,7 +839,7 @@ async fn the_sweeper_only_touches_its_own_channel() {
     );
     let store = theirs.store().clone();
     let (foreign, _) = store
-        .create(&hooks_std::gate::NewConfirmation {
+        .create(&hooks_std::approval_gate::NewConfirmation {
             idempotency_key: "foreign".into(),
             tool_name: "t".into(),
             args: json!({}),

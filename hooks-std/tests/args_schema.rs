@@ -1,4 +1,4 @@
-//! ArgsSchemaHook: a tool's arguments must match its JSON Schema — hostile
+//! ArgsSchema: a tool's arguments must match its JSON Schema — hostile
 //! arguments (mistyped, extra, huge, deeply nested, hidden characters) are
 //! blocked before any other hook or the tool sees them.
 
@@ -12,7 +12,7 @@ use hooks_runtime::{
     factory::{BuiltItem, Resources},
     registry::RegisteredHook,
 };
-use hooks_std::{ArgsSchemaConfig, ArgsSchemaHook, SchemaError, build_std_hook, offline_resources};
+use hooks_std::{ArgsSchema, ArgsSchemaConfig, SchemaError, build_std_hook, offline_resources};
 use serde_json::{Value, json};
 
 fn pay_schema() -> Value {
@@ -28,14 +28,14 @@ fn pay_schema() -> Value {
     })
 }
 
-fn pay_guard() -> ArgsSchemaHook {
-    ArgsSchemaHook::builder()
+fn pay_guard() -> ArgsSchema {
+    ArgsSchema::builder()
         .tool("pay", pay_schema())
         .expect("valid schema")
         .build()
 }
 
-fn registry(guard: ArgsSchemaHook) -> HookRegistry {
+fn registry(guard: ArgsSchema) -> HookRegistry {
     HookRegistry::builder()
         .pre(guard)
         .build()
@@ -164,7 +164,7 @@ async fn arguments_that_are_not_an_object_are_blocked() {
 
 #[tokio::test]
 async fn formats_are_asserted_not_just_annotations() {
-    let guard = ArgsSchemaHook::builder()
+    let guard = ArgsSchema::builder()
         .tool(
             "send_mail",
             json!({"type": "object", "properties": {"to": {"type": "string", "format": "email"}}}),
@@ -192,7 +192,7 @@ async fn a_tool_without_a_schema_passes_unless_a_schema_is_required() {
     assert!(report.tool_ran, "{:?}", report.observation);
 
     let strict = registry(
-        ArgsSchemaHook::builder()
+        ArgsSchema::builder()
             .tool("pay", pay_schema())
             .expect("valid schema")
             .require_schema(true)
@@ -221,7 +221,7 @@ async fn tool_names_are_compared_exactly() {
         let report = call(&open, tool, json!({"amount": "60000"})).await;
         assert!(report.tool_ran, "{tool:?}: {:?}", report.observation);
     }
-    let strict = ArgsSchemaHook::builder()
+    let strict = ArgsSchema::builder()
         .tool("pay", pay_schema())
         .expect("valid schema")
         .require_schema(true)
@@ -236,7 +236,7 @@ async fn tool_names_are_compared_exactly() {
     // refuses such names before any hook runs; the guard alone would block
     // it under require_schema), and the reason shows the character escaped,
     // so a log reader sees the difference.
-    let strict = ArgsSchemaHook::builder()
+    let strict = ArgsSchema::builder()
         .tool("pay", pay_schema())
         .expect("valid schema")
         .require_schema(true)
@@ -276,7 +276,7 @@ fn invalid_schemas_fail_to_build_naming_the_tool() {
         ),
     ];
     for (schema, mentioned) in cases {
-        let error = ArgsSchemaHook::builder()
+        let error = ArgsSchema::builder()
             .tool("pay", schema.clone())
             .expect_err(&format!("{schema} must not build"));
         assert!(
@@ -295,19 +295,17 @@ fn invalid_schemas_fail_to_build_naming_the_tool() {
 #[test]
 fn tool_names_that_could_never_match_and_duplicates_are_build_errors() {
     for name in ["", " pay", "pay\n", "pay\0"] {
-        let error = ArgsSchemaHook::builder()
-            .tool(name, json!({}))
-            .expect_err(name);
+        let error = ArgsSchema::builder().tool(name, json!({})).expect_err(name);
         assert!(matches!(error, SchemaError::BadToolName { .. }), "{name:?}");
         assert!(error.to_string().contains("compared exactly"), "{error}");
     }
-    let twice = ArgsSchemaHook::builder()
+    let twice = ArgsSchema::builder()
         .tool("pay", json!({}))
         .and_then(|builder| builder.tool("pay", json!({})))
         .expect_err("duplicate");
     assert_eq!(twice, SchemaError::DuplicateTool { tool: "pay".into() });
     assert!(matches!(
-        ArgsSchemaHook::builder().max_depth(0),
+        ArgsSchema::builder().max_depth(0),
         Err(SchemaError::ZeroDepth)
     ));
 }
@@ -462,7 +460,7 @@ async fn it_runs_first_so_later_hooks_and_the_tool_never_see_bad_args() {
 }
 
 /// The guard's decision, which it must make at once (no future).
-fn at_once(guard: &ArgsSchemaHook, ctx: &HookContext) -> HookResult {
+fn at_once(guard: &ArgsSchema, ctx: &HookContext) -> HookResult {
     match guard.execute(ctx) {
         hooks_runtime::HookOutcome::Ready(decided) => decided.expect("no failure"),
         hooks_runtime::HookOutcome::Pending(_) => panic!("the schema guard must decide at once"),
@@ -504,7 +502,7 @@ fn dismantle(value: Value) {
 fn deep_nesting_is_blocked_without_overflowing_the_stack() {
     // A recursive schema lets the validator follow the nesting all the way
     // down; 100,000 levels would overflow the stack (an abort, not a panic).
-    let guard = ArgsSchemaHook::builder()
+    let guard = ArgsSchema::builder()
         .tool(
             "tree",
             json!({"type": "array", "items": {"anyOf": [{"type": "integer"}, {"$ref": "#"}]}}),
@@ -540,7 +538,7 @@ fn deep_nesting_is_blocked_without_overflowing_the_stack() {
 #[tokio::test]
 async fn deep_nesting_through_a_registry_is_blocked_and_the_tool_never_runs() {
     let registry = registry(
-        ArgsSchemaHook::builder()
+        ArgsSchema::builder()
             .tool("pay", pay_schema())
             .expect("valid schema")
             .max_depth(8)
@@ -582,7 +580,7 @@ async fn huge_hostile_values_are_capped_in_the_reason() {
     assert!(reason.contains("…[cut at 200 characters]"), "{reason}");
     assert!(reason.len() < 1_000, "{reason}");
     // And one under a nested object, where it is also in the pointer.
-    let nested = ArgsSchemaHook::builder()
+    let nested = ArgsSchema::builder()
         .tool(
             "meta",
             json!({"type": "object", "additionalProperties": {"type": "integer"}}),
@@ -598,7 +596,7 @@ async fn huge_hostile_values_are_capped_in_the_reason() {
     assert!(reason.len() < 1_000, "{reason}");
 
     // 100,000 wrong items: the first ten are listed and the rest announced.
-    let guard = ArgsSchemaHook::builder()
+    let guard = ArgsSchema::builder()
         .tool(
             "batch",
             json!({"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}}),
@@ -628,7 +626,7 @@ async fn huge_hostile_values_are_capped_in_the_reason() {
 async fn huge_arrays_are_checked_whole() {
     // 200,000 items: uniqueItems is checked over all of them (by hashing,
     // not pairwise), so a duplicate at the very end is still found.
-    let guard = ArgsSchemaHook::builder()
+    let guard = ArgsSchema::builder()
         .tool(
             "tag",
             json!({
@@ -670,9 +668,7 @@ async fn hidden_characters_in_hostile_values_are_shown_escaped() {
 fn a_schema_that_plainly_takes_anything_still_builds() {
     for schema in [json!(true), json!({})] {
         assert!(
-            ArgsSchemaHook::builder()
-                .tool("echo", schema.clone())
-                .is_ok(),
+            ArgsSchema::builder().tool("echo", schema.clone()).is_ok(),
             "{schema}"
         );
     }

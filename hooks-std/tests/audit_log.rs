@@ -1,4 +1,4 @@
-//! AuditLogHook: exactly one durable row per attempted call on every path,
+//! AuditLog: exactly one durable row per attempted call on every path,
 //! visible to a fresh connection as soon as the call returns, redacted args,
 //! group commit under concurrency, and a failed write withholds the result.
 //! Runs on a SQLite file always and on PostgreSQL when configured.
@@ -13,7 +13,7 @@ use hooks_runtime::{
     PostToolUseHook, PreToolUse, PreToolUseHook, ToolCallReport, ToolOutcome, trace::CallTrace,
 };
 use hooks_std::{
-    AuditEntry, AuditLogHook, ConnectorRateLimitHook, Database, ReadOnlyGuard, ResultTruncateHook,
+    AuditEntry, AuditLog, ConnectorRateLimit, Database, ReadOnlyGuard, ResultTruncate,
     StaticOrgModes,
 };
 use serde_json::{Value, json};
@@ -76,14 +76,14 @@ fn full_stack(database: &Database) -> HookRegistry {
             StaticOrgModes::with_read_only(["frozen"]),
         )))
         .pre(
-            ConnectorRateLimitHook::from_config(
+            ConnectorRateLimit::from_config(
                 &json!({"default": {"calls": 1, "period": "1h"}}),
                 None,
             )
             .expect("rate limit"),
         )
-        .post(ResultTruncateHook::from_config(&json!({"max_chars": 10})).expect("truncate"))
-        .observer(Arc::new(AuditLogHook::new(database.clone())))
+        .post(ResultTruncate::from_config(&json!({"max_chars": 10})).expect("truncate"))
+        .observer(Arc::new(AuditLog::new(database.clone())))
         .build()
         .expect("registry")
 }
@@ -366,7 +366,7 @@ async fn a_pending_call_dropped_without_its_post_phase_is_audited_once() {
 async fn secrets_are_redacted_at_any_depth() {
     let database = Database::in_memory().await.expect("db");
     let registry = HookRegistry::builder()
-        .observer(Arc::new(AuditLogHook::new(database.clone())))
+        .observer(Arc::new(AuditLog::new(database.clone())))
         .build()
         .expect("registry");
     let args = json!({
@@ -402,8 +402,7 @@ async fn audited_row(
     tool: Result<Value, String>,
 ) -> AuditEntry {
     let database = Database::in_memory().await.expect("db");
-    let mut builder =
-        HookRegistry::builder().observer(Arc::new(AuditLogHook::new(database.clone())));
+    let mut builder = HookRegistry::builder().observer(Arc::new(AuditLog::new(database.clone())));
     if let Some(pre) = pre {
         builder = builder.pre(pre);
     }
@@ -564,7 +563,7 @@ async fn concurrent_calls_each_leave_one_row(database: Database) {
             tool: "t_blocked",
             act: Act::Block,
         })
-        .observer(Arc::new(AuditLogHook::new(database.clone())))
+        .observer(Arc::new(AuditLog::new(database.clone())))
         .build()
         .expect("registry");
     let conversation = support::unique("concurrent");
@@ -618,7 +617,7 @@ async fn a_refused_row_fails_only_its_own_call_and_the_writer_recovers() {
     let (database, _url, _dir) = support::sqlite_file().await;
     support::refuse_audit_rows_of(&database, "t_poison").await;
     let registry = HookRegistry::builder()
-        .observer(Arc::new(AuditLogHook::new(database.clone())))
+        .observer(Arc::new(AuditLog::new(database.clone())))
         .build()
         .expect("registry");
     let conversation = support::unique("poison");
@@ -666,7 +665,7 @@ async fn a_refused_row_fails_only_its_own_call_and_the_writer_recovers() {
 async fn a_failed_audit_write_withholds_the_result_unless_fail_open() {
     for (fail_open, expect_output) in [(false, false), (true, true)] {
         let database = Database::in_memory().await.expect("db");
-        let audit = AuditLogHook::from_config(
+        let audit = AuditLog::from_config(
             database.clone(),
             &json!({"fail_open": fail_open, "timeout": "2s"}),
         )
@@ -697,8 +696,8 @@ async fn a_failed_audit_write_withholds_the_result_unless_fail_open() {
 #[tokio::test]
 async fn per_row_mode_writes_the_same_rows() {
     let database = Database::in_memory().await.expect("db");
-    let audit = AuditLogHook::from_config(database.clone(), &json!({"group_commit": false}))
-        .expect("config");
+    let audit =
+        AuditLog::from_config(database.clone(), &json!({"group_commit": false})).expect("config");
     let registry = HookRegistry::builder()
         .observer(Arc::new(audit))
         .build()
@@ -726,7 +725,7 @@ fn audit_config_is_checked() {
         json!({"timeout": "soon"}),
         json!({"redact_keys": "password"}),
     ] {
-        let error = AuditLogHook::from_config(database.clone(), &bad)
+        let error = AuditLog::from_config(database.clone(), &bad)
             .err()
             .unwrap_or_else(|| panic!("{bad} must be rejected"));
         assert!(

@@ -9,9 +9,9 @@ mod support;
 use std::sync::Arc;
 
 use hooks_runtime::{HookContext, HookRegistry, Observation};
-use hooks_std::gate::{ConfirmationStatus, ConfirmationStore};
-use hooks_std::readonly::DatabaseOrgModes;
-use hooks_std::{AuditLogHook, Database};
+use hooks_std::approval_gate::{ConfirmationStatus, ConfirmationStore};
+use hooks_std::readonly_guard::DatabaseOrgModes;
+use hooks_std::{AuditLog, Database};
 use serde_json::{Value, json};
 
 /// Checks that `conversation` reads back exactly its `calls` rows,
@@ -32,7 +32,7 @@ async fn reads_back_whole(database: &Database, conversation: &str, calls: usize)
 /// A registry with the audit log on `database`.
 fn audited(database: &Database) -> HookRegistry {
     HookRegistry::builder()
-        .observer(Arc::new(AuditLogHook::new(database.clone())))
+        .observer(Arc::new(AuditLog::new(database.clone())))
         .build()
         .expect("registry")
 }
@@ -228,8 +228,13 @@ async fn a_database_from_the_previous_release_keeps_every_row() {
     assert!(modes.fetch("acme").await.expect("mode"));
 
     // The upgraded request is still decidable, once.
-    let hooks_std::gate::DecideOutcome::Decided(decided) = store
-        .decide(&pending.id, hooks_std::gate::Decision::Approve, "cfo", None)
+    let hooks_std::approval_gate::DecideOutcome::Decided(decided) = store
+        .decide(
+            &pending.id,
+            hooks_std::approval_gate::Decision::Approve,
+            "cfo",
+            None,
+        )
         .await
         .expect("decide")
     else {

@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use hooks_std::Database;
-use hooks_std::gate::{
+use hooks_std::approval_gate::{
     ApproverScope, Cancel, CardClaim, CardDelivery, CardUpdates, ConfirmationMode,
     ConfirmationRequest, ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision,
     EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, args_digest,

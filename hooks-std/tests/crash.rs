@@ -2,7 +2,7 @@
 //! `cargo test -p hooks-std --features failpoints --test crash`.
 //!
 //! Each test stops the agent's gate or the replica's callback handler at one
-//! of the gate's failpoints (`hooks_std::gate::crash_points`) — nothing after
+//! of the gate's failpoints (`hooks_std::approval_gate::crash_points`) — nothing after
 //! the point runs, as if the process were killed there — then "restarts":
 //! drops every process-local object and starts a fresh `Approvals` on the
 //! same SQLite file, with the same fake Feishu, and re-runs the same tool
@@ -23,12 +23,13 @@ use std::time::Duration;
 
 use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
 use hooks_std::Database;
-use hooks_std::fail;
-use hooks_std::gate::channel::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel};
-use hooks_std::gate::{
+use hooks_std::approval_gate::channel::feishu::FeishuChannel;
+use hooks_std::approval_gate::{
     ApprovalGate, Approvals, ApprovalsConfig, CardDelivery, ConfirmationStatus, ConfirmationStore,
     Decision, StaticDirectory, crash_points,
 };
+use hooks_std::fail;
+use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 

@@ -10,7 +10,7 @@ use hooks_runtime::{
     factory::Resources,
     trace::ExplainOutcome,
 };
-use hooks_std::gate::NO_APPROVAL_CHANNEL;
+use hooks_std::approval_gate::NO_APPROVAL_CHANNEL;
 use hooks_std::{
     DATABASE, Database, FactoryError, ORG_MODES, OrgModeSource, StaticOrgModes, build_std_hook,
 };
@@ -222,8 +222,11 @@ async fn a_gate_that_names_a_channel_still_needs_the_approval_machinery() {
 /// offline machinery accept the section.
 #[tokio::test]
 async fn a_channel_set_both_in_the_config_and_in_code_is_refused() {
-    use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
-    use hooks_std::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+    use hooks_std::approval_gate::channel::feishu::FeishuChannel;
+    use hooks_std::approval_gate::{
+        Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
+    };
+    use hooks_testkit::feishu::{FakeFeishu, FakeFeishuConfig};
 
     let config = json!({"channel": "slack", "slack": {
         "team_id": "T1", "channel_id": "C1",

@@ -10,17 +10,18 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use hooks_std::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, FeishuConfig, NONCE_HEADER,
-    SIGNATURE_HEADER, SignedCallback, TIMESTAMP_HEADER, encrypt, signature,
+use hooks_std::approval_gate::channel::feishu::{
+    FeishuChannel, FeishuConfig, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, encrypt,
+    signature,
 };
-use hooks_std::gate::channel::{
+use hooks_std::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, DecisionCallback, MAX_DECISION_REASON_CHARS,
     RawCallback, ToastKind,
 };
-use hooks_std::gate::{
+use hooks_std::approval_gate::{
     ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
 };
+use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, SignedCallback};
 use serde_json::{Value, json};
 
 const CHAT: &str = "oc_approvals";

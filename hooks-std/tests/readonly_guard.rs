@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use hooks_runtime::{HookContext, HookRegistry, Observation};
-use hooks_std::readonly::{ModeFuture, OrgModeError};
+use hooks_std::readonly_guard::{ModeFuture, OrgModeError};
 use hooks_std::{
     FunctionAllowlist, OrgModeSource, ReadOnlyGuard, SqlClassifier, SqlDialect, SqlVerdict,
     StaticOrgModes, classify_sql,
@@ -316,7 +316,10 @@ fn too_complex_measures_without_parsing_and_agrees_with_classify() {
         "{reason}"
     );
     assert_eq!(classifier.classify(&joins), SqlVerdict::Write(reason));
-    let long = format!("SELECT 1{}", " ".repeat(hooks_std::readonly::MAX_SQL_BYTES));
+    let long = format!(
+        "SELECT 1{}",
+        " ".repeat(hooks_std::readonly_guard::MAX_SQL_BYTES)
+    );
     assert!(
         classifier
             .too_complex(&long)

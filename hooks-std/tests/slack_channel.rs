@@ -23,15 +23,16 @@ use axum::Router;
 use axum::http::{HeaderMap, HeaderValue};
 use hooks_runtime::{HookContext, HookRegistry, Observation, ToolCallReport};
 use hooks_std::Database;
-use hooks_std::gate::channel::slack::{
-    FakeSlack, FakeSlackConfig, REASON_BLOCK_ID, SIGNATURE_HEADER, SlackChannel, SlackClick,
-    SlackConfig, TIMESTAMP_HEADER, signature, verify_signature,
+use hooks_std::approval_gate::channel::slack::{
+    REASON_BLOCK_ID, SIGNATURE_HEADER, SlackChannel, SlackConfig, TIMESTAMP_HEADER, signature,
+    verify_signature,
 };
-use hooks_std::gate::channel::{Callback, CallbackError, Channel, RawCallback};
-use hooks_std::gate::{
+use hooks_std::approval_gate::channel::{Callback, CallbackError, Channel, RawCallback};
+use hooks_std::approval_gate::{
     ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ApproverScope, ConfirmationMode,
     ConfirmationRequest, ConfirmationStatus, ConfirmationStore, Decision, StaticDirectory,
 };
+use hooks_testkit::slack::{FakeSlack, FakeSlackConfig, SlackClick};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -378,7 +379,7 @@ async fn a_click_past_the_deadline_before_the_gate_notices_approves_nothing() {
     // Create the request through the store, as a gate in a process that
     // died would have, so nobody expires it before the click.
     let request = store
-        .create(&hooks_std::gate::NewConfirmation {
+        .create(&hooks_std::approval_gate::NewConfirmation {
             idempotency_key: "conv-x:c9".into(),
             tool_name: "oa__purchase_pay".into(),
             args: json!({"amount": 1}),

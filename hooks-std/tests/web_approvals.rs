@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use hooks_runtime::{HookContext, ToolCallReport};
 use hooks_std::Database;
-use hooks_std::gate::channel::web::{TrustedHeaderAuth, WebConfig};
-use hooks_std::gate::{
+use hooks_std::approval_gate::channel::web::{TrustedHeaderAuth, WebConfig};
+use hooks_std::approval_gate::{
     ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, NewConfirmation,
 };
 use reqwest::StatusCode;
@@ -901,7 +901,12 @@ async fn requests_and_decisions_of_another_process_reach_the_stream() {
     // And decides it there.
     page.approvals
         .store()
-        .decide(&request.id, hooks_std::gate::Decision::Approve, "bob", None)
+        .decide(
+            &request.id,
+            hooks_std::approval_gate::Decision::Approve,
+            "bob",
+            None,
+        )
         .await
         .expect("decide");
     // The decision itself, then the list without it.
@@ -996,16 +1001,17 @@ async fn parallel_wrong_logins_are_throttled_and_others_still_sign_in() {
 
 /// The test directory, from which operators can be removed while the page runs.
 struct Revocable {
-    people: hooks_std::gate::StaticDirectory,
+    people: hooks_std::approval_gate::StaticDirectory,
     revoked: std::sync::Mutex<Vec<String>>,
 }
 
-impl hooks_std::gate::ApproverDirectory for Revocable {
+impl hooks_std::approval_gate::ApproverDirectory for Revocable {
     fn resolve<'a>(
         &'a self,
         channel_kind: &'a str,
         platform_id: &'a str,
-    ) -> hooks_std::gate::DirectoryFuture<'a, Option<hooks_std::gate::Approver>> {
+    ) -> hooks_std::approval_gate::DirectoryFuture<'a, Option<hooks_std::approval_gate::Approver>>
+    {
         let revoked = self
             .revoked
             .lock()
@@ -1021,8 +1027,8 @@ impl hooks_std::gate::ApproverDirectory for Revocable {
     fn agent_owner<'a>(
         &'a self,
         agent_id: &'a str,
-    ) -> hooks_std::gate::DirectoryFuture<'a, Option<String>> {
-        hooks_std::gate::ApproverDirectory::agent_owner(&self.people, agent_id)
+    ) -> hooks_std::approval_gate::DirectoryFuture<'a, Option<String>> {
+        hooks_std::approval_gate::ApproverDirectory::agent_owner(&self.people, agent_id)
     }
 }
 
@@ -1494,8 +1500,8 @@ async fn a_busy_watched_channel_does_not_hide_requests_the_operator_decides() {
 /// does not, neither can decide it on the page, and its decision in
 /// Feishu reaches her stream.
 async fn watched_feishu_request(database: Database, chat: &str, web_channel: &str) {
-    use hooks_std::gate::Decision;
-    use hooks_std::gate::channel::feishu::CardClick;
+    use hooks_std::approval_gate::Decision;
+    use hooks_testkit::feishu::CardClick;
     let feishu = feishu_gate(database.clone(), chat).await;
     let registry = feishu.registry.clone();
     // The page watches the Feishu chat for alice only.
@@ -1611,9 +1617,9 @@ async fn watched_feishu_request(database: Database, chat: &str, web_channel: &st
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gate_configured_with_channel_web_serves_its_page() {
-    use hooks_std::gate::channel::ChannelSettings;
-    use hooks_std::gate::channel::web::{TokenAuth, WebApprovals, WebChannel};
-    use hooks_std::gate::{
+    use hooks_std::approval_gate::channel::ChannelSettings;
+    use hooks_std::approval_gate::channel::web::{TokenAuth, WebApprovals, WebChannel};
+    use hooks_std::approval_gate::{
         ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ConfirmationStore,
     };
     let hash = TokenAuth::hash_token("alice-token").expect("hash");

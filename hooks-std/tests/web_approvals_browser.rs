@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hooks_runtime::{HookContext, ToolCallReport};
-use hooks_std::gate::ConfirmationStatus;
+use hooks_std::approval_gate::ConfirmationStatus;
 use serde_json::{Value, json};
 use support::web::{Page, call_with, page, start};
 use tokio::task::JoinHandle;
@@ -410,8 +410,8 @@ async fn enter_in_the_reason_field_decides_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feishu_request_shows_read_only_and_leaves_when_decided_there() {
-    use hooks_std::gate::Decision;
-    use hooks_std::gate::channel::feishu::CardClick;
+    use hooks_std::approval_gate::Decision;
+    use hooks_testkit::feishu::CardClick;
     use support::web::{
         FEISHU_CHAT, feishu_gate, org_scope, page_with, tokens, watching_feishu_for_alice,
     };

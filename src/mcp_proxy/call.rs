@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::{Shared, http, tools};
 use crate::output::OutputForm;
-use crate::std_hooks::schema::output_problem;
+use crate::std_hooks::args_schema::output_problem;
 use crate::{HookContext, Observation, PreToolUse, ToolOutcome};
 
 /// How often a client that asked for progress hears that its call still

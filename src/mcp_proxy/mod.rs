@@ -103,7 +103,7 @@ pub(crate) struct Shared {
     checked: tools::Checked,
     /// The approval machinery the agent's gate asks through, if any: a
     /// call the client cancels while it waits has its request withdrawn.
-    approvals: Option<crate::std_hooks::gate::Approvals>,
+    approvals: Option<crate::std_hooks::approval_gate::Approvals>,
 }
 
 /// The hooks between an MCP client and one upstream MCP server.

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::tools::Checked;
 use crate::config::{AgentConfig, ClassHookEntry};
-use crate::std_hooks::ArgsSchemaHook;
+use crate::std_hooks::ArgsSchema;
 
 /// Where the added guard says it came from, in config errors.
 const ENTRY: &str = "mcp_proxy (the upstream tools' inputSchema)";
@@ -26,12 +26,12 @@ pub(super) fn register(
     let position = config
         .class_hooks
         .iter()
-        .position(|entry| entry.name == ArgsSchemaHook::NAME);
+        .position(|entry| entry.name == ArgsSchema::NAME);
     let index = match position {
         Some(index) => index,
         None => {
             config.class_hooks.push(ClassHookEntry {
-                name: ArgsSchemaHook::NAME.to_owned(),
+                name: ArgsSchema::NAME.to_owned(),
                 config: Value::Object(Map::new()),
                 entry: ENTRY.to_owned(),
             });
@@ -67,7 +67,7 @@ pub(super) fn register(
             checked.insert(name, Some(schema));
             continue;
         }
-        match ArgsSchemaHook::builder().tool(name.clone(), schema.clone()) {
+        match ArgsSchema::builder().tool(name.clone(), schema.clone()) {
             Ok(_) => {
                 schemas.insert(name.clone(), schema.clone());
                 checked.insert(name, Some(schema));

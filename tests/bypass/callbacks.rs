@@ -7,18 +7,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use hooks::std_hooks::gate::channel::feishu::{
-    CardClick, FakeFeishu, FakeFeishuConfig, FeishuChannel, SignedCallback, signature,
+use hooks::std_hooks::approval_gate::channel::feishu::{FeishuChannel, signature};
+use hooks::std_hooks::approval_gate::channel::slack::{SlackChannel, signature as slack_signature};
+use hooks::std_hooks::approval_gate::channel::{
+    Callback, Channel, MAX_DECISION_REASON_CHARS, RawCallback,
 };
-use hooks::std_hooks::gate::channel::slack::{
-    FakeSlack, FakeSlackConfig, SignedRequest as SlackSigned, SlackChannel, SlackClick,
-    signature as slack_signature,
-};
-use hooks::std_hooks::gate::channel::{Callback, Channel, MAX_DECISION_REASON_CHARS, RawCallback};
-use hooks::std_hooks::gate::{
+use hooks::std_hooks::approval_gate::{
     Approvals, ApprovalsConfig, ConfirmationStatus, ConfirmationStore, Decision, StaticDirectory,
 };
-use hooks::std_hooks::readonly::{OrgModeSource, StaticOrgModes};
+use hooks::std_hooks::readonly_guard::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::text::is_hidden;
 use hooks::{
@@ -26,6 +23,9 @@ use hooks::{
     config::{AgentConfig, ConfigFormat},
     factory::Resources,
 };
+use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, SignedCallback};
+use hooks_testkit::slack::SignedRequest as SlackSigned;
+use hooks_testkit::slack::{FakeSlack, FakeSlackConfig, SlackClick};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -389,7 +389,9 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
 /// Only the signed-in operator in scope, with their token, decides, once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_signed_in_operator_in_scope_decides_on_the_web_page() {
-    use hooks::std_hooks::gate::channel::web::{TokenAuth, WebApprovals, WebChannel, WebConfig};
+    use hooks::std_hooks::approval_gate::channel::web::{
+        TokenAuth, WebApprovals, WebChannel, WebConfig,
+    };
 
     let database = Database::in_memory().await.expect("database");
     let channel = WebChannel::new("approvals");
@@ -651,8 +653,8 @@ impl Channel for SlowToAnswer {
     }
     fn send_card<'a>(
         &'a self,
-        request: &'a hooks::std_hooks::gate::ConfirmationRequest,
-    ) -> hooks::std_hooks::gate::channel::ChannelFuture<'a, String> {
+        request: &'a hooks::std_hooks::approval_gate::ConfirmationRequest,
+    ) -> hooks::std_hooks::approval_gate::channel::ChannelFuture<'a, String> {
         Box::pin(async move {
             let message_ref = self.0.send_card(request).await?;
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -664,17 +666,20 @@ impl Channel for SlowToAnswer {
     }
     fn update_card<'a>(
         &'a self,
-        request: &'a hooks::std_hooks::gate::ConfirmationRequest,
-    ) -> hooks::std_hooks::gate::channel::ChannelFuture<'a, ()> {
+        request: &'a hooks::std_hooks::approval_gate::ConfirmationRequest,
+    ) -> hooks::std_hooks::approval_gate::channel::ChannelFuture<'a, ()> {
         self.0.update_card(request)
     }
     fn verify_callback(
         &self,
         raw: RawCallback<'_>,
-    ) -> Result<Callback, hooks::std_hooks::gate::channel::CallbackError> {
+    ) -> Result<Callback, hooks::std_hooks::approval_gate::channel::CallbackError> {
         self.0.verify_callback(raw)
     }
-    fn callback_reply(&self, reply: hooks::std_hooks::gate::channel::CallbackReply<'_>) -> Value {
+    fn callback_reply(
+        &self,
+        reply: hooks::std_hooks::approval_gate::channel::CallbackReply<'_>,
+    ) -> Value {
         self.0.callback_reply(reply)
     }
 }

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use hooks::std_hooks::Database;
-use hooks::std_hooks::gate::{
+use hooks::std_hooks::approval_gate::{
     ApproverScope, CardUpdates, ConfirmationMode, ConfirmationStatus, ConfirmationStore,
     DecideOutcome, Decision, NewConfirmation, args_digest,
 };

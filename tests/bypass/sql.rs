@@ -491,7 +491,7 @@ fn assert_too_complex_unparsed(config: Value, what: &str, sql: &str) {
 /// aborted the process at 1,500 and 3,000 levels).
 #[test]
 fn bracketless_recursion_is_a_write_unparsed() {
-    let cap = hooks_std::readonly::MAX_TOKENS;
+    let cap = hooks_std::readonly_guard::MAX_TOKENS;
     // (what, head, repeated part, its tokens, tail)
     let constructs: &[(&str, &str, &str, usize, &str)] = &[
         ("JOIN", "SELECT * FROM a", " JOIN a", 2, ""),

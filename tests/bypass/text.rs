@@ -5,9 +5,11 @@
 
 use hooks_runtime::HookContext;
 use hooks_std::Redactor;
-use hooks_std::gate::channel::feishu::approval_card;
-use hooks_std::gate::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
-use hooks_std::rate_limit::{connector_key, user_key};
+use hooks_std::approval_gate::channel::feishu::approval_card;
+use hooks_std::approval_gate::{
+    ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
+};
+use hooks_std::connector_rate_limit::{connector_key, user_key};
 use hooks_std::text::{escape_hidden, escape_hidden_in_json, is_hidden};
 use proptest::prelude::*;
 use serde_json::{Value, json};

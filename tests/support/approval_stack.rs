@@ -7,9 +7,12 @@
 use std::sync::Arc;
 
 use hooks::factory::Resources;
-use hooks::std_hooks::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
-use hooks::std_hooks::gate::{Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory};
+use hooks::std_hooks::approval_gate::channel::feishu::FeishuChannel;
+use hooks::std_hooks::approval_gate::{
+    Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
+};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
+use hooks_testkit::feishu::{FakeFeishu, FakeFeishuConfig};
 
 /// The chat the approval cards go to.
 pub const CHAT: &str = "oc_ops_approvals";

@@ -12,7 +12,7 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
 use hooks::std_hooks::Database;
-use hooks::std_hooks::gate::channel::feishu::FakeFeishu;
+use hooks_testkit::feishu::FakeFeishu;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam,
     ProgressNotificationParam,

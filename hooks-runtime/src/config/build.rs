@@ -6,16 +6,14 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::agent::{AgentConfig, ConfigShape};
+use super::command_hooks::{self, CommandDeclaration};
 use super::dead_guards::{self, DeclaredSchema};
 use super::error::{AgentConfigError, AgentConfigErrors};
-use super::program::check_program;
 use super::warning::ConfigWarning;
 use crate::ask::AskHandler;
-use crate::command::{CommandHook, CommandSpec};
 use crate::factory::{
     AgentSettings, Attach, Built, BuiltItem, FactoryInput, HookFactory, Resources, factories,
 };
-use crate::hook::Hook as _;
 use crate::registry::{Declaration, HookRegistry, HookRegistryBuilder, registered_hooks};
 
 /// A registry under construction, and every problem found so far.
@@ -167,31 +165,28 @@ impl AgentConfig {
                 map.entry("name")
                     .or_insert_with(|| json!(format!("command[{index}]")));
             }
-            let spec: CommandSpec = match serde_json::from_value(spec) {
-                Ok(spec) => spec,
-                Err(problem) => {
-                    assembly.error(
-                        Some(entry.entry.clone()),
-                        format!("invalid command hook: {problem}"),
-                    );
-                    continue;
-                }
-            };
-            let spec = self.resolve_paths(spec);
-            if let Err(problem) = check_program(&spec) {
-                assembly.error(Some(entry.entry.clone()), problem);
+            let Some(builder) = command_hooks::builder() else {
+                assembly.error(
+                    Some(entry.entry.clone()),
+                    command_hooks::NO_BUILDER.to_owned(),
+                );
                 continue;
-            }
-            match CommandHook::new(spec, assembly.ask.clone()) {
+            };
+            let declaration = CommandDeclaration {
+                spec,
+                base_dir: self.command_base_dir(),
+                ask: assembly.ask.clone(),
+            };
+            match (builder.build)(declaration) {
                 Ok(hook) => {
                     let at = assembly.declared(&entry.entry);
                     assembly
                         .entries
-                        .insert(hook.name().to_owned(), entry.entry.clone());
-                    assembly.builder = std::mem::take(&mut assembly.builder)
-                        .hook_declared(hook.into_registered(), Some(at));
+                        .insert(hook.hook().name().to_owned(), entry.entry.clone());
+                    assembly.builder =
+                        std::mem::take(&mut assembly.builder).hook_declared(hook, Some(at));
                 }
-                Err(problem) => assembly.error(Some(entry.entry.clone()), problem.to_string()),
+                Err(problem) => assembly.error(Some(entry.entry.clone()), problem),
             }
         }
         let Assembly {
@@ -245,25 +240,20 @@ impl AgentConfig {
         }
     }
 
-    /// Relative program paths (`./hooks/check.sh`) and working directories
-    /// resolve against the config file's directory.
-    fn resolve_paths(&self, mut spec: CommandSpec) -> CommandSpec {
-        let Some(mut base) = self.base_dir.as_deref() else {
-            return spec;
-        };
-        // A Claude Code settings file lives in `<project>/.claude/`; its
-        // commands run from the project, as Claude Code runs them.
+    /// The directory a command hook's relative program paths
+    /// (`./hooks/check.sh`) and working directory resolve against: the
+    /// config file's. A Claude Code settings file lives in
+    /// `<project>/.claude/`; its commands run from the project, as Claude
+    /// Code runs them.
+    fn command_base_dir(&self) -> Option<&std::path::Path> {
+        let base = self.base_dir.as_deref()?;
         if self.shape == ConfigShape::ClaudeSettings
             && base.file_name().is_some_and(|name| name == ".claude")
             && let Some(project) = base.parent()
         {
-            base = project;
+            return Some(project);
         }
-        spec.resolve_relative_to(base);
-        if spec.cwd.is_none() {
-            spec.cwd = Some(base.to_path_buf());
-        }
-        spec
+        Some(base)
     }
 }
 

@@ -17,16 +17,17 @@
 
 mod agent;
 mod build;
+mod command_hooks;
 mod dead_guards;
 mod entries;
 mod error;
 mod format;
 mod limits;
 mod permission_rule;
-mod program;
 mod warning;
 
 pub use agent::{AgentConfig, ClassHookEntry, CommandEntry, ConfigShape};
+pub use command_hooks::{CommandDeclaration, CommandHookBuilder};
 pub use error::{AgentConfigError, AgentConfigErrors};
 pub use format::ConfigFormat;
 pub use hooks_when::{ConfigDuration, DurationError};

@@ -28,8 +28,9 @@ pub fn in_dry_run() -> bool {
     DRY_RUN.try_with(|()| ()).is_ok()
 }
 
-/// The side effect a hook records when, in a dry run, it would have asked.
-pub(crate) const WOULD_ASK: &str = "would ask for approval (dry run)";
+/// The side effect a hook records when, in a dry run, it would have asked
+/// (a command hook's `ask`, the approval gate).
+pub const WOULD_ASK: &str = "would ask for approval (dry run)";
 
 /// What one pre hook would do in a dry run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

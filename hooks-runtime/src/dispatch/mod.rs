@@ -21,9 +21,9 @@ mod tool_name;
 mod trace;
 
 pub(crate) use detached::ObserverTasks;
-pub(crate) use explain::WOULD_ASK;
 pub use explain::{
-    ExplainOutcome, ExplainStep, ExplainVerdict, Explanation, ResultExplanation, in_dry_run,
+    ExplainOutcome, ExplainStep, ExplainVerdict, Explanation, ResultExplanation, WOULD_ASK,
+    in_dry_run,
 };
 pub use observation::Observation;
 pub use phases::{PendingToolCall, PreToolUse};

@@ -170,7 +170,7 @@ impl Database {
 }
 
 /// Beginning a transaction that writes, on either backend.
-#[cfg_attr(not(feature = "gate"), allow(dead_code))]
+#[cfg_attr(not(feature = "approval-gate"), allow(dead_code))]
 pub(crate) trait BeginWrite {
     /// The backend.
     type Backend: sqlx::Database;

@@ -6,10 +6,10 @@ use std::sync::{Arc, OnceLock};
 use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
 use hooks_std::Database;
-use hooks_std::gate::channel::web::{
+use hooks_std::approval_gate::channel::web::{
     OperatorAuth, TokenAuth, WatchedChannel, WebApprovals, WebChannel, WebConfig,
 };
-use hooks_std::gate::{
+use hooks_std::approval_gate::{
     ApprovalGate, Approvals, ApprovalsConfig, ApproverDirectory, ConfirmationStore, StaticDirectory,
 };
 use serde_json::{Value, json};
@@ -192,11 +192,11 @@ pub(crate) fn start(page: &Page, ctx: HookContext) -> JoinHandle<ToolCallReport>
 /// A gate that asks in a (fake) Feishu chat, on `database`, with its
 /// callback router served on loopback: its registry and callback URL.
 pub(crate) struct FeishuGate {
-    pub(crate) fake: hooks_std::gate::channel::feishu::FakeFeishu,
+    pub(crate) fake: hooks_testkit::feishu::FakeFeishu,
     pub(crate) registry: hooks_runtime::HookRegistry,
     pub(crate) callback_url: String,
     server: JoinHandle<()>,
-    _approvals: hooks_std::gate::Approvals,
+    _approvals: hooks_std::approval_gate::Approvals,
 }
 
 impl Drop for FeishuGate {
@@ -211,10 +211,11 @@ pub(crate) const FEISHU_CHAT: &str = "oc_finance";
 /// A gate asking in Feishu chat `chat` of a fake Feishu (bob, `ou_bob`,
 /// decides there) on `database`, its callback router served on loopback.
 pub(crate) async fn feishu_gate(database: Database, chat: &str) -> FeishuGate {
-    use hooks_std::gate::channel::feishu::{FakeFeishu, FakeFeishuConfig, FeishuChannel};
-    use hooks_std::gate::{
+    use hooks_std::approval_gate::channel::feishu::FeishuChannel;
+    use hooks_std::approval_gate::{
         ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
     };
+    use hooks_testkit::feishu::{FakeFeishu, FakeFeishuConfig};
     let fake = FakeFeishu::start(FakeFeishuConfig::default())
         .await
         .expect("fake feishu");

@@ -1,0 +1,56 @@
+//! Command hooks: external programs that speak the Claude Code hook protocol.
+//!
+//! An agent's config declares them (see [`CommandSpec`]); [`CommandHook`]
+//! runs them. Existing Claude Code hook scripts work unchanged: they read the
+//! call as JSON on stdin, exit 2 to block with stderr as the reason, or print
+//! JSON such as `{"hookSpecificOutput": {"permissionDecision": "deny"}}`.
+//! Unlike Claude Code, a command that crashes, times out or prints invalid
+//! JSON blocks the call unless its spec says `on_error: fail_open`, and
+//! `permissionDecision: "ask"` goes to the approval gate.
+//!
+//! An HTTP hook (`url:` instead of `command:`) POSTs the same input to a URL
+//! and reads the answer as the command's stdout; a non-2xx answer, a timeout
+//! or a connection that fails is a failure, closed unless fail-open.
+//!
+#![doc = include_str!("../../docs/command-hooks.md")]
+
+mod hook;
+mod http;
+mod output;
+mod process;
+mod program;
+mod protocol;
+mod spec;
+mod stdout;
+#[cfg(target_os = "linux")]
+mod supervisor;
+
+pub use hook::{COMMAND_ENV_ALLOWLIST, CommandHook};
+pub use http::HttpEndpoint;
+pub use process::COMMAND_OUTPUT_LIMIT;
+pub use spec::{CommandLine, CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT};
+
+use hooks_runtime::config::{CommandDeclaration, CommandHookBuilder};
+use hooks_runtime::registry::RegisteredHook;
+
+inventory::submit! {
+    CommandHookBuilder { build: build_declared }
+}
+
+/// Builds a config file's command hook: reads its fields, anchors relative
+/// paths to the config's directory, checks that the program exists and is
+/// executable, and makes the hook.
+fn build_declared(declaration: CommandDeclaration<'_>) -> Result<RegisteredHook, String> {
+    let mut spec: CommandSpec = serde_json::from_value(declaration.spec)
+        .map_err(|problem| format!("invalid command hook: {problem}"))?;
+    if let Some(base) = declaration.base_dir {
+        spec.resolve_relative_to(base);
+        if spec.cwd.is_none() {
+            spec.cwd = Some(base.to_path_buf());
+        }
+    }
+    program::check_program(&spec)?;
+    CommandHook::new(spec, declaration.ask)
+        .map(CommandHook::into_registered)
+        .map_err(|problem| problem.to_string())
+}

@@ -1,0 +1,132 @@
+//! A request as the page and the streams show it (the JSON shape is a
+//! contract: docs/approvals-web.md).
+//!
+//! Every value that came from the agent or a person is shown with its
+//! hidden characters escaped (`\u202E`), and `hidden_characters` says
+//! whether any were; the HTML templates escape the rest.
+
+use serde::Serialize;
+
+use crate::approval_gate::channel::render::{Shown, format_utc};
+use crate::approval_gate::{ConfirmationRequest, ConfirmationStatus};
+use crate::text::escape_hidden_in_json;
+
+/// The most characters of the arguments a request's detail shows.
+const DETAIL_ARGS_CHARS: usize = 20_000;
+
+/// One request, as the approvals page and the streams show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct RequestView {
+    pub(crate) id: String,
+    pub(crate) tool: String,
+    pub(crate) agent: String,
+    pub(crate) user: String,
+    pub(crate) org: String,
+    pub(crate) status: &'static str,
+    pub(crate) created_at_ms: i64,
+    pub(crate) created_at: String,
+    pub(crate) expires_at_ms: i64,
+    pub(crate) expires_at: String,
+    pub(crate) decided_at_ms: Option<i64>,
+    pub(crate) decided_by: Option<String>,
+    pub(crate) reason: Option<String>,
+    pub(crate) approvers: String,
+    /// Pretty JSON, hidden characters escaped, cut (see `args_truncated`).
+    pub(crate) args: String,
+    pub(crate) args_truncated: bool,
+    pub(crate) hidden_characters: bool,
+    /// The channel kind the request was sent through (`web`, `feishu`, …).
+    pub(crate) channel: String,
+    /// Whether this page decides it (`false`: a watched channel's request,
+    /// shown read-only; it is decided in its own channel).
+    pub(crate) decide_here: bool,
+    /// The digest of the tool name and arguments the approval binds, given
+    /// only where every argument is shown (`null` on a list whose
+    /// arguments were cut): a decision on cut arguments must send the one
+    /// its detail showed.
+    pub(crate) args_digest: Option<String>,
+}
+
+impl RequestView {
+    /// The list form: arguments cut like every channel's card. `here`:
+    /// the page decides it.
+    pub(crate) fn summary(request: &ConfirmationRequest, here: bool) -> Self {
+        Self::build(request, None, here)
+    }
+
+    /// The detail form: arguments cut much later, and the digest a decision
+    /// sends when every argument is shown (`null` when even the detail cuts
+    /// them: such a request cannot be approved on the page).
+    pub(crate) fn detail(request: &ConfirmationRequest, here: bool) -> Self {
+        Self::build(request, Some(DETAIL_ARGS_CHARS), here)
+    }
+
+    /// Whether even the detail form cuts `request`'s arguments: then nobody
+    /// on the page can see everything an approval would cover, and it
+    /// cannot be approved there (only rejected).
+    pub(crate) fn detail_cuts_args(request: &ConfirmationRequest) -> bool {
+        Shown::default()
+            .args_cut(request, DETAIL_ARGS_CHARS)
+            .truncated
+    }
+
+    /// Whether the list form cuts `request`'s arguments (then a decision
+    /// must carry the digest its detail shows).
+    pub(crate) fn list_cuts_args(request: &ConfirmationRequest) -> bool {
+        Shown::default().args(request).truncated
+    }
+
+    fn build(request: &ConfirmationRequest, cut: Option<usize>, here: bool) -> Self {
+        let mut shown = Shown::default();
+        let args = match cut {
+            None => shown.args(request),
+            Some(cut) => shown.args_cut(request, cut),
+        };
+        // The approval covers every argument: flag from all of them.
+        let full = serde_json::to_string(&request.args).unwrap_or_default();
+        shown.had_hidden |= escape_hidden_in_json(&full).had_hidden;
+        let decided = request.status != ConfirmationStatus::Pending;
+        RequestView {
+            id: request.id.clone(),
+            tool: shown.plain(&request.tool_name),
+            agent: shown.plain(&request.agent_id),
+            user: shown.plain(&request.initiator_user_id),
+            org: shown.plain(&request.org_id),
+            status: request.status.as_str(),
+            created_at_ms: request.created_at_ms,
+            created_at: format_utc(request.created_at_ms),
+            expires_at_ms: request.expires_at_ms,
+            expires_at: format_utc(request.expires_at_ms),
+            decided_at_ms: request.decided_at_ms.filter(|_| decided),
+            decided_by: request.decided_by.as_deref().map(|who| shown.plain(who)),
+            reason: request.reason.as_deref().map(|why| shown.plain(why)),
+            approvers: shown.plain(&request.approvers_text()),
+            args_digest: (!args.truncated).then(|| request.args_digest.clone()),
+            args: args.text,
+            args_truncated: args.truncated,
+            hidden_characters: shown.had_hidden,
+            channel: shown.plain(&request.channel_kind),
+            decide_here: here,
+        }
+    }
+}
+
+impl super::WebApprovals {
+    /// `request` in the list form, as this page shows it.
+    pub(crate) fn summary(&self, request: &ConfirmationRequest) -> RequestView {
+        RequestView::summary(request, self.decides_here(request))
+    }
+
+    /// `requests` in the list form.
+    pub(crate) fn summaries(&self, requests: &[ConfirmationRequest]) -> Vec<RequestView> {
+        requests
+            .iter()
+            .map(|request| self.summary(request))
+            .collect()
+    }
+
+    /// `request` in the detail form, as this page shows it.
+    pub(crate) fn detail(&self, request: &ConfirmationRequest) -> RequestView {
+        RequestView::detail(request, self.decides_here(request))
+    }
+}
