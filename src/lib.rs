@@ -62,6 +62,8 @@ pub use hooks_runtime::__private;
 /// command hooks build.
 #[doc(inline)]
 pub use hooks_command as command;
+/// Declares an agent flag a hook reads (see [`factory::AgentFlag`]).
+pub use hooks_runtime::agent_flag;
 /// Registers a hook factory by name (see [`factory`]).
 pub use hooks_runtime::hook_factory;
 /// Tower middleware: the hooks in front of any `Service<ToolCall>`.

@@ -74,7 +74,7 @@ fn the_three_formats_say_the_same_thing() {
     assert_eq!(yaml, json);
     assert_eq!(yaml, toml);
     assert_eq!(yaml.shape, ConfigShape::Native);
-    assert!(yaml.require_confirmation_for_all);
+    assert!(yaml.flag("require_confirmation_for_all"));
     let names: Vec<&str> = yaml.class_hooks.iter().map(|h| h.name.as_str()).collect();
     assert_eq!(
         names,
@@ -115,7 +115,7 @@ fn the_seed_shape_is_accepted_as_object_or_string() {
     let config = AgentConfig::from_value(&object, "agents.json", None).expect("seed");
     assert_eq!(config.shape, ConfigShape::Seed);
     assert_eq!(config.agent, "ops-bot");
-    assert!(config.require_confirmation_for_all);
+    assert!(config.flag("require_confirmation_for_all"));
     assert_eq!(config.class_hooks.len(), 2);
     let string = json!({
         "id": "ops-bot",
@@ -400,18 +400,95 @@ async fn the_gate_cannot_be_weakened_by_config() {
     assert!(
         AgentConfig::from_value(&seed, "seed.json", None)
             .expect("seed")
-            .require_confirmation_for_all,
+            .flag("require_confirmation_for_all"),
         "either place asking for confirmation is enough"
     );
     let claude = json!({"require_confirmation_for_all": true, "hooks": {"PreToolUse": []}});
     assert!(
         AgentConfig::from_value(&claude, "settings.json", None)
             .expect("cc")
-            .require_confirmation_for_all
+            .flag("require_confirmation_for_all")
     );
 }
 
 // ---- commands that cannot run, files that cannot be parsed quickly (issue 11) ----
+
+// ---- agent flags: declared by the crate whose hook reads them ----
+
+// A flag whose hook is nowhere in this program, as a crate declaring a flag
+// for a hook it failed to link would leave it.
+hooks::agent_flag!(
+    "require_flag_test_quorum",
+    read_by = "flag_test_quorum",
+    "a test flag whose hook is not linked"
+);
+
+#[tokio::test]
+async fn a_guard_the_config_asks_for_and_no_hook_reads_stops_the_agent() {
+    // Undeclared: a `require_…` key set to true is refused in every shape,
+    // never ignored as an unknown model setting.
+    let native = AgentConfig::parse(
+        "agent: x\nrequire_two_people: true\n",
+        ConfigFormat::Yaml,
+        "agent.yaml",
+        None,
+    );
+    let seed = AgentConfig::from_value(
+        &json!({"agent": "x", "model_config_json": {"require_two_people": true, "temperature": 0.2}}),
+        "seed.json",
+        None,
+    );
+    for errors in [errors_of(native), errors_of(seed)] {
+        let text = errors.join("\n");
+        assert!(text.contains("require_two_people"), "{text}");
+        assert!(
+            text.contains("asks for a guard that no hook in this program declares"),
+            "{text}"
+        );
+        assert!(
+            text.contains("require_confirmation_for_all"),
+            "the declared flags are listed: {text}"
+        );
+    }
+    // Declared, but its hook is not linked: the registry is not built.
+    let config = AgentConfig::parse(
+        "agent: x\nrequire_flag_test_quorum: true\n",
+        ConfigFormat::Yaml,
+        "agent.yaml",
+        None,
+    )
+    .expect("a declared flag parses");
+    assert!(config.flag("require_flag_test_quorum"));
+    let errors = config
+        .build_registry(&resources().await)
+        .expect_err("no hook reads the flag")
+        .to_string();
+    assert!(
+        errors.contains(
+            "require_flag_test_quorum: is set, but `flag_test_quorum`, the hook that reads it"
+        ),
+        "{errors}"
+    );
+    // A declared flag must be a boolean; an unset one costs nothing.
+    let errors = errors_of(AgentConfig::parse(
+        "agent: x\nrequire_confirmation_for_all: \"yes\"\n",
+        ConfigFormat::Yaml,
+        "agent.yaml",
+        None,
+    ));
+    assert!(
+        errors.join("\n").contains("must be true or false"),
+        "{errors:?}"
+    );
+    let relaxed = AgentConfig::parse(
+        "agent: x\nrequire_flag_test_quorum: false\n",
+        ConfigFormat::Yaml,
+        "agent.yaml",
+        None,
+    )
+    .expect("parses");
+    assert!(relaxed.build_registry(&resources().await).is_ok());
+}
 
 /// A directory holding `hooks/ok.sh` (executable) and `hooks/plain.sh` (not).
 fn hook_dir() -> tempfile::TempDir {

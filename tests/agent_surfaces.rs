@@ -156,7 +156,7 @@ async fn a_delegate_is_never_less_guarded_than_its_caller() {
             "agent: payer\nrequire_confirmation_for_all: false\n",
         ))
         .expect("child");
-    assert!(child.config().require_confirmation_for_all);
+    assert!(child.config().flag("require_confirmation_for_all"));
     let report = call(&child, "oa__pay", None).await;
     assert!(!report.tool_ran, "the child cannot pay unapproved");
     assert_eq!(report.stopped_by(), Some("approval_gate"));

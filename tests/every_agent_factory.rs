@@ -45,10 +45,10 @@ impl PreToolUseHook for Stamp {}
 fn build_stamp(input: &FactoryInput<'_>) -> Result<Built, String> {
     let config: StampConfig = input.parse_config()?;
     let label = config.label.unwrap_or_else(|| "default".to_owned());
-    BUILDS
-        .lock()
-        .expect("builds")
-        .push((label.clone(), input.agent.require_confirmation_for_all));
+    BUILDS.lock().expect("builds").push((
+        label.clone(),
+        input.agent.flag("require_confirmation_for_all"),
+    ));
     Ok(RegisteredHook::pre(Stamp(label)).into())
 }
 

@@ -7,10 +7,12 @@
 //! hooks (and `when` expressions) always see who is calling from where. A
 //! delegated agent never inherits its caller's registry: [`Agent::delegate`]
 //! builds the sub-agent's own registry from its own config, and that
-//! registry always carries the approval gate. A delegate is never less
-//! guarded than its caller: its gate asks for every call when its own
-//! `require_confirmation_for_all` **or any caller's** is set. Delegation
-//! cannot escape the gate.
+//! registry always carries the hooks every agent gets (the approval gate,
+//! with the standard hooks). A delegate is never less guarded than its
+//! caller: every [agent flag](crate::factory::AgentFlag) set for the caller
+//! (such as `require_confirmation_for_all`, which makes the gate ask for
+//! every call) is set for the delegate too. Delegation cannot escape the
+//! hooks every agent gets.
 
 use std::fmt;
 use std::sync::Arc;
@@ -104,14 +106,13 @@ impl Agent {
 
     /// A sub-agent this agent delegates to: its **own** registry, built from
     /// its own config, on the `Delegated` surface, with the delegation path
-    /// extended. The caller's other hooks are not inherited, but the approval
-    /// gate is never weaker than the caller's: the sub-agent's
-    /// `require_confirmation_for_all` is its own flag OR this agent's (and so
-    /// every ancestor's), and [`config`](Agent::config) reports that effective
-    /// value. A parent that asks for every call cannot hand its tools to a
-    /// child that does not.
+    /// extended. The caller's other hooks are not inherited, but its agent
+    /// flags are: the sub-agent's flags are its own and this agent's (and so
+    /// every ancestor's), and [`config`](Agent::config) reports those
+    /// effective flags. A parent that asks for every call to be approved
+    /// cannot hand its tools to a child that does not.
     pub fn delegate(&self, mut config: AgentConfig) -> Result<Agent, AgentConfigErrors> {
-        config.require_confirmation_for_all |= self.config.require_confirmation_for_all;
+        config.flags.extend(self.config.flags.iter().cloned());
         let (registry, warnings) = config.build_registry_with_warnings(&self.resources)?;
         let mut path = self.path.clone();
         path.push(config.agent.clone());

@@ -190,7 +190,7 @@ fn approval_gate(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
     use crate::config::parse_config;
 
     let mut config: ApprovalGateConfig = parse_config(ApprovalGate::NAME, input.config)?;
-    config.require_confirmation_for_all |= input.agent.require_confirmation_for_all;
+    config.require_confirmation_for_all |= input.agent.flag(REQUIRE_CONFIRMATION_FOR_ALL);
     let gate = match input.resources.get(APPROVALS) {
         Some(approvals) => {
             // One place for the channel: a section in the config and a
@@ -366,6 +366,18 @@ macro_rules! std_factories {
         });
     )*};
 }
+
+/// The agent flag the approval gate reads: every tool call of the agent
+/// (and of every agent it delegates to) needs a person's approval. Declared
+/// whether or not the gate is in the build, so that a config asking for it
+/// in a build without the gate is refused with the feature to turn on.
+pub const REQUIRE_CONFIRMATION_FOR_ALL: &str = "require_confirmation_for_all";
+
+hooks_runtime::agent_flag!(
+    REQUIRE_CONFIRMATION_FOR_ALL,
+    read_by = APPROVAL_GATE,
+    "every tool call of the agent needs a person's approval"
+);
 
 // Every agent gets the gate: a call can always be held for a person.
 #[cfg(feature = "approval-gate")]

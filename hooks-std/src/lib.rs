@@ -116,7 +116,9 @@ pub use connector_rate_limit::{
 pub use factory::APPROVALS;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use factory::{DATABASE, offline_resources};
-pub use factory::{FactoryError, ORG_MODES, STD_HOOK_NAMES, build_std_hook};
+pub use factory::{
+    FactoryError, ORG_MODES, REQUIRE_CONFIRMATION_FOR_ALL, STD_HOOK_NAMES, build_std_hook,
+};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use readonly_guard::DatabaseOrgModes;
 #[cfg(feature = "readonly-guard")]

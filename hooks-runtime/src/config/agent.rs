@@ -1,5 +1,6 @@
 //! An agent's hook declarations, read from any of the accepted shapes.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -12,6 +13,7 @@ use super::error::{AgentConfigError, AgentConfigErrors};
 use super::format::ConfigFormat;
 use super::limits;
 use super::permission_rule;
+use crate::factory::{FLAG_PREFIX, agent_flag, agent_flags};
 
 /// Which shape a config file had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,8 +77,11 @@ pub struct CommandEntry {
 pub struct AgentConfig {
     /// The agent's id.
     pub agent: String,
-    /// Every tool call of this agent needs approval.
-    pub require_confirmation_for_all: bool,
+    /// The [agent flags](crate::factory::AgentFlag) set for this agent
+    /// (top-level booleans a linked hook declares, such as the approval
+    /// gate's `require_confirmation_for_all`); a delegated agent's include
+    /// its callers'.
+    pub flags: BTreeSet<String>,
     /// Hooks by name, with config.
     pub class_hooks: Vec<ClassHookEntry>,
     /// Command hooks.
@@ -89,7 +94,7 @@ pub struct AgentConfig {
     pub shape: ConfigShape,
 }
 
-const NATIVE_KEYS: [&str; 3] = ["agent", "require_confirmation_for_all", "hooks"];
+const NATIVE_KEYS: [&str; 2] = ["agent", "hooks"];
 const CLAUDE_EVENTS: [&str; 4] = [
     "PreToolUse",
     "PostToolUse",
@@ -98,6 +103,11 @@ const CLAUDE_EVENTS: [&str; 4] = [
 ];
 
 impl AgentConfig {
+    /// Whether the agent flag `name` is set.
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.contains(name)
+    }
+
     /// Reads and parses `path`; the format comes from its extension
     /// (`.yaml`, `.yml`, `.json`, `.toml`). A file over 1 MiB is refused
     /// before it is read whole.
@@ -173,7 +183,7 @@ impl AgentConfig {
             .to_owned();
         let mut config = AgentConfig {
             agent: default_agent,
-            require_confirmation_for_all: false,
+            flags: BTreeSet::new(),
             class_hooks: Vec::new(),
             commands: Vec::new(),
             source: source.to_owned(),
@@ -206,16 +216,20 @@ impl AgentConfig {
     }
 
     fn read_native(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
-        for key in top.keys() {
-            if !NATIVE_KEYS.contains(&key.as_str()) {
-                let hint = crate::text::did_you_mean(key, NATIVE_KEYS)
+        let mut accepted: Vec<&str> = NATIVE_KEYS.to_vec();
+        accepted.extend(agent_flags().iter().map(|flag| flag.name));
+        for (key, value) in top {
+            // An undeclared `require_…: true` is reported by `read_flags`.
+            let asks_for_more = key.starts_with(FLAG_PREFIX) && value == &Value::Bool(true);
+            if !accepted.contains(&key.as_str()) && !asks_for_more {
+                let hint = crate::text::did_you_mean(key, accepted.iter().copied())
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
                 errors.push(self.error(
                     Some(key.clone()),
                     format!(
                         "unknown key{hint}; the accepted keys are {}",
-                        NATIVE_KEYS.join(", ")
+                        accepted.join(", ")
                     ),
                 ));
             }
@@ -273,18 +287,47 @@ impl AgentConfig {
             }
             Some(_) => errors.push(self.error(Some("agent".into()), "must be a non-empty string")),
         }
-        self.read_require_all(top, errors);
+        self.read_flags(top, "", errors);
     }
 
-    /// `require_confirmation_for_all`: optional, a boolean.
-    fn read_require_all(&mut self, top: &Map<String, Value>, errors: &mut Vec<AgentConfigError>) {
-        match top.get("require_confirmation_for_all") {
-            None => {}
-            Some(Value::Bool(flag)) => self.require_confirmation_for_all = *flag,
-            Some(_) => errors.push(self.error(
-                Some("require_confirmation_for_all".into()),
-                "must be true or false",
-            )),
+    /// The agent flags in `map` (the file's top level, or the seed's
+    /// `model_config_json`, named by `at`): each declared one a boolean,
+    /// set when `true`; either place setting a flag is enough. A
+    /// `require_…` key set to `true` that no linked crate declares is an
+    /// error, so that a config asking for more guarding never runs with
+    /// less.
+    fn read_flags(
+        &mut self,
+        map: &Map<String, Value>,
+        at: &str,
+        errors: &mut Vec<AgentConfigError>,
+    ) {
+        for (key, value) in map {
+            match (agent_flag(key), value) {
+                (Some(flag), Value::Bool(true)) => {
+                    self.flags.insert(flag.name.to_owned());
+                }
+                (Some(_), Value::Bool(false)) => {}
+                (Some(_), _) => {
+                    errors.push(self.error(Some(format!("{at}{key}")), "must be true or false"));
+                }
+                (None, Value::Bool(true)) if key.starts_with(FLAG_PREFIX) => {
+                    let declared: Vec<&str> = agent_flags().iter().map(|flag| flag.name).collect();
+                    errors.push(self.error(
+                        Some(format!("{at}{key}")),
+                        format!(
+                            "asks for a guard that no hook in this program declares (declared \
+                             flags: {}); link the crate whose hook reads it, or remove the key",
+                            if declared.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                declared.join(", ")
+                            }
+                        ),
+                    ));
+                }
+                (None, _) => {}
+            }
         }
     }
 
@@ -366,6 +409,9 @@ impl AgentConfig {
             errors.push(self.error(Some("model_config_json".into()), "must be a mapping"));
             return;
         }
+        if let Some(map) = model.as_object() {
+            self.read_flags(map, "model_config_json.", errors);
+        }
         let model = match SeedModelConfig::deserialize(model) {
             Ok(model) => model,
             Err(problem) => {
@@ -373,8 +419,6 @@ impl AgentConfig {
                 return;
             }
         };
-        // Either place asking for confirmation is enough.
-        self.require_confirmation_for_all |= model.require_confirmation_for_all == Some(true);
         if let Some(SeedHooks {
             class_hooks: Some(list),
         }) = &model.hooks
@@ -389,7 +433,7 @@ impl AgentConfig {
         if let Some(Value::String(agent)) = top.get("agent") {
             agent.clone_into(&mut self.agent);
         }
-        self.read_require_all(top, errors);
+        self.read_flags(top, "", errors);
         let hooks = top["hooks"].as_object().cloned().unwrap_or_default();
         for (event, groups) in &hooks {
             let at = format!("hooks.{event}");

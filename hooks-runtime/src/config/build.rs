@@ -12,7 +12,8 @@ use super::error::{AgentConfigError, AgentConfigErrors};
 use super::warning::ConfigWarning;
 use crate::ask::AskHandler;
 use crate::factory::{
-    AgentSettings, Attach, Built, BuiltItem, FactoryInput, HookFactory, Resources, factories,
+    AgentSettings, Attach, Built, BuiltItem, FactoryInput, HookFactory, Resources, agent_flag,
+    factories,
 };
 use crate::registry::{Declaration, HookRegistry, HookRegistryBuilder, registered_hooks};
 
@@ -36,7 +37,7 @@ impl AgentConfig {
     /// registered `every_agent`, such as the approval gate: with their entry's
     /// config when `class_hooks` names them), its class hooks (attribute hooks
     /// by name, factories by name with their config) and its command hooks.
-    /// Factories see the agent's settings (`require_confirmation_for_all`)
+    /// Factories see the agent's settings (its [agent flags](crate::factory::AgentFlag))
     /// typed; `resources` carries what they need (a database, the approval
     /// machinery…).
     ///
@@ -68,8 +69,10 @@ impl AgentConfig {
         &self,
         resources: &Resources,
     ) -> Result<(HookRegistry, Vec<ConfigWarning>), AgentConfigErrors> {
-        let settings = AgentSettings::default()
-            .require_confirmation_for_all(self.require_confirmation_for_all);
+        let settings = AgentSettings {
+            flags: self.flags.clone(),
+            ..AgentSettings::default()
+        };
         let mut assembly = Assembly {
             config: self,
             builder: HookRegistry::builder(),
@@ -82,13 +85,10 @@ impl AgentConfig {
         let every_agent: Vec<&HookFactory> = factories()
             .filter(|factory| factory.attach == Attach::EveryAgent)
             .collect();
-        if self.require_confirmation_for_all && every_agent.is_empty() {
-            assembly.error(
-                None,
-                "`require_confirmation_for_all` is set, but no hook that every agent gets \
-                 (the approval gate) is linked into this program; enable the `std-hooks` \
-                 feature of `hooks`",
-            );
+        for flag in &self.flags {
+            if let Some(problem) = unread_flag(flag, &every_agent, resources) {
+                assembly.error(Some(flag.clone()), problem);
+            }
         }
         for factory in &every_agent {
             let mut entries = self.class_hooks.iter().filter(|e| e.name == factory.name);
@@ -107,7 +107,7 @@ impl AgentConfig {
                 |e| e.entry.clone(),
             );
             let config = named.map_or(&Value::Null, |e| &e.config);
-            assembly.build(factory, config, entry, settings, resources);
+            assembly.build(factory, config, entry, &settings, resources);
         }
         for entry in &self.class_hooks {
             if every_agent.iter().any(|factory| factory.name == entry.name) {
@@ -155,7 +155,7 @@ impl AgentConfig {
                 factory,
                 &entry.config,
                 entry.entry.clone(),
-                settings,
+                &settings,
                 resources,
             );
         }
@@ -257,6 +257,36 @@ impl AgentConfig {
     }
 }
 
+/// Why a set agent flag would have no hook to act on it, if so: the
+/// factory that reads it must be linked and attached to every agent.
+fn unread_flag(name: &str, every_agent: &[&HookFactory], resources: &Resources) -> Option<String> {
+    let flag = agent_flag(name)?;
+    if every_agent
+        .iter()
+        .any(|factory| factory.name == flag.read_by)
+    {
+        return None;
+    }
+    let Some(factory) = factories().find(|factory| factory.name == flag.read_by) else {
+        return Some(format!(
+            "is set, but `{}`, the hook that reads it ({}), is not linked into this program",
+            flag.read_by, flag.description
+        ));
+    };
+    // A hook left out of the build says which feature brings it.
+    let input = FactoryInput::new(factory.name, &Value::Null, resources);
+    Some(match factory.build(&input) {
+        Err(problem) => format!(
+            "is set, but `{}`, the hook that reads it, cannot be built: {problem}",
+            flag.read_by
+        ),
+        Ok(_) => format!(
+            "is set, but `{}`, the hook that reads it, is not attached to every agent",
+            flag.read_by
+        ),
+    })
+}
+
 impl Assembly<'_> {
     /// A config entry of this agent's file, as a declaration.
     fn declared(&self, entry: &str) -> Declaration {
@@ -277,7 +307,7 @@ impl Assembly<'_> {
         factory: &HookFactory,
         config: &Value,
         entry: String,
-        settings: AgentSettings,
+        settings: &AgentSettings,
         resources: &Resources,
     ) {
         let same_name: Vec<&HookFactory> = factories().filter(|f| f.name == factory.name).collect();

@@ -33,9 +33,6 @@ pub(super) struct NativeHooks {
 /// too; only these keys concern hooks).
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct SeedModelConfig {
-    /// Either place asking for confirmation is enough.
-    #[serde(default)]
-    pub(super) require_confirmation_for_all: Option<bool>,
     /// The hooks.
     #[serde(default)]
     pub(super) hooks: Option<SeedHooks>,

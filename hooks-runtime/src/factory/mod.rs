@@ -40,8 +40,10 @@
 //! assert!(matches!(built.item, hooks::factory::BuiltItem::Hook(_)));
 //! ```
 
+mod agent_flag;
 mod resources;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -50,6 +52,8 @@ use serde_json::Value;
 pub use crate::ask::AskHandler;
 use crate::observer::CallObserver;
 use crate::registry::RegisteredHook;
+pub use agent_flag::{AgentFlag, agent_flags};
+pub(crate) use agent_flag::{FLAG_PREFIX, agent_flag};
 pub use resources::{ResourceKey, Resources};
 
 /// What a factory built: a hook or an observer, and possibly an
@@ -144,6 +148,11 @@ pub enum Attach {
     EveryAgent,
 }
 
+/// The settings of a hook built outside any agent's config: no flag set.
+static NO_FLAGS: AgentSettings = AgentSettings {
+    flags: BTreeSet::new(),
+};
+
 /// What a factory builds a hook from.
 #[derive(Debug, Clone, Copy)]
 pub struct FactoryInput<'a> {
@@ -154,7 +163,7 @@ pub struct FactoryInput<'a> {
     /// The shared resources (a database, the approval machinery…).
     pub resources: &'a Resources,
     /// The settings of the agent the hook is built for.
-    pub agent: AgentSettings,
+    pub agent: &'a AgentSettings,
 }
 
 impl<'a> FactoryInput<'a> {
@@ -165,12 +174,12 @@ impl<'a> FactoryInput<'a> {
             name,
             config,
             resources,
-            agent: AgentSettings::default(),
+            agent: &NO_FLAGS,
         }
     }
 
     /// The same input for an agent with these settings.
-    pub fn for_agent(mut self, agent: AgentSettings) -> Self {
+    pub fn for_agent(mut self, agent: &'a AgentSettings) -> Self {
         self.agent = agent;
         self
     }
@@ -182,20 +191,26 @@ impl<'a> FactoryInput<'a> {
     }
 }
 
-/// What an agent's config says that applies to every hook built for it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What an agent's config says that applies to every hook built for it:
+/// the [agent flags](AgentFlag) that are set, its own and, for a delegated
+/// agent, its callers'.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AgentSettings {
-    /// Every tool call of the agent needs a person's approval (the agent's
-    /// `require_confirmation_for_all`, or a calling agent's).
-    pub require_confirmation_for_all: bool,
+    /// The names of the flags that are set.
+    pub flags: BTreeSet<String>,
 }
 
 impl AgentSettings {
-    /// Settings with every call needing approval, or not.
-    pub fn require_confirmation_for_all(mut self, flag: bool) -> Self {
-        self.require_confirmation_for_all = flag;
+    /// These settings with the flag `name` set.
+    pub fn with_flag(mut self, name: impl Into<String>) -> Self {
+        self.flags.insert(name.into());
         self
+    }
+
+    /// Whether the flag `name` is set.
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.contains(name)
     }
 }
 
@@ -306,6 +321,31 @@ macro_rules! hook_factory {
         $crate::__private::inventory::submit! {
             $crate::factory::HookFactory::new($name, $description, $build)
                 .at(::core::file!(), ::core::line!())
+        }
+    };
+}
+
+/// Declares an [agent flag](AgentFlag): a top-level boolean of agent
+/// configs (named `require_…`) that the hook of the factory `read_by`
+/// reads from [`FactoryInput::agent`].
+///
+/// ```
+/// hooks::agent_flag!(
+///     "require_two_people",
+///     read_by = "payment_quorum",
+///     "every payment needs two approvers"
+/// );
+/// assert!(hooks::factory::agent_flags().iter().any(|flag| flag.name == "require_two_people"));
+/// ```
+#[macro_export]
+macro_rules! agent_flag {
+    ($name:expr, read_by = $hook:expr, $description:expr $(,)?) => {
+        $crate::__private::inventory::submit! {
+            $crate::factory::AgentFlag {
+                name: $name,
+                read_by: $hook,
+                description: $description,
+            }
         }
     };
 }
