@@ -17,7 +17,7 @@ use std::time::Duration;
 use axum::Router;
 use hooks::approval_gate::channel::feishu::FeishuChannel;
 use hooks::approval_gate::{
-    ApprovalGate, ApprovalGateConfig, ApproverScope, Decision, StaticDirectory,
+    ApprovalDecision, ApprovalGate, ApprovalGateConfig, ApproverScope, StaticDirectory,
 };
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
@@ -79,8 +79,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let approver = "ou_7d8a6e6df7621556ce0d21922b676706";
     let script = [
-        ("call-1", 60_000, Some(Decision::Approve)),
-        ("call-2", 250_000, Some(Decision::Reject)),
+        ("call-1", 60_000, Some(ApprovalDecision::Approve)),
+        ("call-2", 250_000, Some(ApprovalDecision::Reject)),
         ("call-3", 75_000, None),
     ];
     for (n, (call_id, amount, decision)) in script.into_iter().enumerate() {

@@ -18,7 +18,7 @@ mod exit;
 use std::time::Duration;
 
 use axum::Router;
-use hooks::approval_gate::{ApprovalGate, Decision, StaticDirectory};
+use hooks::approval_gate::{ApprovalDecision, ApprovalGate, StaticDirectory};
 use hooks::prelude::*;
 use hooks::std_hooks::Database;
 use hooks_testkit::slack::{FakeSlack, FakeSlackConfig, SlackClick};
@@ -95,8 +95,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}", registry.describe());
 
     let script = [
-        ("call-1", 60_000, Some(Decision::Approve)),
-        ("call-2", 250_000, Some(Decision::Reject)),
+        ("call-1", 60_000, Some(ApprovalDecision::Approve)),
+        ("call-2", 250_000, Some(ApprovalDecision::Reject)),
         ("call-3", 75_000, None),
     ];
     for (n, (call_id, amount, decision)) in script.into_iter().enumerate() {
@@ -156,7 +156,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // A late press on the expired request changes nothing; only the
     // presser is told why.
     let expired = slack.messages()[2].request_id().ok_or("no buttons")?;
-    let late = SlackClick::new(&expired, Decision::Approve, OPERATOR);
+    let late = SlackClick::new(&expired, ApprovalDecision::Approve, OPERATOR);
     slack.click(&actions_url, &late).await?;
     if let Some(note) = slack.wait_for_ephemeral(1, Duration::from_secs(10)).await {
         println!(

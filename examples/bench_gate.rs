@@ -41,8 +41,8 @@ use hooks::std_hooks::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
 };
 use hooks::std_hooks::approval_gate::{
-    ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, Approver, ConfirmationRequest,
-    ConfirmationStore, Decision, StaticDirectory,
+    ApprovalDecision, ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, Approver,
+    ConfirmationRequest, ConfirmationStore, StaticDirectory,
 };
 use hooks::std_hooks::{AuditLog, Database, DatabaseOptions};
 use serde_json::{Value, json};
@@ -339,7 +339,7 @@ async fn run(backend: &Backend, audit_rate: u32) -> Figures {
         deciders.push(tokio::spawn(async move {
             let clicked = Instant::now();
             approvals
-                .decide(&id, &approver, Decision::Approve, None)
+                .decide(&id, &approver, ApprovalDecision::Approve, None)
                 .await
                 .expect("decide");
             decided
@@ -394,7 +394,7 @@ async fn run(backend: &Backend, audit_rate: u32) -> Figures {
                 let (approvals, approver) = (deciders_replica.approvals.clone(), approver.clone());
                 tokio::spawn(async move {
                     let _ = approvals
-                        .decide(&id, &approver, Decision::Reject, Some("bench over"))
+                        .decide(&id, &approver, ApprovalDecision::Reject, Some("bench over"))
                         .await;
                 })
             })

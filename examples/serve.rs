@@ -23,7 +23,7 @@ use hooks::prelude::*;
 use hooks::serve::{ServeConfig, serve};
 use hooks::std_hooks::approval_gate::channel::feishu::FeishuChannel;
 use hooks::std_hooks::approval_gate::{
-    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
+    ApprovalDecision, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
 };
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes};
 use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
@@ -121,7 +121,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .request_id()
         .ok_or("the card has no buttons")?
         .to_owned();
-    let click = CardClick::new(&request, Decision::Approve, OPERATOR, CHAT);
+    let click = CardClick::new(&request, ApprovalDecision::Approve, OPERATOR, CHAT);
     feishu.click(&callback_url, &click).await?;
     println!("   wang.fang approves in Feishu");
     let answer = deploy.await??;

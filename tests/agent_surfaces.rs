@@ -12,7 +12,7 @@ use axum::Router;
 use hooks::prelude::*;
 use hooks::std_hooks::approval_gate::channel::feishu::FeishuChannel;
 use hooks::std_hooks::approval_gate::{
-    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
+    ApprovalDecision, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
 };
 use hooks::std_hooks::readonly_guard::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
@@ -227,7 +227,7 @@ async fn delegated_and_workflow_calls_need_a_real_approval() {
         feishu
             .click(
                 &url,
-                &CardClick::new(&id, Decision::Approve, "ou_alice", "oc_ops"),
+                &CardClick::new(&id, ApprovalDecision::Approve, "ou_alice", "oc_ops"),
             )
             .await
             .expect("click");

@@ -23,7 +23,7 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig};
 use hooks::prelude::*;
-use hooks::std_hooks::approval_gate::Decision;
+use hooks::std_hooks::approval_gate::ApprovalDecision;
 use hooks_testkit::feishu::CardClick;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -392,7 +392,7 @@ async fn real_clients_accept_every_answer_and_wait_for_approval_in_process() {
                 "{script} over {transport}: nothing is written before the approval"
             );
             let request = card.request_id().expect("buttons").to_owned();
-            let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+            let click = CardClick::new(&request, ApprovalDecision::Approve, APPROVER, CHAT);
             feishu.click(&callback_url, &click).await.expect("click");
             let lines = client.await.expect("the client task");
             check_file_calls(script, root.path(), &lines);

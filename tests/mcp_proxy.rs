@@ -9,7 +9,7 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::mcp_proxy::{McpProxy, McpProxyConfig, McpProxyError};
 use hooks::prelude::*;
-use hooks::std_hooks::approval_gate::{ConfirmationStatus, ConfirmationStore, Decision};
+use hooks::std_hooks::approval_gate::{ApprovalDecision, ConfirmationStatus, ConfirmationStore};
 use hooks_testkit::feishu::CardClick;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams,
@@ -217,7 +217,7 @@ async fn a_gated_call_waits_for_the_approver_with_progress_then_runs() {
         "the client waits while the approver decides"
     );
     let request = card.request_id().expect("buttons").to_owned();
-    let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+    let click = CardClick::new(&request, ApprovalDecision::Approve, APPROVER, CHAT);
     running
         .feishu
         .click(&running.callback_url, &click)
@@ -296,7 +296,7 @@ async fn a_gated_call_the_client_cancels_withdraws_its_request_and_redraws_the_c
     );
 
     // A click on the old card changes nothing, and nothing runs.
-    let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+    let click = CardClick::new(&request, ApprovalDecision::Approve, APPROVER, CHAT);
     let (_, reply) = running
         .feishu
         .click(&running.callback_url, &click)

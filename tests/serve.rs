@@ -9,7 +9,7 @@ use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::prelude::*;
 use hooks::serve::{ServeConfig, serve};
 use hooks::std_hooks::Database;
-use hooks::std_hooks::approval_gate::Decision;
+use hooks::std_hooks::approval_gate::ApprovalDecision;
 use hooks_testkit::feishu::{CardClick, FakeFeishu};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -384,7 +384,7 @@ async fn a_gated_call_waits_for_the_approver_in_feishu_then_is_allowed() {
         "the request is held while the approver decides"
     );
     let request = card.request_id().expect("buttons").to_owned();
-    let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+    let click = CardClick::new(&request, ApprovalDecision::Approve, APPROVER, CHAT);
     server
         .feishu
         .click(&server.callback_url, &click)

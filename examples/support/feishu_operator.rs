@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use axum::Router;
-use hooks::approval_gate::{Approvals, Decision};
+use hooks::approval_gate::{ApprovalDecision, Approvals};
 use hooks_testkit::feishu::{CardClick, FakeFeishu};
 
 /// The approvers' Feishu group.
@@ -37,9 +37,9 @@ pub(crate) async fn operator(feishu: FakeFeishu, approvals: Approvals, callback_
             };
             let amount = request.args["amount"].as_f64().unwrap_or(f64::MAX);
             let decision = if amount <= 100_000.0 {
-                Decision::Approve
+                ApprovalDecision::Approve
             } else {
-                Decision::Reject
+                ApprovalDecision::Reject
             };
             tokio::time::sleep(Duration::from_millis(400)).await;
             println!(

@@ -12,7 +12,7 @@ use hooks::factory::Resources;
 use hooks::prelude::*;
 use hooks::std_hooks::approval_gate::channel::feishu::FeishuChannel;
 use hooks::std_hooks::approval_gate::{
-    Approvals, ApprovalsConfig, ConfirmationStore, Decision, StaticDirectory,
+    ApprovalDecision, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
 };
 use hooks::std_hooks::{
     APPROVALS, AuditEntry, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes,
@@ -571,7 +571,7 @@ async fn a_gated_call_waits_for_the_approver_in_feishu_then_runs() {
             .expect("a card reaches the approvers");
         let held = observed.count() == 0;
         let request = card.request_id().expect("buttons").to_owned();
-        let click = CardClick::new(&request, Decision::Approve, APPROVER, CHAT);
+        let click = CardClick::new(&request, ApprovalDecision::Approve, APPROVER, CHAT);
         feishu.click(&callback_url, &click).await.expect("click");
         held
     });

@@ -18,8 +18,8 @@ use hooks_std::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelFuture, RawCallback,
 };
 use hooks_std::approval_gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, ConfirmationMode, ConfirmationRequest,
-    ConfirmationStatus, ConfirmationStore, Decision, StaticDirectory,
+    ApprovalDecision, ApprovalGate, Approvals, ApprovalsConfig, ConfirmationMode,
+    ConfirmationRequest, ConfirmationStatus, ConfirmationStore, StaticDirectory,
 };
 use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
 use serde_json::{Value, json};
@@ -148,7 +148,7 @@ async fn press(
     fake: &FakeFeishu,
     replica: &Replica,
     id: &str,
-    decision: Decision,
+    decision: ApprovalDecision,
     operator: &str,
     chat: &str,
 ) -> (u16, Value) {
@@ -202,7 +202,15 @@ async fn approved_calls_run_and_the_card_shows_who_approved() {
     assert!(card.card.to_string().contains("oa__purchase_pay"));
     assert!(!call.is_finished(), "the call waits for a person");
 
-    let (code, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let (code, reply) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     assert_eq!(code, 200, "{reply}");
     assert_eq!(toast(&reply).0, "success");
     let shown = &reply["card"]["data"];
@@ -221,7 +229,15 @@ async fn approved_calls_run_and_the_card_shows_who_approved() {
 #[tokio::test]
 async fn rejected_calls_are_blocked_with_who_rejected() {
     let (fake, replica, call, id) = pending().await;
-    press(&fake, &replica, &id, Decision::Reject, "ou_bob", CHAT).await;
+    press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Reject,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     let report = call.await.expect("task");
     assert!(!report.tool_ran);
     let Observation::Blocked { hook, reason } = &report.observation else {
@@ -249,7 +265,7 @@ async fn a_rejection_reason_reaches_the_refusal_and_the_trace() {
     assert_eq!(input["name"], REASON_INPUT_NAME);
     assert_eq!(input["required"], false, "a reason is optional");
     assert!(input["placeholder"]["content"].is_string(), "{input}");
-    let click = CardClick::new(&id, Decision::Reject, "ou_bob", CHAT)
+    let click = CardClick::new(&id, ApprovalDecision::Reject, "ou_bob", CHAT)
         .with_reason("  over budget this quarter  ");
     let (code, reply) = fake
         .click(&replica.callback_url, &click)
@@ -295,7 +311,15 @@ async fn no_decision_before_the_deadline_expires_the_request() {
     assert!(!has_buttons(&updates[0].1));
 
     // A click after expiry changes nothing.
-    let (_, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let (_, reply) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     assert_eq!(toast(&reply).0, "info", "{reply}");
     assert!(toast(&reply).1.contains("expired"), "{reply}");
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Expired);
@@ -337,7 +361,15 @@ async fn a_withdrawn_call_blocks_its_waiting_run_redraws_the_card_and_ignores_cl
     assert!(updates[0].1.to_string().contains("Cancelled"));
     assert!(!has_buttons(&updates[0].1));
 
-    let (_, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let (_, reply) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     assert_eq!(
         toast(&reply),
         ("info", "This request was cancelled; nothing changed.")
@@ -356,8 +388,8 @@ async fn a_withdrawn_call_blocks_its_waiting_run_redraws_the_card_and_ignores_cl
 #[tokio::test]
 async fn the_first_decision_wins() {
     let (fake, replica, call, id) = pending().await;
-    let approve = CardClick::new(&id, Decision::Approve, "ou_bob", CHAT);
-    let reject = CardClick::new(&id, Decision::Reject, "ou_alice", CHAT);
+    let approve = CardClick::new(&id, ApprovalDecision::Approve, "ou_bob", CHAT);
+    let reject = CardClick::new(&id, ApprovalDecision::Reject, "ou_alice", CHAT);
     fake.click(&replica.callback_url, &approve)
         .await
         .expect("click");
@@ -377,7 +409,12 @@ async fn the_first_decision_wins() {
 async fn forged_stale_and_mistokened_callbacks_change_nothing() {
     let (fake, replica, call, id) = pending().await;
     let event = fake
-        .card_action_event(&CardClick::new(&id, Decision::Approve, "ou_bob", CHAT))
+        .card_action_event(&CardClick::new(
+            &id,
+            ApprovalDecision::Approve,
+            "ou_bob",
+            CHAT,
+        ))
         .expect("event");
 
     let mut forged = fake.seal(&event);
@@ -421,7 +458,15 @@ async fn forged_stale_and_mistokened_callbacks_change_nothing() {
 
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
     assert!(!call.is_finished());
-    press(&fake, &replica, &id, Decision::Reject, "ou_bob", CHAT).await;
+    press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Reject,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     assert!(!call.await.expect("task").tool_ran);
 }
 
@@ -433,7 +478,7 @@ async fn wrong_channel_and_out_of_scope_operators_change_nothing() {
         &fake,
         &replica,
         &id,
-        Decision::Approve,
+        ApprovalDecision::Approve,
         "ou_bob",
         "oc_elsewhere",
     )
@@ -448,14 +493,30 @@ async fn wrong_channel_and_out_of_scope_operators_change_nothing() {
         "another channel does not see the request"
     );
 
-    let (_, outsider) = press(&fake, &replica, &id, Decision::Approve, "ou_mallory", CHAT).await;
+    let (_, outsider) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_mallory",
+        CHAT,
+    )
+    .await;
     assert_eq!(toast(&outsider).0, "error");
     assert!(
         toast(&outsider).1.contains("You may not decide"),
         "{outsider}"
     );
 
-    let (_, stranger) = press(&fake, &replica, &id, Decision::Approve, "ou_unknown", CHAT).await;
+    let (_, stranger) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_unknown",
+        CHAT,
+    )
+    .await;
     assert!(
         toast(&stranger).1.contains("not a known approver"),
         "{stranger}"
@@ -483,13 +544,29 @@ async fn the_initiator_scope_admits_only_the_initiator_and_the_allowlist() {
     let replica = in_memory_replica(&fake, gate).await;
     let call = start(&replica, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
-    let (_, bob) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let (_, bob) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     assert_eq!(
         toast(&bob).0,
         "error",
         "bob is in the org but not the initiator"
     );
-    let (_, mallory) = press(&fake, &replica, &id, Decision::Approve, "ou_mallory", CHAT).await;
+    let (_, mallory) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_mallory",
+        CHAT,
+    )
+    .await;
     assert_eq!(toast(&mallory).0, "success", "the allowlist admits mallory");
     assert!(call.await.expect("task").tool_ran);
 }
@@ -497,13 +574,13 @@ async fn the_initiator_scope_admits_only_the_initiator_and_the_allowlist() {
 #[tokio::test]
 async fn a_replayed_delivery_is_refused() {
     let (fake, replica, call, id) = pending().await;
-    let mut click = CardClick::new(&id, Decision::Reject, "ou_mallory", CHAT);
+    let mut click = CardClick::new(&id, ApprovalDecision::Reject, "ou_mallory", CHAT);
     click.event_id = Some("evt-replayed".into());
     let sealed = fake.seal(&fake.card_action_event(&click).expect("event"));
     let (_, first) = fake.deliver(&replica.callback_url, &sealed).await;
     assert!(toast(&first).1.contains("You may not decide"), "{first}");
     // The same event id again, even re-signed and from someone in scope.
-    let mut again = CardClick::new(&id, Decision::Reject, "ou_bob", CHAT);
+    let mut again = CardClick::new(&id, ApprovalDecision::Reject, "ou_bob", CHAT);
     again.event_id = Some("evt-replayed".into());
     let (_, second) = fake
         .click(&replica.callback_url, &again)
@@ -654,7 +731,15 @@ fn a_pending_request_survives_a_restart() {
             ConfirmationStatus::Pending,
             "the row outlived its runtime"
         );
-        let (_, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+        let (_, reply) = press(
+            &fake,
+            &replica,
+            &id,
+            ApprovalDecision::Approve,
+            "ou_bob",
+            CHAT,
+        )
+        .await;
         assert_eq!(toast(&reply).0, "success", "{reply}");
     });
     drop(second);
@@ -685,7 +770,7 @@ async fn a_decision_on_another_sqlite_replica_wakes_the_gate_through_the_poll() 
     let b = url_replica(&fake, &url).await;
     let call = start(&a, gated_call("c1", 60_000));
     let id = card_sent(&fake, 1).await;
-    press(&fake, &b, &id, Decision::Approve, "ou_bob", CHAT).await;
+    press(&fake, &b, &id, ApprovalDecision::Approve, "ou_bob", CHAT).await;
     let report = tokio::time::timeout(Duration::from_secs(3), call)
         .await
         .expect("the poll wakes the gate")
@@ -712,7 +797,7 @@ async fn a_decision_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
     let call = start(&a, ctx);
     let id = card_sent(&fake, 1).await;
     let started = std::time::Instant::now();
-    let (_, reply) = press(&fake, &b, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let (_, reply) = press(&fake, &b, &id, ApprovalDecision::Approve, "ou_bob", CHAT).await;
     assert_eq!(toast(&reply).0, "success", "{reply}");
     let report = tokio::time::timeout(Duration::from_secs(5), call)
         .await
@@ -773,7 +858,15 @@ async fn the_gate_builds_by_name_from_config() {
 #[tokio::test]
 async fn a_rerun_after_approval_is_blocked() {
     let (fake, replica, call, id) = pending().await;
-    press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     assert!(call.await.expect("task").tool_ran);
     for (amount, expected) in [
         // The same tool call replayed (a crash-retry, a reused tool call id).
@@ -954,7 +1047,7 @@ async fn one_card_per_tool_call(a: &Replica, b: &Replica, fake: &FakeFeishu, con
         runs.iter().all(|run| !run.is_finished()),
         "all wait for a person"
     );
-    let (_, reply) = press(fake, b, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let (_, reply) = press(fake, b, &id, ApprovalDecision::Approve, "ou_bob", CHAT).await;
     assert_eq!(toast(&reply).0, "success", "{reply}");
     let mut paid = 0;
     for run in runs {
@@ -1070,7 +1163,15 @@ async fn a_click_during_a_short_sqlite_lock_is_retried_until_recorded() {
         let _ = release.send(());
     });
     let started = std::time::Instant::now();
-    let (code, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let (code, reply) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     assert_eq!(code, 200, "{reply}");
     assert!(
         started.elapsed() < Duration::from_secs(3),
@@ -1099,7 +1200,7 @@ async fn a_click_that_cannot_be_recorded_in_time_is_answered_failed_and_changes_
     let id = card_sent(&fake, 1).await;
     card_stored(&replica, &id).await;
     let release = hold_write_lock(&url).await;
-    let click = CardClick::new(&id, Decision::Approve, "ou_bob", CHAT);
+    let click = CardClick::new(&id, ApprovalDecision::Approve, "ou_bob", CHAT);
     let sealed = fake.seal(&fake.card_action_event(&click).expect("event"));
     let started = std::time::Instant::now();
     let (code, reply) = fake.deliver(&replica.callback_url, &sealed).await;
@@ -1155,7 +1256,15 @@ async fn an_amount_written_as_a_string_is_gated() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!call.is_finished(), "the payment waits for a person");
     assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 0);
-    press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     let report = call.await.expect("task");
     assert!(report.tool_ran, "{}", report.observation);
     assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 1);
@@ -1212,7 +1321,15 @@ async fn a_click_while_the_request_row_is_locked_postgres() {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let _ = release.send(());
     });
-    let (_, reply) = press(&fake, &replica, &id, Decision::Approve, "ou_bob", CHAT).await;
+    let (_, reply) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Approve,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
     assert_eq!(toast(&reply), ("success", "Approved."), "{reply}");
     let report = tokio::time::timeout(Duration::from_secs(5), call)
         .await
@@ -1227,7 +1344,7 @@ async fn a_click_while_the_request_row_is_locked_postgres() {
     let id = card_sent(&fake, 2).await;
     card_stored(&replica, &id).await;
     let release = hold_row_lock(&url, &id).await;
-    let click = CardClick::new(&id, Decision::Approve, "ou_bob", CHAT);
+    let click = CardClick::new(&id, ApprovalDecision::Approve, "ou_bob", CHAT);
     let sealed = fake.seal(&fake.card_action_event(&click).expect("event"));
     let started = std::time::Instant::now();
     let (_, reply) = fake.deliver(&replica.callback_url, &sealed).await;

@@ -231,7 +231,7 @@ async fn a_database_from_the_previous_release_keeps_every_row() {
     let hooks_std::approval_gate::DecideOutcome::Decided(decided) = store
         .decide(
             &pending.id,
-            hooks_std::approval_gate::Decision::Approve,
+            hooks_std::approval_gate::ApprovalDecision::Approve,
             "cfo",
             None,
         )

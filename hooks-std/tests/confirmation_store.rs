@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use hooks_std::Database;
 use hooks_std::approval_gate::{
-    ApproverScope, Cancel, CardClaim, CardDelivery, CardUpdates, ConfirmationMode,
-    ConfirmationRequest, ConfirmationStatus, ConfirmationStore, DecideOutcome, Decision,
+    ApprovalDecision, ApproverScope, Cancel, CardClaim, CardDelivery, CardUpdates,
+    ConfirmationMode, ConfirmationRequest, ConfirmationStatus, ConfirmationStore, DecideOutcome,
     EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, args_digest,
 };
 use serde_json::json;
@@ -66,7 +66,12 @@ async fn lifecycle(database: Database) {
             .is_some()
     );
     let DecideOutcome::Decided(decided) = store
-        .decide(&created.id, Decision::Reject, "bob", Some("too much"))
+        .decide(
+            &created.id,
+            ApprovalDecision::Reject,
+            "bob",
+            Some("too much"),
+        )
         .await
         .expect("decide")
     else {
@@ -79,7 +84,7 @@ async fn lifecycle(database: Database) {
     assert!(decided.decided_at_ms.is_some());
 
     let second = store
-        .decide(&created.id, Decision::Approve, "carol", None)
+        .decide(&created.id, ApprovalDecision::Approve, "carol", None)
         .await
         .expect("decide");
     assert_eq!(second, DecideOutcome::AlreadyFinal(decided.clone()));
@@ -95,7 +100,7 @@ async fn lifecycle(database: Database) {
     assert_eq!(store.get(&created.id).await.expect("get"), Some(decided));
     assert_eq!(
         store
-            .decide("no-such-id", Decision::Approve, "bob", None)
+            .decide("no-such-id", ApprovalDecision::Approve, "bob", None)
             .await
             .expect("decide"),
         DecideOutcome::NotFound
@@ -116,9 +121,9 @@ async fn concurrent_decisions(database: Database) {
             let (store, id) = (store.clone(), request.id.clone());
             tokio::spawn(async move {
                 let decision = if i % 2 == 0 {
-                    Decision::Approve
+                    ApprovalDecision::Approve
                 } else {
-                    Decision::Reject
+                    ApprovalDecision::Reject
                 };
                 store
                     .decide(&id, decision, &format!("user-{i}"), None)
@@ -204,7 +209,7 @@ async fn card_claims(database: Database) {
         .await
         .expect("create");
     store
-        .decide(&rejected.id, Decision::Reject, "bob", None)
+        .decide(&rejected.id, ApprovalDecision::Reject, "bob", None)
         .await
         .expect("decide");
     assert!(
@@ -316,7 +321,7 @@ async fn storing_the_card_reads_the_request_and_clock(database: Database) {
         "a lost claim stores nothing and reads nothing"
     );
     let DecideOutcome::Decided(decided) = store
-        .decide(&request.id, Decision::Approve, "cfo", None)
+        .decide(&request.id, ApprovalDecision::Approve, "cfo", None)
         .await
         .expect("decide")
     else {
@@ -377,7 +382,7 @@ async fn decisions_for_events(database: Database) {
             &event,
             "feishu",
             &request.id,
-            Decision::Approve,
+            ApprovalDecision::Approve,
             "bob",
             None,
             || false,
@@ -397,7 +402,7 @@ async fn decisions_for_events(database: Database) {
             &event,
             "feishu",
             &request.id,
-            Decision::Approve,
+            ApprovalDecision::Approve,
             "bob",
             None,
             || true,
@@ -419,7 +424,7 @@ async fn decisions_for_events(database: Database) {
                 &event,
                 "feishu",
                 &request.id,
-                Decision::Reject,
+                ApprovalDecision::Reject,
                 "carol",
                 None,
                 || true
@@ -443,9 +448,9 @@ async fn decisions_for_events(database: Database) {
             let (store, id) = (store.clone(), raced.id.clone());
             tokio::spawn(async move {
                 let decision = if i % 2 == 0 {
-                    Decision::Approve
+                    ApprovalDecision::Approve
                 } else {
-                    Decision::Reject
+                    ApprovalDecision::Reject
                 };
                 store
                     .decide_for_event(
@@ -488,7 +493,7 @@ async fn decisions_for_events(database: Database) {
             &support::unique("evt"),
             "feishu",
             &late.id,
-            Decision::Approve,
+            ApprovalDecision::Approve,
             "bob",
             None,
             || true,
@@ -522,7 +527,7 @@ async fn deadlines(database: Database) {
         .expect("create");
     tokio::time::sleep(Duration::from_millis(250)).await;
     let DecideOutcome::PastDeadline(expired) = store
-        .decide(&late.id, Decision::Approve, "bob", None)
+        .decide(&late.id, ApprovalDecision::Approve, "bob", None)
         .await
         .expect("decide")
     else {
@@ -661,7 +666,7 @@ async fn unknown_values_are_errors(database: Database, columns: &[(&str, &str)])
             store.get(&created.id).await.expect_err("get"),
             store.by_key(&key).await.expect_err("by key"),
             store
-                .decide(&created.id, Decision::Approve, "bob", None)
+                .decide(&created.id, ApprovalDecision::Approve, "bob", None)
                 .await
                 .expect_err("decide"),
             store.create(&request).await.expect_err("resume"),
@@ -815,7 +820,7 @@ async fn a_decision_puts_its_card_update_in_the_outbox(database: Database) {
     let (store, with_card) = pending_request(database.clone(), "decide-take").await;
     deliver(&store, &with_card.id, "om_take").await;
     let outcome = store
-        .decide(&with_card.id, Decision::Approve, "cfo", None)
+        .decide(&with_card.id, ApprovalDecision::Approve, "cfo", None)
         .await
         .expect("decide");
     let DecideOutcome::Decided(decided) = outcome else {
@@ -843,7 +848,7 @@ async fn a_decision_puts_its_card_update_in_the_outbox(database: Database) {
 
     let (store, without_card) = pending_request(database.clone(), "decide-no-card").await;
     let outcome = store
-        .decide(&without_card.id, Decision::Reject, "cfo", None)
+        .decide(&without_card.id, ApprovalDecision::Reject, "cfo", None)
         .await
         .expect("decide");
     assert!(matches!(outcome, DecideOutcome::Decided(_)));
@@ -864,7 +869,7 @@ async fn a_decision_puts_its_card_update_in_the_outbox(database: Database) {
     deliver(&store, &late.id, "om_late").await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     let outcome = store
-        .decide(&late.id, Decision::Approve, "cfo", None)
+        .decide(&late.id, ApprovalDecision::Approve, "cfo", None)
         .await
         .expect("decide");
     assert!(matches!(outcome, DecideOutcome::PastDeadline(_)));
@@ -926,7 +931,7 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
         "a pending request's card needs no update"
     );
     store
-        .decide(&request.id, Decision::Reject, "bob", Some("no"))
+        .decide(&request.id, ApprovalDecision::Reject, "bob", Some("no"))
         .await
         .expect("decide");
     let taken = take_update(&store, &request.id, backoff)
@@ -1046,7 +1051,7 @@ async fn a_failed_decision_leaves_its_event_unused_so_the_retry_decides() {
             "evt-1",
             "feishu",
             &request.id,
-            Decision::Approve,
+            ApprovalDecision::Approve,
             "bob",
             None,
             || true,
@@ -1079,7 +1084,7 @@ async fn an_unreachable_database_is_an_error_not_a_decision() {
     );
     assert!(
         store
-            .decide("id", Decision::Approve, "bob", None)
+            .decide("id", ApprovalDecision::Approve, "bob", None)
             .await
             .is_err()
     );

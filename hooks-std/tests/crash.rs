@@ -25,8 +25,8 @@ use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::approval_gate::channel::feishu::FeishuChannel;
 use hooks_std::approval_gate::{
-    ApprovalGate, Approvals, ApprovalsConfig, CardDelivery, ConfirmationStatus, ConfirmationStore,
-    Decision, StaticDirectory, crash_points,
+    ApprovalDecision, ApprovalGate, Approvals, ApprovalsConfig, CardDelivery, ConfirmationStatus,
+    ConfirmationStore, StaticDirectory, crash_points,
 };
 use hooks_std::fail;
 use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
@@ -205,7 +205,7 @@ impl World {
     }
 
     async fn clicked(&self, process: &Process, id: &str, event: &str) -> (u16, Value) {
-        let mut click = CardClick::new(id, Decision::Approve, "ou_bob", CHAT);
+        let mut click = CardClick::new(id, ApprovalDecision::Approve, "ou_bob", CHAT);
         click.event_id = Some(event.to_owned());
         self.fake
             .click(&process.callback_url, &click)

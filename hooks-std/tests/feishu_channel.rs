@@ -19,7 +19,7 @@ use hooks_std::approval_gate::channel::{
     RawCallback, ToastKind,
 };
 use hooks_std::approval_gate::{
-    ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
+    ApprovalDecision, ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
 };
 use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, SignedCallback};
 use serde_json::{Value, json};
@@ -663,10 +663,11 @@ async fn a_click_reason_decodes_trimmed_blank_as_none_and_long_cut() {
     let (fake, channel) = setup().await;
     channel.send_card(&request("req-7")).await.unwrap();
     let reason_of = |reason: &str| {
-        let click = CardClick::new("req-7", Decision::Reject, "ou_cfo", CHAT).with_reason(reason);
+        let click =
+            CardClick::new("req-7", ApprovalDecision::Reject, "ou_cfo", CHAT).with_reason(reason);
         let event = fake.card_action_event(&click).unwrap();
         match verify(&channel, &fake.seal(&event)).unwrap() {
-            Callback::Decision(decision) => decision.reason,
+            Callback::ApprovalDecision(decision) => decision.reason,
             other => panic!("{other:?}"),
         }
     };
@@ -697,16 +698,16 @@ async fn a_sealed_click_decodes_to_the_decision() {
     let message_id = channel.send_card(&request).await.unwrap();
     let click = CardClick {
         event_id: Some("ev-1".to_owned()),
-        ..CardClick::new("req-42", Decision::Reject, "ou_cfo", CHAT)
+        ..CardClick::new("req-42", ApprovalDecision::Reject, "ou_cfo", CHAT)
     };
     let event = fake.card_action_event(&click).unwrap();
     let callback = verify(&channel, &fake.seal(&event)).unwrap();
     assert_eq!(
         callback,
-        Callback::Decision(DecisionCallback {
+        Callback::ApprovalDecision(DecisionCallback {
             event_id: "ev-1".to_owned(),
             request_id: "req-42".to_owned(),
-            decision: Decision::Reject,
+            decision: ApprovalDecision::Reject,
             operator: "ou_cfo".to_owned(),
             channel_id: CHAT.to_owned(),
             message_ref: Some(message_id),
@@ -715,8 +716,13 @@ async fn a_sealed_click_decodes_to_the_decision() {
     );
     // A button that no card carries cannot be pressed.
     assert!(
-        fake.card_action_event(&CardClick::new("req-43", Decision::Approve, "ou_cfo", CHAT))
-            .is_err()
+        fake.card_action_event(&CardClick::new(
+            "req-43",
+            ApprovalDecision::Approve,
+            "ou_cfo",
+            CHAT
+        ))
+        .is_err()
     );
 }
 
@@ -725,7 +731,12 @@ async fn forged_or_tampered_callbacks_are_refused() {
     let (fake, channel) = setup().await;
     channel.send_card(&request("req-1")).await.unwrap();
     let event = fake
-        .card_action_event(&CardClick::new("req-1", Decision::Approve, "ou_x", CHAT))
+        .card_action_event(&CardClick::new(
+            "req-1",
+            ApprovalDecision::Approve,
+            "ou_x",
+            CHAT,
+        ))
         .unwrap();
     let good = fake.seal(&event);
     assert!(verify(&channel, &good).is_ok());
@@ -773,7 +784,12 @@ async fn stale_timestamps_are_refused() {
     let (fake, channel) = setup().await;
     channel.send_card(&request("req-1")).await.unwrap();
     let event = fake
-        .card_action_event(&CardClick::new("req-1", Decision::Approve, "ou_x", CHAT))
+        .card_action_event(&CardClick::new(
+            "req-1",
+            ApprovalDecision::Approve,
+            "ou_x",
+            CHAT,
+        ))
         .unwrap();
     let now = unix_now();
     assert!(verify(&channel, &fake.seal_at(&event, now - 30)).is_ok());
@@ -814,7 +830,12 @@ async fn a_wrong_verification_token_is_refused() {
     let (fake, channel) = setup().await;
     channel.send_card(&request("req-1")).await.unwrap();
     let mut event = fake
-        .card_action_event(&CardClick::new("req-1", Decision::Approve, "ou_x", CHAT))
+        .card_action_event(&CardClick::new(
+            "req-1",
+            ApprovalDecision::Approve,
+            "ou_x",
+            CHAT,
+        ))
         .unwrap();
     event["header"]["token"] = json!("not-the-token");
     assert_eq!(
@@ -1008,7 +1029,7 @@ async fn callback_handler(
         Ok(Callback::UrlVerification { challenge }) => {
             axum::Json(json!({"challenge": challenge})).into_response()
         }
-        Ok(Callback::Decision(decision)) => {
+        Ok(Callback::ApprovalDecision(decision)) => {
             endpoint.decisions.lock().unwrap().push(decision);
             let reply = endpoint.channel.callback_reply(CallbackReply {
                 kind: ToastKind::Success,
@@ -1043,14 +1064,14 @@ async fn clicks_and_url_verification_over_http() {
     let (status, body) = fake.url_verification(&url, "ch-42").await;
     assert_eq!((status, body), (200, json!({"challenge": "ch-42"})));
 
-    let click = CardClick::new("req-9", Decision::Approve, "ou_cfo", CHAT);
+    let click = CardClick::new("req-9", ApprovalDecision::Approve, "ou_cfo", CHAT);
     let (status, body) = fake.click(&url, &click).await.unwrap();
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["toast"]["type"], "success");
     let decisions = endpoint.decisions.lock().unwrap().clone();
     assert_eq!(decisions.len(), 1);
     assert_eq!(decisions[0].request_id, "req-9");
-    assert_eq!(decisions[0].decision, Decision::Approve);
+    assert_eq!(decisions[0].decision, ApprovalDecision::Approve);
     assert_eq!(decisions[0].operator, "ou_cfo");
     assert_eq!(decisions[0].channel_id, CHAT);
     assert_eq!(

@@ -29,8 +29,8 @@ use hooks_std::approval_gate::channel::slack::{
 };
 use hooks_std::approval_gate::channel::{Callback, CallbackError, Channel, RawCallback};
 use hooks_std::approval_gate::{
-    ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ApproverScope, ConfirmationMode,
-    ConfirmationRequest, ConfirmationStatus, ConfirmationStore, Decision, StaticDirectory,
+    ApprovalDecision, ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ApproverScope,
+    ConfirmationMode, ConfirmationRequest, ConfirmationStatus, ConfirmationStore, StaticDirectory,
 };
 use hooks_testkit::slack::{FakeSlack, FakeSlackConfig, SlackClick};
 use serde_json::{Value, json};
@@ -244,7 +244,7 @@ async fn approved_calls_run_and_the_message_shows_who_approved() {
     let (code, body) = press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, BOB),
+        &SlackClick::new(&id, ApprovalDecision::Approve, BOB),
     )
     .await;
     assert_eq!(
@@ -296,7 +296,7 @@ async fn a_rejection_reason_reaches_the_refusal_and_the_trace() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Reject, ALICE).with_reason("wrong vendor"),
+        &SlackClick::new(&id, ApprovalDecision::Reject, ALICE).with_reason("wrong vendor"),
     )
     .await;
     let report = call.await.expect("task");
@@ -317,7 +317,7 @@ async fn rejected_calls_are_blocked_with_who_rejected() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Reject, ALICE),
+        &SlackClick::new(&id, ApprovalDecision::Reject, ALICE),
     )
     .await;
     let report = call.await.expect("task");
@@ -359,7 +359,7 @@ async fn a_timeout_updates_the_message_to_expired_and_a_later_click_changes_noth
     let (code, _) = press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, BOB),
+        &SlackClick::new(&id, ApprovalDecision::Approve, BOB),
     )
     .await;
     assert_eq!(code, 200);
@@ -415,7 +415,7 @@ async fn a_click_past_the_deadline_before_the_gate_notices_approves_nothing() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&request.id, Decision::Approve, BOB),
+        &SlackClick::new(&request.id, ApprovalDecision::Approve, BOB),
     )
     .await;
     let note = ephemeral(&fake, 1, BOB).await;
@@ -437,13 +437,13 @@ async fn a_double_click_decides_once() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, BOB),
+        &SlackClick::new(&id, ApprovalDecision::Approve, BOB),
     )
     .await;
     let (code, _) = press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Reject, ALICE),
+        &SlackClick::new(&id, ApprovalDecision::Reject, ALICE),
     )
     .await;
     assert_eq!(code, 200);
@@ -462,7 +462,7 @@ async fn a_duplicate_delivery_changes_nothing() {
     // Mallory's press is refused; the very same signed request, delivered
     // again, is not processed a second time.
     let payload = fake
-        .block_actions_payload(&SlackClick::new(&id, Decision::Approve, MALLORY))
+        .block_actions_payload(&SlackClick::new(&id, ApprovalDecision::Approve, MALLORY))
         .expect("payload");
     let signed = fake.sign(&payload);
     assert_eq!(fake.deliver(&replica.url, &signed).await.0, 200);
@@ -477,7 +477,7 @@ async fn a_duplicate_delivery_changes_nothing() {
         "This click was already handled."
     );
     // Even the same trigger re-sent for someone in scope.
-    let mut again = SlackClick::new(&id, Decision::Approve, BOB);
+    let mut again = SlackClick::new(&id, ApprovalDecision::Approve, BOB);
     again.trigger_id = payload["trigger_id"].as_str().map(str::to_owned);
     let mut replayed = fake.block_actions_payload(&again).expect("payload");
     replayed["actions"][0]["action_ts"] = payload["actions"][0]["action_ts"].clone();
@@ -496,7 +496,7 @@ async fn a_duplicate_delivery_changes_nothing() {
 async fn unverifiable_requests_get_a_401_and_change_nothing() {
     let (fake, replica, call, id) = pending().await;
     let payload = fake
-        .block_actions_payload(&SlackClick::new(&id, Decision::Approve, BOB))
+        .block_actions_payload(&SlackClick::new(&id, ApprovalDecision::Approve, BOB))
         .expect("payload");
     let good = fake.sign(&payload);
     let ts = good.timestamp.clone();
@@ -582,11 +582,12 @@ async fn unverifiable_requests_get_a_401_and_change_nothing() {
 #[tokio::test]
 async fn another_workspace_or_channel_is_refused_with_a_note() {
     let (fake, replica, call, id) = pending().await;
-    let wrong_team = SlackClick::new(&id, Decision::Approve, BOB).in_team("T0OTHER");
+    let wrong_team = SlackClick::new(&id, ApprovalDecision::Approve, BOB).in_team("T0OTHER");
     assert_eq!(press(&fake, &replica, &wrong_team).await.0, 200);
     let note = ephemeral(&fake, 1, BOB).await;
     assert!(note.contains("belongs to another channel"), "{note}");
-    let wrong_channel = SlackClick::new(&id, Decision::Approve, BOB).in_channel("C0ELSEWHERE");
+    let wrong_channel =
+        SlackClick::new(&id, ApprovalDecision::Approve, BOB).in_channel("C0ELSEWHERE");
     assert_eq!(press(&fake, &replica, &wrong_channel).await.0, 200);
     let note = fake
         .wait_for_ephemeral(2, Duration::from_secs(5))
@@ -611,7 +612,7 @@ async fn users_outside_the_scope_are_refused_with_a_note() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, MALLORY),
+        &SlackClick::new(&id, ApprovalDecision::Approve, MALLORY),
     )
     .await;
     let note = ephemeral(&fake, 1, MALLORY).await;
@@ -623,7 +624,7 @@ async fn users_outside_the_scope_are_refused_with_a_note() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, "U0EVE"),
+        &SlackClick::new(&id, ApprovalDecision::Approve, "U0EVE"),
     )
     .await;
     let note = ephemeral(&fake, 2, "U0EVE").await;
@@ -641,7 +642,7 @@ async fn the_initiator_scope_admits_only_the_initiator() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, BOB),
+        &SlackClick::new(&id, ApprovalDecision::Approve, BOB),
     )
     .await;
     assert!(
@@ -653,7 +654,7 @@ async fn the_initiator_scope_admits_only_the_initiator() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, ALICE),
+        &SlackClick::new(&id, ApprovalDecision::Approve, ALICE),
     )
     .await;
     assert!(call.await.expect("task").tool_ran);
@@ -681,7 +682,7 @@ async fn refusal_notes_escape_hidden_characters_and_stay_short() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, BOB),
+        &SlackClick::new(&id, ApprovalDecision::Approve, BOB),
     )
     .await;
     let note = ephemeral(&fake, 1, BOB).await;
@@ -702,7 +703,7 @@ async fn refusal_notes_escape_hidden_characters_and_stay_short() {
 async fn malformed_and_random_bodies_get_a_4xx_and_change_nothing() {
     let (fake, replica, call, id) = pending().await;
     let valid = fake
-        .block_actions_payload(&SlackClick::new(&id, Decision::Approve, BOB))
+        .block_actions_payload(&SlackClick::new(&id, ApprovalDecision::Approve, BOB))
         .expect("payload");
     let with = |pointer: &str, value: Value| {
         let mut payload = valid.clone();
@@ -1154,14 +1155,14 @@ async fn verify_callback_checks_the_window_at_a_given_time() {
     let channel = SlackChannel::new(fake.slack_config(CHANNEL)).expect("channel");
     channel.send_card(&request("r1")).await.expect("posted");
     let payload = fake
-        .block_actions_payload(&SlackClick::new("r1", Decision::Approve, BOB))
+        .block_actions_payload(&SlackClick::new("r1", ApprovalDecision::Approve, BOB))
         .expect("payload");
     let signed = fake.sign_at(&payload, 1_700_000_000);
     let raw = RawCallback {
         headers: &signed.headers(),
         body: &signed.body,
     };
-    let Callback::Decision(click) = channel
+    let Callback::ApprovalDecision(click) = channel
         .verify_callback_at(raw, 1_700_000_100)
         .expect("verified")
     else {
@@ -1215,7 +1216,7 @@ fn a_pending_request_survives_a_restart() {
         let (code, _) = press(
             &fake,
             &replica,
-            &SlackClick::new(&id, Decision::Approve, BOB),
+            &SlackClick::new(&id, ApprovalDecision::Approve, BOB),
         )
         .await;
         assert_eq!(code, 200);
@@ -1260,7 +1261,12 @@ async fn a_click_on_replica_b_wakes_the_gate_on_replica_a_postgres() {
     );
     let id = message_posted(&fake, 1).await;
     let started = Instant::now();
-    let (code, _) = press(&fake, &b, &SlackClick::new(&id, Decision::Approve, BOB)).await;
+    let (code, _) = press(
+        &fake,
+        &b,
+        &SlackClick::new(&id, ApprovalDecision::Approve, BOB),
+    )
+    .await;
     assert_eq!(code, 200);
     let report = tokio::time::timeout(Duration::from_secs(5), call)
         .await
@@ -1324,7 +1330,7 @@ async fn the_gate_config_selects_slack_by_name() {
     press(
         &fake,
         &replica,
-        &SlackClick::new(&id, Decision::Approve, BOB),
+        &SlackClick::new(&id, ApprovalDecision::Approve, BOB),
     )
     .await;
     assert!(call.await.expect("task").tool_ran);

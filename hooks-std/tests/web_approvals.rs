@@ -903,7 +903,7 @@ async fn requests_and_decisions_of_another_process_reach_the_stream() {
         .store()
         .decide(
             &request.id,
-            hooks_std::approval_gate::Decision::Approve,
+            hooks_std::approval_gate::ApprovalDecision::Approve,
             "bob",
             None,
         )
@@ -1500,7 +1500,7 @@ async fn a_busy_watched_channel_does_not_hide_requests_the_operator_decides() {
 /// does not, neither can decide it on the page, and its decision in
 /// Feishu reaches her stream.
 async fn watched_feishu_request(database: Database, chat: &str, web_channel: &str) {
-    use hooks_std::approval_gate::Decision;
+    use hooks_std::approval_gate::ApprovalDecision;
     use hooks_testkit::feishu::CardClick;
     let feishu = feishu_gate(database.clone(), chat).await;
     let registry = feishu.registry.clone();
@@ -1591,7 +1591,7 @@ async fn watched_feishu_request(database: Database, chat: &str, web_channel: &st
         .fake
         .click(
             &feishu.callback_url,
-            &CardClick::new(&id, Decision::Approve, "ou_bob", chat),
+            &CardClick::new(&id, ApprovalDecision::Approve, "ou_bob", chat),
         )
         .await
         .expect("the card has the button");

@@ -410,7 +410,7 @@ async fn enter_in_the_reason_field_decides_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feishu_request_shows_read_only_and_leaves_when_decided_there() {
-    use hooks_std::approval_gate::Decision;
+    use hooks_std::approval_gate::ApprovalDecision;
     use hooks_testkit::feishu::CardClick;
     use support::web::{
         FEISHU_CHAT, feishu_gate, org_scope, page_with, tokens, watching_feishu_for_alice,
@@ -453,7 +453,7 @@ async fn a_feishu_request_shows_read_only_and_leaves_when_decided_there() {
                 .fake
                 .click(
                     &feishu.callback_url,
-                    &CardClick::new(&id, Decision::Approve, "ou_bob", FEISHU_CHAT),
+                    &CardClick::new(&id, ApprovalDecision::Approve, "ou_bob", FEISHU_CHAT),
                 )
                 .await
                 .expect("the card has the button");

@@ -44,7 +44,7 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use crate::unix_now;
-use hooks_std::approval_gate::Decision;
+use hooks_std::approval_gate::ApprovalDecision;
 use hooks_std::approval_gate::channel::slack::{
     REASON_BLOCK_ID, SIGNATURE_HEADER, SlackConfig, TIMESTAMP_HEADER, action_id, button_value,
     signature,
@@ -137,7 +137,7 @@ pub struct SlackClick {
     /// The request whose button is pressed.
     pub request_id: String,
     /// Which button.
-    pub decision: Decision,
+    pub decision: ApprovalDecision,
     /// The presser's Slack user id.
     pub user_id: String,
     /// The channel reported; by default the channel of the message holding the button.
@@ -159,7 +159,7 @@ impl SlackClick {
     /// the default channel, workspace and trigger id.
     pub fn new(
         request_id: impl Into<String>,
-        decision: Decision,
+        decision: ApprovalDecision,
         user_id: impl Into<String>,
     ) -> Self {
         SlackClick {

@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use hooks_std::approval_gate::{
-    CardDelivery, ConfirmationStatus, ConfirmationStore, Decision, crash_points,
+    ApprovalDecision, CardDelivery, ConfirmationStatus, ConfirmationStore, crash_points,
 };
 use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, SignedCallback};
 use serde_json::Value;
@@ -191,7 +191,7 @@ impl World {
     }
 
     fn approve(&self, id: &str, event: &str) -> CardClick {
-        let mut click = CardClick::new(id, Decision::Approve, "ou_bob", CHAT);
+        let mut click = CardClick::new(id, ApprovalDecision::Approve, "ou_bob", CHAT);
         click.event_id = Some(event.to_owned());
         click
     }

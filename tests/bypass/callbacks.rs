@@ -13,7 +13,8 @@ use hooks::std_hooks::approval_gate::channel::{
     Callback, Channel, MAX_DECISION_REASON_CHARS, RawCallback,
 };
 use hooks::std_hooks::approval_gate::{
-    Approvals, ApprovalsConfig, ConfirmationStatus, ConfirmationStore, Decision, StaticDirectory,
+    ApprovalDecision, Approvals, ApprovalsConfig, ConfirmationStatus, ConfirmationStore,
+    StaticDirectory,
 };
 use hooks::std_hooks::readonly_guard::{OrgModeSource, StaticOrgModes};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
@@ -118,7 +119,12 @@ async fn only_a_genuine_click_in_scope_decides() {
         .expect("a card");
     let id = card.request_id().expect("request id").to_owned();
     let genuine = feishu
-        .card_action_event(&CardClick::new(&id, Decision::Approve, "ou_alice", CHAT))
+        .card_action_event(&CardClick::new(
+            &id,
+            ApprovalDecision::Approve,
+            "ou_alice",
+            CHAT,
+        ))
         .expect("event");
 
     let mut hostile: Vec<(&str, SignedCallback)> = Vec::new();
@@ -141,18 +147,28 @@ async fn only_a_genuine_click_in_scope_decides() {
     let from_elsewhere = feishu
         .card_action_event(&CardClick::new(
             &id,
-            Decision::Approve,
+            ApprovalDecision::Approve,
             "ou_alice",
             "oc_other",
         ))
         .expect("event");
     hostile.push(("pressed in another chat", feishu.seal(&from_elsewhere)));
     let by_bob = feishu
-        .card_action_event(&CardClick::new(&id, Decision::Approve, "ou_bob", CHAT))
+        .card_action_event(&CardClick::new(
+            &id,
+            ApprovalDecision::Approve,
+            "ou_bob",
+            CHAT,
+        ))
         .expect("event");
     hostile.push(("pressed by someone out of scope", feishu.seal(&by_bob)));
     let by_stranger = feishu
-        .card_action_event(&CardClick::new(&id, Decision::Approve, "ou_mallory", CHAT))
+        .card_action_event(&CardClick::new(
+            &id,
+            ApprovalDecision::Approve,
+            "ou_mallory",
+            CHAT,
+        ))
         .expect("event");
     hostile.push(("pressed by someone unknown", feishu.seal(&by_stranger)));
 
@@ -226,7 +242,7 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
         .expect("an approval message");
     let id = message.request_id().expect("request id");
     let payload_for = |click: SlackClick| slack.block_actions_payload(&click).expect("payload");
-    let genuine = payload_for(SlackClick::new(&id, Decision::Approve, "U0ALICE"));
+    let genuine = payload_for(SlackClick::new(&id, ApprovalDecision::Approve, "U0ALICE"));
 
     // What an approver types reaches the refusal the model reads and the
     // audit row: whatever it holds, it arrives shown, not obeyed — no line
@@ -245,14 +261,14 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
         long.as_str(),
         overrides.as_str(),
     ] {
-        let click = SlackClick::new(&id, Decision::Reject, "U0ALICE").with_reason(typed);
+        let click = SlackClick::new(&id, ApprovalDecision::Reject, "U0ALICE").with_reason(typed);
         let signed = slack.sign(&payload_for(click));
         let headers = signed.headers();
         let raw = RawCallback {
             headers: &headers,
             body: &signed.body,
         };
-        let Ok(Callback::Decision(decision)) = verifier.verify_callback(raw) else {
+        let Ok(Callback::ApprovalDecision(decision)) = verifier.verify_callback(raw) else {
             panic!("{typed:?}: a signed click decodes");
         };
         let reason = decision.reason.expect("a reason");
@@ -302,29 +318,32 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
     let refused = [
         (
             "from another workspace",
-            payload_for(SlackClick::new(&id, Decision::Approve, "U0ALICE").in_team("T0OTHER")),
+            payload_for(
+                SlackClick::new(&id, ApprovalDecision::Approve, "U0ALICE").in_team("T0OTHER"),
+            ),
             "U0ALICE",
         ),
         (
             "from another channel",
             payload_for(
-                SlackClick::new(&id, Decision::Approve, "U0ALICE").in_channel("C0ELSEWHERE"),
+                SlackClick::new(&id, ApprovalDecision::Approve, "U0ALICE")
+                    .in_channel("C0ELSEWHERE"),
             ),
             "U0ALICE",
         ),
         (
             "pressed by someone out of scope",
-            payload_for(SlackClick::new(&id, Decision::Approve, "U0BOB")),
+            payload_for(SlackClick::new(&id, ApprovalDecision::Approve, "U0BOB")),
             "U0BOB",
         ),
         (
             "pressed by someone unknown",
-            payload_for(SlackClick::new(&id, Decision::Approve, "U0MALLORY")),
+            payload_for(SlackClick::new(&id, ApprovalDecision::Approve, "U0MALLORY")),
             "U0MALLORY",
         ),
         (
             "pressed with an id known only to another channel kind",
-            payload_for(SlackClick::new(&id, Decision::Approve, "U0EVE")),
+            payload_for(SlackClick::new(&id, ApprovalDecision::Approve, "U0EVE")),
             "U0EVE",
         ),
     ];
@@ -368,7 +387,7 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
         .expect("the duplicate is answered");
     assert_eq!(note.text, "This click was already handled.");
     // A second, genuine press of Reject after the approval changes nothing either.
-    let late = payload_for(SlackClick::new(&id, Decision::Reject, "U0ALICE"));
+    let late = payload_for(SlackClick::new(&id, ApprovalDecision::Reject, "U0ALICE"));
     assert_eq!(slack.deliver(&url, &slack.sign(&late)).await.0, 200);
     tokio::time::sleep(Duration::from_millis(100)).await;
     let stored = approvals
@@ -748,7 +767,7 @@ async fn a_run_dropped_as_its_card_goes_out_leaves_no_live_card() {
     let (_, reply) = feishu
         .click(
             &url,
-            &CardClick::new(&id, Decision::Approve, "ou_alice", CHAT),
+            &CardClick::new(&id, ApprovalDecision::Approve, "ou_alice", CHAT),
         )
         .await
         .expect("click");

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use hooks::std_hooks::Database;
 use hooks::std_hooks::approval_gate::{
-    ApproverScope, CardUpdates, ConfirmationMode, ConfirmationStatus, ConfirmationStore,
-    DecideOutcome, Decision, NewConfirmation, args_digest,
+    ApprovalDecision, ApproverScope, CardUpdates, ConfirmationMode, ConfirmationStatus,
+    ConfirmationStore, DecideOutcome, NewConfirmation, args_digest,
 };
 use serde_json::{Value, json};
 
@@ -147,17 +147,17 @@ async fn hostile_text_in_concurrent_gate_writes_is_stored_as_written_and_moves_n
         async move {
             match i {
                 0 => store
-                    .decide(&id, Decision::Approve, "?1", Some(HOSTILE[4]))
+                    .decide(&id, ApprovalDecision::Approve, "?1", Some(HOSTILE[4]))
                     .await
                     .expect("decided"),
                 _ if i % 4 == 1 => store
-                    .decide(&id, Decision::Reject, "'; --", Some("?1 ?2"))
+                    .decide(&id, ApprovalDecision::Reject, "'; --", Some("?1 ?2"))
                     .await
                     .expect("decided"),
                 // A decision followed by the take of its card's redraw.
                 _ if i % 2 == 1 => {
                     let outcome = store
-                        .decide(&id, Decision::Reject, "'; --", Some("?1 ?2"))
+                        .decide(&id, ApprovalDecision::Reject, "'; --", Some("?1 ?2"))
                         .await
                         .expect("decided");
                     let taken = store

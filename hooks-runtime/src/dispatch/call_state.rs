@@ -18,7 +18,7 @@ pub(crate) const RUNTIME: &str = "runtime";
 
 /// Where a call in flight has got to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Stage {
+pub(super) enum CallPhase {
     /// The pre hooks are running.
     Pre,
     /// The pre hooks let it through; the tool runs (or runs elsewhere).
@@ -36,7 +36,7 @@ pub(super) struct CallState {
     pub(super) original: Option<Box<ToolOutcome>>,
     /// The tool's own error value, when it failed with one.
     pub(super) error_source: Option<Arc<ToolErrorSource>>,
-    pub(super) stage: Stage,
+    pub(super) stage: CallPhase,
 }
 
 impl CallState {
@@ -47,7 +47,7 @@ impl CallState {
             ctx,
             original: None,
             error_source: None,
-            stage: Stage::Pre,
+            stage: CallPhase::Pre,
         }
     }
 }
@@ -63,14 +63,14 @@ impl CallState {
 /// caller stopped waiting — it hands what is known of the call to the
 /// observers on a task of their own, so every attempted call is still
 /// observed (audited) once.
-pub(super) struct Unfinished<'r> {
+pub(super) struct DroppedCallGuard<'r> {
     pub(super) registry: &'r HookRegistry,
     /// When the call started; `None` when nobody observes it.
     pub(super) started: Option<Instant>,
     pub(super) state: &'r mut CallState,
 }
 
-impl<'r> Unfinished<'r> {
+impl<'r> DroppedCallGuard<'r> {
     /// Guards `state` until [`finish`](Self::finish); `started` is `None`
     /// when nobody observes the call (nothing to hand over then).
     pub(super) fn new(
@@ -78,7 +78,7 @@ impl<'r> Unfinished<'r> {
         started: Option<Instant>,
         state: &'r mut CallState,
     ) -> Self {
-        Unfinished {
+        DroppedCallGuard {
             registry,
             started,
             state,
@@ -91,7 +91,7 @@ impl<'r> Unfinished<'r> {
     }
 }
 
-impl Drop for Unfinished<'_> {
+impl Drop for DroppedCallGuard<'_> {
     fn drop(&mut self) {
         if let Some(started) = self.started.take() {
             observe_abandoned(self.registry, self.state, started);
@@ -107,7 +107,7 @@ pub(super) fn observe_abandoned(registry: &HookRegistry, state: &mut CallState, 
         return;
     }
     let (observation, tool_ran, original) = match state.stage {
-        Stage::Pre => (
+        CallPhase::Pre => (
             Observation::Blocked {
                 hook: RUNTIME.to_owned(),
                 reason: "the caller stopped waiting before the pre hooks finished; \
@@ -117,7 +117,7 @@ pub(super) fn observe_abandoned(registry: &HookRegistry, state: &mut CallState, 
             false,
             None,
         ),
-        Stage::Tool => (
+        CallPhase::Tool => (
             Observation::Withheld {
                 hook: RUNTIME.to_owned(),
                 reason: "the tool's outcome never reached the post hooks (the caller \
@@ -127,7 +127,7 @@ pub(super) fn observe_abandoned(registry: &HookRegistry, state: &mut CallState, 
             true,
             None,
         ),
-        Stage::Post => (
+        CallPhase::Post => (
             Observation::Withheld {
                 hook: RUNTIME.to_owned(),
                 reason: "the caller stopped waiting after the tool ran, while the \
@@ -145,9 +145,9 @@ pub(super) fn observe_abandoned(registry: &HookRegistry, state: &mut CallState, 
     // The only awaits before the end are a waiting hook's, so the hook in
     // flight is the one the chain of this stage had got to.
     trace.interrupted = match state.stage {
-        Stage::Pre => Some(0),
-        Stage::Tool => None,
-        Stage::Post => Some(1),
+        CallPhase::Pre => Some(0),
+        CallPhase::Tool => None,
+        CallPhase::Post => Some(1),
     };
     let report = ToolCallReport {
         observation,

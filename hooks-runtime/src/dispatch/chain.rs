@@ -29,7 +29,7 @@ fn decide<'a, H: Hook + ?Sized>(
 }
 
 /// What one hook's run means for the chain.
-pub(crate) enum Step {
+pub(crate) enum ChainFlow {
     /// The chain goes on.
     Continue,
     /// The hook stopped the call, the result or the session.
@@ -93,7 +93,7 @@ impl<'c> Chain<'c> {
         &'a mut self,
         hooks: &'a [Arc<H>],
         slot: usize,
-    ) -> impl Future<Output = Step> + 'a {
+    ) -> impl Future<Output = ChainFlow> + 'a {
         async move {
             let mut from = 0;
             // `let … else` rather than `while let` (whose scrutinee lives
@@ -118,13 +118,13 @@ impl<'c> Chain<'c> {
                 // future and copy it into this one for every matched hook.
                 let (outcome, duration) = decide(hook, self.ctx, trigger_failure).await;
                 let step = self.settle(hook, index, outcome, duration);
-                if let Step::Stop { .. } = step {
+                if let ChainFlow::Stop { .. } = step {
                     self.trace.considered[slot] = index + 1;
                     return step;
                 }
             }
             self.trace.considered[slot] = hooks.len();
-            Step::Continue
+            ChainFlow::Continue
         }
     }
 
@@ -137,7 +137,7 @@ impl<'c> Chain<'c> {
         hook: &H,
         index: usize,
         trigger_failure: Option<HookFailure>,
-    ) -> Step {
+    ) -> ChainFlow {
         let (outcome, duration) = decide(hook, self.ctx, trigger_failure).await;
         self.settle(hook, index, outcome, duration)
     }
@@ -150,7 +150,7 @@ impl<'c> Chain<'c> {
         index: usize,
         outcome: Result<HookResult, HookFailure>,
         duration: Option<Duration>,
-    ) -> Step {
+    ) -> ChainFlow {
         let point = self.ctx.point;
         let (decision, side_effects, step) = match outcome {
             Ok(result) => self.apply(result, hook.name()),
@@ -173,7 +173,7 @@ impl<'c> Chain<'c> {
     /// Applies a decision. A later rewrite that changes arguments a pre
     /// hook sealed (an approval covers exactly them) stops the call.
     #[inline(always)]
-    fn apply(&mut self, result: HookResult, hook: &str) -> (Decision, Vec<String>, Step) {
+    fn apply(&mut self, result: HookResult, hook: &str) -> (Decision, Vec<String>, ChainFlow) {
         let (blocked, changes) = result.into_parts();
         let Some(changes) = changes else {
             // The common case: a plain allow or a block with no extras.
@@ -181,7 +181,7 @@ impl<'c> Chain<'c> {
                 None => (
                     Decision::Allowed { rewrote: false },
                     Vec::new(),
-                    Step::Continue,
+                    ChainFlow::Continue,
                 ),
                 Some(reason) => stop(hook, reason.into(), Vec::new()),
             };
@@ -254,7 +254,7 @@ impl<'c> Chain<'c> {
         (
             Decision::Allowed { rewrote },
             changes.side_effects,
-            Step::Continue,
+            ChainFlow::Continue,
         )
     }
 }
@@ -279,11 +279,15 @@ fn same_json(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn stop(hook: &str, reason: String, side_effects: Vec<String>) -> (Decision, Vec<String>, Step) {
+fn stop(
+    hook: &str,
+    reason: String,
+    side_effects: Vec<String>,
+) -> (Decision, Vec<String>, ChainFlow) {
     (
         Decision::Blocked(reason.clone()),
         side_effects,
-        Step::Stop {
+        ChainFlow::Stop {
             hook: hook.to_owned(),
             reason,
         },
@@ -297,12 +301,12 @@ fn fail<H: Hook + ?Sized>(
     hook: &H,
     point: HookPoint,
     failure: HookFailure,
-) -> (Decision, Vec<String>, Step) {
+) -> (Decision, Vec<String>, ChainFlow) {
     // A panic in `on_error` itself is one more failure: fail closed.
     let policy = guarded(|| hook.on_error()).unwrap_or(ErrorPolicy::FailClosed);
     tracing::warn!(hook = hook.name(), point = point.as_str(), %failure, ?policy, "hook failed");
     let step = match policy {
-        ErrorPolicy::FailClosed => Step::Stop {
+        ErrorPolicy::FailClosed => ChainFlow::Stop {
             hook: hook.name().to_owned(),
             reason: match point {
                 HookPoint::SessionStart => format!(
@@ -315,7 +319,7 @@ fn fail<H: Hook + ?Sized>(
                 ),
             },
         },
-        ErrorPolicy::FailOpen => Step::Continue,
+        ErrorPolicy::FailOpen => ChainFlow::Continue,
     };
     (Decision::Failed { failure, policy }, Vec::new(), step)
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::call_state::RUNTIME;
-use super::chain::{Chain, Step};
+use super::chain::{Chain, ChainFlow};
 use super::observation::Observation;
 use super::phases::observe;
 use super::run_hook::{guarded, triggers};
@@ -301,7 +301,7 @@ async fn walk<'h>(
             ExplainVerdict::NotReached
         } else {
             let (verdict, step) = evaluate(chain, hook, index, run_commands).await;
-            if let Step::Stop { hook, reason } = step {
+            if let ChainFlow::Stop { hook, reason } = step {
                 *stopped = Some((hook, reason));
             }
             verdict
@@ -321,8 +321,8 @@ async fn evaluate(
     hook: &dyn Hook,
     index: usize,
     run_commands: bool,
-) -> (ExplainVerdict, Step) {
-    let verdict = |verdict| (verdict, Step::Continue);
+) -> (ExplainVerdict, ChainFlow) {
+    let verdict = |verdict| (verdict, ChainFlow::Continue);
     let trigger_failure = match triggers(hook, chain.ctx) {
         Ok(false) => return verdict(ExplainVerdict::NotMatched),
         Ok(true) => None,

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::call_state::{CallState, RUNTIME, Stage, Unfinished, observe_abandoned};
-use super::chain::Step;
+use super::call_state::{CallPhase, CallState, DroppedCallGuard, RUNTIME, observe_abandoned};
+use super::chain::ChainFlow;
 use super::observation::Observation;
 use super::tool_call::ToolCallReport;
 use super::tool_name;
@@ -124,7 +124,7 @@ impl HookRegistry {
         let mut state = CallState::new(self, ctx);
         async move {
             let started = self.observation_clock();
-            let call = Unfinished::new(self, started, &mut state);
+            let call = DroppedCallGuard::new(self, started, &mut state);
             let blocked = pre_phase!(self, call.state);
             call.finish();
             let Some(observation) = blocked else {
@@ -162,7 +162,7 @@ impl HookRegistry {
         if ctx.surface == Surface::Evaluation {
             trace.bypassed = true;
             tracing::debug!(tool = %ctx.tool_name, "hooks bypassed on the evaluation surface");
-            *stage = Stage::Tool;
+            *stage = CallPhase::Tool;
             return Err(Skipped::Bypassed);
         }
         ctx.point = HookPoint::PreToolUse;
@@ -198,24 +198,24 @@ impl Skipped {
 pub(super) fn enter_post(state: &mut CallState, outcome: ToolOutcome) {
     state.ctx.point = HookPoint::PostToolUse;
     state.ctx.tool_outcome = Some(outcome);
-    state.stage = Stage::Post;
+    state.stage = CallPhase::Post;
 }
 
 /// After the pre hooks: `Some(observation)` when they stopped the call.
-pub(super) fn leave_pre(state: &mut CallState, step: Step) -> Option<Observation> {
+pub(super) fn leave_pre(state: &mut CallState, step: ChainFlow) -> Option<Observation> {
     match step {
-        Step::Stop { hook, reason } => Some(Observation::Blocked { hook, reason }),
-        Step::Continue => {
-            state.stage = Stage::Tool;
+        ChainFlow::Stop { hook, reason } => Some(Observation::Blocked { hook, reason }),
+        ChainFlow::Continue => {
+            state.stage = CallPhase::Tool;
             None
         }
     }
 }
 
 /// After the post hooks: what the LLM will see.
-pub(super) fn leave_post(state: &mut CallState, step: Step) -> Observation {
+pub(super) fn leave_post(state: &mut CallState, step: ChainFlow) -> Observation {
     let CallState { ctx, original, .. } = state;
-    if let Step::Stop { hook, reason } = step {
+    if let ChainFlow::Stop { hook, reason } = step {
         if original.is_none() {
             *original = ctx.tool_outcome.take().map(Box::new);
         }
@@ -258,7 +258,7 @@ impl PendingToolCall {
         let Some(mut state) = self.state.take() else {
             unreachable!("a pending call's state is taken only here, by value")
         };
-        let call = Unfinished::new(&registry, started, &mut state);
+        let call = DroppedCallGuard::new(&registry, started, &mut state);
         let observation = post_phase!(registry, call.state, outcome);
         call.finish();
         let observing = match registry.conclude(state, observation, true, started) {

@@ -1,6 +1,6 @@
 //! Session start: context from every session-start hook, in order.
 
-use super::chain::{Chain, Step};
+use super::chain::{Chain, ChainFlow};
 use super::trace::CallTrace;
 use crate::context::{HookContext, HookPoint, Surface};
 use crate::registry::HookRegistry;
@@ -49,7 +49,7 @@ impl HookRegistry {
         let mut original = None;
         let mut chain = Chain::new(&mut ctx, &mut trace, &mut original);
         chain.context = Some(&mut context);
-        if let Step::Stop { hook, reason } = chain.run(&self.hooks.session_start, 0).await {
+        if let ChainFlow::Stop { hook, reason } = chain.run(&self.hooks.session_start, 0).await {
             return Err(SessionStopped {
                 hook,
                 reason,

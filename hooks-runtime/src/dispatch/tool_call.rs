@@ -7,7 +7,7 @@ use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use super::call_state::RUNTIME;
-use super::call_state::{CallState, Unfinished};
+use super::call_state::{CallState, DroppedCallGuard};
 use super::observation::Observation;
 use super::phases::{post_phase, pre_phase};
 use super::raw_args;
@@ -189,7 +189,7 @@ impl HookRegistry {
             let started = self.observation_clock();
             // Until the report is built, a caller that drops this future
             // (a timeout around the call, say) still gets the call observed.
-            let call = Unfinished::new(self, started, &mut state);
+            let call = DroppedCallGuard::new(self, started, &mut state);
             // The phases' steps, with the chains awaited here (see
             // `enter_pre`): `run_pre_tool_use` and `run_post_tool_use` are
             // the same steps with the tool run elsewhere.

@@ -13,7 +13,7 @@ use super::approvers::{Approver, ApproverDirectory, may_decide};
 use super::card_outbox::{push_card_update, send_due_card_updates};
 use super::crash_points::{self, crash_point};
 use super::reply_window::ReplyWindow;
-use super::request::{ConfirmationRequest, ConfirmationStatus, Decision};
+use super::request::{ApprovalDecision, ConfirmationRequest, ConfirmationStatus};
 use super::store::{Cancel, ConfirmationStore, DecideOutcome, EventDecision};
 use super::wakeup::{Subscription, Waiters, listen_for_decisions, poll_decisions};
 use crate::approval_gate::channel::{Channel, DecisionCallback, ToastKind, decision_reason};
@@ -398,7 +398,7 @@ impl Approvals {
         &self,
         id: &str,
         approver: &Approver,
-        decision: Decision,
+        decision: ApprovalDecision,
         reason: Option<&str>,
     ) -> Result<CallbackOutcome, StorageError> {
         let Some(request) = self.inner.store.get(id).await? else {
@@ -455,13 +455,13 @@ impl Approvals {
     }
 
     /// The answer to a committed decision attempt; wakes the request's gates.
-    fn decided(&self, outcome: DecideOutcome, decision: Decision) -> CallbackOutcome {
+    fn decided(&self, outcome: DecideOutcome, decision: ApprovalDecision) -> CallbackOutcome {
         match outcome {
             DecideOutcome::Decided(decided) => {
                 self.inner.waiters.wake(&decided.id);
                 let verb = match decision {
-                    Decision::Approve => "Approved",
-                    Decision::Reject => "Rejected",
+                    ApprovalDecision::Approve => "Approved",
+                    ApprovalDecision::Reject => "Rejected",
                 };
                 CallbackOutcome::new(ToastKind::Success, format!("{verb}."), Some(decided))
             }

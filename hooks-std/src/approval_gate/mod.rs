@@ -49,7 +49,7 @@ pub use columns::UnknownColumnValue;
 pub use digest::args_digest;
 pub use hook::{ApprovalGate, ApprovalGateConfig, ChannelName, NO_APPROVAL_CHANNEL};
 pub use request::{
-    ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus, Decision,
+    ApprovalDecision, ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
 };
 pub use store::{
     Cancel, CardUpdates, ConfirmationStore, DecideOutcome, EventDecision, Listing,

@@ -58,27 +58,27 @@ impl fmt::Display for ConfirmationStatus {
 
 /// A person's verdict on a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Decision {
+pub enum ApprovalDecision {
     /// Let the call run.
     Approve,
     /// Block the call.
     Reject,
 }
 
-impl Decision {
+impl ApprovalDecision {
     /// `approve` or `reject`, as carried in card callback values.
     pub fn as_str(self) -> &'static str {
         match self {
-            Decision::Approve => "approve",
-            Decision::Reject => "reject",
+            ApprovalDecision::Approve => "approve",
+            ApprovalDecision::Reject => "reject",
         }
     }
 
     /// Parses `approve` / `reject`.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
-            "approve" => Some(Decision::Approve),
-            "reject" => Some(Decision::Reject),
+            "approve" => Some(ApprovalDecision::Approve),
+            "reject" => Some(ApprovalDecision::Reject),
             _ => None,
         }
     }
@@ -86,8 +86,8 @@ impl Decision {
     /// The status a request takes when this decision is applied.
     pub fn status(self) -> ConfirmationStatus {
         match self {
-            Decision::Approve => ConfirmationStatus::Approved,
-            Decision::Reject => ConfirmationStatus::Rejected,
+            ApprovalDecision::Approve => ConfirmationStatus::Approved,
+            ApprovalDecision::Reject => ConfirmationStatus::Rejected,
         }
     }
 }

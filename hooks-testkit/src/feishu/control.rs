@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{CardClick, FakeFeishu, Shared};
-use hooks_std::approval_gate::Decision;
+use hooks_std::approval_gate::ApprovalDecision;
 
 /// `GET /fake/sent`, `GET /fake/updates`, `POST /fake/click`.
 pub(super) fn control_routes() -> Router<Arc<Shared>> {
@@ -72,7 +72,7 @@ async fn updates(State(shared): State<Arc<Shared>>) -> Response {
 }
 
 async fn click(State(shared): State<Arc<Shared>>, Json(request): Json<ClickRequest>) -> Response {
-    let Some(decision) = Decision::parse(&request.decision) else {
+    let Some(decision) = ApprovalDecision::parse(&request.decision) else {
         return refused(
             StatusCode::BAD_REQUEST,
             format!(

@@ -44,7 +44,7 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use control::control_routes;
-use hooks_std::approval_gate::Decision;
+use hooks_std::approval_gate::ApprovalDecision;
 use hooks_std::approval_gate::channel::feishu::{
     FeishuConfig, NONCE_HEADER, REASON_INPUT_NAME, SIGNATURE_HEADER, TIMESTAMP_HEADER, encrypt,
     signature,
@@ -115,7 +115,7 @@ pub struct CardClick {
     /// The request whose button is pressed.
     pub request_id: String,
     /// Which button.
-    pub decision: Decision,
+    pub decision: ApprovalDecision,
     /// The presser's open_id.
     pub operator_open_id: String,
     /// The chat the press is reported from.
@@ -137,7 +137,7 @@ impl CardClick {
     /// `chat_id`, with the default message and event ids.
     pub fn new(
         request_id: impl Into<String>,
-        decision: Decision,
+        decision: ApprovalDecision,
         operator_open_id: impl Into<String>,
         chat_id: impl Into<String>,
     ) -> Self {

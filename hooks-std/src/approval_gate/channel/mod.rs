@@ -39,7 +39,7 @@ pub use web::{WebApprovals, WebChannel};
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::approval_gate::{ConfirmationRequest, Decision};
+use crate::approval_gate::{ApprovalDecision, ConfirmationRequest};
 use crate::text::is_hidden;
 
 /// A boxed future returned by channel methods.
@@ -74,7 +74,7 @@ pub enum Callback {
         challenge: String,
     },
     /// Someone pressed a decision button.
-    Decision(DecisionCallback),
+    ApprovalDecision(DecisionCallback),
 }
 
 /// A button press, as the platform reported it.
@@ -85,7 +85,7 @@ pub struct DecisionCallback {
     /// The request the button belongs to.
     pub request_id: String,
     /// Approve or reject.
-    pub decision: Decision,
+    pub decision: ApprovalDecision,
     /// The operator's platform identity (a Feishu open_id, a Slack user id).
     pub operator: String,
     /// Where the press happened (the chat or channel id).

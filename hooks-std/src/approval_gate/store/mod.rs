@@ -20,7 +20,7 @@ use sqlx::{FromRow as _, Row as _};
 use super::card_claim::CardClaim;
 use super::card_delivery::CardDelivery;
 use super::crash_points::{self, crash_point};
-use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, Decision};
+use super::request::{ApprovalDecision, ApproverScope, ConfirmationMode, ConfirmationRequest};
 use crate::storage::{BeginWrite as _, Database, Pool, StorageError, on_pool};
 use sql::Sql;
 
@@ -468,7 +468,7 @@ impl ConfirmationStore {
     pub async fn decide(
         &self,
         id: &str,
-        decision: Decision,
+        decision: ApprovalDecision,
         decided_by: &str,
         reason: Option<&str>,
     ) -> Result<DecideOutcome, StorageError> {
@@ -501,7 +501,7 @@ impl ConfirmationStore {
         event_id: &str,
         channel_kind: &str,
         id: &str,
-        decision: Decision,
+        decision: ApprovalDecision,
         decided_by: &str,
         reason: Option<&str>,
         may_commit: impl FnOnce() -> bool + Send,
@@ -811,7 +811,7 @@ mod tests {
             .expect("record")
             .expect("recorded");
         store
-            .decide(&decided.id, Decision::Approve, "bob", None)
+            .decide(&decided.id, ApprovalDecision::Approve, "bob", None)
             .await
             .expect("decide");
         store

@@ -16,7 +16,7 @@ use subtle::ConstantTimeEq;
 
 use super::config::FeishuConfig;
 use super::crypto::{decrypt, verify_signature};
-use crate::approval_gate::Decision;
+use crate::approval_gate::ApprovalDecision;
 use crate::approval_gate::channel::wire::{clip, lookup};
 use crate::approval_gate::channel::{
     Callback, CallbackError, DecisionCallback, RawCallback, decision_reason,
@@ -194,7 +194,7 @@ fn decode(config: &FeishuConfig, payload: &Value) -> Result<Callback, CallbackEr
     let event_id = required_str(payload, &["header", "event_id"])?;
     let request_id = required_str(payload, &["event", "action", "value", "request_id"])?;
     let decision_text = required_str(payload, &["event", "action", "value", "decision"])?;
-    let decision = Decision::parse(decision_text).ok_or_else(|| {
+    let decision = ApprovalDecision::parse(decision_text).ok_or_else(|| {
         CallbackError::Malformed(format!(
             "event.action.value.decision is \"{}\", expected \"approve\" or \"reject\"",
             clip(decision_text)
@@ -216,7 +216,7 @@ fn decode(config: &FeishuConfig, payload: &Value) -> Result<Callback, CallbackEr
             ));
         }
     };
-    Ok(Callback::Decision(DecisionCallback {
+    Ok(Callback::ApprovalDecision(DecisionCallback {
         event_id: event_id.to_owned(),
         request_id: request_id.to_owned(),
         decision,
@@ -319,11 +319,11 @@ mod tests {
     #[test]
     fn decodes_a_signed_click() {
         let (headers, body) = sealed(&event(), NOW);
-        let Callback::Decision(decision) = verify(&headers, &body, NOW).unwrap() else {
+        let Callback::ApprovalDecision(decision) = verify(&headers, &body, NOW).unwrap() else {
             panic!("expected a decision");
         };
         assert_eq!(decision.request_id, "req-1");
-        assert_eq!(decision.decision, Decision::Approve);
+        assert_eq!(decision.decision, ApprovalDecision::Approve);
         assert_eq!(decision.operator, "ou_op");
         assert_eq!(decision.channel_id, "oc_chat");
         assert_eq!(decision.event_id, "ev_1");

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 pub use crate::approval_gate::channel::ARGS_EXCERPT_CHARS;
 use crate::approval_gate::channel::MAX_DECISION_REASON_CHARS;
 use crate::approval_gate::channel::render::{HIDDEN_CHARACTERS_FLAG, Shown, format_utc};
-use crate::approval_gate::{ConfirmationRequest, ConfirmationStatus, Decision};
+use crate::approval_gate::{ApprovalDecision, ConfirmationRequest, ConfirmationStatus};
 
 /// The most characters of a decision's reason shown in a card's subtitle.
 const SUBTITLE_CHARS: usize = 80;
@@ -71,8 +71,8 @@ fn decision_form(request_id: &str) -> Value {
                 "tag": "column_set",
                 "flex_mode": "flow",
                 "columns": [
-                    column(button("Approve", "primary", request_id, Decision::Approve)),
-                    column(button("Reject", "danger", request_id, Decision::Reject)),
+                    column(button("Approve", "primary", request_id, ApprovalDecision::Approve)),
+                    column(button("Reject", "danger", request_id, ApprovalDecision::Reject)),
                 ],
             },
         ],
@@ -177,7 +177,7 @@ fn flagged(shown: &Shown, summary: String) -> String {
 }
 
 /// A decision button that submits the card's form.
-fn button(label: &str, kind: &str, request_id: &str, decision: Decision) -> Value {
+fn button(label: &str, kind: &str, request_id: &str, decision: ApprovalDecision) -> Value {
     json!({
         "tag": "button",
         "name": decision.as_str(),

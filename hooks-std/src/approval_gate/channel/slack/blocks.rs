@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::config::is_slack_id;
 use crate::approval_gate::channel::render::{HIDDEN_CHARACTERS_FLAG, Shown, format_utc};
 use crate::approval_gate::channel::{ARGS_EXCERPT_CHARS, MAX_DECISION_REASON_CHARS};
-use crate::approval_gate::{ConfirmationRequest, ConfirmationStatus, Decision};
+use crate::approval_gate::{ApprovalDecision, ConfirmationRequest, ConfirmationStatus};
 
 /// The `block_id` of the actions block holding the two buttons.
 pub const ACTIONS_BLOCK_ID: &str = "hooks_approval";
@@ -38,12 +38,12 @@ const SUMMARY_VALUE_LIMIT: usize = 500;
 const LONG_VALUE_LIMIT: usize = 2000;
 
 /// The `action_id` of a decision button: `{decision}:{request id}`.
-pub fn action_id(request_id: &str, decision: Decision) -> String {
+pub fn action_id(request_id: &str, decision: ApprovalDecision) -> String {
     format!("{}:{request_id}", decision.as_str())
 }
 
 /// The `value` of a decision button: `{"request_id": …, "decision": …}` as JSON text.
-pub fn button_value(request_id: &str, decision: Decision) -> String {
+pub fn button_value(request_id: &str, decision: ApprovalDecision) -> String {
     json!({"request_id": request_id, "decision": decision.as_str()}).to_string()
 }
 
@@ -74,8 +74,8 @@ pub fn approval_message(request: &ConfirmationRequest) -> Value {
         "type": "actions",
         "block_id": ACTIONS_BLOCK_ID,
         "elements": [
-            button("Approve", "primary", &request.id, Decision::Approve),
-            button("Reject", "danger", &request.id, Decision::Reject),
+            button("Approve", "primary", &request.id, ApprovalDecision::Approve),
+            button("Reject", "danger", &request.id, ApprovalDecision::Reject),
         ],
     }));
     json!({
@@ -275,7 +275,7 @@ fn reason_input() -> Value {
     })
 }
 
-fn button(label: &str, style: &str, request_id: &str, decision: Decision) -> Value {
+fn button(label: &str, style: &str, request_id: &str, decision: ApprovalDecision) -> Value {
     json!({
         "type": "button",
         "action_id": action_id(request_id, decision),

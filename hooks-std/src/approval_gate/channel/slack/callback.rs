@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::blocks::action_id;
 use super::config::SlackConfig;
 use super::signature::{SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_signature};
-use crate::approval_gate::Decision;
+use crate::approval_gate::ApprovalDecision;
 use crate::approval_gate::channel::wire::{clip, lookup};
 use crate::approval_gate::channel::{
     Callback, CallbackError, DecisionCallback, RawCallback, decision_reason,
@@ -141,7 +141,7 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
     })?;
     let request_id = required_str(&value, &["request_id"])?;
     let decision_text = required_str(&value, &["decision"])?;
-    let decision = Decision::parse(decision_text).ok_or_else(|| {
+    let decision = ApprovalDecision::parse(decision_text).ok_or_else(|| {
         CallbackError::Malformed(format!(
             "the button's decision is \"{}\", expected \"approve\" or \"reject\"",
             clip(decision_text)
@@ -171,7 +171,7 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
             ));
         }
     };
-    Ok(Callback::Decision(DecisionCallback {
+    Ok(Callback::ApprovalDecision(DecisionCallback {
         // One click, one trigger id: a redelivery of the same click repeats
         // it, a second click gets a new one.
         event_id: format!("slack:{team}:{trigger_id}:{action_ts}"),
@@ -245,11 +245,11 @@ mod tests {
     #[test]
     fn decodes_a_signed_click() {
         let (headers, body) = signed(&payload(), NOW);
-        let Callback::Decision(click) = verify(&headers, &body, NOW).unwrap() else {
+        let Callback::ApprovalDecision(click) = verify(&headers, &body, NOW).unwrap() else {
             panic!("expected a decision");
         };
         assert_eq!(click.request_id, "req-1");
-        assert_eq!(click.decision, Decision::Approve);
+        assert_eq!(click.decision, ApprovalDecision::Approve);
         assert_eq!(click.operator, "U1");
         assert_eq!(click.channel_id, "T1/C1");
         assert_eq!(click.message_ref.as_deref(), Some("C1:1700000000.000100"));

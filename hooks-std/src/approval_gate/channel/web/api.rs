@@ -24,7 +24,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::WebApprovals;
 use super::signed::{Caller, Conversation, Operator, Refusal};
 use super::throttle::StreamSlot;
-use crate::approval_gate::{ConfirmationRequest, Decision};
+use crate::approval_gate::{ApprovalDecision, ConfirmationRequest};
 
 /// The header a JSON decide request carries its CSRF token in.
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
@@ -177,7 +177,7 @@ pub(crate) async fn decide(
             );
         }
     };
-    let Some(decision) = Decision::parse(&parsed.decision) else {
+    let Some(decision) = ApprovalDecision::parse(&parsed.decision) else {
         return error(
             StatusCode::BAD_REQUEST,
             "`decision` must be \"approve\" or \"reject\"",

@@ -10,7 +10,7 @@ use super::WebApprovals;
 use super::session::random_bytes;
 use super::signed::Operator;
 use super::view::RequestView;
-use crate::approval_gate::Decision;
+use crate::approval_gate::ApprovalDecision;
 use crate::approval_gate::channel::{Channel, DecisionCallback, ToastKind, decision_reason};
 
 /// What became of a decision, as the JSON decide endpoint answers it.
@@ -48,7 +48,7 @@ impl WebApprovals {
         &self,
         operator: &Operator,
         id: &str,
-        decision: Decision,
+        decision: ApprovalDecision,
         reason: Option<&str>,
         seen: Option<&str>,
     ) -> DecideReply {
@@ -96,7 +96,7 @@ impl WebApprovals {
         if RequestView::detail_cuts_args(&request) {
             // Longer than any view of the page shows: an approval would
             // cover what nobody here saw. Rejecting runs nothing.
-            if decision == Decision::Approve {
+            if decision == ApprovalDecision::Approve {
                 let mut refused = DecideReply::refused(
                     StatusCode::CONFLICT,
                     "this request's arguments are too long for this page to show in full, \

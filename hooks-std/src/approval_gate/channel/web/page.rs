@@ -22,7 +22,7 @@ use super::session::{
 };
 use super::signed::{Caller, Operator, Refusal};
 use super::templates::{APP_JS, STYLE_CSS};
-use crate::approval_gate::Decision;
+use crate::approval_gate::ApprovalDecision;
 
 /// The longest form body read.
 const MAX_FORM_BODY: usize = 16 * 1024;
@@ -273,7 +273,7 @@ async fn decide_form(
     if !WebApprovals::csrf_ok(&operator, Some(&form.csrf)) {
         return web.bad_csrf().await;
     }
-    let Some(decision) = Decision::parse(&form.decision) else {
+    let Some(decision) = ApprovalDecision::parse(&form.decision) else {
         return web
             .message(
                 StatusCode::BAD_REQUEST,
@@ -294,8 +294,8 @@ async fn decide_form(
         )
         .await;
     let code = match (reply.outcome, decision) {
-        ("decided", Decision::Approve) => "approved",
-        ("decided", Decision::Reject) => "rejected",
+        ("decided", ApprovalDecision::Approve) => "approved",
+        ("decided", ApprovalDecision::Reject) => "rejected",
         (other, _) => other,
     };
     redirect(&format!("{}?done={code}", web.home()), Vec::new())
