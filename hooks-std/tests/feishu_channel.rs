@@ -667,7 +667,7 @@ async fn a_click_reason_decodes_trimmed_blank_as_none_and_long_cut() {
             CardClick::new("req-7", ApprovalDecision::Reject, "ou_cfo", CHAT).with_reason(reason);
         let event = fake.card_action_event(&click).unwrap();
         match verify(&channel, &fake.seal(&event)).unwrap() {
-            Callback::ApprovalDecision(decision) => decision.reason,
+            Callback::Decision(decision) => decision.reason,
             other => panic!("{other:?}"),
         }
     };
@@ -704,7 +704,7 @@ async fn a_sealed_click_decodes_to_the_decision() {
     let callback = verify(&channel, &fake.seal(&event)).unwrap();
     assert_eq!(
         callback,
-        Callback::ApprovalDecision(DecisionCallback {
+        Callback::Decision(DecisionCallback {
             event_id: "ev-1".to_owned(),
             request_id: "req-42".to_owned(),
             decision: ApprovalDecision::Reject,
@@ -1029,7 +1029,7 @@ async fn callback_handler(
         Ok(Callback::UrlVerification { challenge }) => {
             axum::Json(json!({"challenge": challenge})).into_response()
         }
-        Ok(Callback::ApprovalDecision(decision)) => {
+        Ok(Callback::Decision(decision)) => {
             endpoint.decisions.lock().unwrap().push(decision);
             let reply = endpoint.channel.callback_reply(CallbackReply {
                 kind: ToastKind::Success,

@@ -1162,7 +1162,7 @@ async fn verify_callback_checks_the_window_at_a_given_time() {
         headers: &signed.headers(),
         body: &signed.body,
     };
-    let Callback::ApprovalDecision(click) = channel
+    let Callback::Decision(click) = channel
         .verify_callback_at(raw, 1_700_000_100)
         .expect("verified")
     else {

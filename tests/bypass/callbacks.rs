@@ -268,7 +268,7 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
             headers: &headers,
             body: &signed.body,
         };
-        let Ok(Callback::ApprovalDecision(decision)) = verifier.verify_callback(raw) else {
+        let Ok(Callback::Decision(decision)) = verifier.verify_callback(raw) else {
             panic!("{typed:?}: a signed click decodes");
         };
         let reason = decision.reason.expect("a reason");

@@ -51,7 +51,7 @@ async fn callback(State(approvals): State<Approvals>, headers: HeaderMap, body: 
         Ok(Callback::UrlVerification { challenge }) => {
             return axum::Json(json!({ "challenge": challenge })).into_response();
         }
-        Ok(Callback::ApprovalDecision(decision)) => decision,
+        Ok(Callback::Decision(decision)) => decision,
         Err(error) => return refuse(&error),
     };
     // Answers within the platform's reply window, and only what is true.

@@ -12,6 +12,8 @@
 //! window of the gate itself. [`ChannelSettings`] picks a channel by name
 //! from config, with its secrets read from environment variables.
 
+#[cfg(any(feature = "feishu", feature = "slack"))]
+mod chat_kit;
 #[cfg(feature = "feishu")]
 pub mod feishu;
 mod offline;
@@ -74,7 +76,7 @@ pub enum Callback {
         challenge: String,
     },
     /// Someone pressed a decision button.
-    ApprovalDecision(DecisionCallback),
+    Decision(DecisionCallback),
 }
 
 /// A button press, as the platform reported it.

@@ -216,7 +216,7 @@ fn decode(config: &FeishuConfig, payload: &Value) -> Result<Callback, CallbackEr
             ));
         }
     };
-    Ok(Callback::ApprovalDecision(DecisionCallback {
+    Ok(Callback::Decision(DecisionCallback {
         event_id: event_id.to_owned(),
         request_id: request_id.to_owned(),
         decision,
@@ -319,7 +319,7 @@ mod tests {
     #[test]
     fn decodes_a_signed_click() {
         let (headers, body) = sealed(&event(), NOW);
-        let Callback::ApprovalDecision(decision) = verify(&headers, &body, NOW).unwrap() else {
+        let Callback::Decision(decision) = verify(&headers, &body, NOW).unwrap() else {
             panic!("expected a decision");
         };
         assert_eq!(decision.request_id, "req-1");

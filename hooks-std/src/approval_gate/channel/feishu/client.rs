@@ -13,6 +13,7 @@ use super::callback::verify_at;
 use super::card::{approval_card, outcome_card};
 use super::config::FeishuConfig;
 use crate::approval_gate::ConfirmationRequest;
+use crate::approval_gate::channel::chat_kit::{backoff, header_text};
 use crate::approval_gate::channel::wire::{snippet, unix_now};
 use crate::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelError, ChannelFuture, RawCallback,
@@ -341,16 +342,12 @@ fn hint(code: i64, chat_id: &str) -> String {
 /// How long to wait before retry number `retries` (0-based) of a
 /// rate-limited call.
 fn rate_limit_wait(headers: &HeaderMap, retries: u32) -> Duration {
-    let reset = headers
-        .get(RATE_LIMIT_RESET_HEADER)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|text| text.trim().parse::<f64>().ok())
+    let reset = header_text(headers, RATE_LIMIT_RESET_HEADER)
+        .and_then(|text| text.parse::<f64>().ok())
         .filter(|secs| secs.is_finite() && *secs >= 0.0);
     match reset {
         Some(secs) => Duration::from_secs_f64(secs.min(MAX_RATE_LIMIT_WAIT.as_secs_f64())),
-        None => INITIAL_RATE_LIMIT_BACKOFF
-            .saturating_mul(2u32.saturating_pow(retries))
-            .min(MAX_RATE_LIMIT_WAIT),
+        None => backoff(INITIAL_RATE_LIMIT_BACKOFF, retries, MAX_RATE_LIMIT_WAIT),
     }
 }
 

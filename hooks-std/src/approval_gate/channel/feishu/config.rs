@@ -55,35 +55,23 @@ pub struct FeishuConfig {
     /// How far a callback's `X-Lark-Request-Timestamp` may be from now
     /// (default `"5m"`); older or newer callbacks are refused as replays.
     #[serde(
-        default = "default_timestamp_window",
+        default = "crate::approval_gate::channel::chat_kit::default_timestamp_window",
         deserialize_with = "hooks_runtime::config::ConfigDuration::text"
     )]
     pub timestamp_window: Duration,
     /// The timeout of each Open API request (default `"10s"`).
     #[serde(
-        default = "default_request_timeout",
+        default = "crate::approval_gate::channel::chat_kit::default_request_timeout",
         deserialize_with = "hooks_runtime::config::ConfigDuration::text"
     )]
     pub request_timeout: Duration,
     /// How many times a rate-limited Open API call is retried (default 3).
-    #[serde(default = "default_max_rate_limit_retries")]
+    #[serde(default = "crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries")]
     pub max_rate_limit_retries: u32,
 }
 
 fn default_base_url() -> String {
     FEISHU_BASE_URL.to_owned()
-}
-
-fn default_timestamp_window() -> Duration {
-    Duration::from_secs(5 * 60)
-}
-
-fn default_request_timeout() -> Duration {
-    Duration::from_secs(10)
-}
-
-fn default_max_rate_limit_retries() -> u32 {
-    3
 }
 
 impl FeishuConfig {
@@ -102,9 +90,10 @@ impl FeishuConfig {
             chat_id: chat_id.into(),
             verification_token: verification_token.into(),
             encrypt_key: encrypt_key.into(),
-            timestamp_window: default_timestamp_window(),
-            request_timeout: default_request_timeout(),
-            max_rate_limit_retries: default_max_rate_limit_retries(),
+            timestamp_window: crate::approval_gate::channel::chat_kit::default_timestamp_window(),
+            request_timeout: crate::approval_gate::channel::chat_kit::default_request_timeout(),
+            max_rate_limit_retries:
+                crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries(),
         }
     }
 

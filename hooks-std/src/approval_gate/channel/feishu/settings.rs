@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::{FEISHU_BASE_URL, FeishuChannel, FeishuConfig};
 use crate::approval_gate::channel::ChannelError;
+use crate::approval_gate::channel::chat_kit::secret_from_env;
 
 /// The Feishu channel in config-file form: ids inline, secrets named by the
 /// environment variables holding them. Unknown keys are errors.
@@ -27,18 +28,18 @@ pub struct FeishuSettings {
     pub base_url: String,
     /// How far a callback's timestamp may be from now (default `"5m"`).
     #[serde(
-        default = "default_timestamp_window",
+        default = "crate::approval_gate::channel::chat_kit::default_timestamp_window",
         deserialize_with = "hooks_runtime::config::ConfigDuration::text"
     )]
     pub timestamp_window: Duration,
     /// The timeout of each Open API request (default `"10s"`).
     #[serde(
-        default = "default_request_timeout",
+        default = "crate::approval_gate::channel::chat_kit::default_request_timeout",
         deserialize_with = "hooks_runtime::config::ConfigDuration::text"
     )]
     pub request_timeout: Duration,
     /// How many times a rate-limited Open API call is retried (default 3).
-    #[serde(default = "default_max_rate_limit_retries")]
+    #[serde(default = "crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries")]
     pub max_rate_limit_retries: u32,
 }
 
@@ -48,16 +49,8 @@ impl FeishuSettings {
         &self,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<FeishuConfig, ChannelError> {
-        let secret = |field: &str, name: &str| match env(name) {
-            Some(value) if !name.trim().is_empty() && !value.trim().is_empty() => Ok(value),
-            _ => Err(ChannelError::new(
-                FeishuChannel::KIND,
-                format!(
-                    "invalid config: environment variable \"{name}\" (named by {field}) is not \
-                     set or empty; export the secret in it before starting"
-                ),
-            )),
-        };
+        let secret =
+            |field: &str, name: &str| secret_from_env(&env, FeishuChannel::KIND, field, name);
         let mut config = FeishuConfig::new(
             self.app_id.clone(),
             secret("app_secret_env", &self.app_secret_env)?,
@@ -76,16 +69,4 @@ impl FeishuSettings {
 
 fn default_feishu_base_url() -> String {
     FEISHU_BASE_URL.to_owned()
-}
-
-fn default_timestamp_window() -> Duration {
-    Duration::from_secs(5 * 60)
-}
-
-fn default_request_timeout() -> Duration {
-    Duration::from_secs(10)
-}
-
-fn default_max_rate_limit_retries() -> u32 {
-    3
 }

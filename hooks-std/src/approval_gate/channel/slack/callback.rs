@@ -171,7 +171,7 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
             ));
         }
     };
-    Ok(Callback::ApprovalDecision(DecisionCallback {
+    Ok(Callback::Decision(DecisionCallback {
         // One click, one trigger id: a redelivery of the same click repeats
         // it, a second click gets a new one.
         event_id: format!("slack:{team}:{trigger_id}:{action_ts}"),
@@ -245,7 +245,7 @@ mod tests {
     #[test]
     fn decodes_a_signed_click() {
         let (headers, body) = signed(&payload(), NOW);
-        let Callback::ApprovalDecision(click) = verify(&headers, &body, NOW).unwrap() else {
+        let Callback::Decision(click) = verify(&headers, &body, NOW).unwrap() else {
             panic!("expected a decision");
         };
         assert_eq!(click.request_id, "req-1");

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::blocks::{approval_message, escape_within, outcome_message};
 use super::callback::{scoped_channel_id, verify_at};
 use super::config::SlackConfig;
+use crate::approval_gate::channel::chat_kit::{backoff, header_text};
 use crate::approval_gate::channel::wire::{clip, snippet, unix_now};
 use crate::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelError, ChannelFuture, DecisionCallback,
@@ -305,16 +306,16 @@ fn hint(error: &str, channel_id: &str) -> String {
 /// seconds when they exceed [`MAX_RATE_LIMIT_WAIT`]: a retry sooner would be
 /// refused again, so the call fails instead of waiting.
 fn rate_limit_wait(headers: &HeaderMap, retries: u32) -> Result<Duration, u64> {
-    let after = headers
-        .get(RETRY_AFTER)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|text| text.trim().parse::<u64>().ok());
+    let after =
+        header_text(headers, RETRY_AFTER.as_str()).and_then(|text| text.parse::<u64>().ok());
     match after {
         Some(secs) if secs > MAX_RATE_LIMIT_WAIT.as_secs() => Err(secs),
         Some(secs) => Ok(Duration::from_secs(secs)),
-        None => Ok(INITIAL_RATE_LIMIT_BACKOFF
-            .saturating_mul(2u32.saturating_pow(retries))
-            .min(MAX_RATE_LIMIT_WAIT)),
+        None => Ok(backoff(
+            INITIAL_RATE_LIMIT_BACKOFF,
+            retries,
+            MAX_RATE_LIMIT_WAIT,
+        )),
     }
 }
 

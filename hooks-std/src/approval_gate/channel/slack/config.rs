@@ -5,7 +5,6 @@
 use std::fmt;
 use std::time::Duration;
 
-use serde::Deserialize;
 
 use crate::approval_gate::channel::ChannelError;
 use crate::approval_gate::channel::wire::check_connection;
@@ -64,9 +63,10 @@ impl SlackConfig {
             signing_secret: signing_secret.into(),
             channel_id: channel_id.into(),
             team_id: team_id.into(),
-            timestamp_window: default_timestamp_window(),
-            request_timeout: default_request_timeout(),
-            max_rate_limit_retries: default_max_rate_limit_retries(),
+            timestamp_window: crate::approval_gate::channel::chat_kit::default_timestamp_window(),
+            request_timeout: crate::approval_gate::channel::chat_kit::default_request_timeout(),
+            max_rate_limit_retries:
+                crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries(),
         }
     }
 
@@ -160,113 +160,6 @@ impl fmt::Debug for SlackConfig {
     }
 }
 
-/// The Slack channel in config-file form: ids inline, secrets named by the
-/// environment variables holding them. Unknown keys are errors.
-///
-/// ```
-/// use hooks::std_hooks::approval_gate::channel::slack::SlackSettings;
-/// let settings: SlackSettings = serde_json::from_value(serde_json::json!({
-///     "bot_token_env": "SLACK_BOT_TOKEN",
-///     "signing_secret_env": "SLACK_SIGNING_SECRET",
-///     "channel_id": "C0123ABCD",
-///     "team_id": "T0123ABCD",
-/// })).unwrap();
-/// let env = |name: &str| match name {
-///     "SLACK_BOT_TOKEN" => Some("xoxb-1".to_owned()),
-///     "SLACK_SIGNING_SECRET" => Some("8f742231b10e8888abcd99yyyzzz85a5".to_owned()),
-///     _ => None,
-/// };
-/// let config = settings.resolve_with(env).unwrap();
-/// assert_eq!(config.bot_token, "xoxb-1");
-/// assert!(settings.resolve_with(|_| None).unwrap_err().message.contains("SLACK_BOT_TOKEN"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SlackSettings {
-    /// The environment variable holding the bot token (`xoxb-…`).
-    pub bot_token_env: String,
-    /// The environment variable holding the signing secret.
-    pub signing_secret_env: String,
-    /// The channel (`C…`) approval messages are posted to.
-    pub channel_id: String,
-    /// The workspace (`T…`) of the channel.
-    pub team_id: String,
-    /// The Web API base URL (default [`SLACK_API_BASE_URL`]).
-    #[serde(default = "default_base_url")]
-    pub base_url: String,
-    /// How far a request's timestamp may be from now (default `"5m"`).
-    #[serde(
-        default = "default_timestamp_window",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub timestamp_window: Duration,
-    /// The timeout of each Web API request (default `"10s"`).
-    #[serde(
-        default = "default_request_timeout",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub request_timeout: Duration,
-    /// How many times a rate-limited Web API call is retried (default 3).
-    #[serde(default = "default_max_rate_limit_retries")]
-    pub max_rate_limit_retries: u32,
-}
-
-impl SlackSettings {
-    /// The [`SlackConfig`], secrets read from the process environment.
-    pub fn resolve(&self) -> Result<SlackConfig, ChannelError> {
-        self.resolve_with(|name| std::env::var(name).ok())
-    }
-
-    /// The [`SlackConfig`], secrets looked up with `env`; validated.
-    pub fn resolve_with(
-        &self,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<SlackConfig, ChannelError> {
-        let secret = |field: &str, name: &str| {
-            if name.trim().is_empty() {
-                return Err(invalid(format!(
-                    "{field} is empty: name the environment variable that holds the secret"
-                )));
-            }
-            match env(name) {
-                Some(value) if !value.trim().is_empty() => Ok(value),
-                _ => Err(invalid(format!(
-                    "environment variable {name} (named by {field}) is not set or empty; \
-                     export the secret in it before starting"
-                ))),
-            }
-        };
-        let config = SlackConfig {
-            base_url: self.base_url.clone(),
-            bot_token: secret("bot_token_env", &self.bot_token_env)?,
-            signing_secret: secret("signing_secret_env", &self.signing_secret_env)?,
-            channel_id: self.channel_id.clone(),
-            team_id: self.team_id.clone(),
-            timestamp_window: self.timestamp_window,
-            request_timeout: self.request_timeout,
-            max_rate_limit_retries: self.max_rate_limit_retries,
-        };
-        config.validate()?;
-        Ok(config)
-    }
-}
-
-fn default_base_url() -> String {
-    SLACK_API_BASE_URL.to_owned()
-}
-
-fn default_timestamp_window() -> Duration {
-    Duration::from_secs(5 * 60)
-}
-
-fn default_request_timeout() -> Duration {
-    Duration::from_secs(10)
-}
-
-fn default_max_rate_limit_retries() -> u32 {
-    3
-}
-
 fn invalid(message: impl Into<String>) -> ChannelError {
     ChannelError::new("slack", format!("invalid config: {}", message.into()))
 }
@@ -274,6 +167,7 @@ fn invalid(message: impl Into<String>) -> ChannelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::approval_gate::channel::slack::SlackSettings;
     use serde_json::json;
 
     fn settings() -> serde_json::Value {

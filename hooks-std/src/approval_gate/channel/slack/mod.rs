@@ -30,6 +30,7 @@ mod blocks;
 mod callback;
 mod client;
 mod config;
+mod settings;
 mod signature;
 
 pub use blocks::{
@@ -37,7 +38,8 @@ pub use blocks::{
 };
 pub use callback::{BLOCK_ACTIONS, MAX_CALLBACK_BODY};
 pub use client::{INITIAL_RATE_LIMIT_BACKOFF, MAX_RATE_LIMIT_WAIT, SlackChannel};
-pub use config::{MAX_TIMESTAMP_WINDOW, SLACK_API_BASE_URL, SlackConfig, SlackSettings};
+pub use config::{MAX_TIMESTAMP_WINDOW, SLACK_API_BASE_URL, SlackConfig};
+pub use settings::SlackSettings;
 pub use signature::{
     SIGNATURE_HEADER, SIGNATURE_VERSION, TIMESTAMP_HEADER, signature, verify_signature,
 };
