@@ -22,25 +22,11 @@ use hooks_std::approval_gate::{
     ConfirmationRequest, ConfirmationStatus, ConfirmationStore, StaticDirectory,
 };
 use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
+use hooks_testkit::gate::{Replica, gated_call, org_scope};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 const CHAT: &str = "oc_finance";
-
-/// One "replica": the gate, its approvals machinery and its callback server,
-/// sharing one fake Feishu.
-struct Replica {
-    approvals: Approvals,
-    registry: HookRegistry,
-    callback_url: String,
-    server: JoinHandle<()>,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
 
 fn directory() -> StaticDirectory {
     StaticDirectory::new()
@@ -56,24 +42,15 @@ async fn replica(
     poll_interval: Duration,
 ) -> Replica {
     let channel = FeishuChannel::new(fake.feishu_config(CHAT)).expect("feishu channel");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database),
+    Replica::start(
         Arc::new(channel),
-        Arc::new(directory()),
-        ApprovalsConfig {
-            poll_interval,
-            ..ApprovalsConfig::default()
-        },
-    );
-    let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
-    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
-    let (callback_url, server) = support::serve_callbacks(&approvals, "/feishu/callback").await;
-    Replica {
-        approvals,
-        registry,
-        callback_url,
-        server,
-    }
+        directory(),
+        database,
+        &gate,
+        poll_interval,
+        "/feishu/callback",
+    )
+    .await
 }
 
 /// A replica on a private in-memory database (its poll set to a minute).
@@ -94,27 +71,9 @@ async fn fake() -> FakeFeishu {
         .expect("fake feishu")
 }
 
-fn gated_call(call_id: &str, amount: u64) -> HookContext {
-    HookContext::tool_call(
-        "oa__purchase_pay",
-        json!({"amount": amount, "payee": "ACME Ltd"}),
-    )
-    .with_conversation("conv-1")
-    .with_tool_call_id(call_id)
-    .with_agent("finance-bot")
-    .with_user("alice")
-    .with_org("acme")
-    .with_metadata("requires_confirmation", true)
-}
-
 /// Starts a gated call in the background; the tool returns "paid".
 fn start(replica: &Replica, ctx: HookContext) -> JoinHandle<ToolCallReport> {
-    let registry = replica.registry.clone();
-    tokio::spawn(async move {
-        registry
-            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
-            .await
-    })
+    replica.start_call(ctx)
 }
 
 /// Waits until the fake has received `count` cards; returns the last card's request id.
@@ -165,14 +124,7 @@ fn has_buttons(card: &Value) -> bool {
 }
 
 async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
-    replica
-        .approvals
-        .store()
-        .get(id)
-        .await
-        .expect("read")
-        .expect("request")
-        .status
+    replica.stored(id).await.status
 }
 
 fn toast(body: &Value) -> (&str, &str) {
@@ -182,7 +134,7 @@ fn toast(body: &Value) -> (&str, &str) {
     )
 }
 
-const ORG_SCOPE: fn() -> Value = || json!({"approver_scope": "org_members", "timeout": "30s"});
+const ORG_SCOPE: fn() -> Value = org_scope;
 
 /// A gated call waiting on its card, on an in-memory database, org-member
 /// scope: the fake, the replica, the call, and the request id.

@@ -29,9 +29,10 @@ use hooks_std::approval_gate::channel::slack::{
 };
 use hooks_std::approval_gate::channel::{Callback, CallbackError, Channel, RawCallback};
 use hooks_std::approval_gate::{
-    ApprovalDecision, ApprovalGate, ApprovalGateConfig, Approvals, ApprovalsConfig, ApproverScope,
-    ConfirmationMode, ConfirmationRequest, ConfirmationStatus, ConfirmationStore, StaticDirectory,
+    ApprovalDecision, ApprovalGate, ApprovalGateConfig, ApproverScope, ConfirmationMode,
+    ConfirmationRequest, ConfirmationStatus, StaticDirectory,
 };
+use hooks_testkit::gate::{Replica, gated_call, org_scope};
 use hooks_testkit::slack::{FakeSlack, FakeSlackConfig, SlackClick};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -40,21 +41,6 @@ const CHANNEL: &str = "C0FINANCE";
 const BOB: &str = "U0BOB";
 const ALICE: &str = "U0ALICE";
 const MALLORY: &str = "U0MALLORY";
-
-/// One "replica": the gate, its approvals machinery and its interactivity
-/// endpoint, sharing one fake Slack.
-struct Replica {
-    approvals: Approvals,
-    registry: HookRegistry,
-    url: String,
-    server: JoinHandle<()>,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
 
 fn directory() -> StaticDirectory {
     StaticDirectory::new()
@@ -67,32 +53,18 @@ fn directory() -> StaticDirectory {
 
 async fn replica(fake: &FakeSlack, database: Database, gate: Value, poll: Duration) -> Replica {
     let channel = SlackChannel::new(fake.slack_config(CHANNEL)).expect("slack channel");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database),
+    Replica::start(
         Arc::new(channel),
-        Arc::new(directory()),
-        ApprovalsConfig {
-            poll_interval: poll,
-            ..ApprovalsConfig::default()
-        },
-    );
-    serve(approvals, &gate).await
+        directory(),
+        database,
+        &gate,
+        poll,
+        "/slack/actions",
+    )
+    .await
 }
 
-/// Mounts `approvals`' router on loopback and builds the gate from `gate`.
-async fn serve(approvals: Approvals, gate: &Value) -> Replica {
-    let hook = ApprovalGate::from_config(approvals.clone(), gate).expect("gate config");
-    let registry = HookRegistry::builder().pre(hook).build().expect("registry");
-    let (url, server) = support::serve_callbacks(&approvals, "/slack/actions").await;
-    Replica {
-        approvals,
-        registry,
-        url,
-        server,
-    }
-}
-
-const ORG_SCOPE: fn() -> Value = || json!({"approver_scope": "org_members", "timeout": "30s"});
+const ORG_SCOPE: fn() -> Value = org_scope;
 
 async fn in_memory_replica(fake: &FakeSlack, gate: Value) -> Replica {
     let database = Database::in_memory().await.expect("db");
@@ -110,26 +82,8 @@ async fn fake() -> FakeSlack {
         .expect("fake slack")
 }
 
-fn gated_call(call_id: &str, amount: u64) -> HookContext {
-    HookContext::tool_call(
-        "oa__purchase_pay",
-        json!({"amount": amount, "payee": "ACME Ltd"}),
-    )
-    .with_conversation("conv-1")
-    .with_tool_call_id(call_id)
-    .with_agent("finance-bot")
-    .with_user("alice")
-    .with_org("acme")
-    .with_metadata("requires_confirmation", true)
-}
-
 fn start(replica: &Replica, ctx: HookContext) -> JoinHandle<ToolCallReport> {
-    let registry = replica.registry.clone();
-    tokio::spawn(async move {
-        registry
-            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
-            .await
-    })
+    replica.start_call(ctx)
 }
 
 /// Waits until `count` messages were posted; returns the last one's request id.
@@ -142,20 +96,14 @@ async fn message_posted(fake: &FakeSlack, count: usize) -> String {
 }
 
 async fn press(fake: &FakeSlack, replica: &Replica, click: &SlackClick) -> (u16, String) {
-    fake.click(&replica.url, click)
+    fake.click(&replica.callback_url, click)
         .await
         .expect("the message has that button")
 }
 
 /// The stored request `id`.
 async fn stored(replica: &Replica, id: &str) -> ConfirmationRequest {
-    replica
-        .approvals
-        .store()
-        .get(id)
-        .await
-        .expect("read")
-        .expect("request")
+    replica.stored(id).await
 }
 
 async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
@@ -465,13 +413,13 @@ async fn a_duplicate_delivery_changes_nothing() {
         .block_actions_payload(&SlackClick::new(&id, ApprovalDecision::Approve, MALLORY))
         .expect("payload");
     let signed = fake.sign(&payload);
-    assert_eq!(fake.deliver(&replica.url, &signed).await.0, 200);
+    assert_eq!(fake.deliver(&replica.callback_url, &signed).await.0, 200);
     assert!(
         ephemeral(&fake, 1, MALLORY)
             .await
             .contains("You may not decide")
     );
-    assert_eq!(fake.deliver(&replica.url, &signed).await.0, 200);
+    assert_eq!(fake.deliver(&replica.callback_url, &signed).await.0, 200);
     assert_eq!(
         ephemeral(&fake, 2, MALLORY).await,
         "This click was already handled."
@@ -481,7 +429,8 @@ async fn a_duplicate_delivery_changes_nothing() {
     again.trigger_id = payload["trigger_id"].as_str().map(str::to_owned);
     let mut replayed = fake.block_actions_payload(&again).expect("payload");
     replayed["actions"][0]["action_ts"] = payload["actions"][0]["action_ts"].clone();
-    fake.deliver(&replica.url, &fake.sign(&replayed)).await;
+    fake.deliver(&replica.callback_url, &fake.sign(&replayed))
+        .await;
     assert_eq!(
         ephemeral(&fake, 3, BOB).await,
         "This click was already handled."
@@ -505,7 +454,7 @@ async fn unverifiable_requests_get_a_401_and_change_nothing() {
     let forged = signature("not-the-signing-secret", &ts, &good.body);
     assert_eq!(
         post(
-            &replica.url,
+            &replica.callback_url,
             headers(Some(&ts), Some(&forged)),
             good.body.clone()
         )
@@ -515,7 +464,7 @@ async fn unverifiable_requests_get_a_401_and_change_nothing() {
     let garbage = format!("v0={}", "0".repeat(64));
     assert_eq!(
         post(
-            &replica.url,
+            &replica.callback_url,
             headers(Some(&ts), Some(&garbage)),
             good.body.clone()
         )
@@ -528,12 +477,15 @@ async fn unverifiable_requests_get_a_401_and_change_nothing() {
         "{{\"request_id\":\"{id}\",\"decision\":\"reject\"}}"
     ));
     let other_body = fake.sign(&other).body;
-    assert_eq!(post(&replica.url, good.headers(), other_body).await, 401);
+    assert_eq!(
+        post(&replica.callback_url, good.headers(), other_body).await,
+        401
+    );
     // Signed correctly, but at a stale or future time.
     for offset in [-301, 301, -86_400, 86_400] {
         let signed = fake.sign_at(&payload, now() + offset);
         assert_eq!(
-            fake.deliver(&replica.url, &signed).await.0,
+            fake.deliver(&replica.callback_url, &signed).await.0,
             401,
             "offset {offset}"
         );
@@ -542,7 +494,7 @@ async fn unverifiable_requests_get_a_401_and_change_nothing() {
     let old = fake.sign_at(&payload, now() - 600);
     assert_eq!(
         post(
-            &replica.url,
+            &replica.callback_url,
             headers(Some(&ts), Some(&old.signature)),
             old.body.clone()
         )
@@ -552,7 +504,7 @@ async fn unverifiable_requests_get_a_401_and_change_nothing() {
     // Missing headers.
     assert_eq!(
         post(
-            &replica.url,
+            &replica.callback_url,
             headers(None, Some(&good.signature)),
             good.body.clone()
         )
@@ -560,11 +512,21 @@ async fn unverifiable_requests_get_a_401_and_change_nothing() {
         401
     );
     assert_eq!(
-        post(&replica.url, headers(Some(&ts), None), good.body.clone()).await,
+        post(
+            &replica.callback_url,
+            headers(Some(&ts), None),
+            good.body.clone()
+        )
+        .await,
         401
     );
     assert_eq!(
-        post(&replica.url, headers(None, None), good.body.clone()).await,
+        post(
+            &replica.callback_url,
+            headers(None, None),
+            good.body.clone()
+        )
+        .await,
         401
     );
 
@@ -575,7 +537,7 @@ async fn unverifiable_requests_get_a_401_and_change_nothing() {
         "unverified senders are told nothing"
     );
     // The genuine request still works afterwards.
-    assert_eq!(fake.deliver(&replica.url, &good).await.0, 200);
+    assert_eq!(fake.deliver(&replica.callback_url, &good).await.0, 200);
     assert!(call.await.expect("task").tool_ran);
 }
 
@@ -753,18 +715,18 @@ async fn malformed_and_random_bodies_get_a_4xx_and_change_nothing() {
     for body in &bodies {
         // Signed (so the body itself is judged) and unsigned.
         let signed = fake.sign_body_at(body.clone(), now());
-        let code = fake.deliver(&replica.url, &signed).await.0;
+        let code = fake.deliver(&replica.callback_url, &signed).await.0;
         assert!(
             (400..500).contains(&code),
             "{code} for a signed {}-byte body",
             body.len()
         );
-        let code = post(&replica.url, headers(None, None), body.clone()).await;
+        let code = post(&replica.callback_url, headers(None, None), body.clone()).await;
         assert_eq!(code, 401, "unsigned {}-byte body", body.len());
     }
     // Larger than the cap: refused unread.
     let huge = fake.sign_body_at(vec![b'a'; 70_000], now());
-    let code = fake.deliver(&replica.url, &huge).await.0;
+    let code = fake.deliver(&replica.callback_url, &huge).await.0;
     assert!((400..500).contains(&code), "{code} for an oversized body");
     nothing_changed(&fake, &replica, &id, &call).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -1318,13 +1280,7 @@ async fn the_gate_config_selects_slack_by_name() {
         format!("T0FAKE/{CHANNEL}")
     );
     let registry = HookRegistry::builder().pre(hook).build().expect("registry");
-    let (url, server) = support::serve_router(router, "/slack/actions").await;
-    let replica = Replica {
-        approvals,
-        registry,
-        url,
-        server,
-    };
+    let replica = Replica::from_parts(approvals, registry, router, "/slack/actions").await;
     let call = start(&replica, gated_call("c1", 60_000));
     let id = message_posted(&fake, 1).await;
     press(

@@ -5,7 +5,6 @@
 use std::fmt;
 use std::time::Duration;
 
-
 use crate::approval_gate::channel::ChannelError;
 use crate::approval_gate::channel::wire::check_connection;
 
