@@ -70,13 +70,9 @@ fn pay(agent: Agent, paid: Arc<AtomicUsize>) -> JoinHandle<ToolCallReport> {
 
 /// Serves `approvals`' callback router at `path` on a loopback port; its URL.
 async fn serve_callbacks(approvals: &Approvals, path: &str) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+    hooks_testkit::gate::serve_callbacks(approvals, path)
         .await
-        .expect("bind");
-    let url = format!("http://{}{path}", listener.local_addr().expect("addr"));
-    let app = Router::new().nest(path, approvals.router());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
+        .0
 }
 
 fn now() -> i64 {

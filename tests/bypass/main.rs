@@ -32,6 +32,10 @@
 //!   the hooks; every refusal audited; HTTP clients with wrong tokens, or
 //!   claiming another user by header or `_meta`, or using another client's
 //!   session.
+//! * `agent_flags` — configs that would drop `require_confirmation_for_all`
+//!   by its case, surrounding spaces, a string or number for its value, a
+//!   `false` in the other place, or a delegate's own `false`: each sets the
+//!   flag or is refused.
 //! * `gate_store` — the approval gate's store under argument text written
 //!   as SQL, placeholders and script separators, in concurrent writes that
 //!   share scripts: each stored as written, one approval used once, by its
@@ -45,6 +49,7 @@
 //! their timeout, calls dropped at every await — need hand-scripted hooks
 //! and live beside them in `hooks-runtime/tests/misbehaving_hooks.rs`.
 
+mod agent_flags;
 mod callbacks;
 mod command_output;
 mod gate_store;

@@ -219,9 +219,9 @@ impl AgentConfig {
         let mut accepted: Vec<&str> = NATIVE_KEYS.to_vec();
         accepted.extend(agent_flags().iter().map(|flag| flag.name));
         for (key, value) in top {
-            // An undeclared `require_…: true` is reported by `read_flags`.
-            let asks_for_more = key.starts_with(FLAG_PREFIX) && value == &Value::Bool(true);
-            if !accepted.contains(&key.as_str()) && !asks_for_more {
+            // What looks like a flag and is not one is reported by `read_flags`.
+            let flag_like = flag_problem(key, value).is_some();
+            if !accepted.contains(&key.as_str()) && !flag_like {
                 let hint = crate::text::did_you_mean(key, accepted.iter().copied())
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
@@ -292,10 +292,9 @@ impl AgentConfig {
 
     /// The agent flags in `map` (the file's top level, or the seed's
     /// `model_config_json`, named by `at`): each declared one a boolean,
-    /// set when `true`; either place setting a flag is enough. A
-    /// `require_…` key set to `true` that no linked crate declares is an
-    /// error, so that a config asking for more guarding never runs with
-    /// less.
+    /// set when `true`; either place setting a flag is enough. Anything that
+    /// looks like a flag but is not one is an error (see [`flag_problem`]),
+    /// so a config asking for more guarding never runs with less.
     fn read_flags(
         &mut self,
         map: &Map<String, Value>,
@@ -303,30 +302,13 @@ impl AgentConfig {
         errors: &mut Vec<AgentConfigError>,
     ) {
         for (key, value) in map {
-            match (agent_flag(key), value) {
-                (Some(flag), Value::Bool(true)) => {
-                    self.flags.insert(flag.name.to_owned());
-                }
-                (Some(_), Value::Bool(false)) => {}
-                (Some(_), _) => {
-                    errors.push(self.error(Some(format!("{at}{key}")), "must be true or false"));
-                }
-                (None, Value::Bool(true)) if key.starts_with(FLAG_PREFIX) => {
-                    let declared: Vec<&str> = agent_flags().iter().map(|flag| flag.name).collect();
-                    errors.push(self.error(
-                        Some(format!("{at}{key}")),
-                        format!(
-                            "asks for a guard that no hook in this program declares (declared \
-                             flags: {}); link the crate whose hook reads it, or remove the key",
-                            if declared.is_empty() {
-                                "none".to_owned()
-                            } else {
-                                declared.join(", ")
-                            }
-                        ),
-                    ));
-                }
-                (None, _) => {}
+            if let Some(flag) = agent_flag(key)
+                && value == &Value::Bool(true)
+            {
+                self.flags.insert(flag.name.to_owned());
+            }
+            if let Some(problem) = flag_problem(key, value) {
+                errors.push(self.error(Some(format!("{at}{key}")), problem));
             }
         }
     }
@@ -531,4 +513,35 @@ fn claude_command(event: &str, matcher: Option<&str>, handler: &Value) -> Result
         });
     }
     Ok(spec)
+}
+
+/// What is wrong with `key: value` as an agent flag, if anything: a
+/// declared flag must be a boolean; a key that is a declared flag but for
+/// case or surrounding spaces is a misspelling, whatever its value (it would
+/// otherwise go unread); and a `require_…` key (in any case) set to `true`
+/// that no linked crate declares asks for a guard nothing provides.
+fn flag_problem(key: &str, value: &Value) -> Option<String> {
+    if agent_flag(key).is_some() {
+        return (!value.is_boolean()).then(|| "must be true or false".to_owned());
+    }
+    let folded = key.trim().to_ascii_lowercase();
+    if let Some(flag) = agent_flag(&folded) {
+        return Some(format!(
+            "is not a key; the agent flag is spelled `{}` (lowercase, no spaces)",
+            flag.name
+        ));
+    }
+    if folded.starts_with(FLAG_PREFIX) && value == &Value::Bool(true) {
+        let declared: Vec<&str> = agent_flags().iter().map(|flag| flag.name).collect();
+        return Some(format!(
+            "asks for a guard that no hook in this program declares (declared flags: {}); link \
+             the crate whose hook reads it, or remove the key",
+            if declared.is_empty() {
+                "none".to_owned()
+            } else {
+                declared.join(", ")
+            }
+        ));
+    }
+    None
 }

@@ -510,11 +510,7 @@ impl FakeFeishu {
 
     /// Encrypts `payload` (random IV) and signs it with the current time.
     pub fn seal(&self, payload: &Value) -> SignedCallback {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
-            .unwrap_or(0);
-        self.seal_at(payload, now)
+        self.seal_at(payload, crate::unix_now())
     }
 
     /// Encrypts `payload` (random IV) and signs it with `timestamp_secs`.
