@@ -242,7 +242,7 @@ async fn rate_limit_retries_are_bounded() {
         .await
         .unwrap();
     let mut config = fake.feishu_config(CHAT);
-    config.max_rate_limit_retries = 0;
+    config.limits.max_rate_limit_retries = 0;
     let channel = FeishuChannel::new(config).unwrap();
     fake.rate_limit_next(1);
     let error = channel.send_card(&request("a")).await.unwrap_err();
@@ -280,10 +280,8 @@ async fn unreachable_server_is_an_error() {
         .unwrap();
     let config = fake.feishu_config(CHAT);
     drop(fake);
-    let mut config = FeishuConfig {
-        request_timeout: Duration::from_secs(2),
-        ..config
-    };
+    let mut config = config;
+    config.limits.request_timeout = Duration::from_secs(2);
     config.base_url = "http://127.0.0.1:9".to_owned();
     let channel = FeishuChannel::new(config).unwrap();
     let error = channel.send_card(&request("a")).await.unwrap_err();

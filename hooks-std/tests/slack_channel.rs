@@ -903,7 +903,7 @@ async fn a_misbehaving_web_api_fails_promptly() {
         let server = tokio::spawn(async move { axum::serve(listener, app).await });
         let mut config = SlackConfig::new("xoxb-1", "secret", CHANNEL, "T0FAKE");
         config.base_url = base;
-        config.request_timeout = Duration::from_millis(300);
+        config.limits.request_timeout = Duration::from_millis(300);
         let channel = SlackChannel::new(config).expect("channel");
         let started = Instant::now();
         let error = tokio::time::timeout(Duration::from_secs(5), channel.send_card(&request("r1")))
@@ -1102,10 +1102,10 @@ async fn signatures_match_openssl() {
 #[test]
 fn a_timestamp_window_longer_than_an_hour_is_refused() {
     let mut config = SlackConfig::new("xoxb-1", "secret", CHANNEL, "T0FAKE");
-    config.timestamp_window = Duration::from_secs(3600);
+    config.limits.timestamp_window = Duration::from_secs(3600);
     SlackChannel::new(config.clone()).expect("an hour is allowed");
     for window in [Duration::from_secs(3601), Duration::from_secs(2 * 86_400)] {
-        config.timestamp_window = window;
+        config.limits.timestamp_window = window;
         let error = SlackChannel::new(config.clone()).expect_err("refused");
         assert!(error.message.contains("timestamp_window"), "{error}");
     }

@@ -25,9 +25,9 @@ mod settings;
 pub mod slack;
 #[cfg(feature = "web")]
 pub mod web;
-#[cfg(any(feature = "feishu", feature = "slack"))]
-mod wire;
 
+#[cfg(any(feature = "feishu", feature = "slack"))]
+pub use chat_kit::ChatLimits;
 #[cfg(feature = "feishu")]
 pub use feishu::FeishuSettings;
 pub use offline::OfflineChannel;

@@ -10,14 +10,16 @@
 //! signature, so the endpoint does not tell unauthenticated senders whether
 //! their ciphertext decrypted.
 
-use axum::http::HeaderMap;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 use super::config::FeishuConfig;
 use super::crypto::{decrypt, verify_signature};
 use crate::approval_gate::ApprovalDecision;
-use crate::approval_gate::channel::wire::{clip, lookup};
+use crate::approval_gate::channel::chat_kit::signed::{
+    SignedHeader, check_timestamp, signed_header,
+};
+use crate::approval_gate::channel::chat_kit::wire::{clip, lookup};
 use crate::approval_gate::channel::{
     Callback, CallbackError, DecisionCallback, RawCallback, decision_reason,
 };
@@ -43,17 +45,16 @@ pub(crate) fn verify_at(
     raw: RawCallback<'_>,
     now: i64,
 ) -> Result<Callback, CallbackError> {
-    match header(raw.headers, SIGNATURE_HEADER) {
-        Header::Absent => verify_unsigned(config, raw.body),
-        Header::Invalid => Err(CallbackError::BadSignature),
-        Header::Present(given) => {
-            let nonce = match header(raw.headers, NONCE_HEADER) {
-                Header::Present(nonce) => nonce,
-                _ => return Err(CallbackError::BadSignature),
+    match signed_header(raw.headers, SIGNATURE_HEADER) {
+        SignedHeader::Absent => verify_unsigned(config, raw.body),
+        SignedHeader::Invalid => Err(CallbackError::BadSignature),
+        SignedHeader::Present(given) => {
+            let SignedHeader::Present(nonce) = signed_header(raw.headers, NONCE_HEADER) else {
+                return Err(CallbackError::BadSignature);
             };
-            let timestamp = match header(raw.headers, TIMESTAMP_HEADER) {
-                Header::Present(timestamp) => timestamp,
-                _ => return Err(CallbackError::StaleTimestamp),
+            let SignedHeader::Present(timestamp) = signed_header(raw.headers, TIMESTAMP_HEADER)
+            else {
+                return Err(CallbackError::StaleTimestamp);
             };
             if !verify_signature(timestamp, nonce, &config.encrypt_key, raw.body, given) {
                 // A legacy callback is signed differently (SHA-1 with the
@@ -63,7 +64,7 @@ pub(crate) fn verify_at(
                 }
                 return Err(CallbackError::BadSignature);
             }
-            check_timestamp(timestamp, now, config.timestamp_window.as_secs())?;
+            check_timestamp(timestamp, now, config.limits.timestamp_window.as_secs())?;
             let encrypted = envelope(raw.body)?;
             let plaintext = decrypt(&config.encrypt_key, &encrypted)
                 .map_err(|error| CallbackError::Decrypt(error.to_string()))?;
@@ -134,17 +135,6 @@ pub(crate) fn is_legacy(payload: &Value) -> bool {
     !object.contains_key("schema")
         && !object.contains_key("header")
         && (object.contains_key("open_message_id") || object.contains_key("action"))
-}
-
-fn check_timestamp(timestamp: &str, now: i64, window_secs: u64) -> Result<(), CallbackError> {
-    let timestamp: i64 = timestamp
-        .trim()
-        .parse()
-        .map_err(|_| CallbackError::StaleTimestamp)?;
-    if now.abs_diff(timestamp) > window_secs {
-        return Err(CallbackError::StaleTimestamp);
-    }
-    Ok(())
 }
 
 /// A decrypted, authenticated payload → a [`Callback`].
@@ -246,7 +236,7 @@ fn token_matches(given: &str, expected: &str) -> bool {
 }
 
 fn required_str<'a>(value: &'a Value, path: &[&str]) -> Result<&'a str, CallbackError> {
-    crate::approval_gate::channel::wire::required_str(value, path, missing)
+    crate::approval_gate::channel::chat_kit::wire::required_str(value, path, missing)
 }
 
 fn missing(field: &str) -> CallbackError {
@@ -255,27 +245,11 @@ fn missing(field: &str) -> CallbackError {
     ))
 }
 
-enum Header<'a> {
-    Absent,
-    Invalid,
-    Present(&'a str),
-}
-
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Header<'a> {
-    match headers.get(name) {
-        None => Header::Absent,
-        Some(value) => match value.to_str() {
-            Ok(text) if !text.trim().is_empty() => Header::Present(text.trim()),
-            _ => Header::Invalid,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::approval_gate::channel::feishu::crypto::{encrypt, signature};
-    use axum::http::HeaderValue;
+    use axum::http::{HeaderMap, HeaderValue};
     use serde_json::json;
 
     const NOW: i64 = 1_700_000_000;

@@ -3,7 +3,6 @@
 use std::fmt;
 use std::time::Duration;
 
-use axum::http::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -13,8 +12,9 @@ use super::callback::verify_at;
 use super::card::{approval_card, outcome_card};
 use super::config::FeishuConfig;
 use crate::approval_gate::ConfirmationRequest;
-use crate::approval_gate::channel::chat_kit::{backoff, header_text};
-use crate::approval_gate::channel::wire::{snippet, unix_now};
+use crate::approval_gate::channel::chat_kit::http::{Answer, ChatHttp};
+use crate::approval_gate::channel::chat_kit::rate_limit::{Announced, LongerWait, RateLimitPolicy};
+use crate::approval_gate::channel::chat_kit::wire::{snippet, unix_now};
 use crate::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelError, ChannelFuture, RawCallback,
     ToastKind,
@@ -38,8 +38,14 @@ pub const TOKEN_ERROR_CODES: [i64; 4] = [99991661, 99991663, 99991665, 99991671]
 /// The API code of a rate-limited call.
 pub const RATE_LIMIT_CODE: i64 = 99991400;
 
-const JSON_UTF8: &str = "application/json; charset=utf-8";
-const RATE_LIMIT_RESET_HEADER: &str = "x-ogw-ratelimit-reset";
+/// How Feishu announces when a rate limit resets, and how the channel waits.
+const RATE_LIMIT: RateLimitPolicy = RateLimitPolicy {
+    header: "x-ogw-ratelimit-reset",
+    announced: Announced::Seconds,
+    initial_backoff: INITIAL_RATE_LIMIT_BACKOFF,
+    max_wait: MAX_RATE_LIMIT_WAIT,
+    longer: LongerWait::Cap,
+};
 
 /// The Feishu (or Lark) approval channel: posts approval cards to one group
 /// chat with the app's bot, updates them once decided, and verifies card
@@ -55,7 +61,7 @@ const RATE_LIMIT_RESET_HEADER: &str = "x-ogw-ratelimit-reset";
 /// retried up to `max_rate_limit_retries` times.
 pub struct FeishuChannel {
     config: FeishuConfig,
-    http: reqwest::Client,
+    http: ChatHttp,
     token: Mutex<Option<CachedToken>>,
 }
 
@@ -81,15 +87,13 @@ impl FeishuChannel {
     /// [`FeishuConfig::validate`]). No request is made until the first card.
     pub fn new(config: FeishuConfig) -> Result<Self, ChannelError> {
         config.validate()?;
-        let http = reqwest::Client::builder()
-            .timeout(config.request_timeout)
-            .build()
-            .map_err(|error| {
-                ChannelError::new(
-                    Self::KIND,
-                    format!("could not build the HTTP client ({error}); check the TLS setup of this host"),
-                )
-            })?;
+        let http = ChatHttp::new(
+            Self::KIND,
+            "Feishu",
+            config.base(),
+            config.limits,
+            RATE_LIMIT,
+        )?;
         Ok(FeishuChannel {
             config,
             http,
@@ -209,90 +213,53 @@ impl FeishuChannel {
         token: Option<&str>,
         body: &Value,
     ) -> Result<Value, CallError> {
-        let payload = serde_json::to_vec(body)
-            .map_err(|error| CallError::Other(format!("could not encode the request ({error})")))?;
-        let mut retries = 0u32;
-        loop {
-            let mut request = self
-                .http
-                .request(method.clone(), url)
-                .header(CONTENT_TYPE, JSON_UTF8)
-                .body(payload.clone());
-            if let Some(token) = token {
-                request = request.bearer_auth(token);
+        let request = |http: &reqwest::Client| {
+            let request = http.request(method.clone(), url);
+            match token {
+                Some(token) => request.bearer_auth(token),
+                None => request,
             }
-            let response = request
-                .send()
-                .await
-                .map_err(|error| self.transport(error))?;
-            let status = response.status();
-            let headers = response.headers().clone();
-            let bytes = response
-                .bytes()
-                .await
-                .map_err(|error| self.transport(error))?;
-            let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
-            let code = parsed
-                .as_ref()
-                .and_then(|value| value.get("code"))
-                .and_then(Value::as_i64);
-            if status == StatusCode::TOO_MANY_REQUESTS || code == Some(RATE_LIMIT_CODE) {
-                if retries >= self.config.max_rate_limit_retries {
-                    return Err(CallError::Other(format!(
-                        "still rate limited (HTTP {}, code {RATE_LIMIT_CODE}) after {retries} retries; \
-                         slow down approval traffic or raise max_rate_limit_retries",
-                        status.as_u16()
-                    )));
-                }
-                let wait = rate_limit_wait(&headers, retries);
-                tracing::debug!(?wait, retries, "feishu: rate limited, waiting");
-                tokio::time::sleep(wait).await;
-                retries += 1;
-                continue;
-            }
-            let Some(parsed) = parsed.filter(Value::is_object) else {
-                return Err(CallError::Other(format!(
-                    "HTTP {} with a body that is not a JSON object ({}); check that base_url points at the Open API host",
-                    status.as_u16(),
-                    snippet(&bytes)
-                )));
-            };
-            return match code {
-                Some(0) if status.is_success() => Ok(parsed),
-                Some(0) => Err(CallError::Other(format!(
-                    "HTTP {} although the API code is 0 ({}); check that base_url points at the Open API host",
-                    status.as_u16(),
-                    snippet(&bytes)
-                ))),
-                Some(code) => Err(CallError::Api {
-                    status: status.as_u16(),
-                    code,
-                    msg: parsed
-                        .get("msg")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned(),
-                }),
-                None => Err(CallError::Other(format!(
-                    "HTTP {} without an API `code` ({}); check that base_url points at the Open API host",
-                    status.as_u16(),
-                    snippet(&bytes)
-                ))),
-            };
-        }
-    }
-
-    fn transport(&self, error: reqwest::Error) -> CallError {
-        let base = self.config.base();
-        if error.is_timeout() {
-            CallError::Other(format!(
-                "{base} did not answer within {:?}; check network access or raise request_timeout",
-                self.config.request_timeout
-            ))
-        } else {
-            CallError::Other(format!(
-                "could not reach {base} ({error}); check base_url and network access"
-            ))
+        };
+        let rate_limited = |status: StatusCode, answer: Option<&Value>| {
+            status == StatusCode::TOO_MANY_REQUESTS || api_code(answer) == Some(RATE_LIMIT_CODE)
+        };
+        let Answer {
+            status,
+            bytes,
+            object,
+        } = self
+            .http
+            .send_json(request, body, rate_limited)
+            .await
+            .map_err(CallError::Other)?;
+        let Some(answer) = object else {
+            return Err(CallError::Other(format!(
+                "HTTP {} with a body that is not a JSON object ({}); check that base_url points at the Open API host",
+                status.as_u16(),
+                snippet(&bytes)
+            )));
+        };
+        match api_code(Some(&answer)) {
+            Some(0) if status.is_success() => Ok(answer),
+            Some(0) => Err(CallError::Other(format!(
+                "HTTP {} although the API code is 0 ({}); check that base_url points at the Open API host",
+                status.as_u16(),
+                snippet(&bytes)
+            ))),
+            Some(code) => Err(CallError::Api {
+                status: status.as_u16(),
+                code,
+                msg: answer
+                    .get("msg")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+            }),
+            None => Err(CallError::Other(format!(
+                "HTTP {} without an API `code` ({}); check that base_url points at the Open API host",
+                status.as_u16(),
+                snippet(&bytes)
+            ))),
         }
     }
 
@@ -339,16 +306,11 @@ fn hint(code: i64, chat_id: &str) -> String {
     }
 }
 
-/// How long to wait before retry number `retries` (0-based) of a
-/// rate-limited call.
-fn rate_limit_wait(headers: &HeaderMap, retries: u32) -> Duration {
-    let reset = header_text(headers, RATE_LIMIT_RESET_HEADER)
-        .and_then(|text| text.parse::<f64>().ok())
-        .filter(|secs| secs.is_finite() && *secs >= 0.0);
-    match reset {
-        Some(secs) => Duration::from_secs_f64(secs.min(MAX_RATE_LIMIT_WAIT.as_secs_f64())),
-        None => backoff(INITIAL_RATE_LIMIT_BACKOFF, retries, MAX_RATE_LIMIT_WAIT),
-    }
+/// The API `code` of an answer.
+fn api_code(answer: Option<&Value>) -> Option<i64> {
+    answer
+        .and_then(|answer| answer.get("code"))
+        .and_then(Value::as_i64)
 }
 
 /// `text` percent-encoded for use as one URL path segment.
@@ -474,23 +436,6 @@ impl fmt::Debug for FeishuChannel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
-
-    #[test]
-    fn rate_limit_waits() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(rate_limit_wait(&headers, 0), Duration::from_millis(500));
-        assert_eq!(rate_limit_wait(&headers, 2), Duration::from_secs(2));
-        assert_eq!(rate_limit_wait(&headers, 40), MAX_RATE_LIMIT_WAIT);
-        headers.insert(RATE_LIMIT_RESET_HEADER, HeaderValue::from_static("2"));
-        assert_eq!(rate_limit_wait(&headers, 5), Duration::from_secs(2));
-        headers.insert(RATE_LIMIT_RESET_HEADER, HeaderValue::from_static("3600"));
-        assert_eq!(rate_limit_wait(&headers, 0), MAX_RATE_LIMIT_WAIT);
-        headers.insert(RATE_LIMIT_RESET_HEADER, HeaderValue::from_static("-1"));
-        assert_eq!(rate_limit_wait(&headers, 0), Duration::from_millis(500));
-        headers.insert(RATE_LIMIT_RESET_HEADER, HeaderValue::from_static("NaN"));
-        assert_eq!(rate_limit_wait(&headers, 1), Duration::from_secs(1));
-    }
 
     #[test]
     fn path_segments_are_encoded() {

@@ -1,12 +1,12 @@
 //! [`FeishuConfig`]: how to reach the Open API and authenticate callbacks.
 
 use std::fmt;
-use std::time::Duration;
 
 use serde::Deserialize;
 
 use crate::approval_gate::channel::ChannelError;
-use crate::approval_gate::channel::wire::check_connection;
+use crate::approval_gate::channel::chat_kit::ChatLimits;
+use crate::approval_gate::channel::chat_kit::wire::check_connection;
 
 /// The Open API host of Feishu (mainland China).
 pub const FEISHU_BASE_URL: &str = "https://open.feishu.cn";
@@ -30,7 +30,7 @@ pub const LARK_BASE_URL: &str = "https://open.larksuite.com";
 ///     "verification_token": "vt", "encrypt_key": "ek", "timestamp_window": "2m",
 /// })).unwrap();
 /// assert_eq!(config.base_url, hooks::std_hooks::approval_gate::channel::feishu::FEISHU_BASE_URL);
-/// assert_eq!(config.timestamp_window.as_secs(), 120);
+/// assert_eq!(config.limits.timestamp_window.as_secs(), 120);
 /// config.validate().unwrap();
 /// ```
 #[derive(Clone, PartialEq, Eq, Deserialize)]
@@ -52,22 +52,12 @@ pub struct FeishuConfig {
     /// The Encrypt Key; callbacks are decrypted and their signatures checked
     /// with it. Required.
     pub encrypt_key: String,
-    /// How far a callback's `X-Lark-Request-Timestamp` may be from now
-    /// (default `"5m"`); older or newer callbacks are refused as replays.
-    #[serde(
-        default = "crate::approval_gate::channel::chat_kit::default_timestamp_window",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub timestamp_window: Duration,
-    /// The timeout of each Open API request (default `"10s"`).
-    #[serde(
-        default = "crate::approval_gate::channel::chat_kit::default_request_timeout",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub request_timeout: Duration,
-    /// How many times a rate-limited Open API call is retried (default 3).
-    #[serde(default = "crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries")]
-    pub max_rate_limit_retries: u32,
+    /// How far a callback's `X-Lark-Request-Timestamp` may be from now, how
+    /// long an Open API request may take, how often a rate-limited one is
+    /// retried: the keys `timestamp_window`, `request_timeout` and
+    /// `max_rate_limit_retries`, beside the others.
+    #[serde(flatten)]
+    pub limits: ChatLimits,
 }
 
 fn default_base_url() -> String {
@@ -90,10 +80,7 @@ impl FeishuConfig {
             chat_id: chat_id.into(),
             verification_token: verification_token.into(),
             encrypt_key: encrypt_key.into(),
-            timestamp_window: crate::approval_gate::channel::chat_kit::default_timestamp_window(),
-            request_timeout: crate::approval_gate::channel::chat_kit::default_request_timeout(),
-            max_rate_limit_retries:
-                crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries(),
+            limits: ChatLimits::default(),
         }
     }
 
@@ -135,8 +122,7 @@ impl FeishuConfig {
         check_connection(
             &self.base_url,
             &format!("{FEISHU_BASE_URL} (Feishu) or {LARK_BASE_URL} (Lark)"),
-            self.request_timeout,
-            self.timestamp_window,
+            &self.limits,
         )
         .map_err(invalid)?;
         Ok(())
@@ -162,9 +148,7 @@ impl fmt::Debug for FeishuConfig {
             .field("chat_id", &self.chat_id)
             .field("verification_token", &"<redacted>")
             .field("encrypt_key", &"<redacted>")
-            .field("timestamp_window", &self.timestamp_window)
-            .field("request_timeout", &self.request_timeout)
-            .field("max_rate_limit_retries", &self.max_rate_limit_retries)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -173,6 +157,7 @@ impl fmt::Debug for FeishuConfig {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::time::Duration;
 
     fn base() -> serde_json::Value {
         json!({"app_id": "cli_1", "app_secret": "s", "chat_id": "oc_1",
@@ -184,9 +169,9 @@ mod tests {
         let config: FeishuConfig = serde_json::from_value(base()).unwrap();
         assert_eq!(config, FeishuConfig::new("cli_1", "s", "oc_1", "vt", "ek"));
         assert_eq!(config.base_url, FEISHU_BASE_URL);
-        assert_eq!(config.timestamp_window, Duration::from_secs(300));
-        assert_eq!(config.request_timeout, Duration::from_secs(10));
-        assert_eq!(config.max_rate_limit_retries, 3);
+        assert_eq!(config.limits.timestamp_window, Duration::from_secs(300));
+        assert_eq!(config.limits.request_timeout, Duration::from_secs(10));
+        assert_eq!(config.limits.max_rate_limit_retries, 3);
         config.validate().unwrap();
     }
 
@@ -197,8 +182,8 @@ mod tests {
         value["request_timeout"] = json!("500ms");
         value["base_url"] = json!(LARK_BASE_URL);
         let config: FeishuConfig = serde_json::from_value(value.clone()).unwrap();
-        assert_eq!(config.timestamp_window, Duration::from_secs(90));
-        assert_eq!(config.request_timeout, Duration::from_millis(500));
+        assert_eq!(config.limits.timestamp_window, Duration::from_secs(90));
+        assert_eq!(config.limits.request_timeout, Duration::from_millis(500));
         value["timestamp_window"] = json!("soon");
         assert!(serde_json::from_value::<FeishuConfig>(value.clone()).is_err());
         let mut value = base();

@@ -1,12 +1,10 @@
 //! [`FeishuSettings`]: the Feishu channel in config-file form.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 
 use super::{FEISHU_BASE_URL, FeishuChannel, FeishuConfig};
 use crate::approval_gate::channel::ChannelError;
-use crate::approval_gate::channel::chat_kit::secret_from_env;
+use crate::approval_gate::channel::chat_kit::{ChatLimits, secret_from_env};
 
 /// The Feishu channel in config-file form: ids inline, secrets named by the
 /// environment variables holding them. Unknown keys are errors.
@@ -26,21 +24,10 @@ pub struct FeishuSettings {
     /// The Open API host (default [`FEISHU_BASE_URL`]).
     #[serde(default = "default_feishu_base_url")]
     pub base_url: String,
-    /// How far a callback's timestamp may be from now (default `"5m"`).
-    #[serde(
-        default = "crate::approval_gate::channel::chat_kit::default_timestamp_window",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub timestamp_window: Duration,
-    /// The timeout of each Open API request (default `"10s"`).
-    #[serde(
-        default = "crate::approval_gate::channel::chat_kit::default_request_timeout",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub request_timeout: Duration,
-    /// How many times a rate-limited Open API call is retried (default 3).
-    #[serde(default = "crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries")]
-    pub max_rate_limit_retries: u32,
+    /// The keys `timestamp_window`, `request_timeout` and
+    /// `max_rate_limit_retries`, as in [`FeishuConfig`].
+    #[serde(flatten)]
+    pub limits: ChatLimits,
 }
 
 impl FeishuSettings {
@@ -59,9 +46,7 @@ impl FeishuSettings {
             secret("encrypt_key_env", &self.encrypt_key_env)?,
         );
         config.base_url = self.base_url.clone();
-        config.timestamp_window = self.timestamp_window;
-        config.request_timeout = self.request_timeout;
-        config.max_rate_limit_retries = self.max_rate_limit_retries;
+        config.limits = self.limits;
         config.validate()?;
         Ok(config)
     }

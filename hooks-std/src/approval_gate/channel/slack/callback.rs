@@ -10,14 +10,16 @@
 //! decoded [`DecisionCallback::channel_id`] is `{team id}/{channel id}`, as
 //! [`SlackChannel::channel_id`](super::SlackChannel) is.
 
-use axum::http::HeaderMap;
 use serde_json::Value;
 
 use super::blocks::action_id;
 use super::config::SlackConfig;
 use super::signature::{SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_signature};
 use crate::approval_gate::ApprovalDecision;
-use crate::approval_gate::channel::wire::{clip, lookup};
+use crate::approval_gate::channel::chat_kit::signed::{
+    SignedHeader, check_timestamp, signed_header,
+};
+use crate::approval_gate::channel::chat_kit::wire::{clip, lookup};
 use crate::approval_gate::channel::{
     Callback, CallbackError, DecisionCallback, RawCallback, decision_reason,
 };
@@ -46,40 +48,18 @@ pub(crate) fn verify_at(
             "the body is larger than {MAX_CALLBACK_BODY} bytes"
         )));
     }
-    let Some(timestamp) = header(raw.headers, TIMESTAMP_HEADER) else {
+    let SignedHeader::Present(timestamp) = signed_header(raw.headers, TIMESTAMP_HEADER) else {
         return Err(CallbackError::StaleTimestamp);
     };
-    let Some(given) = header(raw.headers, SIGNATURE_HEADER) else {
+    let SignedHeader::Present(given) = signed_header(raw.headers, SIGNATURE_HEADER) else {
         return Err(CallbackError::BadSignature);
     };
     if !verify_signature(&config.signing_secret, timestamp, raw.body, given) {
         return Err(CallbackError::BadSignature);
     }
-    check_timestamp(timestamp, now, config.timestamp_window.as_secs())?;
+    check_timestamp(timestamp, now, config.limits.timestamp_window.as_secs())?;
     let payload = payload(raw.body)?;
     decode(&payload)
-}
-
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get(name)
-        .and_then(|value| value.to_str().ok())
-        .map(str::trim)
-        .filter(|text| !text.is_empty())
-}
-
-fn check_timestamp(timestamp: &str, now: i64, window_secs: u64) -> Result<(), CallbackError> {
-    // Digits only: the signature covered the text exactly as sent.
-    if !timestamp.bytes().all(|byte| byte.is_ascii_digit()) {
-        return Err(CallbackError::StaleTimestamp);
-    }
-    let timestamp: i64 = timestamp
-        .parse()
-        .map_err(|_| CallbackError::StaleTimestamp)?;
-    if now.abs_diff(timestamp) > window_secs {
-        return Err(CallbackError::StaleTimestamp);
-    }
-    Ok(())
 }
 
 /// The `payload` field of the form body, parsed as JSON.
@@ -185,7 +165,7 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
 }
 
 fn required_str<'a>(value: &'a Value, path: &[&str]) -> Result<&'a str, CallbackError> {
-    crate::approval_gate::channel::wire::required_str(value, path, missing)
+    crate::approval_gate::channel::chat_kit::wire::required_str(value, path, missing)
 }
 
 fn missing(field: &str) -> CallbackError {
@@ -199,7 +179,7 @@ fn missing(field: &str) -> CallbackError {
 mod tests {
     use super::*;
     use crate::approval_gate::channel::slack::signature::signature;
-    use axum::http::HeaderValue;
+    use axum::http::{HeaderMap, HeaderValue};
     use serde_json::json;
 
     const NOW: i64 = 1_700_000_000;

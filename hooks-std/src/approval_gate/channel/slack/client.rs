@@ -3,15 +3,15 @@
 use std::fmt;
 use std::time::Duration;
 
-use axum::http::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::blocks::{approval_message, escape_within, outcome_message};
 use super::callback::{scoped_channel_id, verify_at};
 use super::config::SlackConfig;
-use crate::approval_gate::channel::chat_kit::{backoff, header_text};
-use crate::approval_gate::channel::wire::{clip, snippet, unix_now};
+use crate::approval_gate::channel::chat_kit::http::{Answer, ChatHttp};
+use crate::approval_gate::channel::chat_kit::rate_limit::{Announced, LongerWait, RateLimitPolicy};
+use crate::approval_gate::channel::chat_kit::wire::{clip, snippet, unix_now};
 use crate::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, ChannelError, ChannelFuture, DecisionCallback,
     RawCallback, ToastKind,
@@ -31,7 +31,15 @@ pub const INITIAL_RATE_LIMIT_BACKOFF: Duration = Duration::from_secs(1);
 /// press changed nothing; Slack advises keeping a message's `text` under 4000.
 const EPHEMERAL_TEXT_LIMIT: usize = 3000;
 
-const JSON_UTF8: &str = "application/json; charset=utf-8";
+/// How Slack announces when a rate limit resets (`Retry-After`), and how
+/// the channel waits.
+const RATE_LIMIT: RateLimitPolicy = RateLimitPolicy {
+    header: "retry-after",
+    announced: Announced::WholeSeconds,
+    initial_backoff: INITIAL_RATE_LIMIT_BACKOFF,
+    max_wait: MAX_RATE_LIMIT_WAIT,
+    longer: LongerWait::Fail,
+};
 
 /// The Slack approval channel: posts approval messages to one channel as the
 /// app's bot, updates them once decided or expired, verifies interactivity
@@ -53,7 +61,7 @@ const JSON_UTF8: &str = "application/json; charset=utf-8";
 pub struct SlackChannel {
     config: SlackConfig,
     scoped_id: String,
-    http: reqwest::Client,
+    http: ChatHttp,
 }
 
 /// The stored reference of a posted message: `{channel}:{ts}`.
@@ -76,17 +84,13 @@ impl SlackChannel {
     /// [`SlackConfig::validate`]). No request is made until the first message.
     pub fn new(config: SlackConfig) -> Result<Self, ChannelError> {
         config.validate()?;
-        let http = reqwest::Client::builder()
-            .timeout(config.request_timeout)
-            .build()
-            .map_err(|error| {
-                ChannelError::new(
-                    Self::KIND,
-                    format!(
-                        "could not build the HTTP client ({error}); check the TLS setup of this host"
-                    ),
-                )
-            })?;
+        let http = ChatHttp::new(
+            Self::KIND,
+            "Slack",
+            config.base(),
+            config.limits,
+            RATE_LIMIT,
+        )?;
         Ok(SlackChannel {
             scoped_id: scoped_channel_id(&config.team_id, &config.channel_id),
             config,
@@ -117,108 +121,49 @@ impl SlackChannel {
     /// limited. `Ok` holds the response of an `ok: true` answer.
     async fn call(&self, what: &str, method: &str, body: &Value) -> Result<Value, ChannelError> {
         let url = format!("{}/{method}", self.config.base());
-        let payload = serde_json::to_vec(body).map_err(|error| {
-            self.error(format!(
-                "{what} failed: could not encode the request ({error})"
-            ))
-        })?;
-        let mut retries = 0u32;
-        loop {
-            let response = self
-                .http
-                .post(&url)
-                .header(CONTENT_TYPE, JSON_UTF8)
-                .bearer_auth(&self.config.bot_token)
-                .body(payload.clone())
-                .send()
-                .await
-                .map_err(|error| self.transport(what, error))?;
-            let status = response.status();
-            let headers = response.headers().clone();
-            let bytes = response
-                .bytes()
-                .await
-                .map_err(|error| self.transport(what, error))?;
-            let parsed: Option<Value> =
-                serde_json::from_slice(&bytes).ok().filter(Value::is_object);
-            let error_name = parsed
-                .as_ref()
-                .and_then(|value| value.get("error"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            if status == StatusCode::TOO_MANY_REQUESTS
-                || error_name.as_deref() == Some("ratelimited")
-            {
-                if retries >= self.config.max_rate_limit_retries {
-                    return Err(self.error(format!(
-                        "{what} failed: still rate limited by Slack (HTTP {}) after {retries} \
-                         retries; slow down approval traffic or raise max_rate_limit_retries",
-                        status.as_u16()
-                    )));
-                }
-                let wait = match rate_limit_wait(&headers, retries) {
-                    Ok(wait) => wait,
-                    Err(announced) => {
-                        return Err(self.error(format!(
-                            "{what} failed: rate limited by Slack (HTTP {}), which allows the \
-                             next request in {announced} seconds, longer than the {} seconds \
-                             this channel waits; slow down approval traffic and try again later",
-                            status.as_u16(),
-                            MAX_RATE_LIMIT_WAIT.as_secs()
-                        )));
-                    }
-                };
-                tracing::debug!(?wait, retries, method, "slack: rate limited, waiting");
-                tokio::time::sleep(wait).await;
-                retries += 1;
-                continue;
+        let request = |http: &reqwest::Client| http.post(&url).bearer_auth(&self.config.bot_token);
+        let rate_limited = |status: StatusCode, answer: Option<&Value>| {
+            status == StatusCode::TOO_MANY_REQUESTS || error_name(answer) == Some("ratelimited")
+        };
+        let Answer {
+            status,
+            bytes,
+            object,
+        } = self
+            .http
+            .send_json(request, body, rate_limited)
+            .await
+            .map_err(|message| self.error(format!("{what} failed: {message}")))?;
+        let Some(answer) = object else {
+            return Err(self.error(format!(
+                "{what} failed: HTTP {} with a body that is not a JSON object ({}); check \
+                 that base_url points at the Slack Web API",
+                status.as_u16(),
+                snippet(&bytes)
+            )));
+        };
+        match answer.get("ok").and_then(Value::as_bool) {
+            Some(true) if status.is_success() => Ok(answer),
+            Some(true) => Err(self.error(format!(
+                "{what} failed: HTTP {} although the answer says ok; check that base_url \
+                 points at the Slack Web API",
+                status.as_u16()
+            ))),
+            Some(false) => {
+                let name = error_name(Some(&answer)).unwrap_or("unknown_error");
+                Err(self.error(format!(
+                    "{what} failed: Slack answered `{}` (HTTP {}); {}",
+                    clip(name),
+                    status.as_u16(),
+                    hint(name, &self.config.channel_id)
+                )))
             }
-            let Some(parsed) = parsed else {
-                return Err(self.error(format!(
-                    "{what} failed: HTTP {} with a body that is not a JSON object ({}); check \
-                     that base_url points at the Slack Web API",
-                    status.as_u16(),
-                    snippet(&bytes)
-                )));
-            };
-            return match parsed.get("ok").and_then(Value::as_bool) {
-                Some(true) if status.is_success() => Ok(parsed),
-                Some(true) => Err(self.error(format!(
-                    "{what} failed: HTTP {} although the answer says ok; check that base_url \
-                     points at the Slack Web API",
-                    status.as_u16()
-                ))),
-                Some(false) => {
-                    let name = error_name.unwrap_or_else(|| "unknown_error".to_owned());
-                    Err(self.error(format!(
-                        "{what} failed: Slack answered `{}` (HTTP {}); {}",
-                        clip(&name),
-                        status.as_u16(),
-                        hint(&name, &self.config.channel_id)
-                    )))
-                }
-                None => Err(self.error(format!(
-                    "{what} failed: HTTP {} without an `ok` field ({}); check that base_url \
-                     points at the Slack Web API",
-                    status.as_u16(),
-                    snippet(&bytes)
-                ))),
-            };
-        }
-    }
-
-    fn transport(&self, what: &str, error: reqwest::Error) -> ChannelError {
-        let base = self.config.base();
-        if error.is_timeout() {
-            self.error(format!(
-                "{what} failed: {base} did not answer within {:?}; check network access or \
-                 raise request_timeout",
-                self.config.request_timeout
-            ))
-        } else {
-            self.error(format!(
-                "{what} failed: could not reach {base} ({error}); check base_url and network access"
-            ))
+            None => Err(self.error(format!(
+                "{what} failed: HTTP {} without an `ok` field ({}); check that base_url \
+                 points at the Slack Web API",
+                status.as_u16(),
+                snippet(&bytes)
+            ))),
         }
     }
 
@@ -300,23 +245,11 @@ fn hint(error: &str, channel_id: &str) -> String {
     }
 }
 
-/// How long to wait before retry number `retries` (0-based) of a
-/// rate-limited call: `Retry-After` seconds, or an exponential backoff when
-/// it is absent or not a number of seconds. `Err` holds the announced
-/// seconds when they exceed [`MAX_RATE_LIMIT_WAIT`]: a retry sooner would be
-/// refused again, so the call fails instead of waiting.
-fn rate_limit_wait(headers: &HeaderMap, retries: u32) -> Result<Duration, u64> {
-    let after =
-        header_text(headers, RETRY_AFTER.as_str()).and_then(|text| text.parse::<u64>().ok());
-    match after {
-        Some(secs) if secs > MAX_RATE_LIMIT_WAIT.as_secs() => Err(secs),
-        Some(secs) => Ok(Duration::from_secs(secs)),
-        None => Ok(backoff(
-            INITIAL_RATE_LIMIT_BACKOFF,
-            retries,
-            MAX_RATE_LIMIT_WAIT,
-        )),
-    }
+/// The Web API's `error` name in an answer.
+fn error_name(answer: Option<&Value>) -> Option<&str> {
+    answer
+        .and_then(|answer| answer.get("error"))
+        .and_then(Value::as_str)
 }
 
 impl Channel for SlackChannel {
@@ -440,34 +373,6 @@ impl fmt::Debug for SlackChannel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
-
-    #[test]
-    fn rate_limit_waits() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(rate_limit_wait(&headers, 0), Ok(Duration::from_secs(1)));
-        assert_eq!(rate_limit_wait(&headers, 2), Ok(Duration::from_secs(4)));
-        assert_eq!(rate_limit_wait(&headers, 40), Ok(MAX_RATE_LIMIT_WAIT));
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
-        assert_eq!(rate_limit_wait(&headers, 5), Ok(Duration::from_secs(2)));
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("30"));
-        assert_eq!(rate_limit_wait(&headers, 0), Ok(MAX_RATE_LIMIT_WAIT));
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("3600"));
-        assert_eq!(rate_limit_wait(&headers, 0), Err(3600));
-        headers.insert(
-            RETRY_AFTER,
-            HeaderValue::from_static("99999999999999999999999"),
-        );
-        assert_eq!(rate_limit_wait(&headers, 1), Ok(Duration::from_secs(2)));
-        for odd in ["-1", "1.5", "Wed, 21 Oct 2026 07:28:00 GMT", ""] {
-            headers.insert(RETRY_AFTER, HeaderValue::from_static(odd));
-            assert_eq!(
-                rate_limit_wait(&headers, 0),
-                Ok(Duration::from_secs(1)),
-                "{odd}"
-            );
-        }
-    }
 
     #[test]
     fn message_refs_round_trip() {

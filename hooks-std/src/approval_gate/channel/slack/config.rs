@@ -6,9 +6,10 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::approval_gate::channel::ChannelError;
-use crate::approval_gate::channel::wire::check_connection;
+use crate::approval_gate::channel::chat_kit::ChatLimits;
+use crate::approval_gate::channel::chat_kit::wire::check_connection;
 
-/// The longest [`SlackConfig::timestamp_window`] accepted. Click ids are
+/// The longest `timestamp_window` ([`SlackConfig::limits`]) accepted. Click ids are
 /// remembered for the approvals' `event_retention` (a day by default); a
 /// window that long would let a captured request be replayed once its id is
 /// forgotten.
@@ -38,14 +39,10 @@ pub struct SlackConfig {
     /// The workspace (`T…`) the channel belongs to; an action reported from
     /// another workspace is refused.
     pub team_id: String,
-    /// How far a request's `X-Slack-Request-Timestamp` may be from now
-    /// (default 5 minutes, at most [`MAX_TIMESTAMP_WINDOW`]); older or newer
-    /// requests are refused as replays.
-    pub timestamp_window: Duration,
-    /// The timeout of each Web API request (default 10 s).
-    pub request_timeout: Duration,
-    /// How many times a rate-limited Web API call is retried (default 3).
-    pub max_rate_limit_retries: u32,
+    /// How far a request's `X-Slack-Request-Timestamp` may be from now (at
+    /// most [`MAX_TIMESTAMP_WINDOW`]), how long a Web API request may take,
+    /// how often a rate-limited one is retried.
+    pub limits: ChatLimits,
 }
 
 impl SlackConfig {
@@ -62,10 +59,7 @@ impl SlackConfig {
             signing_secret: signing_secret.into(),
             channel_id: channel_id.into(),
             team_id: team_id.into(),
-            timestamp_window: crate::approval_gate::channel::chat_kit::default_timestamp_window(),
-            request_timeout: crate::approval_gate::channel::chat_kit::default_request_timeout(),
-            max_rate_limit_retries:
-                crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries(),
+            limits: ChatLimits::default(),
         }
     }
 
@@ -111,18 +105,12 @@ impl SlackConfig {
                 )));
             }
         }
-        check_connection(
-            &self.base_url,
-            SLACK_API_BASE_URL,
-            self.request_timeout,
-            self.timestamp_window,
-        )
-        .map_err(invalid)?;
-        if self.timestamp_window > MAX_TIMESTAMP_WINDOW {
+        check_connection(&self.base_url, SLACK_API_BASE_URL, &self.limits).map_err(invalid)?;
+        if self.limits.timestamp_window > MAX_TIMESTAMP_WINDOW {
             return Err(invalid(format!(
                 "timestamp_window {:?} is longer than {:?}: a signed request could be replayed \
                  once its click id is forgotten; use Slack's 5 minutes (\"5m\")",
-                self.timestamp_window, MAX_TIMESTAMP_WINDOW
+                self.limits.timestamp_window, MAX_TIMESTAMP_WINDOW
             )));
         }
         Ok(())
@@ -152,9 +140,7 @@ impl fmt::Debug for SlackConfig {
             .field("signing_secret", &"<redacted>")
             .field("channel_id", &self.channel_id)
             .field("team_id", &self.team_id)
-            .field("timestamp_window", &self.timestamp_window)
-            .field("request_timeout", &self.request_timeout)
-            .field("max_rate_limit_retries", &self.max_rate_limit_retries)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -188,7 +174,7 @@ mod tests {
         let config = settings.resolve_with(env).unwrap();
         assert_eq!(config, SlackConfig::new("xoxb-1", "s3", "C1", "T1"));
         assert_eq!(config.base_url, SLACK_API_BASE_URL);
-        assert_eq!(config.timestamp_window, Duration::from_secs(300));
+        assert_eq!(config.limits.timestamp_window, Duration::from_secs(300));
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! from it: `X-Slack-Signature` must be the HMAC-SHA256 of
 //! `v0:{X-Slack-Request-Timestamp}:{body}` keyed with the app's signing
 //! secret ([`signature`]), compared in constant time, and the timestamp
-//! within [`SlackConfig::timestamp_window`]. An unverifiable request gets a
+//! within `timestamp_window` ([`SlackConfig::limits`]). An unverifiable request gets a
 //! 401 and changes nothing. A verified one is answered `200 OK` at once
 //! (Slack waits 3 seconds at most); then the message is updated, or, when
 //! the press changed nothing (another workspace or channel, someone outside

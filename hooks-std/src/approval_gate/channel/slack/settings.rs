@@ -1,12 +1,10 @@
 //! [`SlackSettings`]: the Slack channel in config-file form.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 
 use super::{SLACK_API_BASE_URL, SlackConfig};
 use crate::approval_gate::channel::ChannelError;
-use crate::approval_gate::channel::chat_kit::secret_from_env;
+use crate::approval_gate::channel::chat_kit::{ChatLimits, secret_from_env};
 
 /// The Slack channel in config-file form: ids inline, secrets named by the
 /// environment variables holding them. Unknown keys are errors.
@@ -42,21 +40,10 @@ pub struct SlackSettings {
     /// The Web API base URL (default [`SLACK_API_BASE_URL`]).
     #[serde(default = "default_base_url")]
     pub base_url: String,
-    /// How far a request's timestamp may be from now (default `"5m"`).
-    #[serde(
-        default = "crate::approval_gate::channel::chat_kit::default_timestamp_window",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub timestamp_window: Duration,
-    /// The timeout of each Web API request (default `"10s"`).
-    #[serde(
-        default = "crate::approval_gate::channel::chat_kit::default_request_timeout",
-        deserialize_with = "hooks_runtime::config::ConfigDuration::text"
-    )]
-    pub request_timeout: Duration,
-    /// How many times a rate-limited Web API call is retried (default 3).
-    #[serde(default = "crate::approval_gate::channel::chat_kit::default_max_rate_limit_retries")]
-    pub max_rate_limit_retries: u32,
+    /// The keys `timestamp_window` (default `"5m"`), `request_timeout`
+    /// (default `"10s"`) and `max_rate_limit_retries` (default 3).
+    #[serde(flatten)]
+    pub limits: ChatLimits,
 }
 
 impl SlackSettings {
@@ -77,9 +64,7 @@ impl SlackSettings {
             signing_secret: secret("signing_secret_env", &self.signing_secret_env)?,
             channel_id: self.channel_id.clone(),
             team_id: self.team_id.clone(),
-            timestamp_window: self.timestamp_window,
-            request_timeout: self.request_timeout,
-            max_rate_limit_retries: self.max_rate_limit_retries,
+            limits: self.limits,
         };
         config.validate()?;
         Ok(config)

@@ -3,11 +3,12 @@
 //! outside text for error messages, the clock for timestamp windows, and
 //! the connection settings every platform config checks alike.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::CallbackError;
+use super::limits::ChatLimits;
+use crate::approval_gate::channel::CallbackError;
 
 /// The value at `path` (object keys) in `value`.
 pub(crate) fn lookup<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
@@ -63,13 +64,11 @@ pub(crate) fn unix_now() -> i64 {
 
 /// Checks the connection settings every platform config has: `base_url` is
 /// an http(s) URL with a host (else the message names `use_instead`), and
-/// the request timeout and timestamp window are longer than zero. The
-/// message says what to write instead.
+/// the [`ChatLimits`] are usable. The message says what to write instead.
 pub(crate) fn check_connection(
     base_url: &str,
     use_instead: &str,
-    request_timeout: Duration,
-    timestamp_window: Duration,
+    limits: &ChatLimits,
 ) -> Result<(), String> {
     let lower = base_url.to_ascii_lowercase();
     let host = lower
@@ -80,13 +79,7 @@ pub(crate) fn check_connection(
             "base_url \"{base_url}\" is not an http(s) URL: use {use_instead}"
         ));
     }
-    if request_timeout.is_zero() {
-        return Err("request_timeout must be longer than zero, e.g. \"10s\"".to_owned());
-    }
-    if timestamp_window.is_zero() {
-        return Err("timestamp_window must be longer than zero, e.g. \"5m\"".to_owned());
-    }
-    Ok(())
+    limits.check()
 }
 
 #[cfg(test)]
