@@ -8,18 +8,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hooks::config::{AgentConfig, ConfigFormat};
-use hooks::factory::Resources;
 use hooks::prelude::*;
-use hooks::std_hooks::approval_gate::channel::feishu::FeishuChannel;
-use hooks::std_hooks::approval_gate::{
-    ApprovalDecision, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
-};
-use hooks::std_hooks::{
-    APPROVALS, AuditEntry, DATABASE, Database, ORG_MODES, OrgModeSource, StaticOrgModes,
-};
+use hooks::std_hooks::approval_gate::ApprovalDecision;
+use hooks::std_hooks::{AuditEntry, Database};
 use hooks_rig::scripted::{ScriptedRuntime, SeenResult, Turn, scripted_model};
 use hooks_rig::{CallContext, HookedTools as _, Hooks, OnBlock};
-use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig};
+use hooks_testkit::feishu::{CardClick, FakeFeishu};
+use hooks_testkit::gate::{ApprovalStack, STACK_APPROVER};
 use rig_agent::AgentBuilder;
 use rig_core::tool::{DynamicTool, Tool, ToolContext, ToolOutput};
 use rig_core::wasm_compat::WasmBoxedFuture;
@@ -27,7 +22,7 @@ use serde_json::{Value, json};
 
 const CONVERSATION: &str = "conv-rig-1";
 const CHAT: &str = "oc_finance_approvals";
-const APPROVER: &str = "ou_7d8a6e6df7621556ce0d21922b676706";
+const APPROVER: &str = STACK_APPROVER;
 
 // ------------------------------------------------------------------ hooks
 
@@ -255,27 +250,12 @@ struct Stack {
 }
 
 async fn stack() -> Stack {
-    let database = Database::connect("sqlite::memory:").await.unwrap();
-    let feishu = FakeFeishu::start(FakeFeishuConfig::default())
-        .await
-        .unwrap();
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database.clone()),
-        Arc::new(FeishuChannel::new(feishu.feishu_config(CHAT)).unwrap()),
-        Arc::new(StaticDirectory::new().person("feishu", APPROVER, "wang.fang", "acme")),
-        ApprovalsConfig::default(),
-    );
-    let callbacks = axum::Router::new().nest("/feishu/callback", approvals.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let callback_url = format!("http://{}/feishu/callback", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, callbacks).await });
-    feishu.url_verification(&callback_url, "challenge").await;
-
-    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
-    let resources = Resources::new()
-        .with(DATABASE, database.clone())
-        .with(APPROVALS, approvals)
-        .with(ORG_MODES, modes);
+    let ApprovalStack {
+        resources,
+        database,
+        feishu,
+        callback_url,
+    } = ApprovalStack::start(CHAT).await;
     let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).unwrap();
     let agent = Agent::build(config, &resources).unwrap();
     Stack {

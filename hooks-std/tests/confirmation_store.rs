@@ -10,7 +10,7 @@ use hooks_std::Database;
 use hooks_std::approval_gate::{
     ApprovalDecision, ApproverScope, Cancel, CardClaim, CardDelivery, CardUpdates,
     ConfirmationMode, ConfirmationRequest, ConfirmationStatus, ConfirmationStore, DecideOutcome,
-    EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, args_digest,
+    EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, Swept, args_digest,
 };
 use serde_json::json;
 
@@ -53,18 +53,10 @@ async fn lifecycle(database: Database) {
     assert!(!fresh, "the same call resumes its request");
     assert_eq!(resumed, created);
 
-    let claim = store
-        .claim_card(&created.id, Duration::from_secs(60), None)
+    let claim = try_claim(&store, &created.id, Duration::from_secs(60))
         .await
-        .expect("claim")
         .expect("the first run claims the card");
-    assert!(
-        store
-            .record_card(&created.id, claim, "om_1")
-            .await
-            .expect("ref")
-            .is_some()
-    );
+    assert!(stored_card(&store, &created.id, claim, "om_1").await);
     let DecideOutcome::Decided(decided) = store
         .decide(
             &created.id,
@@ -109,36 +101,14 @@ async fn lifecycle(database: Database) {
 
 async fn concurrent_decisions(database: Database) {
     let store = ConfirmationStore::new(database);
-    let (request, _) = store
-        .create(&new_request(
-            &support::unique("race"),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
-    let deciders: Vec<_> = (0..16)
-        .map(|i| {
-            let (store, id) = (store.clone(), request.id.clone());
-            tokio::spawn(async move {
-                let decision = if i % 2 == 0 {
-                    ApprovalDecision::Approve
-                } else {
-                    ApprovalDecision::Reject
-                };
-                store
-                    .decide(&id, decision, &format!("user-{i}"), None)
-                    .await
-            })
-        })
-        .collect();
-    let mut winners = 0;
-    for decider in deciders {
-        match decider.await.expect("task").expect("decide") {
-            DecideOutcome::Decided(_) => winners += 1,
-            DecideOutcome::AlreadyFinal(_) => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    }
+    let request = created(&store, "race", Duration::from_secs(60)).await;
+    let outcomes = race(
+        &store,
+        &request.id,
+        |store, id, user, decision| async move { store.decide(&id, decision, &user, None).await },
+    )
+    .await;
+    let winners = outcomes.into_iter().filter(|outcome| won(outcome)).count();
     assert_eq!(winners, 1, "exactly one of 16 concurrent decisions wins");
 }
 
@@ -147,13 +117,7 @@ async fn concurrent_decisions(database: Database) {
 /// pending, cannot be claimed.
 async fn card_claims(database: Database) {
     let store = ConfirmationStore::new(database);
-    let (request, _) = store
-        .create(&new_request(
-            &support::unique("claim"),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
+    let request = created(&store, "claim", Duration::from_secs(60)).await;
     let claimers: Vec<_> = (0..16)
         .map(|_| {
             let (store, id) = (store.clone(), request.id.clone());
@@ -171,69 +135,39 @@ async fn card_claims(database: Database) {
         "exactly one of 16 concurrent runs sends the card"
     );
     assert!(
-        store
-            .claim_card(&request.id, Duration::from_secs(60), None)
+        try_claim(&store, &request.id, Duration::from_secs(60))
             .await
-            .expect("claim")
             .is_none(),
         "a live claim holds"
     );
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let taken_over = store
-        .claim_card(&request.id, Duration::from_millis(100), None)
+    let taken_over = try_claim(&store, &request.id, Duration::from_millis(100))
         .await
-        .expect("claim")
         .expect("a claim older than its lease is taken over (its holder died mid-send)");
-    assert!(
-        store
-            .record_card(&request.id, taken_over, "om_1")
-            .await
-            .expect("ref")
-            .is_some()
-    );
+    assert!(stored_card(&store, &request.id, taken_over, "om_1").await);
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(
-        store
-            .claim_card(&request.id, Duration::from_millis(100), None)
+        try_claim(&store, &request.id, Duration::from_millis(100))
             .await
-            .expect("claim")
             .is_none(),
         "a request whose card was sent is never claimed again"
     );
 
-    let (rejected, _) = store
-        .create(&new_request(
-            &support::unique("claim-final"),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
+    let rejected = created(&store, "claim-final", Duration::from_secs(60)).await;
     store
         .decide(&rejected.id, ApprovalDecision::Reject, "bob", None)
         .await
         .expect("decide");
     assert!(
-        store
-            .claim_card(&rejected.id, Duration::ZERO, None)
+        try_claim(&store, &rejected.id, Duration::ZERO)
             .await
-            .expect("claim")
             .is_none(),
         "a decided request gets no card"
     );
-    let (late, _) = store
-        .create(&new_request(
-            &support::unique("claim-late"),
-            Duration::from_millis(50),
-        ))
-        .await
-        .expect("create");
+    let late = created(&store, "claim-late", Duration::from_millis(50)).await;
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(
-        store
-            .claim_card(&late.id, Duration::ZERO, None)
-            .await
-            .expect("claim")
-            .is_none(),
+        try_claim(&store, &late.id, Duration::ZERO).await.is_none(),
         "a request past its deadline gets no card"
     );
 }
@@ -245,24 +179,14 @@ async fn claim_taken_over(
     store: &ConfirmationStore,
     prefix: &str,
 ) -> (ConfirmationRequest, CardClaim, CardClaim) {
-    let (request, _) = store
-        .create(&new_request(
-            &support::unique(prefix),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
+    let request = created(&store, prefix, Duration::from_secs(60)).await;
     let lease = Duration::from_millis(100);
-    let lost = store
-        .claim_card(&request.id, lease, None)
+    let lost = try_claim(&store, &request.id, lease)
         .await
-        .expect("claim")
         .expect("the first run claims the card");
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let held = store
-        .claim_card(&request.id, lease, None)
+    let held = try_claim(&store, &request.id, lease)
         .await
-        .expect("claim")
         .expect("a re-run takes the expired claim over");
     assert_ne!(lost, held);
     (request, lost, held)
@@ -275,29 +199,17 @@ async fn a_taken_over_claim_stores_no_card(database: Database) {
     let store = ConfirmationStore::new(database);
     let (request, first, second) = claim_taken_over(&store, "takeover").await;
     assert!(
-        store
-            .record_card(&request.id, first, "om_first")
-            .await
-            .expect("ref")
-            .is_none(),
+        !stored_card(&store, &request.id, first, "om_first").await,
         "the first run lost its claim: its card must not be recorded"
     );
     let stored = store.get(&request.id).await.expect("get").expect("request");
     assert_eq!(stored.message_ref, None);
     assert!(
-        store
-            .record_card(&request.id, second, "om_second")
-            .await
-            .expect("ref")
-            .is_some(),
+        stored_card(&store, &request.id, second, "om_second").await,
         "the current holder records its card"
     );
     assert!(
-        store
-            .record_card(&request.id, second, "om_again")
-            .await
-            .expect("ref")
-            .is_none(),
+        !stored_card(&store, &request.id, second, "om_again").await,
         "a recorded card is never replaced"
     );
     let stored = store.get(&request.id).await.expect("get").expect("request");
@@ -335,13 +247,7 @@ async fn storing_the_card_reads_the_request_and_clock(database: Database) {
         .await
         .expect("store")
         .expect("the holder's card is stored");
-    let (later, _) = store
-        .create(&new_request(
-            &support::unique("stored-read-later"),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
+    let later = created(&store, "stored-read-later", Duration::from_secs(60)).await;
     let after = later.created_at_ms;
     assert_eq!(stored.message_ref.as_deref(), Some("om_held"));
     assert_eq!(stored.status, ConfirmationStatus::Approved);
@@ -368,13 +274,7 @@ async fn storing_the_card_reads_the_request_and_clock(database: Database) {
 /// A click's decision and its event id commit together, or not at all.
 async fn decisions_for_events(database: Database) {
     let store = ConfirmationStore::new(database);
-    let (request, _) = store
-        .create(&new_request(
-            &support::unique("event-decision"),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
+    let request = created(&store, "event-decision", Duration::from_secs(60)).await;
     let event = support::unique("evt");
     // The approver was already told it failed: everything rolls back.
     let withdrawn = store
@@ -397,18 +297,14 @@ async fn decisions_for_events(database: Database) {
         "nor is its event id used up"
     );
     // The same event again, in time.
-    let EventDecision::Recorded(outcome) = store
-        .decide_for_event(
-            &event,
-            "feishu",
-            &request.id,
-            ApprovalDecision::Approve,
-            "bob",
-            None,
-            || true,
-        )
-        .await
-        .expect("decide")
+    let EventDecision::Recorded(outcome) = click(
+        &store,
+        &event,
+        &request.id,
+        ApprovalDecision::Approve,
+        "bob",
+    )
+    .await
     else {
         panic!("recorded");
     };
@@ -419,87 +315,46 @@ async fn decisions_for_events(database: Database) {
     assert_eq!(decided.decided_by.as_deref(), Some("bob"));
     assert!(store.event_seen(&event).await.expect("seen"));
     assert_eq!(
-        store
-            .decide_for_event(
-                &event,
-                "feishu",
-                &request.id,
-                ApprovalDecision::Reject,
-                "carol",
-                None,
-                || true
-            )
-            .await
-            .expect("decide"),
+        click(
+            &store,
+            &event,
+            &request.id,
+            ApprovalDecision::Reject,
+            "carol"
+        )
+        .await,
         EventDecision::Replayed,
         "a replayed event changes nothing"
     );
 
     // Sixteen clicks at once, each its own event: one decision wins.
-    let (raced, _) = store
-        .create(&new_request(
-            &support::unique("event-race"),
-            Duration::from_secs(60),
-        ))
-        .await
-        .expect("create");
-    let clicks: Vec<_> = (0..16)
-        .map(|i| {
-            let (store, id) = (store.clone(), raced.id.clone());
-            tokio::spawn(async move {
-                let decision = if i % 2 == 0 {
-                    ApprovalDecision::Approve
-                } else {
-                    ApprovalDecision::Reject
-                };
-                store
-                    .decide_for_event(
-                        &support::unique("evt"),
-                        "feishu",
-                        &id,
-                        decision,
-                        &format!("user-{i}"),
-                        None,
-                        || true,
-                    )
-                    .await
-            })
-        })
-        .collect();
-    let mut winners = 0;
-    for click in clicks {
-        match click.await.expect("task").expect("decide") {
-            EventDecision::Recorded(outcome) => match *outcome {
-                DecideOutcome::Decided(_) => winners += 1,
-                DecideOutcome::AlreadyFinal(_) => {}
-                other => panic!("unexpected {other:?}"),
-            },
+    let raced = created(&store, "event-race", Duration::from_secs(60)).await;
+    let outcomes = race(&store, &raced.id, |store, id, user, decision| async move {
+        let event = support::unique("evt");
+        let decided = store.decide_for_event(&event, "feishu", &id, decision, &user, None, || true);
+        decided.await
+    })
+    .await;
+    let winners = outcomes
+        .into_iter()
+        .filter(|outcome| match outcome {
+            EventDecision::Recorded(outcome) => won(outcome),
             other => panic!("unexpected {other:?}"),
-        }
-    }
+        })
+        .count();
     assert_eq!(winners, 1, "exactly one of 16 concurrent clicks decides");
 
     // Past the deadline the request expires instead, in the same transaction.
-    let (late, _) = store
-        .create(&new_request(
-            &support::unique("event-late"),
-            Duration::from_millis(50),
-        ))
-        .await
-        .expect("create");
+    let late = created(&store, "event-late", Duration::from_millis(50)).await;
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let EventDecision::Recorded(outcome) = store
-        .decide_for_event(
-            &support::unique("evt"),
-            "feishu",
-            &late.id,
-            ApprovalDecision::Approve,
-            "bob",
-            None,
-            || true,
-        )
-        .await
-        .expect("decide")
+    let EventDecision::Recorded(outcome) = click(
+        &store,
+        &support::unique("evt"),
+        &late.id,
+        ApprovalDecision::Approve,
+        "bob",
+    )
+    .await
     else {
         panic!("recorded");
     };
@@ -511,20 +366,8 @@ async fn decisions_for_events(database: Database) {
 
 async fn deadlines(database: Database) {
     let store = ConfirmationStore::new(database);
-    let (late, _) = store
-        .create(&new_request(
-            &support::unique("late"),
-            Duration::from_millis(100),
-        ))
-        .await
-        .expect("create");
-    let (orphan, _) = store
-        .create(&new_request(
-            &support::unique("orphan"),
-            Duration::from_secs(600),
-        ))
-        .await
-        .expect("create");
+    let late = created(&store, "late", Duration::from_millis(100)).await;
+    let orphan = created(&store, "orphan", Duration::from_secs(600)).await;
     tokio::time::sleep(Duration::from_millis(250)).await;
     let DecideOutcome::PastDeadline(expired) = store
         .decide(&late.id, ApprovalDecision::Approve, "bob", None)
@@ -536,16 +379,7 @@ async fn deadlines(database: Database) {
     assert_eq!(expired.status, ConfirmationStatus::Expired);
     assert_eq!(expired.decided_by.as_deref(), Some("system"));
 
-    let cancelled = store
-        .sweep(
-            "feishu",
-            "oc_finance",
-            Duration::from_millis(100),
-            Duration::from_secs(3600),
-        )
-        .await
-        .expect("sweep")
-        .cancelled;
+    let cancelled = sweep(&store, Duration::from_millis(100)).await.cancelled;
     assert!(cancelled.iter().any(|request| request.id == orphan.id));
     assert!(
         cancelled
@@ -554,36 +388,13 @@ async fn deadlines(database: Database) {
         "only requests whose card was never delivered are orphans"
     );
 
-    let (overdue, _) = store
-        .create(&new_request(
-            &support::unique("overdue"),
-            Duration::from_millis(500),
-        ))
+    let overdue = created(&store, "overdue", Duration::from_millis(500)).await;
+    let claim = try_claim(&store, &overdue.id, Duration::from_secs(60))
         .await
-        .expect("create");
-    let claim = store
-        .claim_card(&overdue.id, Duration::from_secs(60), None)
-        .await
-        .expect("claim")
         .expect("the card is claimed before the deadline");
-    assert!(
-        store
-            .record_card(&overdue.id, claim, "om_2")
-            .await
-            .expect("ref")
-            .is_some()
-    );
+    assert!(stored_card(&store, &overdue.id, claim, "om_2").await);
     tokio::time::sleep(Duration::from_millis(600)).await;
-    let swept = store
-        .sweep(
-            "feishu",
-            "oc_finance",
-            Duration::from_secs(600),
-            Duration::from_secs(3600),
-        )
-        .await
-        .expect("sweep")
-        .expired;
+    let swept = sweep(&store, Duration::from_secs(600)).await.expired;
     assert!(swept.iter().any(|request| request.id == overdue.id));
 }
 
@@ -595,15 +406,7 @@ async fn events(database: Database) {
         !store.record_event(&event, "feishu").await.expect("record"),
         "a replay"
     );
-    store
-        .sweep(
-            "feishu",
-            "oc_finance",
-            Duration::from_secs(600),
-            Duration::from_secs(3600),
-        )
-        .await
-        .expect("sweep");
+    sweep(&store, Duration::from_secs(600)).await;
     assert!(
         !store.record_event(&event, "feishu").await.expect("record"),
         "still recent"
@@ -729,9 +532,8 @@ async fn unknown_scope_or_mode_in_the_database_is_an_error_on_postgres() {
     .await;
 }
 
-#[tokio::test]
-async fn store_on_sqlite() {
-    let (database, _url, _dir) = support::sqlite_file().await;
+/// The whole store suite on `database`, one behaviour after another.
+async fn suite(database: Database) {
     lifecycle(database.clone()).await;
     concurrent_decisions(database.clone()).await;
     card_claims(database.clone()).await;
@@ -744,6 +546,12 @@ async fn store_on_sqlite() {
     the_outbox_gives_up_on_a_card(database.clone()).await;
     resend_window(database.clone()).await;
     events(database).await;
+}
+
+#[tokio::test]
+async fn store_on_sqlite() {
+    let (database, _url, _dir) = support::sqlite_file().await;
+    suite(database).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -751,21 +559,9 @@ async fn store_on_postgres() {
     let Some(database) = support::postgres("store_on_postgres").await else {
         return;
     };
-    lifecycle(database.clone()).await;
-    concurrent_decisions(database.clone()).await;
-    card_claims(database.clone()).await;
-    a_taken_over_claim_stores_no_card(database.clone()).await;
-    storing_the_card_reads_the_request_and_clock(database.clone()).await;
-    decisions_for_events(database.clone()).await;
-    deadlines(database.clone()).await;
-    delivery_states_and_the_card_outbox(database.clone()).await;
-    a_decision_puts_its_card_update_in_the_outbox(database.clone()).await;
-    the_outbox_gives_up_on_a_card(database.clone()).await;
-    resend_window(database.clone()).await;
-    events(database).await;
+    suite(database).await;
 }
 
-/// A store on `database` and a fresh pending request in it (60 s).
 /// Takes the card update of request `id` alone, if it is due.
 async fn take_update(
     store: &ConfirmationStore,
@@ -780,35 +576,123 @@ async fn take_update(
     taken.pop()
 }
 
+/// Sixteen users deciding request `id` at once with `decide(store, id,
+/// user, decision)`, half approving, half rejecting: their outcomes.
+async fn race<T, Decide, Decided>(store: &ConfirmationStore, id: &str, decide: Decide) -> Vec<T>
+where
+    Decide: Fn(ConfirmationStore, String, String, ApprovalDecision) -> Decided,
+    Decided: Future<Output = Result<T, hooks_std::StorageError>> + Send + 'static,
+    T: Send + 'static,
+{
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let decision = if i % 2 == 0 {
+                ApprovalDecision::Approve
+            } else {
+                ApprovalDecision::Reject
+            };
+            let user = format!("user-{i}");
+            tokio::spawn(decide(store.clone(), id.to_owned(), user, decision))
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.expect("task").expect("decide"));
+    }
+    outcomes
+}
+
+/// Whether a racer's `outcome` is the decision that won (the others find
+/// it already final).
+fn won(outcome: &DecideOutcome) -> bool {
+    match outcome {
+        DecideOutcome::Decided(_) => true,
+        DecideOutcome::AlreadyFinal(_) => false,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+/// One sweep of the suite's chat: requests whose card is unclaimed for
+/// `orphaned_after` are cancelled, callback events older than an hour
+/// forgotten.
+async fn sweep(store: &ConfirmationStore, orphaned_after: Duration) -> Swept {
+    store
+        .sweep(
+            "feishu",
+            "oc_finance",
+            orphaned_after,
+            Duration::from_secs(3600),
+        )
+        .await
+        .expect("sweep")
+}
+
+/// A press of `user` on request `id`'s card, callback event `event`, with
+/// no reason and nothing withdrawn.
+async fn click(
+    store: &ConfirmationStore,
+    event: &str,
+    id: &str,
+    decision: ApprovalDecision,
+    user: &str,
+) -> EventDecision {
+    store
+        .decide_for_event(event, "feishu", id, decision, user, None, || true)
+        .await
+        .expect("decide")
+}
+
+/// A store on `database` and a fresh pending request in it (60 s).
 async fn pending_request(
     database: Database,
     prefix: &str,
 ) -> (ConfirmationStore, ConfirmationRequest) {
     let store = ConfirmationStore::new(database);
-    let (request, _) = store
-        .create(&new_request(
-            &support::unique(prefix),
-            Duration::from_secs(60),
-        ))
+    let request = created(&store, prefix, Duration::from_secs(60)).await;
+    (store, request)
+}
+
+/// A fresh pending request in `store`, its key made unique from `prefix`,
+/// due after `timeout`.
+async fn created(
+    store: &ConfirmationStore,
+    prefix: &str,
+    timeout: Duration,
+) -> ConfirmationRequest {
+    let (request, fresh) = store
+        .create(&new_request(&support::unique(prefix), timeout))
         .await
         .expect("create");
-    (store, request)
+    assert!(fresh, "a new key makes a new request");
+    request
+}
+
+/// Claims the card of request `id` for `lease`, if it is free.
+async fn try_claim(store: &ConfirmationStore, id: &str, lease: Duration) -> Option<CardClaim> {
+    store.claim_card(id, lease, None).await.expect("claim")
+}
+
+/// Stores `message_ref` as the card of request `id` under `claim`; whether
+/// the claim still held.
+async fn stored_card(
+    store: &ConfirmationStore,
+    id: &str,
+    claim: CardClaim,
+    message_ref: &str,
+) -> bool {
+    store
+        .record_card(id, claim, message_ref)
+        .await
+        .expect("store the card reference")
+        .is_some()
 }
 
 /// Claims the card of request `id` and stores `message_ref` as its reference.
 async fn deliver(store: &ConfirmationStore, id: &str, message_ref: &str) {
-    let claim = store
-        .claim_card(id, Duration::from_secs(60), None)
+    let claim = try_claim(store, id, Duration::from_secs(60))
         .await
-        .expect("claim")
         .expect("claimed");
-    assert!(
-        store
-            .record_card(id, claim, message_ref)
-            .await
-            .expect("store")
-            .is_some()
-    );
+    assert!(stored_card(store, id, claim, message_ref).await);
 }
 
 /// A decision puts its card's update in the outbox: due at once when the
@@ -859,13 +743,7 @@ async fn a_decision_puts_its_card_update_in_the_outbox(database: Database) {
     );
 
     let store = ConfirmationStore::new(database);
-    let (late, _) = store
-        .create(&new_request(
-            &support::unique("decide-take-late"),
-            Duration::from_millis(500),
-        ))
-        .await
-        .expect("create");
+    let late = created(&store, "decide-take-late", Duration::from_millis(500)).await;
     deliver(&store, &late.id, "om_late").await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     let outcome = store
@@ -892,10 +770,8 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
         delivery(store.clone(), request.id.clone()).await,
         CardDelivery::Unclaimed
     );
-    let claim = store
-        .claim_card(&request.id, Duration::from_secs(60), None)
+    let claim = try_claim(&store, &request.id, Duration::from_secs(60))
         .await
-        .expect("claim")
         .expect("claimed");
     assert_eq!(
         delivery(store.clone(), request.id.clone()).await,
@@ -903,27 +779,12 @@ async fn delivery_states_and_the_card_outbox(database: Database) {
             claimed_at_ms: claim.claimed_at_ms()
         }
     );
-    let orphans = store
-        .sweep(
-            "feishu",
-            "oc_finance",
-            Duration::ZERO,
-            Duration::from_secs(3600),
-        )
-        .await
-        .expect("sweep")
-        .cancelled;
+    let orphans = sweep(&store, Duration::ZERO).await.cancelled;
     assert!(
         orphans.iter().all(|orphan| orphan.id != request.id),
         "a claimed card may be live in the chat: not an orphan"
     );
-    assert!(
-        store
-            .record_card(&request.id, claim, "om_outbox")
-            .await
-            .expect("store")
-            .is_some()
-    );
+    assert!(stored_card(&store, &request.id, claim, "om_outbox").await);
     let backoff = Duration::from_millis(200);
     assert_eq!(
         take_update(&store, &request.id, backoff).await,
@@ -995,10 +856,8 @@ async fn the_outbox_gives_up_on_a_card(database: Database) {
 /// request is younger than the platform's deduplication window allows.
 async fn resend_window(database: Database) {
     let (store, request) = pending_request(database, "resend").await;
-    store
-        .claim_card(&request.id, Duration::ZERO, None)
+    try_claim(&store, &request.id, Duration::ZERO)
         .await
-        .expect("claim")
         .expect("claimed");
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert_eq!(
@@ -1010,10 +869,8 @@ async fn resend_window(database: Database) {
         "past the window a re-send could post a second card"
     );
     assert!(
-        store
-            .claim_card(&request.id, Duration::MAX, None)
+        try_claim(&store, &request.id, Duration::MAX)
             .await
-            .expect("claim")
             .is_none(),
         "an endless lease is never taken over"
     );

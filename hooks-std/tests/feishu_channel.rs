@@ -18,38 +18,19 @@ use hooks_std::approval_gate::channel::{
     Callback, CallbackError, CallbackReply, Channel, DecisionCallback, MAX_DECISION_REASON_CHARS,
     RawCallback, ToastKind,
 };
-use hooks_std::approval_gate::{
-    ApprovalDecision, ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
-};
+use hooks_std::approval_gate::{ApprovalDecision, ConfirmationRequest, ConfirmationStatus};
 use hooks_testkit::feishu::{CardClick, FakeFeishu, FakeFeishuConfig, SignedCallback};
+use hooks_testkit::gate::pending_request;
 use serde_json::{Value, json};
 
 const CHAT: &str = "oc_approvals";
 
 fn request(id: &str) -> ConfirmationRequest {
-    ConfirmationRequest {
-        id: id.to_owned(),
-        idempotency_key: format!("conv-1:{id}"),
-        tool_name: "sql_exec".to_owned(),
-        args: json!({"query": format!("DELETE FROM invoices WHERE id IN ({})", "7, ".repeat(400))}),
-        args_digest: "digest".to_owned(),
-        agent_id: "billing-agent".to_owned(),
-        initiator_user_id: "ou_requester".to_owned(),
-        org_id: "acme".to_owned(),
-        approver_scope: ApproverScope::OrgMembers,
-        approver_allowlist: vec!["ou_cfo".to_owned()],
-        channel_kind: "feishu".to_owned(),
-        channel_id: CHAT.to_owned(),
-        mode: ConfirmationMode::Metadata,
-        status: ConfirmationStatus::Pending,
-        created_at_ms: 1_700_000_000_000,
-        expires_at_ms: 1_700_000_600_000,
-        decided_at_ms: None,
-        decided_by: None,
-        reason: None,
-        message_ref: None,
-        consumed_at_ms: None,
-    }
+    let args =
+        json!({"query": format!("DELETE FROM invoices WHERE id IN ({})", "7, ".repeat(400))});
+    let mut request = pending_request(id, "sql_exec", args, "ou_requester", ("feishu", CHAT));
+    request.approver_allowlist = vec!["ou_cfo".to_owned()];
+    request
 }
 
 async fn setup() -> (FakeFeishu, FeishuChannel) {

@@ -32,7 +32,7 @@ use hooks_std::approval_gate::{
     ApprovalDecision, ApprovalGate, ApprovalGateConfig, ApproverScope, ConfirmationMode,
     ConfirmationRequest, ConfirmationStatus, StaticDirectory,
 };
-use hooks_testkit::gate::{Replica, gated_call, org_scope};
+use hooks_testkit::gate::{Replica, gated_call, org_scope, pending_request};
 use hooks_testkit::slack::{FakeSlack, FakeSlackConfig, SlackClick};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -737,29 +737,9 @@ async fn malformed_and_random_bodies_get_a_4xx_and_change_nothing() {
 // ------------------------------------------------------------ the Web API
 
 fn request(id: &str) -> ConfirmationRequest {
-    ConfirmationRequest {
-        id: id.to_owned(),
-        idempotency_key: format!("conv-1:{id}"),
-        tool_name: "sql_exec".to_owned(),
-        args: json!({"query": "DELETE FROM invoices", "note": "pay <!channel> now \u{202E}evil"}),
-        args_digest: "digest".to_owned(),
-        agent_id: "billing-agent".to_owned(),
-        initiator_user_id: "alice".to_owned(),
-        org_id: "acme".to_owned(),
-        approver_scope: ApproverScope::OrgMembers,
-        approver_allowlist: vec![],
-        channel_kind: "slack".to_owned(),
-        channel_id: format!("T0FAKE/{CHANNEL}"),
-        mode: ConfirmationMode::Metadata,
-        status: ConfirmationStatus::Pending,
-        created_at_ms: 1_700_000_000_000,
-        expires_at_ms: 1_700_000_600_000,
-        decided_at_ms: None,
-        decided_by: None,
-        reason: None,
-        message_ref: None,
-        consumed_at_ms: None,
-    }
+    let args = json!({"query": "DELETE FROM invoices", "note": "pay <!channel> now \u{202E}evil"});
+    let channel = format!("T0FAKE/{CHANNEL}");
+    pending_request(id, "sql_exec", args, "alice", ("slack", &channel))
 }
 
 #[tokio::test]

@@ -172,3 +172,100 @@ pub fn gated_call(call_id: &str, amount: u64) -> hooks_runtime::HookContext {
     .with_org("acme")
     .with_metadata("requires_confirmation", true)
 }
+
+/// A pending request as a channel is asked to show it: `id` (key
+/// `conv-1:{id}`) for `tool_name` with `args`, made by `initiator` of acme
+/// through billing-agent, any org member may decide, posted to
+/// `channel_kind`/`channel_id`, created at 2023-11-14 22:13:20 UTC and due
+/// ten minutes later. Change any field on the result.
+pub fn pending_request(
+    id: &str,
+    tool_name: &str,
+    args: serde_json::Value,
+    initiator: &str,
+    (channel_kind, channel_id): (&str, &str),
+) -> hooks_std::approval_gate::ConfirmationRequest {
+    use hooks_std::approval_gate::{
+        ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
+    };
+    ConfirmationRequest {
+        id: id.to_owned(),
+        idempotency_key: format!("conv-1:{id}"),
+        tool_name: tool_name.to_owned(),
+        args,
+        args_digest: "digest".to_owned(),
+        agent_id: "billing-agent".to_owned(),
+        initiator_user_id: initiator.to_owned(),
+        org_id: "acme".to_owned(),
+        approver_scope: ApproverScope::OrgMembers,
+        approver_allowlist: Vec::new(),
+        channel_kind: channel_kind.to_owned(),
+        channel_id: channel_id.to_owned(),
+        mode: ConfirmationMode::Metadata,
+        status: ConfirmationStatus::Pending,
+        created_at_ms: 1_700_000_000_000,
+        expires_at_ms: 1_700_000_600_000,
+        decided_at_ms: None,
+        decided_by: None,
+        reason: None,
+        message_ref: None,
+        consumed_at_ms: None,
+    }
+}
+
+/// The approver of an [`ApprovalStack`]: wang.fang of acme, by Feishu open id.
+pub const STACK_APPROVER: &str = "ou_7d8a6e6df7621556ce0d21922b676706";
+
+/// What an agent's tests give it for approvals: an in-memory SQLite
+/// database, the approval gate's machinery posting to `chat` on a fake
+/// Feishu whose presses reach a callback endpoint on loopback (its URL
+/// verified), [`STACK_APPROVER`] in the directory, and static org modes.
+pub struct ApprovalStack {
+    /// The database, the approvals and the org modes, under the standard
+    /// hooks' resource keys.
+    pub resources: hooks_runtime::factory::Resources,
+    /// The database behind them.
+    pub database: hooks_std::Database,
+    /// The fake Feishu the cards go to.
+    pub feishu: crate::feishu::FakeFeishu,
+    /// Where the fake's button presses are posted.
+    pub callback_url: String,
+}
+
+impl ApprovalStack {
+    /// Starts the stack with cards going to `chat`.
+    pub async fn start(chat: &str) -> Self {
+        use hooks_std::approval_gate::channel::feishu::FeishuChannel;
+        use hooks_std::approval_gate::{ApprovalsConfig, ConfirmationStore, StaticDirectory};
+        use hooks_std::{APPROVALS, DATABASE, ORG_MODES, OrgModeSource, StaticOrgModes};
+        use std::sync::Arc;
+
+        let database = hooks_std::Database::connect("sqlite::memory:")
+            .await
+            .expect("database");
+        let feishu = crate::feishu::FakeFeishu::start(crate::feishu::FakeFeishuConfig::default())
+            .await
+            .expect("fake feishu");
+        let directory =
+            StaticDirectory::new().person("feishu", STACK_APPROVER, "wang.fang", "acme");
+        let approvals = Approvals::start(
+            ConfirmationStore::new(database.clone()),
+            Arc::new(FeishuChannel::new(feishu.feishu_config(chat)).expect("channel")),
+            Arc::new(directory),
+            ApprovalsConfig::default(),
+        );
+        let (callback_url, _server) = serve_callbacks(&approvals, "/feishu/callback").await;
+        feishu.url_verification(&callback_url, "challenge").await;
+        let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
+        let resources = hooks_runtime::factory::Resources::new()
+            .with(DATABASE, database.clone())
+            .with(APPROVALS, approvals)
+            .with(ORG_MODES, modes);
+        ApprovalStack {
+            resources,
+            database,
+            feishu,
+            callback_url,
+        }
+    }
+}

@@ -6,11 +6,10 @@
 use hooks_runtime::HookContext;
 use hooks_std::Redactor;
 use hooks_std::approval_gate::channel::feishu::approval_card;
-use hooks_std::approval_gate::{
-    ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
-};
+use hooks_std::approval_gate::{ApproverScope, ConfirmationRequest};
 use hooks_std::connector_rate_limit::{connector_key, user_key};
 use hooks_std::text::{escape_hidden, escape_hidden_in_json, is_hidden};
+use hooks_testkit::gate::pending_request;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -116,29 +115,9 @@ const HIDDEN: &[(char, &str)] = &[
 ];
 
 fn request(tool: &str, args: Value) -> ConfirmationRequest {
-    ConfirmationRequest {
-        id: "req-1".into(),
-        idempotency_key: "conv:call".into(),
-        tool_name: tool.into(),
-        args,
-        args_digest: "digest".into(),
-        agent_id: "finance-bot".into(),
-        initiator_user_id: "ou_alice".into(),
-        org_id: "acme".into(),
-        approver_scope: ApproverScope::Initiator,
-        approver_allowlist: Vec::new(),
-        channel_kind: "feishu".into(),
-        channel_id: "oc_1".into(),
-        mode: ConfirmationMode::Metadata,
-        status: ConfirmationStatus::Pending,
-        created_at_ms: 0,
-        expires_at_ms: 1_700_000_000_000,
-        decided_at_ms: None,
-        decided_by: None,
-        reason: None,
-        message_ref: None,
-        consumed_at_ms: None,
-    }
+    let mut request = pending_request("req-1", tool, args, "ou_alice", ("feishu", "oc_1"));
+    request.approver_scope = ApproverScope::Initiator;
+    request
 }
 
 #[test]

@@ -29,46 +29,24 @@ pub struct UnknownColumnValue {
     pub expected: &'static str,
 }
 
-impl TryFrom<String> for ConfirmationStatus {
-    type Error = UnknownColumnValue;
-
-    fn try_from(text: String) -> Result<Self, Self::Error> {
-        Self::parse(&text).ok_or(UnknownColumnValue {
-            column: "status",
-            value: text,
-            expected: "pending, approved, rejected, expired, cancelled",
-        })
-    }
-}
-
-impl TryFrom<String> for ApproverScope {
-    type Error = UnknownColumnValue;
-
-    fn try_from(text: String) -> Result<Self, Self::Error> {
-        Self::parse(&text).ok_or(UnknownColumnValue {
-            column: "approver_scope",
-            value: text,
-            expected: "initiator, agent_owner, org_members, allowlist",
-        })
-    }
-}
-
-impl TryFrom<String> for ConfirmationMode {
-    type Error = UnknownColumnValue;
-
-    fn try_from(text: String) -> Result<Self, Self::Error> {
-        Self::parse(&text).ok_or(UnknownColumnValue {
-            column: "mode",
-            value: text,
-            expected: "metadata, require_all, when, ask",
-        })
-    }
-}
-
 /// Makes a text-backed enum a sqlx column type on every database whose text
-/// type `String` is, decoding through its `TryFrom<String>`.
+/// type `String` is: `TryFrom<String>` through its `parse`, refusing any other
+/// value with an [`UnknownColumnValue`] that names the column and the values
+/// this crate reads.
 macro_rules! text_column {
-    ($($enum:ty),* $(,)?) => {$(
+    ($($enum:ty => $column:literal: $expected:literal),* $(,)?) => {$(
+        impl TryFrom<String> for $enum {
+            type Error = UnknownColumnValue;
+
+            fn try_from(text: String) -> Result<Self, Self::Error> {
+                Self::parse(&text).ok_or(UnknownColumnValue {
+                    column: $column,
+                    value: text,
+                    expected: $expected,
+                })
+            }
+        }
+
         impl<DB: sqlx::Database> sqlx::Type<DB> for $enum
         where
             String: sqlx::Type<DB>,
@@ -94,4 +72,8 @@ macro_rules! text_column {
     )*};
 }
 
-text_column!(ConfirmationStatus, ApproverScope, ConfirmationMode);
+text_column!(
+    ConfirmationStatus => "status": "pending, approved, rejected, expired, cancelled",
+    ApproverScope => "approver_scope": "initiator, agent_owner, org_members, allowlist",
+    ConfirmationMode => "mode": "metadata, require_all, when, ask",
+);

@@ -257,3 +257,40 @@ impl ConfirmationRequest {
         }
     }
 }
+
+#[cfg(test)]
+impl ConfirmationRequest {
+    /// A pending `sql_exec` request `4f9c` for the renderers' tests: `args`
+    /// by `initiator`, only they or `allowlist` may decide, agent `agent*1`,
+    /// posted to `channel_kind`/`channel_id`, due 2023-11-14 22:13:20 UTC.
+    pub(crate) fn sample(
+        args: Value,
+        initiator: &str,
+        allowlist: &[&str],
+        (channel_kind, channel_id): (&str, &str),
+    ) -> Self {
+        ConfirmationRequest {
+            id: "4f9c".into(),
+            idempotency_key: "conv:call".into(),
+            tool_name: "sql_exec".into(),
+            args,
+            args_digest: "d".into(),
+            agent_id: "agent*1".into(),
+            initiator_user_id: initiator.into(),
+            org_id: "acme".into(),
+            approver_scope: ApproverScope::Initiator,
+            approver_allowlist: allowlist.iter().map(|&user| user.to_owned()).collect(),
+            channel_kind: channel_kind.into(),
+            channel_id: channel_id.into(),
+            mode: ConfirmationMode::Metadata,
+            status: ConfirmationStatus::Pending,
+            created_at_ms: 0,
+            expires_at_ms: 1_700_000_000_123,
+            decided_at_ms: None,
+            decided_by: None,
+            reason: None,
+            message_ref: None,
+            consumed_at_ms: None,
+        }
+    }
+}

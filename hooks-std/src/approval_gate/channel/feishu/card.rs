@@ -198,32 +198,10 @@ fn column(element: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval_gate::{ApproverScope, ConfirmationMode};
 
     fn request() -> ConfirmationRequest {
-        ConfirmationRequest {
-            id: "4f9c".into(),
-            idempotency_key: "conv:call".into(),
-            tool_name: "sql_exec".into(),
-            args: json!({"q": "DROP TABLE `x`"}),
-            args_digest: "d".into(),
-            agent_id: "agent*1".into(),
-            initiator_user_id: "ou_u".into(),
-            org_id: "acme".into(),
-            approver_scope: ApproverScope::Initiator,
-            approver_allowlist: vec!["ou_*boss".into()],
-            channel_kind: "feishu".into(),
-            channel_id: "oc_1".into(),
-            mode: ConfirmationMode::Metadata,
-            status: ConfirmationStatus::Pending,
-            created_at_ms: 0,
-            expires_at_ms: 1_700_000_000_123,
-            decided_at_ms: None,
-            decided_by: None,
-            reason: None,
-            message_ref: None,
-            consumed_at_ms: None,
-        }
+        let args = json!({"q": "DROP TABLE `x`"});
+        ConfirmationRequest::sample(args, "ou_u", &["ou_*boss"], ("feishu", "oc_1"))
     }
 
     #[test]

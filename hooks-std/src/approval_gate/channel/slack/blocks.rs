@@ -288,32 +288,10 @@ fn button(label: &str, style: &str, request_id: &str, decision: ApprovalDecision
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval_gate::{ApproverScope, ConfirmationMode};
 
     fn request() -> ConfirmationRequest {
-        ConfirmationRequest {
-            id: "4f9c".into(),
-            idempotency_key: "conv:call".into(),
-            tool_name: "sql_exec".into(),
-            args: json!({"q": "DROP TABLE `x` -- <!channel> & <https://evil.example|click>"}),
-            args_digest: "d".into(),
-            agent_id: "agent*1".into(),
-            initiator_user_id: "alice".into(),
-            org_id: "acme".into(),
-            approver_scope: ApproverScope::Initiator,
-            approver_allowlist: vec!["boss".into()],
-            channel_kind: "slack".into(),
-            channel_id: "T1/C1".into(),
-            mode: ConfirmationMode::Metadata,
-            status: ConfirmationStatus::Pending,
-            created_at_ms: 0,
-            expires_at_ms: 1_700_000_000_123,
-            decided_at_ms: None,
-            decided_by: None,
-            reason: None,
-            message_ref: None,
-            consumed_at_ms: None,
-        }
+        let args = json!({"q": "DROP TABLE `x` -- <!channel> & <https://evil.example|click>"});
+        ConfirmationRequest::sample(args, "alice", &["boss"], ("slack", "T1/C1"))
     }
 
     fn all_text(message: &Value) -> String {
