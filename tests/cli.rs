@@ -19,6 +19,14 @@ fn assert_contains(output: &str, parts: &[&str]) {
     }
 }
 
+/// `hooks check` of a config file `name` holding `contents`.
+fn check_file(name: &str, contents: impl AsRef<[u8]>) -> Output {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).expect("write");
+    hooks(&["check", path.to_str().expect("utf8")])
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -343,58 +351,42 @@ fn completions_are_printed_for_each_shell() {
     }
 }
 
+/// A command whose program (or the script an interpreter or a shell line
+/// runs) does not exist fails `check`, each named with its config path.
 #[test]
-fn check_fails_on_a_command_that_cannot_be_found() {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("agent.yaml");
-    std::fs::write(
-        &path,
-        "agent: x\nhooks:\n  commands:\n    - {event: PreToolUse, command: [\"no-such-hook-program-4711\"]}\n    - {event: PreToolUse, command: \"./hooks/gone.sh --strict\", shell: true}\n",
-    )
-    .expect("write");
-    let out = hooks(&["check", path.to_str().expect("utf8")]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-    assert_contains(
-        &text(&out.stderr),
-        &[
-            "agent.yaml: hooks.commands[0]: the command `no-such-hook-program-4711` is not on PATH",
-            "agent.yaml: hooks.commands[1]: the script `./hooks/gone.sh`",
-            "does not exist",
-            "2 error(s); the agent would not run",
-        ],
-    );
+fn check_fails_on_a_program_or_script_that_cannot_be_found() {
+    for (commands, named) in [
+        (
+            "[\"no-such-hook-program-4711\"]}\n    - {event: PreToolUse, command: \"./hooks/gone.sh --strict\", shell: true}",
+            "hooks.commands[0]: the command `no-such-hook-program-4711` is not on PATH",
+        ),
+        (
+            "[\"bash\", \"missing.sh\"]}\n    - {event: PreToolUse, command: \"sh ./hooks/gone.sh\", shell: true}",
+            "hooks.commands[0]: the script `missing.sh`",
+        ),
+    ] {
+        let config = format!(
+            "agent: x\nhooks:\n  commands:\n    - {{event: PreToolUse, command: {commands}\n"
+        );
+        let out = check_file("agent.yaml", config);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+        assert_contains(
+            &text(&out.stderr),
+            &[
+                &format!("agent.yaml: {named}"),
+                "agent.yaml: hooks.commands[1]: the script `./hooks/gone.sh`",
+                "does not exist",
+                "2 error(s); the agent would not run",
+            ],
+        );
+    }
 }
 
 #[test]
 fn check_refuses_a_config_over_1_mib() {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("agent.yaml");
-    std::fs::write(&path, format!("agent: x\n{}", "#\n".repeat(600_000))).expect("write");
-    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    let out = check_file("agent.yaml", format!("agent: x\n{}", "#\n".repeat(600_000)));
     assert_eq!(out.status.code(), Some(1));
     assert_contains(&text(&out.stderr), &["1 MiB", "not parsed"]);
-}
-
-#[test]
-fn check_fails_on_an_interpreter_whose_script_is_missing() {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("agent.yaml");
-    std::fs::write(
-        &path,
-        "agent: x\nhooks:\n  commands:\n    - {event: PreToolUse, command: [\"bash\", \"missing.sh\"]}\n    - {event: PreToolUse, command: \"sh ./hooks/gone.sh\", shell: true}\n",
-    )
-    .expect("write");
-    let out = hooks(&["check", path.to_str().expect("utf8")]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-    assert_contains(
-        &text(&out.stderr),
-        &[
-            "agent.yaml: hooks.commands[0]: the script `missing.sh`",
-            "agent.yaml: hooks.commands[1]: the script `./hooks/gone.sh`",
-            "does not exist",
-            "2 error(s); the agent would not run",
-        ],
-    );
 }
 
 /// The timeout column shows what the config says; where the runtime waits
@@ -715,16 +707,12 @@ fn check_warns_about_a_read_only_guard_reading_every_dialect() {
 
 #[test]
 fn check_warns_about_a_connector_no_call_has() {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("mcp.yaml");
-    std::fs::write(
-        &path,
+    let out = check_file(
+        "mcp.yaml",
         "agent: x\nhooks:\n  class_hooks:\n    - name: approval_gate\n      config:\n        \
          when: 'connector == \"mcp\"'\n  commands:\n    - event: PreToolUse\n      \
          when: 'connector == \"github\"'\n      command: [\"true\"]\n",
-    )
-    .expect("write");
-    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert_contains(
@@ -736,16 +724,12 @@ fn check_warns_about_a_connector_no_call_has() {
 
 #[test]
 fn check_reads_a_proxy_config_and_warns_about_other_servers() {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("proxy.yaml");
-    std::fs::write(
-        &path,
+    let out = check_file(
+        "proxy.yaml",
         "agent: x\nmcp_proxy:\n  server: files\nhooks:\n  commands:\n    - event: PreToolUse\n      \
          when: 'connector == \"github\"'\n      command: [\"true\"]\n    - event: PreToolUse\n      \
          when: 'connector == \"files\"'\n      command: [\"true\"]\n",
-    )
-    .expect("write");
-    let out = hooks(&["check", path.to_str().expect("utf8")]);
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert_contains(
