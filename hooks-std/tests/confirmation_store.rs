@@ -10,7 +10,7 @@ use hooks_std::Database;
 use hooks_std::approval_gate::{
     ApprovalDecision, ApproverScope, Cancel, CardClaim, CardDelivery, CardUpdates,
     ConfirmationMode, ConfirmationRequest, ConfirmationStatus, ConfirmationStore, DecideOutcome,
-    EventDecision, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, Swept, args_digest,
+    EventOutcome, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, Swept, args_digest,
 };
 use serde_json::json;
 
@@ -289,7 +289,7 @@ async fn decisions_for_events(database: Database) {
         )
         .await
         .expect("decide");
-    assert_eq!(withdrawn, EventDecision::Withdrawn);
+    assert_eq!(withdrawn, EventOutcome::Withdrawn);
     let unchanged = store.get(&request.id).await.expect("get").expect("request");
     assert_eq!(unchanged, request, "a withdrawn decision changes nothing");
     assert!(
@@ -297,7 +297,7 @@ async fn decisions_for_events(database: Database) {
         "nor is its event id used up"
     );
     // The same event again, in time.
-    let EventDecision::Recorded(outcome) = click(
+    let EventOutcome::Recorded(outcome) = click(
         &store,
         &event,
         &request.id,
@@ -323,7 +323,7 @@ async fn decisions_for_events(database: Database) {
             "carol"
         )
         .await,
-        EventDecision::Replayed,
+        EventOutcome::Replayed,
         "a replayed event changes nothing"
     );
 
@@ -338,7 +338,7 @@ async fn decisions_for_events(database: Database) {
     let winners = outcomes
         .into_iter()
         .filter(|outcome| match outcome {
-            EventDecision::Recorded(outcome) => won(outcome),
+            EventOutcome::Recorded(outcome) => won(outcome),
             other => panic!("unexpected {other:?}"),
         })
         .count();
@@ -347,7 +347,7 @@ async fn decisions_for_events(database: Database) {
     // Past the deadline the request expires instead, in the same transaction.
     let late = created(&store, "event-late", Duration::from_millis(50)).await;
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let EventDecision::Recorded(outcome) = click(
+    let EventOutcome::Recorded(outcome) = click(
         &store,
         &support::unique("evt"),
         &late.id,
@@ -635,7 +635,7 @@ async fn click(
     id: &str,
     decision: ApprovalDecision,
     user: &str,
-) -> EventDecision {
+) -> EventOutcome {
     store
         .decide_for_event(event, "feishu", id, decision, user, None, || true)
         .await
@@ -922,7 +922,7 @@ async fn a_failed_decision_leaves_its_event_unused_so_the_retry_decides() {
         .await
         .expect("drop trigger");
     let retried = approve().await.expect("retry");
-    let EventDecision::Recorded(outcome) = retried else {
+    let EventOutcome::Recorded(outcome) = retried else {
         panic!("the retry is handled as new: {retried:?}");
     };
     assert!(matches!(*outcome, DecideOutcome::Decided(_)), "{outcome:?}");

@@ -14,7 +14,7 @@ use super::card_outbox::{push_card_update, send_due_card_updates};
 use super::crash_points::{self, crash_point};
 use super::reply_window::ReplyWindow;
 use super::request::{ApprovalDecision, ConfirmationRequest, ConfirmationStatus};
-use super::store::{Cancel, ConfirmationStore, DecideOutcome, EventDecision};
+use super::store::{Cancel, ConfirmationStore, DecideOutcome, EventOutcome};
 use super::wakeup::{Subscription, Waiters, listen_for_decisions, poll_decisions};
 use crate::approval_gate::channel::{Channel, DecisionCallback, ToastKind, decision_reason};
 use crate::storage::StorageError;
@@ -351,9 +351,9 @@ impl Approvals {
             source: sqlx::Error::Protocol("the replica stopped before replying".into()),
         }));
         Ok(match recorded {
-            EventDecision::Recorded(outcome) => self.decided(*outcome, callback.decision),
-            EventDecision::Replayed => return self.already_handled(callback).await,
-            EventDecision::Withdrawn => CallbackOutcome::unrecorded(),
+            EventOutcome::Recorded(outcome) => self.decided(*outcome, callback.decision),
+            EventOutcome::Replayed => return self.already_handled(callback).await,
+            EventOutcome::Withdrawn => CallbackOutcome::unrecorded(),
         })
     }
 

@@ -33,7 +33,7 @@ pub struct PolicyCases {
     /// Orgs in read-only mode while the cases run.
     pub read_only_orgs: Vec<String>,
     /// Whether command hooks run (otherwise a call that meets one is
-    /// [`Verdict::Unknown`]).
+    /// [`CaseVerdict::Unknown`]).
     pub run_commands: bool,
     /// The cases, in file order.
     pub cases: Vec<PolicyCase>,
@@ -79,7 +79,7 @@ pub enum ScriptedApproval {
 /// What happens to a call, as a case states it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum CaseVerdict {
     /// The tool runs (and, with a scripted result, its result reaches the model).
     Allowed,
     /// A pre hook blocks the call: the tool does not run.
@@ -92,16 +92,16 @@ pub enum Verdict {
     Unknown,
 }
 
-impl Verdict {
+impl CaseVerdict {
     /// The verdict with the hook it names, for messages: `blocked by
     /// `readonly_guard``, `asks (`approval_gate`)`.
     pub fn describe(self, by: Option<&str>) -> String {
         match (self, by) {
-            (Verdict::Blocked | Verdict::Withheld, Some(hook)) => {
+            (CaseVerdict::Blocked | CaseVerdict::Withheld, Some(hook)) => {
                 format!("{} by `{hook}`", self.as_str())
             }
-            (Verdict::Asks, Some(hook)) => format!("asks (`{hook}`)"),
-            (Verdict::Unknown, Some(hook)) => format!("unknown (`{hook}` not run)"),
+            (CaseVerdict::Asks, Some(hook)) => format!("asks (`{hook}`)"),
+            (CaseVerdict::Unknown, Some(hook)) => format!("unknown (`{hook}` not run)"),
             _ => self.as_str().to_owned(),
         }
     }
@@ -109,11 +109,11 @@ impl Verdict {
     /// The name a cases file uses.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Allowed => "allowed",
-            Verdict::Blocked => "blocked",
-            Verdict::Asks => "asks",
-            Verdict::Withheld => "withheld",
-            Verdict::Unknown => "unknown",
+            CaseVerdict::Allowed => "allowed",
+            CaseVerdict::Blocked => "blocked",
+            CaseVerdict::Asks => "asks",
+            CaseVerdict::Withheld => "withheld",
+            CaseVerdict::Unknown => "unknown",
         }
     }
 }
@@ -124,7 +124,7 @@ impl Verdict {
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: CaseVerdict,
     /// The hook that blocks, withholds or asks.
     #[serde(default)]
     pub by: Option<String>,
@@ -295,7 +295,7 @@ fn case(
     };
     if let Ok(expect) = &expect
         && outcome.is_none()
-        && (expect.output.is_some() || expect.verdict == Verdict::Withheld)
+        && (expect.output.is_some() || expect.verdict == CaseVerdict::Withheld)
     {
         problems.push(
             "the expectation is about the tool's result: script it with `result` (or `tool_error`)"
@@ -382,7 +382,7 @@ fn expectation(value: &Value) -> Result<Expectation, String> {
     let problem = |error: serde_json::Error| format!("expect: {error}");
     match value {
         Value::String(_) => Ok(Expectation {
-            verdict: Verdict::deserialize(value).map_err(problem)?,
+            verdict: CaseVerdict::deserialize(value).map_err(problem)?,
             by: None,
             reason_contains: None,
             args: None,

@@ -9,7 +9,7 @@
 //! the post hooks ([`HookRegistry::explain_result`](crate::HookRegistry::explain_result)).
 //! Command hooks run only when asked (`run_commands: true` or
 //! `--run-commands`); otherwise a call one decides is
-//! [`Verdict::Unknown`]. A rate limit checks its quota without spending
+//! [`CaseVerdict::Unknown`]. A rate limit checks its quota without spending
 //! it, so each case sees the quota as it stands: a table cannot test "the
 //! fourth call in a minute" (a test that makes real calls can).
 //!
@@ -48,6 +48,6 @@ mod error;
 mod report;
 mod run;
 
-pub use cases::{Expectation, PolicyCase, PolicyCases, ScriptedApproval, Verdict};
+pub use cases::{CaseVerdict, Expectation, PolicyCase, PolicyCases, ScriptedApproval};
 pub use error::CasesError;
-pub use run::{CaseOutcome, CaseResult, PolicyReport};
+pub use run::{CaseOutcome, CaseReport, PolicyReport};

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::cases::{PolicyCase, PolicyCases, ScriptedApproval, Verdict};
+use super::cases::{CaseVerdict, PolicyCase, PolicyCases, ScriptedApproval};
 use crate::trace::{ExplainOutcome, ExplainStep, ExplainVerdict};
 use crate::{HookContext, HookRegistry, Observation};
 
@@ -12,7 +12,7 @@ use crate::{HookContext, HookRegistry, Observation};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseOutcome {
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: CaseVerdict,
     /// The hook that blocked, withheld, asked, or was not run.
     pub by: Option<String>,
     /// Why it blocked or withheld.
@@ -31,7 +31,7 @@ pub struct CaseOutcome {
 
 /// A case and how it went.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CaseResult {
+pub struct CaseReport {
     /// The case's name.
     pub name: String,
     /// What its call got.
@@ -40,7 +40,7 @@ pub struct CaseResult {
     pub problems: Vec<String>,
 }
 
-impl CaseResult {
+impl CaseReport {
     /// Whether the call got what the case expects.
     pub fn passed(&self) -> bool {
         self.problems.is_empty()
@@ -51,7 +51,7 @@ impl CaseResult {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyReport {
     /// One result per case.
-    pub results: Vec<CaseResult>,
+    pub results: Vec<CaseReport>,
 }
 
 impl PolicyReport {
@@ -83,14 +83,15 @@ impl PolicyCases {
         for (index, case) in self.cases.iter().enumerate() {
             let actual = outcome(registry, agent_id, case, index, run_commands).await;
             let mut problems = compare(case, &actual, registry);
-            if actual.verdict == Verdict::Unknown && case.expect.verdict != Verdict::Unknown {
+            if actual.verdict == CaseVerdict::Unknown && case.expect.verdict != CaseVerdict::Unknown
+            {
                 problems.push(
                     "a command hook decides this call and was not run: pass --run-commands \
                      or set `run_commands: true` in the cases file"
                         .to_owned(),
                 );
             }
-            results.push(CaseResult {
+            results.push(CaseReport {
                 name: case.name.clone(),
                 actual,
                 problems,
@@ -125,7 +126,7 @@ async fn outcome(
         .explain(context(case.args.clone()), run_commands)
         .await;
     let mut actual = CaseOutcome {
-        verdict: Verdict::Allowed,
+        verdict: CaseVerdict::Allowed,
         by: None,
         reason: None,
         args: None,
@@ -142,7 +143,7 @@ async fn outcome(
         ExplainOutcome::Blocked => {
             let hook = explanation.blocked_by.unwrap_or_default();
             let reason = explanation.reason.unwrap_or_default();
-            actual.verdict = Verdict::Blocked;
+            actual.verdict = CaseVerdict::Blocked;
             actual.observation = Some(Observation::Blocked {
                 hook: hook.clone(),
                 reason: reason.clone(),
@@ -152,20 +153,20 @@ async fn outcome(
             return actual;
         }
         ExplainOutcome::WouldRun => {
-            actual.verdict = Verdict::Unknown;
+            actual.verdict = CaseVerdict::Unknown;
             actual.by = first_with(&actual.pre, &ExplainVerdict::WouldRun);
             return actual;
         }
         ExplainOutcome::WouldAsk => match case.approval {
             None => {
-                actual.verdict = Verdict::Asks;
+                actual.verdict = CaseVerdict::Asks;
                 actual.by = asker;
                 return actual;
             }
             Some(ScriptedApproval::Reject) => {
                 let hook = asker.unwrap_or_default();
                 let reason = "rejected by the approver (scripted in the case)".to_owned();
-                actual.verdict = Verdict::Blocked;
+                actual.verdict = CaseVerdict::Blocked;
                 actual.observation = Some(Observation::Blocked {
                     hook: hook.clone(),
                     reason: reason.clone(),
@@ -197,12 +198,12 @@ async fn outcome(
         .await;
     actual.post = result.steps;
     if result.unknown {
-        actual.verdict = Verdict::Unknown;
+        actual.verdict = CaseVerdict::Unknown;
         actual.by = first_with(&actual.post, &ExplainVerdict::WouldRun);
         return actual;
     }
     if let Observation::Withheld { hook, reason } = &result.observation {
-        actual.verdict = Verdict::Withheld;
+        actual.verdict = CaseVerdict::Withheld;
         actual.reason = Some(reason.clone());
         actual.by = Some(hook.clone());
     }
@@ -290,7 +291,7 @@ fn compare(case: &PolicyCase, actual: &CaseOutcome, registry: &HookRegistry) -> 
         .any(|step| step.verdict == ExplainVerdict::WouldAsk);
     if let Some(approval) = case.approval
         && !asked
-        && actual.verdict != Verdict::Unknown
+        && actual.verdict != CaseVerdict::Unknown
     {
         problems.push(format!(
             "the case scripts `approval: {}`, but no hook asks for approval",

@@ -76,7 +76,7 @@ pub enum DecideOutcome {
 /// What became of a decision that arrived as a callback event
 /// ([`ConfirmationStore::decide_for_event`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum EventDecision {
+pub enum EventOutcome {
     /// The event id was handled before (a replay or a platform retry):
     /// nothing changed.
     Replayed,
@@ -505,7 +505,7 @@ impl ConfirmationStore {
         decided_by: &str,
         reason: Option<&str>,
         may_commit: impl FnOnce() -> bool + Send,
-    ) -> Result<EventDecision, StorageError> {
+    ) -> Result<EventOutcome, StorageError> {
         let sql = self.sql();
         let decided = on_pool!(self.database.writer(), pool => async {
             // The event first: on SQLite the transaction holds the write
@@ -521,7 +521,7 @@ impl ConfirmationStore {
                 == 1;
             if !fresh {
                 tx.rollback().await?;
-                return Ok(EventDecision::Replayed);
+                return Ok(EventOutcome::Replayed);
             }
             // A crash here rolls the event back with the decision: the
             // platform's retry of the event is handled as new.
@@ -533,10 +533,10 @@ impl ConfirmationStore {
             let outcome = decide_in!(tx, sql, id, decision, decided_by, reason)?;
             if !may_commit() {
                 tx.rollback().await?;
-                return Ok(EventDecision::Withdrawn);
+                return Ok(EventOutcome::Withdrawn);
             }
             tx.commit().await?;
-            Ok::<_, sqlx::Error>(EventDecision::Recorded(Box::new(outcome)))
+            Ok::<_, sqlx::Error>(EventOutcome::Recorded(Box::new(outcome)))
         }
         .await);
         decided.map_err(StorageError::query(format!(
