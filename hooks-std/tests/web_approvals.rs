@@ -95,7 +95,7 @@ async fn try_login_from(
         .build()
         .expect("client");
     let form = client
-        .get(format!("{}/login", page.url))
+        .get(format!("{}/login", page.callback_url))
         .send()
         .await
         .expect("login form");
@@ -104,7 +104,7 @@ async fn try_login_from(
         cookie_pair(&set_cookies(&form), "hooks_approvals_login").expect("login cookie");
     let csrf = csrf_field(&form.text().await.expect("body"));
     client
-        .post(format!("{}/login", page.url))
+        .post(format!("{}/login", page.callback_url))
         .header(COOKIE, login_cookie)
         .form(&[("operator", operator), ("token", token), ("csrf", &csrf)])
         .send()
@@ -134,7 +134,7 @@ async fn login(page: &Page, operator: &str) -> Session {
 /// `GET {page}{path}` with `cookie`.
 async fn get_as(page: &Page, cookie: &str, path: &str) -> reqwest::Response {
     client()
-        .get(format!("{}{path}", page.url))
+        .get(format!("{}{path}", page.callback_url))
         .header(COOKIE, cookie)
         .send()
         .await
@@ -149,7 +149,7 @@ async fn post_form_as(
     form: &(impl serde::Serialize + ?Sized),
 ) -> reqwest::Response {
     client()
-        .post(format!("{}{path}", page.url))
+        .post(format!("{}{path}", page.callback_url))
         .header(COOKIE, cookie)
         .form(form)
         .send()
@@ -183,7 +183,7 @@ async fn decide(
     reason: Option<&str>,
 ) -> (StatusCode, Value) {
     let mut request = client()
-        .post(format!("{}/api/requests/{id}/decide", page.url))
+        .post(format!("{}/api/requests/{id}/decide", page.callback_url))
         .header(COOKIE, &session.cookie)
         .json(&json!({"decision": decision, "reason": reason}));
     if let Some(csrf) = csrf {
@@ -355,7 +355,7 @@ async fn login_with_a_wrong_token_is_refused() {
     }
     // A login form not served by this page (no matching double-submit cookie).
     let forged = client()
-        .post(format!("{}/login", page.url))
+        .post(format!("{}/login", page.callback_url))
         .form(&[
             ("operator", "alice"),
             ("token", "alice-token"),
@@ -372,7 +372,7 @@ async fn login_with_a_wrong_token_is_refused() {
     // Nothing is readable without a session.
     let (status, _) = get_json(&page, "hooks_approvals_session=made-up", "/api/requests").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let home = client().get(&page.url).send().await.expect("home");
+    let home = client().get(&page.callback_url).send().await.expect("home");
     assert_eq!(home.status(), StatusCode::SEE_OTHER);
     assert_eq!(home.headers()["location"], "/approvals/login");
 
@@ -467,7 +467,7 @@ async fn the_trusted_header_is_refused_from_an_untrusted_address() {
     // 127.0.0.1 is not the proxy: naming yourself in the header gets nothing.
     for path in ["/api/requests", "/api/stream", ""] {
         let response = client()
-            .get(format!("{}{path}", elsewhere.url))
+            .get(format!("{}{path}", elsewhere.callback_url))
             .header("x-forwarded-user", "alice")
             .send()
             .await
@@ -475,7 +475,7 @@ async fn the_trusted_header_is_refused_from_an_untrusted_address() {
         assert_eq!(response.status(), StatusCode::FORBIDDEN, "{path}");
     }
     let forged = client()
-        .post(format!("{}/api/requests/x/decide", elsewhere.url))
+        .post(format!("{}/api/requests/x/decide", elsewhere.callback_url))
         .header("x-forwarded-user", "alice")
         .json(&json!({"decision": "approve"}))
         .send()
@@ -497,7 +497,7 @@ async fn the_trusted_header_is_refused_from_an_untrusted_address() {
     )
     .await;
     let list: Value = client()
-        .get(format!("{}/api/requests", behind.url))
+        .get(format!("{}/api/requests", behind.callback_url))
         .header("x-forwarded-user", "alice")
         .send()
         .await
@@ -507,13 +507,13 @@ async fn the_trusted_header_is_refused_from_an_untrusted_address() {
         .expect("json");
     assert_eq!(list["operator"], "alice");
     let missing = client()
-        .get(format!("{}/api/requests", behind.url))
+        .get(format!("{}/api/requests", behind.callback_url))
         .send()
         .await
         .expect("get");
     assert_eq!(missing.status(), StatusCode::FORBIDDEN);
     let doubled = client()
-        .get(format!("{}/api/requests", behind.url))
+        .get(format!("{}/api/requests", behind.callback_url))
         .header("x-forwarded-user", "mallory")
         .header("x-forwarded-user", "alice")
         .send()
@@ -522,7 +522,7 @@ async fn the_trusted_header_is_refused_from_an_untrusted_address() {
     assert_eq!(doubled.status(), StatusCode::FORBIDDEN);
     // The login form is not offered in this mode.
     let login = client()
-        .get(format!("{}/login", behind.url))
+        .get(format!("{}/login", behind.callback_url))
         .send()
         .await
         .expect("get");
@@ -1123,7 +1123,7 @@ async fn a_proxy_configured_as_an_ipv4_mapped_address_is_trusted() {
     )
     .await;
     let response = client()
-        .get(format!("{}/api/requests", behind.url))
+        .get(format!("{}/api/requests", behind.callback_url))
         .header("x-forwarded-user", "alice")
         .send()
         .await
@@ -1136,9 +1136,13 @@ async fn every_response_forbids_content_sniffing() {
     let page = page().await;
     let alice = login(&page, "alice").await;
     let responses = [
-        client().get(&page.url).send().await.expect("redirect"),
         client()
-            .get(format!("{}/api/requests", page.url))
+            .get(&page.callback_url)
+            .send()
+            .await
+            .expect("redirect"),
+        client()
+            .get(format!("{}/api/requests", page.callback_url))
             .send()
             .await
             .expect("json refusal"),
@@ -1266,7 +1270,7 @@ async fn a_decision_on_cut_arguments_must_carry_the_digest_its_detail_showed() {
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_eq!(body["outcome"], "refused");
     let mut forged = client()
-        .post(format!("{}/api/requests/{id}/decide", page.url))
+        .post(format!("{}/api/requests/{id}/decide", page.callback_url))
         .header(COOKIE, &alice.cookie)
         .header("x-csrf-token", &alice.csrf)
         .json(&json!({"decision": "approve", "args_digest": "0".repeat(64)}))
@@ -1299,7 +1303,7 @@ async fn a_decision_on_cut_arguments_must_carry_the_digest_its_detail_showed() {
         .expect("digest")
         .to_owned();
     let response = client()
-        .post(format!("{}/api/requests/{id}/decide", page.url))
+        .post(format!("{}/api/requests/{id}/decide", page.callback_url))
         .header(COOKIE, &alice.cookie)
         .header("x-csrf-token", &alice.csrf)
         .json(&json!({"decision": "approve", "args_digest": digest}))
@@ -1362,7 +1366,7 @@ async fn arguments_too_long_for_the_detail_cannot_be_approved_on_the_page() {
         .expect("request")
         .args_digest;
     let approve = client()
-        .post(format!("{}/api/requests/{id}/decide", page.url))
+        .post(format!("{}/api/requests/{id}/decide", page.callback_url))
         .header(COOKIE, &alice.cookie)
         .header("x-csrf-token", &alice.csrf)
         .json(&json!({"decision": "approve", "args_digest": digest}))

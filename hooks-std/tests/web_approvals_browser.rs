@@ -115,7 +115,10 @@ fn payment(call_id: &str, args: Value) -> HookContext {
 }
 
 async fn sign_in(browser: &Client, page: &Page, operator: &str) {
-    browser.goto(&page.url).await.expect("open the page");
+    browser
+        .goto(&page.callback_url)
+        .await
+        .expect("open the page");
     let url = browser.current_url().await.expect("url");
     assert!(
         url.path().ends_with("/login"),
@@ -327,7 +330,7 @@ async fn an_operator_out_of_scope_sees_nothing_and_a_forged_post_is_refused() {
                 fetch(url, { method: "POST", headers, body: JSON.stringify({ decision: "approve" }) })
                     .then(r => done(r.status), () => done(-1));
             "#;
-            let url = format!("{}/api/requests/{id}/decide", page.url);
+            let url = format!("{}/api/requests/{id}/decide", page.callback_url);
             let csrf = browser
                 .find(Locator::Css("body"))
                 .await

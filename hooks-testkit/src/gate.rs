@@ -30,8 +30,9 @@ pub async fn serve_callbacks(
     serve_router(approvals.router(), path).await
 }
 
-/// Serves `router` (a channel's callback router) at `path` on a fresh
-/// port; returns its URL and the server task.
+/// Serves `router` (a channel's callback router, or the approvals page) at
+/// `path` on a fresh port, peer addresses recorded; returns its URL and the
+/// server task.
 pub async fn serve_router(
     router: axum::Router,
     path: &str,
@@ -42,6 +43,7 @@ pub async fn serve_router(
         .expect("bind");
     let url = format!("http://{}{path}", listener.local_addr().expect("addr"));
     let server = tokio::spawn(async move {
+        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, app).await.expect("serve");
     });
     (url, server)
@@ -55,7 +57,8 @@ pub struct Replica {
     pub approvals: Approvals,
     /// A registry holding the gate alone.
     pub registry: hooks_runtime::HookRegistry,
-    /// Where the platform (the fake) posts button presses.
+    /// Where its router is served: the platform (the fake) posts button
+    /// presses there; for the web channel, the approvals page.
     pub callback_url: String,
     server: tokio::task::JoinHandle<()>,
 }
@@ -159,18 +162,28 @@ pub fn org_scope() -> serde_json::Value {
 }
 
 /// The gate suites' payment: `oa__purchase_pay` of `amount` by alice of
-/// acme in conversation `conv-1`, flagged as needing confirmation.
+/// acme through finance-bot in conversation `conv-1`, flagged as needing
+/// confirmation.
 pub fn gated_call(call_id: &str, amount: u64) -> hooks_runtime::HookContext {
-    hooks_runtime::HookContext::tool_call(
-        "oa__purchase_pay",
-        serde_json::json!({"amount": amount, "payee": "ACME Ltd"}),
-    )
-    .with_conversation("conv-1")
-    .with_tool_call_id(call_id)
-    .with_agent("finance-bot")
-    .with_user("alice")
-    .with_org("acme")
-    .with_metadata("requires_confirmation", true)
+    let args = serde_json::json!({"amount": amount, "payee": "ACME Ltd"});
+    gated_call_with(call_id, "finance-bot", "alice", args)
+}
+
+/// A payment (`oa__purchase_pay` with `args`) by `agent` for `user` of acme
+/// in conversation `conv-1`, flagged as needing confirmation.
+pub fn gated_call_with(
+    call_id: &str,
+    agent: &str,
+    user: &str,
+    args: serde_json::Value,
+) -> hooks_runtime::HookContext {
+    hooks_runtime::HookContext::tool_call("oa__purchase_pay", args)
+        .with_conversation("conv-1")
+        .with_tool_call_id(call_id)
+        .with_agent(agent)
+        .with_user(user)
+        .with_org("acme")
+        .with_metadata("requires_confirmation", true)
 }
 
 /// A pending request as a channel is asked to show it: `id` (key

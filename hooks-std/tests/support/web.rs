@@ -1,9 +1,7 @@
 //! The web approvals page on 127.0.0.1, shared by its HTTP and browser tests.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 
-use axum::Router;
 use hooks_runtime::{HookContext, HookRegistry, ToolCallReport};
 use hooks_std::Database;
 use hooks_std::approval_gate::channel::web::{
@@ -44,21 +42,11 @@ pub(crate) fn tokens() -> Arc<TokenAuth> {
     .clone()
 }
 
-/// The gate, its approvals and the page, served on loopback with peer
-/// addresses recorded.
-pub(crate) struct Page {
-    pub(crate) approvals: Approvals,
-    pub(crate) registry: HookRegistry,
-    /// `http://127.0.0.1:port/approvals`.
-    pub(crate) url: String,
-    server: JoinHandle<()>,
-}
-
-impl Drop for Page {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
+/// The gate, its approvals and the page (its URL, `.../approvals`, is the
+/// replica's `callback_url`: presses land there), served on loopback with
+/// peer addresses recorded.
+pub(crate) use hooks_testkit::gate::Replica as Page;
+pub(crate) use hooks_testkit::gate::{gated_call_with as call_with, org_scope};
 
 pub(crate) async fn page_with(
     database: Database,
@@ -118,25 +106,7 @@ pub(crate) async fn serve(
     registry: HookRegistry,
     web: &WebApprovals,
 ) -> Page {
-    let app = Router::new().nest("/approvals", web.router());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/approvals", listener.local_addr().expect("addr"));
-    let server = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .expect("serve");
-    });
-    Page {
-        approvals,
-        registry,
-        url,
-        server,
-    }
+    Page::from_parts(approvals, registry, web.router(), "/approvals").await
 }
 
 /// A page's settings when it shows alice (only) the requests of Feishu chat
@@ -152,11 +122,6 @@ pub(crate) fn watching_feishu_for_alice(chat: &str) -> WebConfig {
     }
 }
 
-/// Org members decide; 30 s to do it.
-pub(crate) fn org_scope() -> Value {
-    json!({"approver_scope": "org_members", "timeout": "30s"})
-}
-
 /// A page on a fresh in-memory database with token auth.
 pub(crate) async fn page() -> Page {
     page_configured(WebConfig::default()).await
@@ -168,40 +133,24 @@ pub(crate) async fn page_configured(config: WebConfig) -> Page {
     page_with(database, org_scope(), tokens(), config).await
 }
 
-/// A gated payment by `agent` for `user` (org acme) with `args`.
-pub(crate) fn call_with(call_id: &str, agent: &str, user: &str, args: Value) -> HookContext {
-    HookContext::tool_call("oa__purchase_pay", args)
-        .with_conversation("conv-1")
-        .with_tool_call_id(call_id)
-        .with_agent(agent)
-        .with_user(user)
-        .with_org("acme")
-        .with_metadata("requires_confirmation", true)
-}
-
 /// Runs `ctx` through the page's gate in the background.
 pub(crate) fn start(page: &Page, ctx: HookContext) -> JoinHandle<ToolCallReport> {
-    let registry = page.registry.clone();
-    tokio::spawn(async move {
-        registry
-            .run_tool_call(ctx, async |_: &Value| Ok::<_, String>(json!("paid")))
-            .await
-    })
+    page.start_call(ctx)
 }
 
 /// A gate that asks in a (fake) Feishu chat, on `database`, with its
-/// callback router served on loopback: its registry and callback URL.
+/// callback router served on loopback: the fake and the gate's replica
+/// (which it derefs to).
 pub(crate) struct FeishuGate {
     pub(crate) fake: hooks_testkit::feishu::FakeFeishu,
-    pub(crate) registry: hooks_runtime::HookRegistry,
-    pub(crate) callback_url: String,
-    server: JoinHandle<()>,
-    _approvals: hooks_std::approval_gate::Approvals,
+    pub(crate) replica: Page,
 }
 
-impl Drop for FeishuGate {
-    fn drop(&mut self) {
-        self.server.abort();
+impl std::ops::Deref for FeishuGate {
+    type Target = Page;
+
+    fn deref(&self) -> &Page {
+        &self.replica
     }
 }
 
@@ -212,31 +161,19 @@ pub(crate) const FEISHU_CHAT: &str = "oc_finance";
 /// decides there) on `database`, its callback router served on loopback.
 pub(crate) async fn feishu_gate(database: Database, chat: &str) -> FeishuGate {
     use hooks_std::approval_gate::channel::feishu::FeishuChannel;
-    use hooks_std::approval_gate::{
-        ApprovalGate, Approvals, ApprovalsConfig, ConfirmationStore, StaticDirectory,
-    };
     use hooks_testkit::feishu::{FakeFeishu, FakeFeishuConfig};
     let fake = FakeFeishu::start(FakeFeishuConfig::default())
         .await
         .expect("fake feishu");
     let channel = FeishuChannel::new(fake.feishu_config(chat)).expect("feishu channel");
-    let approvals = Approvals::start(
-        ConfirmationStore::new(database),
+    let replica = Page::start(
         Arc::new(channel),
-        Arc::new(StaticDirectory::new().person("feishu", "ou_bob", "bob", "acme")),
-        ApprovalsConfig::default(),
-    );
-    let hook = ApprovalGate::from_config(approvals.clone(), &org_scope()).expect("gate");
-    let registry = hooks_runtime::HookRegistry::builder()
-        .pre(hook)
-        .build()
-        .expect("registry");
-    let (callback_url, server) = super::serve_callbacks(&approvals, "/feishu/callback").await;
-    FeishuGate {
-        fake,
-        registry,
-        callback_url,
-        server,
-        _approvals: approvals,
-    }
+        StaticDirectory::new().person("feishu", "ou_bob", "bob", "acme"),
+        database,
+        &org_scope(),
+        ApprovalsConfig::default().poll_interval,
+        "/feishu/callback",
+    )
+    .await;
+    FeishuGate { fake, replica }
 }
