@@ -1,7 +1,9 @@
-//! What every channel shows an approver, rendered the same way: the
+//! What every channel shows an approver, rendered the same way: one model
+//! of a card (its title while it asks and once decided, the facts its
+//! summary lists in order, the note under arguments that were cut), the
 //! arguments cut to [`ARGS_EXCERPT_CHARS`], every untrusted value with its
 //! hidden characters escaped (and the message flagged when any were), and
-//! deadlines in UTC.
+//! deadlines in UTC. Each platform writes the model in its own markup.
 //!
 //! What the approver reads is what runs: values go through
 //! [`crate::text::hidden`], so bidi controls, zero-width and other invisible
@@ -11,7 +13,7 @@
 //! both use backticks). The approval itself still binds the exact
 //! arguments' digest.
 
-use crate::approval_gate::ConfirmationRequest;
+use crate::approval_gate::{ConfirmationRequest, ConfirmationStatus};
 use crate::text::{escape_hidden, escape_hidden_in_json};
 
 /// The warning a message carries when any value it shows held hidden characters.
@@ -91,6 +93,47 @@ impl Shown {
         }
         ShownArgs { text, truncated }
     }
+}
+
+/// The title of the card asking for a decision on a call of `tool` (as
+/// shown).
+pub(crate) fn approval_title(tool: &str) -> String {
+    format!("Approval needed: {tool}")
+}
+
+/// The title of a card once its request is `status`, decided by `decider`
+/// (as shown) when it was decided.
+pub(crate) fn outcome_title(status: ConfirmationStatus, decider: &str) -> String {
+    match status {
+        ConfirmationStatus::Approved => format!("Approved by {decider}"),
+        ConfirmationStatus::Rejected => format!("Rejected by {decider}"),
+        ConfirmationStatus::Expired => "Expired — no decision before the deadline".to_owned(),
+        ConfirmationStatus::Cancelled => "Cancelled".to_owned(),
+        ConfirmationStatus::Pending => "Waiting for a decision".to_owned(),
+    }
+}
+
+/// The facts every card lists about its request, in order: each label and
+/// the value as stored (the platform shows it in a code span of its own
+/// markup). The deadline and the arguments follow them.
+pub(crate) fn summary_facts(request: &ConfirmationRequest) -> [(&'static str, &str); 5] {
+    [
+        ("Tool", &request.tool_name),
+        ("Agent", &request.agent_id),
+        ("Requested by", &request.initiator_user_id),
+        ("Org", &request.org_id),
+        ("Request id", &request.id),
+    ]
+}
+
+/// The note under arguments that were cut: the approval covers all of
+/// them. `bold` is the platform's bold delimiter; `digest` and `id` are
+/// already shown as code.
+pub(crate) fn args_cut_note(bold: &str, digest: &str, id: &str) -> String {
+    format!(
+        "{bold}⚠ The arguments are longer than shown.{bold} The approval covers all of them \
+         (digest {digest}); inspect request {id} before approving."
+    )
 }
 
 /// Milliseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.

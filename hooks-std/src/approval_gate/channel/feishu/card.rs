@@ -11,7 +11,10 @@ use serde_json::{Value, json};
 
 pub use crate::approval_gate::channel::ARGS_EXCERPT_CHARS;
 use crate::approval_gate::channel::MAX_DECISION_REASON_CHARS;
-use crate::approval_gate::channel::render::{HIDDEN_CHARACTERS_FLAG, Shown, format_utc};
+use crate::approval_gate::channel::render::{
+    HIDDEN_CHARACTERS_FLAG, Shown, approval_title, args_cut_note, format_utc, outcome_title,
+    summary_facts,
+};
 use crate::approval_gate::{ApprovalDecision, ConfirmationRequest, ConfirmationStatus};
 
 /// The most characters of a decision's reason shown in a card's subtitle.
@@ -23,7 +26,7 @@ const SUBTITLE_CHARS: usize = 80;
 /// whose callback values carry the request id and the decision.
 pub fn approval_card(request: &ConfirmationRequest) -> Value {
     let mut shown = Shown::default();
-    let title = format!("Approval needed: {}", shown.plain(&request.tool_name));
+    let title = approval_title(&shown.plain(&request.tool_name));
     let mut summary = summary_markdown(request, &mut shown);
     summary.push_str(&format!(
         "\n**Who may approve:** {}",
@@ -93,15 +96,12 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
         .as_deref()
         .map(|decider| shown.plain(decider))
         .unwrap_or_else(|| "unknown".to_owned());
-    let (title, template) = match request.status {
-        ConfirmationStatus::Approved => (format!("Approved by {decider}"), "green"),
-        ConfirmationStatus::Rejected => (format!("Rejected by {decider}"), "red"),
-        ConfirmationStatus::Expired => (
-            "Expired — no decision before the deadline".to_owned(),
-            "grey",
-        ),
-        ConfirmationStatus::Cancelled => ("Cancelled".to_owned(), "grey"),
-        ConfirmationStatus::Pending => ("Waiting for a decision".to_owned(), "blue"),
+    let title = outcome_title(request.status, &decider);
+    let template = match request.status {
+        ConfirmationStatus::Approved => "green",
+        ConfirmationStatus::Rejected => "red",
+        ConfirmationStatus::Expired | ConfirmationStatus::Cancelled => "grey",
+        ConfirmationStatus::Pending => "blue",
     };
     let mut summary = summary_markdown(request, &mut shown);
     summary.push_str(&format!("\n**Status:** {}", request.status));
@@ -140,28 +140,25 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
 /// The summary shared by both cards.
 fn summary_markdown(request: &ConfirmationRequest, shown: &mut Shown) -> String {
     let args = shown.args(request);
+    let mut lines: Vec<String> = summary_facts(request)
+        .into_iter()
+        .map(|(label, value)| format!("**{label}:** {}", shown.inline_code(value)))
+        .collect();
+    lines.push(format!(
+        "**Deadline:** {}",
+        format_utc(request.expires_at_ms)
+    ));
+    lines.push(format!("**Arguments:**\n```json\n{}\n```", args.text));
     // An approver must know when they are not seeing everything they approve.
-    let cut = if args.truncated {
-        format!(
-            "\n**⚠ The arguments are longer than shown.** The approval covers all of them \
-             (digest {}); inspect request {} before approving.",
-            shown.inline_code(&request.args_digest),
-            shown.inline_code(&request.id)
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "**Agent:** {agent}\n**Requester:** {requester}\n**Org:** {org}\n**Tool:** {tool}\n\
-         **Request id:** {id}\n**Deadline:** {deadline}\n**Arguments:**\n```json\n{args}\n```{cut}",
-        agent = shown.inline_code(&request.agent_id),
-        requester = shown.inline_code(&request.initiator_user_id),
-        org = shown.inline_code(&request.org_id),
-        tool = shown.inline_code(&request.tool_name),
-        id = shown.inline_code(&request.id),
-        deadline = format_utc(request.expires_at_ms),
-        args = args.text,
-    )
+    if args.truncated {
+        let digest = shown.inline_code(&request.args_digest);
+        lines.push(args_cut_note(
+            "**",
+            &digest,
+            &shown.inline_code(&request.id),
+        ));
+    }
+    lines.join("\n")
 }
 
 /// `summary` with the hidden-characters warning first, when `shown` saw any.

@@ -11,9 +11,12 @@
 use serde_json::{Value, json};
 
 use super::config::is_slack_id;
-use crate::approval_gate::channel::render::{HIDDEN_CHARACTERS_FLAG, Shown, format_utc};
+use crate::approval_gate::channel::render::{
+    HIDDEN_CHARACTERS_FLAG, Shown, approval_title, args_cut_note, format_utc, outcome_title,
+    summary_facts,
+};
 use crate::approval_gate::channel::{ARGS_EXCERPT_CHARS, MAX_DECISION_REASON_CHARS};
-use crate::approval_gate::{ApprovalDecision, ConfirmationRequest, ConfirmationStatus};
+use crate::approval_gate::{ApprovalDecision, ConfirmationRequest};
 
 /// The `block_id` of the actions block holding the two buttons.
 pub const ACTIONS_BLOCK_ID: &str = "hooks_approval";
@@ -55,7 +58,7 @@ pub fn button_value(request_id: &str, decision: ApprovalDecision) -> String {
 pub fn approval_message(request: &ConfirmationRequest) -> Value {
     let mut shown = Shown::default();
     let tool = clip_chars(&shown.plain(&request.tool_name), HEADER_TEXT_LIMIT);
-    let title = format!("Approval needed: {tool}");
+    let title = approval_title(&tool);
     let mut blocks = vec![header(&title)];
     let summary = summary(request, &mut shown);
     let args = args_section(request, &mut shown);
@@ -95,13 +98,7 @@ pub fn outcome_message(request: &ConfirmationRequest, clicker: Option<&str>) -> 
         .as_deref()
         .map(|decider| clip_chars(&shown.plain(decider), HEADER_TEXT_LIMIT))
         .unwrap_or_else(|| "unknown".to_owned());
-    let title = match request.status {
-        ConfirmationStatus::Approved => format!("Approved by {decider}"),
-        ConfirmationStatus::Rejected => format!("Rejected by {decider}"),
-        ConfirmationStatus::Expired => "Expired — no decision before the deadline".to_owned(),
-        ConfirmationStatus::Cancelled => "Cancelled".to_owned(),
-        ConfirmationStatus::Pending => "Waiting for a decision".to_owned(),
-    };
+    let title = outcome_title(request.status, &decider);
     let summary = summary(request, &mut shown);
     let args = args_section(request, &mut shown);
     let mut status = format!("*Status:* {}", request.status);
@@ -143,16 +140,17 @@ pub fn outcome_message(request: &ConfirmationRequest, clicker: Option<&str>) -> 
 
 /// The summary both messages share, as mrkdwn.
 fn summary(request: &ConfirmationRequest, shown: &mut Shown) -> String {
-    format!(
-        "*Tool:* {tool}\n*Agent:* {agent}\n*Requested by:* {requester}\n*Org:* {org}\n\
-         *Request id:* {id}\n*Deadline:* {deadline}",
-        tool = code_within(shown, &request.tool_name, SUMMARY_VALUE_LIMIT),
-        agent = code_within(shown, &request.agent_id, SUMMARY_VALUE_LIMIT),
-        requester = code_within(shown, &request.initiator_user_id, SUMMARY_VALUE_LIMIT),
-        org = code_within(shown, &request.org_id, SUMMARY_VALUE_LIMIT),
-        id = code_within(shown, &request.id, SUMMARY_VALUE_LIMIT),
-        deadline = format_utc(request.expires_at_ms),
-    )
+    let mut lines: Vec<String> = summary_facts(request)
+        .into_iter()
+        .map(|(label, value)| {
+            format!(
+                "*{label}:* {}",
+                code_within(shown, value, SUMMARY_VALUE_LIMIT)
+            )
+        })
+        .collect();
+    lines.push(format!("*Deadline:* {}", format_utc(request.expires_at_ms)));
+    lines.join("\n")
 }
 
 /// The arguments as a code block (and, when cut, a note that the approval
@@ -173,11 +171,10 @@ fn args_section(request: &ConfirmationRequest, shown: &mut Shown) -> Vec<Value> 
     if truncated {
         blocks.push(json!({
             "type": "context",
-            "elements": [{"type": "mrkdwn", "text": format!(
-                "*⚠ The arguments are longer than shown.* The approval covers all of them \
-                 (digest {}); inspect request {} before approving.",
-                code_within(shown, &request.args_digest, SUMMARY_VALUE_LIMIT),
-                code_within(shown, &request.id, SUMMARY_VALUE_LIMIT)
+            "elements": [{"type": "mrkdwn", "text": args_cut_note(
+                "*",
+                &code_within(shown, &request.args_digest, SUMMARY_VALUE_LIMIT),
+                &code_within(shown, &request.id, SUMMARY_VALUE_LIMIT),
             )}],
         }));
     }
@@ -288,6 +285,7 @@ fn button(label: &str, style: &str, request_id: &str, decision: ApprovalDecision
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::approval_gate::ConfirmationStatus;
 
     fn request() -> ConfirmationRequest {
         let args = json!({"q": "DROP TABLE `x` -- <!channel> & <https://evil.example|click>"});
