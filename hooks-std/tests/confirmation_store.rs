@@ -108,7 +108,7 @@ async fn concurrent_decisions(database: Database) {
         |store, id, user, decision| async move { store.decide(&id, decision, &user, None).await },
     )
     .await;
-    let winners = outcomes.into_iter().filter(|outcome| won(outcome)).count();
+    let winners = outcomes.into_iter().filter(won).count();
     assert_eq!(winners, 1, "exactly one of 16 concurrent decisions wins");
 }
 
@@ -179,13 +179,13 @@ async fn claim_taken_over(
     store: &ConfirmationStore,
     prefix: &str,
 ) -> (ConfirmationRequest, CardClaim, CardClaim) {
-    let request = created(&store, prefix, Duration::from_secs(60)).await;
+    let request = created(store, prefix, Duration::from_secs(60)).await;
     let lease = Duration::from_millis(100);
-    let lost = try_claim(&store, &request.id, lease)
+    let lost = try_claim(store, &request.id, lease)
         .await
         .expect("the first run claims the card");
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let held = try_claim(&store, &request.id, lease)
+    let held = try_claim(store, &request.id, lease)
         .await
         .expect("a re-run takes the expired claim over");
     assert_ne!(lost, held);

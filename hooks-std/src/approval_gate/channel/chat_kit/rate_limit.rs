@@ -6,6 +6,8 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 
 /// How a platform announces when its rate limit resets.
+// A build with one chat platform uses that platform's variants only.
+#[cfg_attr(not(all(feature = "feishu", feature = "slack")), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Announced {
     /// Whole seconds only, as HTTP's `Retry-After` delta-seconds (Slack):
@@ -17,6 +19,7 @@ pub(crate) enum Announced {
 
 /// What to do when the platform asks for a longer wait than the channel's
 /// longest.
+#[cfg_attr(not(all(feature = "feishu", feature = "slack")), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LongerWait {
     /// Wait the longest and retry (a retry may be refused again).
