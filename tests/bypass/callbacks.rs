@@ -137,6 +137,15 @@ async fn only_a_genuine_click_in_scope_decides() {
     hostile.push(("no signature", unsigned));
     hostile.push(("an hour old", feishu.seal_at(&genuine, now() - 3600)));
     hostile.push(("from the future", feishu.seal_at(&genuine, now() + 3600)));
+    // A fresh timestamp spelt as something other than digits, signed with
+    // the real key: the window reads digits only, whoever signed.
+    let key = FakeFeishuConfig::default().encrypt_key;
+    for spelling in ["+{ts}", "{ts}.0", "{ts}e0", "0x{ts}"] {
+        let mut respelt = feishu.seal(&genuine);
+        respelt.timestamp = spelling.replace("{ts}", &respelt.timestamp);
+        respelt.signature = signature(&respelt.timestamp, &respelt.nonce, &key, &respelt.body);
+        hostile.push(("a timestamp that is not digits", respelt));
+    }
     let mut wrong_token = genuine.clone();
     wrong_token["header"]["token"] = json!("not-the-token");
     hostile.push(("a wrong verification token", feishu.seal(&wrong_token)));
@@ -304,6 +313,15 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
     let mut fresh_stamp = slack.sign_at(&genuine, now() - 600);
     fresh_stamp.timestamp = now().to_string();
     unverifiable.push(("an old signature with a fresh timestamp", fresh_stamp));
+    // A fresh timestamp spelt as something other than digits, signed with
+    // the real secret: the window reads digits only, whoever signed.
+    let secret = FakeSlackConfig::default().signing_secret;
+    for spelling in ["+{ts}", "{ts}.0", "{ts}e0", "0x{ts}"] {
+        let mut respelt = slack.sign(&genuine);
+        respelt.timestamp = spelling.replace("{ts}", &respelt.timestamp);
+        respelt.signature = slack_signature(&secret, &respelt.timestamp, &respelt.body);
+        unverifiable.push(("a timestamp that is not digits", respelt));
+    }
     for (why, request) in &unverifiable {
         let (status, reply) = slack.deliver(&url, request).await;
         assert_eq!(status, 401, "{why}: answered {status} {reply}");
