@@ -740,3 +740,45 @@ fn check_reads_a_proxy_config_and_warns_about_other_servers() {
     );
     assert!(!stdout.contains("`command[1]` tests"), "{stdout}");
 }
+
+/// `hooks check` starts each persistent hook process once and probes it: a
+/// Python function that imports passes, one whose module is missing fails
+/// the check with Python's own words.
+#[test]
+fn check_probes_persistent_hook_processes() {
+    let python = Command::new("python3").arg("--version").output();
+    if !python.is_ok_and(|out| out.status.success()) {
+        println!("SKIPPED: python3 is not on PATH; the probe is tested with a Python function");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(
+        "examples/hooks/payments_policy.py",
+        dir.path().join("payments_policy.py"),
+    )
+    .expect("copy the policy");
+    let config = |target: &str| {
+        let path = dir.path().join("agent.yaml");
+        let yaml = format!(
+            "agent: payments\nhooks:\n  commands:\n    - event: PreToolUse\n      python: \"{target}\"\n"
+        );
+        std::fs::write(&path, yaml).expect("write");
+        path.to_str().expect("utf8").to_owned()
+    };
+    let good = hooks(&["check", &config("payments_policy:check")]);
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good.stderr));
+    assert_contains(
+        &text(&good.stdout),
+        &["commands[0]", "the hook process answered a probe in"],
+    );
+    let missing = hooks(&["check", &config("payments_policy:no_such_function")]);
+    assert_eq!(missing.status.code(), Some(1), "{}", text(&missing.stdout));
+    assert_contains(
+        &text(&missing.stderr),
+        &[
+            "exited with code 1",
+            "has no attribute 'no_such_function'",
+            "did not answer a probe",
+        ],
+    );
+}

@@ -8,6 +8,7 @@ use std::time::Duration;
 use regex::Regex;
 use tokio::process::Command;
 
+use super::persistent::{Failure, HookProcess};
 use super::process;
 use super::protocol::{self, Subject, Verdict};
 use super::spec::{CommandLine, CommandSpec, CommandSpecError};
@@ -111,6 +112,8 @@ pub struct CommandHook {
     description: String,
     command_text: String,
     ask: Option<Arc<dyn AskHandler>>,
+    /// The running program of a persistent hook.
+    process: Option<HookProcess>,
 }
 
 impl CommandHook {
@@ -134,11 +137,20 @@ impl CommandHook {
             (None, None) => None,
         };
         let command_text = protocol::excerpt(&spec.command.to_string(), 200);
+        let kind = match (&spec.command, spec.persistent) {
+            (CommandLine::Python(_), _) => "Python function",
+            (_, true) => "persistent hook process",
+            (_, false) => "command hook",
+        };
+        let process = spec
+            .persistent
+            .then(|| HookProcess::new(&name, spec.timeout));
         Ok(CommandHook {
             description: format!(
-                "runs `{command_text}` (command hook, {})",
+                "runs `{command_text}` ({kind}, {})",
                 spec.event.event_name()
             ),
+            process,
             command_text,
             matcher: compiled.matcher,
             when: compiled.when,
@@ -192,6 +204,7 @@ impl CommandHook {
                 command.arg("-c").arg(line);
                 command
             }
+            CommandLine::Python(callable) => callable.command(),
             CommandLine::Http(endpoint) => {
                 return Err(HookError::new(format!(
                     "{endpoint} is an HTTP hook, not a process to start"
@@ -234,6 +247,9 @@ impl CommandHook {
         }
         let cwd = self.working_dir();
         let input = protocol::input(ctx, event, self.spec.tool_failure, cwd.as_deref());
+        if let Some(process) = &self.process {
+            return self.call_process(ctx, process, input, cwd.as_deref()).await;
+        }
         let input = serde_json::to_vec(&input).map_err(|error| {
             HookError::new(format!("could not encode the hook input as JSON: {error}"))
         })?;
@@ -244,7 +260,7 @@ impl CommandHook {
                 .map_err(|problem| {
                     HookError::new(format!("HTTP hook `{}` ({endpoint}) {problem}", self.name))
                 })?;
-            return self.decide(ctx, event, &finished).await;
+            return self.decide(ctx, &finished).await;
         }
         let command = self.command(cwd.as_deref())?;
         let finished = process::run(command, &input, self.spec.timeout)
@@ -259,25 +275,113 @@ impl CommandHook {
                     self.command_text
                 ))
             })?;
-        self.decide(ctx, event, &finished).await
+        self.decide(ctx, &finished).await
+    }
+
+    /// One call through the persistent process: its answer decides like a
+    /// command's JSON output.
+    async fn call_process(
+        &self,
+        ctx: &HookContext,
+        process: &HookProcess,
+        input: serde_json::Map<String, serde_json::Value>,
+        cwd: Option<&Path>,
+    ) -> Result<HookResult, HookError> {
+        let subject = self.subject();
+        let answered = match process.call(input, || self.launch(cwd)).await {
+            Ok(answered) => answered,
+            Err(Failure::Process(reason)) => {
+                return Err(HookError::new(format!(
+                    "hook process `{}` {reason}",
+                    self.command_text
+                )));
+            }
+            Err(Failure::Unreadable(reason)) => {
+                return protocol::unreadable(
+                    &subject,
+                    format!("hook process `{}` {reason}", self.command_text),
+                )
+                .and_then(|verdict| match verdict {
+                    Verdict::Decided(result) => Ok(result),
+                    Verdict::Ask { reason, .. } => Err(HookError::new(reason)),
+                });
+            }
+        };
+        let verdict = protocol::interpret_answer(&subject, answered.answer)?;
+        let mut result = self.settle(ctx, verdict).await?;
+        result.prepend_side_effects(answered.notes);
+        Ok(result)
+    }
+
+    /// The persistent process's command, for its (re)start.
+    fn launch(&self, cwd: Option<&Path>) -> Result<Command, String> {
+        self.command(cwd)
+            .map_err(|error| error.message().to_owned())
+    }
+
+    /// Starts a persistent hook's process (if it is not running) and sends
+    /// it a probe, `{"id": …, "probe": true}`, which it must answer like any
+    /// request (`{"id": …}` will do). `hooks check` does this, so a program
+    /// that cannot start, a Python module that does not import or a
+    /// function that is not there fails the check instead of every call.
+    /// Returns how long the answer took; `Err` says what went wrong (also
+    /// for a hook that is not persistent).
+    pub async fn probe(&self) -> Result<Duration, String> {
+        let Some(process) = &self.process else {
+            return Err(format!(
+                "hook `{}` is not a persistent hook process: there is nothing to probe",
+                self.name
+            ));
+        };
+        let cwd = self.working_dir();
+        let mut request = serde_json::Map::new();
+        request.insert("probe".into(), true.into());
+        let started = std::time::Instant::now();
+        let answered = process
+            .call(request, || self.launch(cwd.as_deref()))
+            .await
+            .map_err(|failure| {
+                let (Failure::Process(reason) | Failure::Unreadable(reason)) = failure;
+                format!("hook process `{}` {reason}", self.command_text)
+            })?;
+        match answered.answer {
+            super::persistent::Answer::Output(_) => Ok(started.elapsed()),
+            super::persistent::Answer::Error(message) => Err(format!(
+                "hook process `{}` answered the probe with an error: {message}",
+                self.command_text
+            )),
+            super::persistent::Answer::Ambiguous(problem) => Err(format!(
+                "hook process `{}` answered the probe with what cannot be read: {problem}",
+                self.command_text
+            )),
+        }
+    }
+
+    /// Who is deciding, for the protocol's messages.
+    fn subject(&self) -> Subject<'_> {
+        Subject {
+            hook: &self.name,
+            command: &self.command_text,
+            event: self.spec.event,
+            event_name: self.spec.event_name(),
+            timeout: self.spec.timeout,
+            on_error: self.spec.on_error,
+        }
     }
 
     /// What the command's (or the endpoint's) output decides.
     async fn decide(
         &self,
         ctx: &HookContext,
-        event: HookPoint,
         finished: &process::Finished,
     ) -> Result<HookResult, HookError> {
-        let subject = Subject {
-            hook: &self.name,
-            command: &self.command_text,
-            event,
-            event_name: self.spec.event_name(),
-            timeout: self.spec.timeout,
-            on_error: self.spec.on_error,
-        };
-        match protocol::interpret(&subject, finished)? {
+        let verdict = protocol::interpret(&self.subject(), finished)?;
+        self.settle(ctx, verdict).await
+    }
+
+    /// A verdict as the hook's result: "ask" goes to the handler.
+    async fn settle(&self, ctx: &HookContext, verdict: Verdict) -> Result<HookResult, HookError> {
+        match verdict {
             Verdict::Decided(result) => Ok(result),
             Verdict::Ask {
                 reason,

@@ -104,34 +104,11 @@ pub(crate) struct Finished {
 ///
 /// The caller sets the program, arguments, environment and directory; this
 /// sets the standard streams, the process group and the supervisor.
-pub(crate) async fn run(
-    mut command: Command,
-    input: &[u8],
-    limit: Duration,
-) -> io::Result<Finished> {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: `install` runs between fork and exec and uses only
-        // async-signal-safe calls on stack memory (see its module).
-        unsafe {
-            command.pre_exec(|| super::supervisor::install());
-        }
-        // Never `kill_on_drop`: a `SIGKILL` to the supervisor would orphan
-        // the tree it guards. `Running`'s drop asks it to stop instead.
-        command.kill_on_drop(false);
-    }
-    #[cfg(not(target_os = "linux"))]
-    command.kill_on_drop(true);
-    let mut child = command.spawn()?;
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let mut running = Running::new(child);
+pub(crate) async fn run(command: Command, input: &[u8], limit: Duration) -> io::Result<Finished> {
+    let mut running = spawn(command)?;
+    let stdin = running.child.stdin.take();
+    let stdout = running.child.stdout.take();
+    let stderr = running.child.stderr.take();
     let mut out = Capture::default();
     let mut err = Capture::default();
     let mut write_error = None;
@@ -179,7 +156,32 @@ pub(crate) async fn run(
     })
 }
 
-fn exit_of(status: ExitStatus) -> Exit {
+/// Starts `command` with piped standard streams in a process group of its
+/// own — on Linux under the supervisor that kills every descendant when the
+/// command ends or the returned [`Running`] is stopped or dropped.
+pub(crate) fn spawn(mut command: Command) -> io::Result<Running> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `install` runs between fork and exec and uses only
+        // async-signal-safe calls on stack memory (see its module).
+        unsafe {
+            command.pre_exec(|| super::supervisor::install());
+        }
+        // Never `kill_on_drop`: a `SIGKILL` to the supervisor would orphan
+        // the tree it guards. `Running`'s drop asks it to stop instead.
+        command.kill_on_drop(false);
+    }
+    #[cfg(not(target_os = "linux"))]
+    command.kill_on_drop(true);
+    Ok(Running::new(command.spawn()?))
+}
+
+pub(crate) fn exit_of(status: ExitStatus) -> Exit {
     match (status.code(), status.signal()) {
         (Some(code), _) => Exit::Code(code),
         (None, Some(signal)) => Exit::Signal(signal),
@@ -244,13 +246,13 @@ impl Capture {
 
 /// A spawned command that has not been reaped yet: dropping it stops the
 /// command and what it started (see [`Running::stop`]).
-struct Running {
-    child: Child,
+pub(crate) struct Running {
+    pub(crate) child: Child,
     /// The pid of what was spawned — the supervisor on Linux, else the
     /// command, which leads its own process group (so this is also its
     /// group id). Never 0 or 1.
     pid: Option<libc::pid_t>,
-    reaped: bool,
+    pub(crate) reaped: bool,
 }
 
 impl Running {
@@ -270,7 +272,7 @@ impl Running {
     /// Linux: asks the supervisor to kill the command and every descendant
     /// (it then reaps them and exits). Elsewhere: `SIGKILL` to the command's
     /// whole process group.
-    fn stop(&self) {
+    pub(crate) fn stop(&self) {
         if self.reaped {
             return;
         }
@@ -304,7 +306,7 @@ impl Running {
 
     /// Waits (boundedly) for the stopped command to be reaped; on Linux, if
     /// the supervisor does not finish in time, kills it as a last resort.
-    async fn reap(&mut self) {
+    pub(crate) async fn reap(&mut self) {
         if let Ok(Ok(_)) = tokio::time::timeout(REAP_GRACE, self.child.wait()).await {
             self.reaped = true;
             return;

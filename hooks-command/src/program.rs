@@ -34,6 +34,20 @@ pub(crate) fn check_program(spec: &CommandSpec) -> Result<(), String> {
         // Nothing to find on disk: whether it answers is known only by
         // calling it, and a call that fails is closed unless fail-open.
         CommandLine::Http(_) => Ok(()),
+        // The interpreter must be there; whether the module imports is
+        // known only by starting it (`hooks check` does, with a probe).
+        CommandLine::Python(callable) => {
+            let interpreter = callable.interpreter();
+            if interpreter.contains('/') {
+                check_file(
+                    &within(dir, Path::new(interpreter)),
+                    interpreter,
+                    "interpreter",
+                )
+            } else {
+                on_path(interpreter)
+            }
+        }
         CommandLine::Exec(argv) => {
             let Some(program) = argv.first() else {
                 return Ok(()); // An empty command is reported by the spec's own check.

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::output::{HookOutput, PermissionDecision, TopDecision};
+use super::persistent::Answer;
 use super::process::{COMMAND_OUTPUT_LIMIT, Exit, Finished};
 use super::stdout;
 use hooks_runtime::HookResult;
@@ -35,7 +36,7 @@ pub(crate) fn input(
     event: HookPoint,
     tool_failure: bool,
     cwd: Option<&Path>,
-) -> Value {
+) -> Map<String, Value> {
     let mut input = Map::new();
     input.insert("session_id".into(), ctx.conversation_id.clone().into());
     let name = if tool_failure {
@@ -89,7 +90,7 @@ pub(crate) fn input(
         Value::Array(ctx.agent_path.iter().cloned().map(Value::from).collect()),
     );
     input.insert("metadata".into(), Value::Object(ctx.metadata.clone()));
-    Value::Object(input)
+    input
 }
 
 /// What a command decided, before any approval is asked for.
@@ -192,6 +193,37 @@ pub(crate) fn interpret(subject: &Subject<'_>, finished: &Finished) -> Result<Ve
     decided_then_failed(subject, finished, failure)
 }
 
+/// Reads a persistent hook process's answer to one call: its fields are a
+/// command's JSON output, read by the same rules; an `error` answer is a
+/// failure of the hook; an answer that cannot be read is handled like
+/// stdout that cannot be read (see [`interpret`]).
+pub(crate) fn interpret_answer(
+    subject: &Subject<'_>,
+    answer: Answer,
+) -> Result<Verdict, HookError> {
+    let command = subject.command;
+    match answer {
+        Answer::Output(fields) => decide(subject, Value::Object(fields), Vec::new()).or_else(
+            |problem| {
+                unreadable(
+                    subject,
+                    format!(
+                        "hook process `{command}` answered with JSON the hook protocol does not allow: {problem}"
+                    ),
+                )
+            },
+        ),
+        Answer::Error(message) => Err(HookError::new(format!(
+            "hook process `{command}` failed on this call: {}",
+            excerpt(&message, STDERR_EXCERPT)
+        ))),
+        Answer::Ambiguous(problem) => unreadable(
+            subject,
+            format!("hook process `{command}` answered what cannot be read: {problem}"),
+        ),
+    }
+}
+
 /// A command that failed (another exit code, a signal, a timeout) after
 /// printing: if what it printed decides anything but a plain allow — block,
 /// deny, ask, `continue: false`, a rewrite — or cannot be read, the call is
@@ -266,7 +298,7 @@ const DECIDING_KEYS: [&str; 7] = [
 ///
 /// At session start the hook's own policy applies: the model has written
 /// nothing yet, so it cannot have made the output unreadable.
-fn unreadable(subject: &Subject<'_>, problem: String) -> Result<Verdict, HookError> {
+pub(crate) fn unreadable(subject: &Subject<'_>, problem: String) -> Result<Verdict, HookError> {
     if subject.event == HookPoint::SessionStart {
         return Err(HookError::new(problem));
     }

@@ -11,6 +11,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::http::HttpEndpoint;
+use super::persistent::PythonCallable;
 use hooks_runtime::HookPoint;
 use hooks_runtime::config::ConfigDuration;
 use hooks_runtime::when::When;
@@ -34,6 +35,10 @@ pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 /// An HTTP hook (`url:` in config instead of `command:`, Claude Code's
 /// `http` handler type) is [`CommandLine::Http`]: its input is POSTed to the
 /// URL and the answer read as the command's stdout.
+///
+/// A Python function (`python:` in config) is [`CommandLine::Python`]: a
+/// runner shipped with this crate imports it once and serves it as a
+/// persistent hook process (see [`CommandSpec::persistent`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandLine {
     /// The program and its arguments, run without a shell.
@@ -42,6 +47,8 @@ pub enum CommandLine {
     Shell(String),
     /// An endpoint the hook input is POSTed to.
     Http(HttpEndpoint),
+    /// A Python function, served by the shipped runner in a persistent process.
+    Python(PythonCallable),
 }
 
 impl CommandLine {
@@ -59,14 +66,24 @@ impl CommandLine {
         CommandLine::Shell(line.into())
     }
 
+    /// A Python function for the shipped runner: `module:function` (see
+    /// [`PythonCallable::new`]), run by `python3`.
+    pub fn python(target: &str) -> Result<Self, CommandSpecError> {
+        PythonCallable::new(target, None)
+            .map(CommandLine::Python)
+            .map_err(CommandSpecError::Invalid)
+    }
+
     /// The first word: the program of the exec form, the first
     /// whitespace-separated word of the shell form (empty when there is
-    /// none), the host of an HTTP endpoint.
+    /// none), the host of an HTTP endpoint, the `module:function` of a
+    /// Python function.
     pub fn first_word(&self) -> &str {
         match self {
             CommandLine::Exec(argv) => argv.first().map_or("", String::as_str),
             CommandLine::Shell(line) => line.split_whitespace().next().unwrap_or(""),
             CommandLine::Http(endpoint) => endpoint.host(),
+            CommandLine::Python(callable) => callable.target(),
         }
     }
 
@@ -74,7 +91,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.first().is_none_or(|program| program.trim().is_empty()),
             CommandLine::Shell(line) => line.trim().is_empty(),
-            CommandLine::Http(_) => false,
+            CommandLine::Http(_) | CommandLine::Python(_) => false,
         }
     }
 
@@ -82,7 +99,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.iter().any(|arg| arg.contains('\0')),
             CommandLine::Shell(line) => line.contains('\0'),
-            CommandLine::Http(_) => false,
+            CommandLine::Http(_) | CommandLine::Python(_) => false,
         }
     }
 }
@@ -93,6 +110,7 @@ impl fmt::Display for CommandLine {
         match self {
             CommandLine::Shell(line) => f.write_str(line),
             CommandLine::Http(endpoint) => write!(f, "{endpoint}"),
+            CommandLine::Python(callable) => write!(f, "{callable}"),
             CommandLine::Exec(argv) => {
                 for (index, arg) in argv.iter().enumerate() {
                     if index > 0 {
@@ -206,6 +224,11 @@ pub struct CommandSpec {
     pub command: CommandLine,
     /// Run [`CommandLine::Shell`] through `/bin/sh -c`; required for the string form.
     pub shell: bool,
+    /// Keep the program running and send it every call as one line of JSON
+    /// with an `id`, instead of starting it per call (`persistent: true`
+    /// in config; always so for [`CommandLine::Python`]). See the
+    /// persistent hook processes section of the command hooks guide.
+    pub persistent: bool,
     /// When the command is killed (with its whole process group) and counts as failed.
     pub timeout: Duration,
     /// What a failure (crash, bad exit code, bad output, timeout) means.
@@ -230,6 +253,7 @@ impl CommandSpec {
     /// shell form, since choosing [`CommandLine::Shell`] in code is explicit.
     pub fn new(event: HookPoint, command: CommandLine) -> Self {
         let shell = matches!(command, CommandLine::Shell(_));
+        let persistent = matches!(command, CommandLine::Python(_));
         CommandSpec {
             name: None,
             event,
@@ -238,6 +262,7 @@ impl CommandSpec {
             matcher: None,
             command,
             shell,
+            persistent,
             timeout: DEFAULT_COMMAND_TIMEOUT,
             on_error: ErrorPolicy::FailClosed,
             priority: DEFAULT_PRIORITY,
@@ -273,6 +298,13 @@ impl CommandSpec {
     /// Sets the timeout.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Keeps the program running between calls (see the
+    /// [`persistent`](CommandSpec#structfield.persistent) field).
+    pub fn persistent_process(mut self) -> Self {
+        self.persistent = true;
         self
     }
 
@@ -321,14 +353,15 @@ impl CommandSpec {
     }
 
     /// The name used when `name` is not set: `command:<event>:<first word of
-    /// the command>`, e.g. `command:PreToolUse:./hooks/check.sh`. Two such
+    /// the command>`, e.g. `command:PreToolUse:./hooks/check.sh`, or
+    /// `python:<event>:<module:function>` for a Python function. Two such
     /// hooks running the same program need explicit names to be told apart.
     pub fn default_name(&self) -> String {
-        format!(
-            "command:{}:{}",
-            self.event_name(),
-            self.command.first_word()
-        )
+        let kind = match self.command {
+            CommandLine::Python(_) => "python",
+            _ => "command",
+        };
+        format!("{kind}:{}:{}", self.event_name(), self.command.first_word())
     }
 
     /// The name the hook registers under: `name`, or [`default_name`](Self::default_name).
@@ -350,6 +383,9 @@ impl CommandSpec {
                 .join(program.as_str())
                 .to_string_lossy()
                 .into_owned();
+        }
+        if let CommandLine::Python(callable) = &mut self.command {
+            callable.resolve_relative_to(base_dir);
         }
         if let Some(cwd) = &mut self.cwd
             && cwd.is_relative()
@@ -373,9 +409,26 @@ impl CommandSpec {
         match (&self.command, self.shell) {
             (CommandLine::Shell(_), false) => return Err(CommandSpecError::StringWithoutShell),
             (CommandLine::Exec(_), true) => return Err(CommandSpecError::ShellWithArray),
+            (CommandLine::Http(_) | CommandLine::Python(_), true) => {
+                return Err(CommandSpecError::Invalid(
+                    "`shell: true` is for a command line, not a `url` or `python`".into(),
+                ));
+            }
+            _ => {}
+        }
+        match (&self.command, self.persistent) {
             (CommandLine::Http(_), true) => {
                 return Err(CommandSpecError::Invalid(
-                    "`shell: true` is for a command line, not a `url`".into(),
+                    "`persistent: true` keeps a program running; an HTTP hook (`url`) has no \
+                     program: remove `persistent`"
+                        .into(),
+                ));
+            }
+            (CommandLine::Python(_), false) => {
+                return Err(CommandSpecError::Invalid(
+                    "a Python function is always served by a persistent process: remove \
+                     `persistent: false`"
+                        .into(),
                 ));
             }
             _ => {}
@@ -517,6 +570,12 @@ struct RawCommandSpec {
     #[serde(default)]
     url: Option<String>,
     #[serde(default)]
+    python: Option<String>,
+    #[serde(default)]
+    interpreter: Option<String>,
+    #[serde(default)]
+    persistent: Option<bool>,
+    #[serde(default)]
     headers: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     allowed_env_vars: Vec<String>,
@@ -551,33 +610,52 @@ impl TryFrom<RawCommandSpec> for CommandSpec {
             ),
         };
         let http_only = !raw.headers.is_empty() || !raw.allowed_env_vars.is_empty();
-        let command = match (raw.command, raw.url) {
-            (Some(command), None) if !http_only => command,
-            (Some(_), None) => {
-                return Err(CommandSpecError::Invalid(
-                    "`headers` and `allowed_env_vars` go with a `url`, not a `command`".into(),
-                ));
-            }
+        if http_only && raw.url.is_none() {
+            return Err(CommandSpecError::Invalid(
+                "`headers` and `allowed_env_vars` go with a `url`, not a `command` or `python`"
+                    .into(),
+            ));
+        }
+        if raw.interpreter.is_some() && raw.python.is_none() {
+            return Err(CommandSpecError::Invalid(
+                "`interpreter` names the Python that runs a `python` function: give \
+                 `python: \"module:function\"` with it, or remove it"
+                    .into(),
+            ));
+        }
+        let command = match (raw.command, raw.url, raw.python) {
+            (Some(command), None, None) => command,
             #[cfg(not(feature = "http"))]
-            (None, Some(_)) => {
+            (None, Some(_), None) => {
                 return Err(CommandSpecError::Invalid(super::http::NO_HTTP.into()));
             }
             #[cfg(feature = "http")]
-            (None, Some(url)) => CommandLine::Http(
+            (None, Some(url), None) => CommandLine::Http(
                 HttpEndpoint::new(&url, raw.headers, &raw.allowed_env_vars)
                     .map_err(CommandSpecError::Invalid)?,
             ),
-            (Some(_), Some(_)) => {
+            (None, None, Some(target)) => CommandLine::Python(
+                PythonCallable::new(&target, raw.interpreter.as_deref())
+                    .map_err(CommandSpecError::Invalid)?,
+            ),
+            (None, None, None) => {
                 return Err(CommandSpecError::Invalid(
-                    "give a `command` to run or a `url` to post to, not both".into(),
-                ));
-            }
-            (None, None) => {
-                return Err(CommandSpecError::Invalid(
-                    "missing `command` (what to run) or `url` (where to post the hook input)"
+                    "missing `command` (what to run), `url` (where to post the hook input) or \
+                     `python` (a `module:function` to call)"
                         .into(),
                 ));
             }
+            _ => {
+                return Err(CommandSpecError::Invalid(
+                    "give one of `command` (a program to run), `url` (where to post) or `python` \
+                     (a function to call), not several"
+                        .into(),
+                ));
+            }
+        };
+        let persistent = match (&command, raw.persistent) {
+            (CommandLine::Python(_), None) => true,
+            (_, given) => given.unwrap_or(false),
         };
         let spec = CommandSpec {
             name: raw.name,
@@ -587,6 +665,7 @@ impl TryFrom<RawCommandSpec> for CommandSpec {
             matcher: raw.matcher,
             command,
             shell: raw.shell,
+            persistent,
             timeout: raw.timeout,
             on_error: raw.on_error,
             priority: raw.priority,

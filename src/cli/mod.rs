@@ -259,7 +259,52 @@ impl Cli {
                             message,
                         }),
                 );
+                // Persistent hook processes are started once and probed: a
+                // program or Python module that cannot serve fails here,
+                // not on every call.
+                let mut probed = Vec::new();
+                let mut failed = Vec::new();
+                for entry in &config.commands {
+                    match hooks_command::probe_declared(&entry.spec, config.command_base_dir())
+                        .await
+                    {
+                        None => {}
+                        Some(Ok(took)) => probed.push(format!(
+                            "{}: the hook process answered a probe in {} ms",
+                            entry.entry,
+                            took.as_millis()
+                        )),
+                        Some(Err(problem)) => failed.push((entry.entry.clone(), problem)),
+                    }
+                }
+                if !failed.is_empty() {
+                    if json {
+                        let list: Vec<Value> = failed
+                            .iter()
+                            .map(|(entry, message)| {
+                                json!({"file": config.source, "entry": entry, "message": message})
+                            })
+                            .collect();
+                        writeln!(out, "{}", json!({"valid": false, "errors": list}))?;
+                    } else {
+                        for (entry, problem) in &failed {
+                            writeln!(err, "{}: {entry}: {problem}", config.source)?;
+                        }
+                        writeln!(
+                            err,
+                            "hooks: {} hook process(es) did not answer a probe; the agent would \
+                             block every call they guard",
+                            failed.len()
+                        )?;
+                    }
+                    return Ok(1);
+                }
                 check::check(&config, &registry, &warnings, json, out)?;
+                if !json {
+                    for line in probed {
+                        writeln!(out, "{line}")?;
+                    }
+                }
                 Ok(0)
             }
             Step::Explain(call) => {

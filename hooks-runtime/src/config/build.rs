@@ -245,7 +245,7 @@ impl AgentConfig {
     /// config file's. A Claude Code settings file lives in
     /// `<project>/.claude/`; its commands run from the project, as Claude
     /// Code runs them.
-    fn command_base_dir(&self) -> Option<&std::path::Path> {
+    pub fn command_base_dir(&self) -> Option<&std::path::Path> {
         let base = self.base_dir.as_deref()?;
         if self.shape == ConfigShape::ClaudeSettings
             && base.file_name().is_some_and(|name| name == ".claude")
