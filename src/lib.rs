@@ -120,9 +120,11 @@ pub mod prelude {
 }
 
 /// The pages that describe no one module (the repository's `docs/`): the
-/// framework adapters together, and the benchmarks. Every other guide is
-/// the page of the module it describes.
+/// framework adapters together, policies written in Python, and the
+/// benchmarks. Every other guide is the page of the module it describes.
 pub mod guide {
+    #[doc = include_str!("../docs/python-hooks.md")]
+    pub mod python_hooks {}
     #[cfg(all(feature = "rig", feature = "tower"))]
     #[doc = include_str!("../docs/frameworks.md")]
     pub mod frameworks {}
