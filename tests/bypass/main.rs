@@ -21,6 +21,9 @@
 //! * `raw_args` — argument text as the model writes it: repeated keys,
 //!   escaped spellings of one key, trailing text, lone surrogates, NUL,
 //!   10 MB; refused before any hook, or run with the very value the hooks saw.
+//! * `hook_processes` — arguments shaped against a policy served as a
+//!   Python function: forged answer lines and ids in arguments, amounts
+//!   spelt to slip past a comparison, an answer made too long to read.
 //! * `hook_server` — what a Claude Code client, or the model through it,
 //!   sends `hooks serve`: inputs over the size cap or nested past the
 //!   parser, lone surrogates, post events from another session or with other
@@ -53,6 +56,7 @@ mod agent_flags;
 mod callbacks;
 mod command_output;
 mod gate_store;
+mod hook_processes;
 mod hook_server;
 #[cfg(feature = "mcp")]
 mod mcp_proxy;
