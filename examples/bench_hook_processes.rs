@@ -16,7 +16,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use hooks::command::{CommandHook, CommandLine, CommandSpec, PythonCallable};
+use hooks::command::{CommandHook, CommandLine, CommandSpec, FunctionLanguage, HookFunction};
 use hooks::{HookContext, HookPoint, HookRegistry, Observation};
 use serde_json::{Value, json};
 
@@ -132,8 +132,9 @@ async fn bench() {
         registry(Some(
             CommandSpec::new(
                 HookPoint::PreToolUse,
-                CommandLine::Python(
-                    PythonCallable::new("bench_policy:check", None).expect("target"),
+                CommandLine::Function(
+                    HookFunction::new(FunctionLanguage::Python, "bench_policy:check", None)
+                        .expect("target"),
                 ),
             )
             .with_cwd(&dir)

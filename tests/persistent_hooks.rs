@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hooks::command::{CommandHook, CommandLine, CommandSpec, PythonCallable};
+use hooks::command::{CommandHook, CommandLine, CommandSpec, FunctionLanguage, HookFunction};
 use hooks::config::AgentConfig;
 use hooks::factory::Resources;
 use hooks::{ErrorPolicy, HookContext, HookPoint, HookRegistry, Observation, ToolCallReport};
@@ -363,7 +363,9 @@ async fn a_probe_starts_the_process_and_checks_that_it_answers() {
 
     let missing = CommandSpec::new(
         HookPoint::PreToolUse,
-        CommandLine::Python(PythonCallable::new("no_such_policy:check", None).unwrap()),
+        CommandLine::Function(
+            HookFunction::new(FunctionLanguage::Python, "no_such_policy:check", None).unwrap(),
+        ),
     )
     .with_cwd(repo("examples/hooks"))
     .with_timeout(ANSWERS);
@@ -458,6 +460,79 @@ hooks:
     assert!(matches!(fine.observation, Observation::Output(_)));
 }
 
+fn node() -> bool {
+    let found = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !found {
+        println!("SKIPPED: node is not on PATH; JavaScript functions are served by Node");
+    }
+    found
+}
+
+/// The JavaScript example, an ES module, and a CommonJS one beside it: they
+/// block, rewrite and fail like the Python function, and Node serves
+/// calls concurrently.
+#[tokio::test]
+async fn a_javascript_function_blocks_and_rewrites_too() {
+    if !node() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(
+        repo("examples/hooks/payments_policy.mjs"),
+        dir.path().join("payments_policy.mjs"),
+    )
+    .expect("copy the policy");
+    std::fs::write(
+        dir.path().join("slow.cjs"),
+        "module.exports.guards = { async wait(call) {\n\
+           await new Promise((done) => setTimeout(done, call.tool_input.ms));\n\
+           if (call.tool_input.fail) throw new RangeError('no ' + call.tool_input.n);\n\
+           return { decision: 'block', reason: 'n=' + call.tool_input.n };\n\
+         } };\n",
+    )
+    .expect("write the CommonJS module");
+    let spec = |target: &str| {
+        CommandSpec::from_value(&json!({
+            "name": "proc", "event": "PreToolUse", "node": target, "timeout": "20s",
+        }))
+        .expect("valid")
+        .with_cwd(dir.path())
+    };
+    let policy = registry(spec("./payments_policy.mjs:check"));
+    let over = act(&policy, json!({"amount": "5000"})).await;
+    assert_eq!(reason(&over), "sql_exec: 5000 is over the limit of 1000 per payment");
+    let nan = act(&policy, json!({"amount": "NaN"})).await;
+    assert!(reason(&nan).contains("over the limit"));
+    let rewritten = act(&policy, json!({"amount": 3, "currency": "eur"})).await;
+    assert_eq!(
+        rewritten.observation,
+        Observation::Output(json!({"ran_with": {"amount": 3, "currency": "EUR"}}))
+    );
+
+    let slow = Arc::new(registry(spec("./slow.cjs:guards.wait")));
+    let mut calls = tokio::task::JoinSet::new();
+    for n in 0..8u64 {
+        let slow = Arc::clone(&slow);
+        calls.spawn(async move {
+            let report = act(&slow, json!({"ms": (8 - n) * 50, "n": n})).await;
+            (n, reason(&report))
+        });
+    }
+    let started = Instant::now();
+    while let Some(joined) = calls.join_next().await {
+        let (n, reason) = joined.expect("the call ran");
+        assert_eq!(reason, format!("n={n}"));
+    }
+    // Concurrently: about the longest wait (400 ms), not the sum (1.8 s).
+    assert!(started.elapsed() < Duration::from_millis(1_500), "{:?}", started.elapsed());
+    let thrown = act(&slow, json!({"ms": 1, "n": 9, "fail": true})).await;
+    let why = reason(&thrown);
+    assert!(why.contains("failed on this call: RangeError: no 9"), "{why}");
+}
+
 #[test]
 fn python_entries_are_checked_when_the_config_loads() {
     let spec = CommandSpec::from_value(&json!({
@@ -479,12 +554,17 @@ fn python_entries_are_checked_when_the_config_loads() {
             "not several",
         ),
         (
+            json!({"event": "PreToolUse", "python": "a:b", "node": "./a.mjs:b"}),
+            "not both",
+        ),
+        (json!({"event": "PreToolUse", "node": "./a b.mjs:b"}), "a JavaScript name"),
+        (
             json!({"event": "PreToolUse", "python": "a:b", "persistent": false}),
             "always served by a persistent process",
         ),
         (
             json!({"event": "PreToolUse", "command": ["x"], "interpreter": "python3"}),
-            "`interpreter` names the Python",
+            "`interpreter` names the program",
         ),
         (
             json!({"event": "PreToolUse", "url": "http://127.0.0.1:1/h", "persistent": true}),

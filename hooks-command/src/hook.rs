@@ -8,7 +8,7 @@ use std::time::Duration;
 use regex::Regex;
 use tokio::process::Command;
 
-use super::persistent::{Failure, HookProcess};
+use super::persistent::{Failure, FunctionLanguage, HookProcess};
 use super::process;
 use super::protocol::{self, Subject, Verdict};
 use super::spec::{CommandLine, CommandSpec, CommandSpecError};
@@ -138,7 +138,10 @@ impl CommandHook {
         };
         let command_text = protocol::excerpt(&spec.command.to_string(), 200);
         let kind = match (&spec.command, spec.persistent) {
-            (CommandLine::Python(_), _) => "Python function",
+            (CommandLine::Function(function), _) => match function.language() {
+                FunctionLanguage::Python => "Python function",
+                _ => "JavaScript function",
+            },
             (_, true) => "persistent hook process",
             (_, false) => "command hook",
         };
@@ -204,7 +207,7 @@ impl CommandHook {
                 command.arg("-c").arg(line);
                 command
             }
-            CommandLine::Python(callable) => callable.command(),
+            CommandLine::Function(function) => function.command(),
             CommandLine::Http(endpoint) => {
                 return Err(HookError::new(format!(
                     "{endpoint} is an HTTP hook, not a process to start"

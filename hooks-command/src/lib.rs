@@ -28,7 +28,7 @@ mod supervisor;
 
 pub use hook::{COMMAND_ENV_ALLOWLIST, CommandHook};
 pub use http::HttpEndpoint;
-pub use persistent::{DEFAULT_PYTHON, PERSISTENT_ANSWER_LIMIT, PythonCallable};
+pub use persistent::{FunctionLanguage, HookFunction, PERSISTENT_ANSWER_LIMIT};
 pub use process::COMMAND_OUTPUT_LIMIT;
 pub use spec::{CommandLine, CommandSpec, CommandSpecError, DEFAULT_COMMAND_TIMEOUT};
 
@@ -69,7 +69,7 @@ fn declared_spec(entry: Value, base_dir: Option<&Path>) -> Result<CommandSpec, S
 }
 
 /// For `hooks check`: starts the process of a config file's persistent
-/// hook (`persistent: true`, or a `python` function), as the agent would,
+/// hook (`persistent: true`, or a `python` or `node` function), as the agent would,
 /// and sends it a probe (see [`CommandHook::probe`]); the process is
 /// stopped afterwards. `None` for an entry that is not persistent; the
 /// entry and `base_dir` are what [`AgentConfig`](hooks_runtime::config::AgentConfig)

@@ -34,10 +34,10 @@ pub(crate) fn check_program(spec: &CommandSpec) -> Result<(), String> {
         // Nothing to find on disk: whether it answers is known only by
         // calling it, and a call that fails is closed unless fail-open.
         CommandLine::Http(_) => Ok(()),
-        // The interpreter must be there; whether the module imports is
+        // The interpreter must be there; whether the module loads is
         // known only by starting it (`hooks check` does, with a probe).
-        CommandLine::Python(callable) => {
-            let interpreter = callable.interpreter();
+        CommandLine::Function(function) => {
+            let interpreter = function.interpreter();
             if interpreter.contains('/') {
                 check_file(
                     &within(dir, Path::new(interpreter)),

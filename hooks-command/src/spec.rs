@@ -11,7 +11,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::http::HttpEndpoint;
-use super::persistent::PythonCallable;
+use super::persistent::{FunctionLanguage, HookFunction};
 use hooks_runtime::HookPoint;
 use hooks_runtime::config::ConfigDuration;
 use hooks_runtime::when::When;
@@ -36,9 +36,10 @@ pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 /// `http` handler type) is [`CommandLine::Http`]: its input is POSTed to the
 /// URL and the answer read as the command's stdout.
 ///
-/// A Python function (`python:` in config) is [`CommandLine::Python`]: a
-/// runner shipped with this crate imports it once and serves it as a
-/// persistent hook process (see [`CommandSpec::persistent`]).
+/// A Python or JavaScript function (`python:` or `node:` in config) is
+/// [`CommandLine::Function`]: a runner shipped with this crate loads it once
+/// and serves it as a persistent hook process (see
+/// [`CommandSpec::persistent`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandLine {
     /// The program and its arguments, run without a shell.
@@ -47,8 +48,8 @@ pub enum CommandLine {
     Shell(String),
     /// An endpoint the hook input is POSTed to.
     Http(HttpEndpoint),
-    /// A Python function, served by the shipped runner in a persistent process.
-    Python(PythonCallable),
+    /// A function, served by a shipped runner in a persistent process.
+    Function(HookFunction),
 }
 
 impl CommandLine {
@@ -67,23 +68,31 @@ impl CommandLine {
     }
 
     /// A Python function for the shipped runner: `module:function` (see
-    /// [`PythonCallable::new`]), run by `python3`.
+    /// [`HookFunction::new`]), run by `python3`.
     pub fn python(target: &str) -> Result<Self, CommandSpecError> {
-        PythonCallable::new(target, None)
-            .map(CommandLine::Python)
+        HookFunction::new(FunctionLanguage::Python, target, None)
+            .map(CommandLine::Function)
+            .map_err(CommandSpecError::Invalid)
+    }
+
+    /// A JavaScript function for the shipped runner: `module:function` (see
+    /// [`HookFunction::new`]), run by `node`.
+    pub fn node(target: &str) -> Result<Self, CommandSpecError> {
+        HookFunction::new(FunctionLanguage::Node, target, None)
+            .map(CommandLine::Function)
             .map_err(CommandSpecError::Invalid)
     }
 
     /// The first word: the program of the exec form, the first
     /// whitespace-separated word of the shell form (empty when there is
     /// none), the host of an HTTP endpoint, the `module:function` of a
-    /// Python function.
+    /// function.
     pub fn first_word(&self) -> &str {
         match self {
             CommandLine::Exec(argv) => argv.first().map_or("", String::as_str),
             CommandLine::Shell(line) => line.split_whitespace().next().unwrap_or(""),
             CommandLine::Http(endpoint) => endpoint.host(),
-            CommandLine::Python(callable) => callable.target(),
+            CommandLine::Function(function) => function.target(),
         }
     }
 
@@ -91,7 +100,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.first().is_none_or(|program| program.trim().is_empty()),
             CommandLine::Shell(line) => line.trim().is_empty(),
-            CommandLine::Http(_) | CommandLine::Python(_) => false,
+            CommandLine::Http(_) | CommandLine::Function(_) => false,
         }
     }
 
@@ -99,7 +108,7 @@ impl CommandLine {
         match self {
             CommandLine::Exec(argv) => argv.iter().any(|arg| arg.contains('\0')),
             CommandLine::Shell(line) => line.contains('\0'),
-            CommandLine::Http(_) | CommandLine::Python(_) => false,
+            CommandLine::Http(_) | CommandLine::Function(_) => false,
         }
     }
 }
@@ -110,7 +119,7 @@ impl fmt::Display for CommandLine {
         match self {
             CommandLine::Shell(line) => f.write_str(line),
             CommandLine::Http(endpoint) => write!(f, "{endpoint}"),
-            CommandLine::Python(callable) => write!(f, "{callable}"),
+            CommandLine::Function(function) => write!(f, "{function}"),
             CommandLine::Exec(argv) => {
                 for (index, arg) in argv.iter().enumerate() {
                     if index > 0 {
@@ -226,7 +235,7 @@ pub struct CommandSpec {
     pub shell: bool,
     /// Keep the program running and send it every call as one line of JSON
     /// with an `id`, instead of starting it per call (`persistent: true`
-    /// in config; always so for [`CommandLine::Python`]). See the
+    /// in config; always so for [`CommandLine::Function`]). See the
     /// persistent hook processes section of the command hooks guide.
     pub persistent: bool,
     /// When the command is killed (with its whole process group) and counts as failed.
@@ -253,7 +262,7 @@ impl CommandSpec {
     /// shell form, since choosing [`CommandLine::Shell`] in code is explicit.
     pub fn new(event: HookPoint, command: CommandLine) -> Self {
         let shell = matches!(command, CommandLine::Shell(_));
-        let persistent = matches!(command, CommandLine::Python(_));
+        let persistent = matches!(command, CommandLine::Function(_));
         CommandSpec {
             name: None,
             event,
@@ -354,11 +363,11 @@ impl CommandSpec {
 
     /// The name used when `name` is not set: `command:<event>:<first word of
     /// the command>`, e.g. `command:PreToolUse:./hooks/check.sh`, or
-    /// `python:<event>:<module:function>` for a Python function. Two such
+    /// `python:<event>:<module:function>` (or `node:…`) for a function. Two such
     /// hooks running the same program need explicit names to be told apart.
     pub fn default_name(&self) -> String {
-        let kind = match self.command {
-            CommandLine::Python(_) => "python",
+        let kind = match &self.command {
+            CommandLine::Function(function) => function.language().key(),
             _ => "command",
         };
         format!("{kind}:{}:{}", self.event_name(), self.command.first_word())
@@ -384,8 +393,8 @@ impl CommandSpec {
                 .to_string_lossy()
                 .into_owned();
         }
-        if let CommandLine::Python(callable) = &mut self.command {
-            callable.resolve_relative_to(base_dir);
+        if let CommandLine::Function(function) = &mut self.command {
+            function.resolve_relative_to(base_dir);
         }
         if let Some(cwd) = &mut self.cwd
             && cwd.is_relative()
@@ -409,9 +418,9 @@ impl CommandSpec {
         match (&self.command, self.shell) {
             (CommandLine::Shell(_), false) => return Err(CommandSpecError::StringWithoutShell),
             (CommandLine::Exec(_), true) => return Err(CommandSpecError::ShellWithArray),
-            (CommandLine::Http(_) | CommandLine::Python(_), true) => {
+            (CommandLine::Http(_) | CommandLine::Function(_), true) => {
                 return Err(CommandSpecError::Invalid(
-                    "`shell: true` is for a command line, not a `url` or `python`".into(),
+                    "`shell: true` is for a command line, not a `url` or a function".into(),
                 ));
             }
             _ => {}
@@ -424,9 +433,9 @@ impl CommandSpec {
                         .into(),
                 ));
             }
-            (CommandLine::Python(_), false) => {
+            (CommandLine::Function(_), false) => {
                 return Err(CommandSpecError::Invalid(
-                    "a Python function is always served by a persistent process: remove \
+                    "a function is always served by a persistent process: remove \
                      `persistent: false`"
                         .into(),
                 ));
@@ -572,6 +581,8 @@ struct RawCommandSpec {
     #[serde(default)]
     python: Option<String>,
     #[serde(default)]
+    node: Option<String>,
+    #[serde(default)]
     interpreter: Option<String>,
     #[serde(default)]
     persistent: Option<bool>,
@@ -612,18 +623,28 @@ impl TryFrom<RawCommandSpec> for CommandSpec {
         let http_only = !raw.headers.is_empty() || !raw.allowed_env_vars.is_empty();
         if http_only && raw.url.is_none() {
             return Err(CommandSpecError::Invalid(
-                "`headers` and `allowed_env_vars` go with a `url`, not a `command` or `python`"
+                "`headers` and `allowed_env_vars` go with a `url`, not a `command` or a function"
                     .into(),
             ));
         }
-        if raw.interpreter.is_some() && raw.python.is_none() {
+        let function = match (raw.python, raw.node) {
+            (Some(target), None) => Some((FunctionLanguage::Python, target)),
+            (None, Some(target)) => Some((FunctionLanguage::Node, target)),
+            (None, None) => None,
+            (Some(_), Some(_)) => {
+                return Err(CommandSpecError::Invalid(
+                    "give a `python` or a `node` function, not both".into(),
+                ));
+            }
+        };
+        if raw.interpreter.is_some() && function.is_none() {
             return Err(CommandSpecError::Invalid(
-                "`interpreter` names the Python that runs a `python` function: give \
+                "`interpreter` names the program that runs a `python` or `node` function: give \
                  `python: \"module:function\"` with it, or remove it"
                     .into(),
             ));
         }
-        let command = match (raw.command, raw.url, raw.python) {
+        let command = match (raw.command, raw.url, function) {
             (Some(command), None, None) => command,
             #[cfg(not(feature = "http"))]
             (None, Some(_), None) => {
@@ -634,27 +655,27 @@ impl TryFrom<RawCommandSpec> for CommandSpec {
                 HttpEndpoint::new(&url, raw.headers, &raw.allowed_env_vars)
                     .map_err(CommandSpecError::Invalid)?,
             ),
-            (None, None, Some(target)) => CommandLine::Python(
-                PythonCallable::new(&target, raw.interpreter.as_deref())
+            (None, None, Some((language, target))) => CommandLine::Function(
+                HookFunction::new(language, &target, raw.interpreter.as_deref())
                     .map_err(CommandSpecError::Invalid)?,
             ),
             (None, None, None) => {
                 return Err(CommandSpecError::Invalid(
-                    "missing `command` (what to run), `url` (where to post the hook input) or \
-                     `python` (a `module:function` to call)"
+                    "missing `command` (what to run), `url` (where to post the hook input), or \
+                     `python` or `node` (a `module:function` to call)"
                         .into(),
                 ));
             }
             _ => {
                 return Err(CommandSpecError::Invalid(
-                    "give one of `command` (a program to run), `url` (where to post) or `python` \
-                     (a function to call), not several"
+                    "give one of `command` (a program to run), `url` (where to post) or \
+                     `python`/`node` (a function to call), not several"
                         .into(),
                 ));
             }
         };
         let persistent = match (&command, raw.persistent) {
-            (CommandLine::Python(_), None) => true,
+            (CommandLine::Function(_), None) => true,
             (_, given) => given.unwrap_or(false),
         };
         let spec = CommandSpec {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use hooks::{
     ErrorPolicy, HookContext, HookPoint, HookRegistry, Observation,
-    command::{CommandHook, CommandLine, CommandSpec, PythonCallable},
+    command::{CommandHook, CommandLine, CommandSpec, FunctionLanguage, HookFunction},
 };
 use serde_json::{Value, json};
 
@@ -25,8 +25,13 @@ fn python() -> bool {
 }
 
 fn policy(event: HookPoint, function: &str, on_error: ErrorPolicy) -> HookRegistry {
-    let callable = PythonCallable::new(&format!("payments_policy:{function}"), None).unwrap();
-    let spec = CommandSpec::new(event, CommandLine::Python(callable))
+    let callable = HookFunction::new(
+        FunctionLanguage::Python,
+        &format!("payments_policy:{function}"),
+        None,
+    )
+    .unwrap();
+    let spec = CommandSpec::new(event, CommandLine::Function(callable))
         .with_name("policy")
         .with_cwd(format!("{}/examples/hooks", env!("CARGO_MANIFEST_DIR")))
         .with_timeout(Duration::from_secs(20))

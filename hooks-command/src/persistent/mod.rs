@@ -1,12 +1,13 @@
 //! Persistent hook processes: a program started once that answers every
 //! call of its hook over stdin and stdout, one JSON line each way, matched
-//! by id; and Python functions served that way by a shipped runner.
+//! by id; and Python and JavaScript functions served that way by runners
+//! shipped with the crate.
 
 mod answer;
+mod function;
 mod hook_process;
-mod python;
 
 pub(crate) use answer::Answer;
 pub use answer::PERSISTENT_ANSWER_LIMIT;
+pub use function::{FunctionLanguage, HookFunction};
 pub(crate) use hook_process::{Failure, HookProcess};
-pub use python::{DEFAULT_PYTHON, PythonCallable};
