@@ -485,12 +485,17 @@ async fn a_javascript_function_blocks_and_rewrites_too() {
         dir.path().join("payments_policy.mjs"),
     )
     .expect("copy the policy");
+    // `wait` answers a waiter only once an opener has come: served one
+    // call at a time, the waiter would hold the opener off for good.
     std::fs::write(
         dir.path().join("slow.cjs"),
-        "module.exports.guards = { async wait(call) {\n\
-           await new Promise((done) => setTimeout(done, call.tool_input.ms));\n\
-           if (call.tool_input.fail) throw new RangeError('no ' + call.tool_input.n);\n\
-           return { decision: 'block', reason: 'n=' + call.tool_input.n };\n\
+        "let open;\n\
+         const opened = new Promise((done) => { open = done; });\n\
+         module.exports.guards = { async wait(call) {\n\
+           const { role, n, fail } = call.tool_input;\n\
+           if (fail) throw new RangeError('no ' + n);\n\
+           if (role === 'waiter') await opened; else open();\n\
+           return { decision: 'block', reason: 'n=' + n };\n\
          } };\n",
     )
     .expect("write the CommonJS module");
@@ -503,7 +508,10 @@ async fn a_javascript_function_blocks_and_rewrites_too() {
     };
     let policy = registry(spec("./payments_policy.mjs:check"));
     let over = act(&policy, json!({"amount": "5000"})).await;
-    assert_eq!(reason(&over), "sql_exec: 5000 is over the limit of 1000 per payment");
+    assert_eq!(
+        reason(&over),
+        "sql_exec: 5000 is over the limit of 1000 per payment"
+    );
     let nan = act(&policy, json!({"amount": "NaN"})).await;
     assert!(reason(&nan).contains("over the limit"));
     let rewritten = act(&policy, json!({"amount": 3, "currency": "eur"})).await;
@@ -513,24 +521,20 @@ async fn a_javascript_function_blocks_and_rewrites_too() {
     );
 
     let slow = Arc::new(registry(spec("./slow.cjs:guards.wait")));
-    let mut calls = tokio::task::JoinSet::new();
-    for n in 0..8u64 {
+    let waiter = {
         let slow = Arc::clone(&slow);
-        calls.spawn(async move {
-            let report = act(&slow, json!({"ms": (8 - n) * 50, "n": n})).await;
-            (n, reason(&report))
-        });
-    }
-    let started = Instant::now();
-    while let Some(joined) = calls.join_next().await {
-        let (n, reason) = joined.expect("the call ran");
-        assert_eq!(reason, format!("n={n}"));
-    }
-    // Concurrently: about the longest wait (400 ms), not the sum (1.8 s).
-    assert!(started.elapsed() < Duration::from_millis(1_500), "{:?}", started.elapsed());
+        tokio::spawn(async move { act(&slow, json!({"role": "waiter", "n": 0})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let opener = act(&slow, json!({"role": "opener", "n": 1})).await;
+    assert_eq!(reason(&opener), "n=1");
+    assert_eq!(reason(&waiter.await.expect("the waiter ran")), "n=0");
     let thrown = act(&slow, json!({"ms": 1, "n": 9, "fail": true})).await;
     let why = reason(&thrown);
-    assert!(why.contains("failed on this call: RangeError: no 9"), "{why}");
+    assert!(
+        why.contains("failed on this call: RangeError: no 9"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -557,7 +561,10 @@ fn python_entries_are_checked_when_the_config_loads() {
             json!({"event": "PreToolUse", "python": "a:b", "node": "./a.mjs:b"}),
             "not both",
         ),
-        (json!({"event": "PreToolUse", "node": "./a b.mjs:b"}), "a JavaScript name"),
+        (
+            json!({"event": "PreToolUse", "node": "./a b.mjs:b"}),
+            "a JavaScript name",
+        ),
         (
             json!({"event": "PreToolUse", "python": "a:b", "persistent": false}),
             "always served by a persistent process",
