@@ -80,6 +80,14 @@ const KILL_MARGIN: Duration = Duration::from_secs(4);
 /// [`COMMAND_OUTPUT_LIMIT`](crate::COMMAND_OUTPUT_LIMIT) characters; stdout
 /// that reaches it, or is not UTF-8, blocks (see above).
 ///
+/// A **persistent** hook ([`CommandSpec::persistent`], and every
+/// [`CommandLine::Function`]) starts its program once, on its first call,
+/// and sends it each call as one line of JSON with an `id`; the answer line
+/// with that id holds the same JSON output. A crash, a hang, closed stdout
+/// or output that is no answer fails the calls waiting (output that is no
+/// answer blocks even a `fail_open` hook) and the program is started again,
+/// with back-off; see [`probe`](Self::probe) and the command hooks guide.
+///
 /// Running one needs a Tokio runtime with the IO and time drivers
 /// (`#[tokio::main]` has both).
 ///
