@@ -144,6 +144,55 @@ async fn concurrent_calls_get_their_own_answers() {
     assert_eq!(answered, 16);
 }
 
+/// Ids are not a counter the model could guess.
+#[tokio::test]
+async fn request_ids_cannot_be_guessed() {
+    if !python() {
+        return;
+    }
+    let registry = registry(process_spec(HookPoint::PreToolUse, ANSWERS));
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let report = act(&registry, json!({"action": "id"})).await;
+        let id: u64 = reason(&report)
+            .strip_prefix("id=")
+            .and_then(|id| id.parse().ok())
+            .expect("an id");
+        assert!(id < 1 << 53);
+        ids.push(id);
+    }
+    assert!(
+        ids.windows(2).all(|pair| pair[1].abs_diff(pair[0]) > 1000),
+        "{ids:?}"
+    );
+}
+
+/// A call cancelled while its request is half written (the process is not
+/// reading, the pipe is full) still leaves a whole line: the next request
+/// is read as it was sent, by the same process.
+#[tokio::test]
+async fn a_call_cancelled_mid_write_leaves_the_stream_whole() {
+    if !python() {
+        return;
+    }
+    let registry = Arc::new(registry(process_spec(HookPoint::PreToolUse, ANSWERS)));
+    let before = pid(&registry).await;
+    let stalled = {
+        let registry = Arc::clone(&registry);
+        tokio::spawn(async move { act(&registry, json!({"action": "stall", "ms": 1500})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let big = json!({"action": "allow", "pad": "p".repeat(1 << 20)});
+    let cancelled = tokio::time::timeout(Duration::from_millis(300), act(&registry, big)).await;
+    assert!(
+        cancelled.is_err(),
+        "the big call was to be cut off mid-write"
+    );
+    let stalled = stalled.await.expect("the stalled call ran");
+    assert!(matches!(stalled.observation, Observation::Output(_)));
+    assert_eq!(pid(&registry).await, before, "the same process answers");
+}
+
 #[tokio::test]
 async fn a_crash_blocks_and_the_process_comes_back() {
     if !python() {
@@ -279,17 +328,17 @@ async fn an_error_answer_is_a_failure_and_closing_stdout_blocks() {
 async fn calls_while_the_process_is_down_are_blocked_at_once() {
     let spec = CommandSpec::new(
         HookPoint::PreToolUse,
-        CommandLine::exec(["sh", "-c", "echo cannot start >&2; exit 1"]),
+        CommandLine::exec(["sh", "-c", "printf 'se%s\\n' cret >&2; exit 1"]),
     )
     .persistent_process()
     .with_name("proc")
     .with_timeout(ANSWERS);
     let registry = registry(spec);
     let first = reason(&act(&registry, json!({})).await);
-    assert!(
-        first.contains("exited with code 1") && first.contains("stderr: cannot start"),
-        "{first}"
-    );
+    assert!(first.contains("exited with code 1"), "{first}");
+    // What it wrote on stderr goes to the log, not to the reason the model
+    // reads: the process serves every session.
+    assert!(!first.contains("secret"), "{first}");
     // Started again at once after the first failure, which fails again…
     let second = reason(&act(&registry, json!({})).await);
     assert!(second.contains("exited with code 1"), "{second}");
@@ -398,6 +447,11 @@ async fn a_python_function_blocks_and_rewrites_like_an_attribute_hook() {
         dir.path().join("payments_policy.py"),
     )
     .expect("copy the policy");
+    // Files an agent could drop beside the policy cannot stand in for the
+    // modules the runner imports.
+    for shadow in ["json.py", "inspect.py", "asyncio.py", "traceback.py"] {
+        std::fs::write(dir.path().join(shadow), "raise SystemExit('shadowed')\n").expect("write");
+    }
     let config = dir.path().join("agent.yaml");
     std::fs::write(
         &config,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use regex::Regex;
 use tokio::process::Command;
 
-use super::persistent::{Failure, FunctionLanguage, HookProcess};
+use super::persistent::{CallFailure, Failure, FunctionLanguage, HookProcess};
 use super::process;
 use super::protocol::{self, Subject, Verdict};
 use super::spec::{CommandLine, CommandSpec, CommandSpecError};
@@ -301,13 +301,21 @@ impl CommandHook {
         let subject = self.subject();
         let answered = match process.call(input, || self.launch(cwd)).await {
             Ok(answered) => answered,
-            Err(Failure::Process(reason)) => {
+            // The process's stderr stays out of the reason (the log has
+            // it): another session's arguments may be in it.
+            Err(CallFailure {
+                failure: Failure::Process(reason),
+                ..
+            }) => {
                 return Err(HookError::new(format!(
                     "hook process `{}` {reason}",
                     self.command_text
                 )));
             }
-            Err(Failure::Unreadable(reason)) => {
+            Err(CallFailure {
+                failure: Failure::Unreadable(reason),
+                ..
+            }) => {
                 return protocol::unreadable(
                     &subject,
                     format!("hook process `{}` {reason}", self.command_text),
@@ -351,9 +359,14 @@ impl CommandHook {
         let answered = process
             .call(request, || self.launch(cwd.as_deref()))
             .await
-            .map_err(|failure| {
+            .map_err(|CallFailure { failure, stderr }| {
                 let (Failure::Process(reason) | Failure::Unreadable(reason)) = failure;
-                format!("hook process `{}` {reason}", self.command_text)
+                let stderr = if stderr.is_empty() {
+                    String::new()
+                } else {
+                    format!("; stderr: {stderr}")
+                };
+                format!("hook process `{}` {reason}{stderr}", self.command_text)
             })?;
         match answered.answer {
             super::persistent::Answer::Output(_) => Ok(started.elapsed()),

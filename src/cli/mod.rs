@@ -292,8 +292,8 @@ impl Cli {
                         }
                         writeln!(
                             err,
-                            "hooks: {} hook process(es) did not answer a probe; the agent would \
-                             block every call they guard",
+                            "hooks: {} hook process(es) did not answer a probe; fix them before \
+                             the agent runs (every call they guard would fail)",
                             failed.len()
                         )?;
                     }

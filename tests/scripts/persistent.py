@@ -34,7 +34,7 @@ def handle(request):
         return answer(request_id)
     args = request.get("tool_input") or {}
     action = args.get("action", "allow")
-    if action == "allow":
+    if action in ("allow", "stall"):
         answer(request_id)
     elif action == "deny":
         deny(request_id, "denied: " + args.get("why", ""))
@@ -42,6 +42,8 @@ def handle(request):
         answer(request_id, hookSpecificOutput={"updatedInput": {"action": "rewritten"}})
     elif action == "redact":
         answer(request_id, hookSpecificOutput={"hookEventName": "PostToolUse", "updatedToolOutput": "[redacted]"})
+    elif action == "id":
+        deny(request_id, f"id={request_id}")
     elif action == "pid":
         deny(request_id, f"pid={os.getpid()}")
     elif action == "env":
@@ -77,6 +79,10 @@ def handle(request):
 def main():
     for line in sys.stdin:
         request = json.loads(line)
+        args = request.get("tool_input") or {}
+        if args.get("action") == "stall":
+            # Stop reading stdin for a while: the runtime's writes fill the pipe.
+            time.sleep(args["ms"] / 1000)
         threading.Thread(target=handle, args=(request,), daemon=True).start()
 
 

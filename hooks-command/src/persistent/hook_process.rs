@@ -2,6 +2,7 @@
 //! answering requests matched by id, restarted with back-off when it fails.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher as _;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -37,7 +38,7 @@ const STDERR_LINE: usize = 4_096;
 
 /// Calls whose answer may still come after they were cancelled: more than
 /// this and the process counts as answering nobody.
-const ABANDONED_LIMIT: usize = 10_000;
+const ABANDONED_LIMIT: usize = 1_000;
 
 /// Why a call got no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +57,16 @@ impl Failure {
             Failure::Process(reason) | Failure::Unreadable(reason) => reason,
         }
     }
+}
+
+/// A call's failure, with the end of what the process wrote on stderr.
+/// The stderr is for the operator (the log, `hooks check`), never for the
+/// reason the model reads: the process serves every session, and another
+/// session's arguments may be in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallFailure {
+    pub(crate) failure: Failure,
+    pub(crate) stderr: String,
 }
 
 /// An answer, with what the runtime did on the way (a restart) for the trace.
@@ -116,7 +127,11 @@ struct Live {
 struct Calls {
     /// False once the run is over: no call may wait on it any more.
     open: bool,
-    next_id: u64,
+    /// Ids are drawn from this keyed hash of a counter, so that text the
+    /// model wrote cannot guess one: a forged answer line that reaches
+    /// stdout (a child process sharing it) names an unknown id, which blocks.
+    ids: std::collections::hash_map::RandomState,
+    counter: u64,
     waiting: HashMap<u64, oneshot::Sender<Result<Answer, Failure>>>,
     /// Cancelled calls, whose answers are dropped when they come.
     abandoned: HashSet<u64>,
@@ -145,11 +160,30 @@ impl HookProcess {
     /// not waiting out a back-off.
     pub(crate) async fn call(
         &self,
-        mut request: Map<String, Value>,
+        request: Map<String, Value>,
         launch: impl FnOnce() -> Result<Command, String>,
-    ) -> Result<Answered, Failure> {
+    ) -> Result<Answered, CallFailure> {
         let shared = &self.shared;
-        let (live, notes) = shared.live(launch)?;
+        let (live, notes) = shared.live(launch).map_err(|failure| CallFailure {
+            failure,
+            stderr: String::new(),
+        })?;
+        self.exchange(&live, request)
+            .await
+            .map(|answer| Answered { answer, notes })
+            .map_err(|failure| CallFailure {
+                failure,
+                stderr: live.stderr_tail(),
+            })
+    }
+
+    /// One request to the running `live` process, and its answer.
+    async fn exchange(
+        &self,
+        live: &Arc<Live>,
+        mut request: Map<String, Value>,
+    ) -> Result<Answer, Failure> {
+        let shared = &self.shared;
         let (id, mut answer) = live.register()?;
         request.insert("id".into(), id.into());
         let mut line = serde_json::to_vec(&Value::Object(request)).map_err(|error| {
@@ -157,24 +191,32 @@ impl HookProcess {
         })?;
         line.push(b'\n');
         let mut waiting = Waiting {
-            live: &live,
+            live,
             id,
             done: false,
         };
-        let exchange = async {
-            let written = async {
+        // The line is written by a task of its own, which a cancelled call
+        // does not stop: half a line would run into the next request.
+        let writer = {
+            let live = Arc::clone(live);
+            tokio::spawn(async move {
                 let mut stdin = live.stdin.lock().await;
                 stdin.write_all(&line).await?;
                 stdin.flush().await
-            };
-            if let Err(error) = written.await {
+            })
+        };
+        let exchange = async {
+            let written = writer.await.unwrap_or_else(|_| {
+                Err(std::io::Error::other("the task writing the request ended"))
+            });
+            if let Err(error) = written {
                 // Most often the process has just exited: its reader says
                 // how, in a moment.
                 if let Ok(Ok(outcome)) = tokio::time::timeout(EXIT_GRACE * 2, &mut answer).await {
                     return outcome;
                 }
                 let failure = Failure::Process(format!("could not be written to: {error}"));
-                shared.gone(&live, failure.clone());
+                shared.gone(live, failure.clone());
                 return Err(failure);
             }
             answer
@@ -186,7 +228,7 @@ impl HookProcess {
         match outcome {
             Ok(Ok(answer)) => {
                 live.failures.store(0, Ordering::Relaxed);
-                Ok(Answered { answer, notes })
+                Ok(answer)
             }
             Ok(Err(failure)) => Err(failure),
             Err(_elapsed) => {
@@ -195,7 +237,7 @@ impl HookProcess {
                      the hook's `timeout` if it needs longer)",
                     ConfigDuration::from(shared.timeout)
                 ));
-                shared.gone(&live, failure.clone());
+                shared.gone(live, failure.clone());
                 Err(failure)
             }
         }
@@ -223,11 +265,22 @@ struct Waiting<'a> {
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        if !self.done {
+        if self.done {
+            return;
+        }
+        let too_many = {
             let mut calls = lock(&self.live.calls);
             if calls.waiting.remove(&self.id).is_some() {
                 calls.abandoned.insert(self.id);
             }
+            calls.abandoned.len() > ABANDONED_LIMIT
+        };
+        if too_many {
+            // Answering nobody: stop it (its reader then ends the run).
+            self.live.close(&Failure::Process(
+                "left too many cancelled calls unanswered".into(),
+            ));
+            drop(lock(&self.live.running).take());
         }
     }
 }
@@ -291,7 +344,8 @@ impl Shared {
             stdin: tokio::sync::Mutex::new(stdin),
             calls: Mutex::new(Calls {
                 open: true,
-                next_id: 1,
+                ids: std::collections::hash_map::RandomState::new(),
+                counter: 0,
                 waiting: HashMap::new(),
                 abandoned: HashSet::new(),
             }),
@@ -356,8 +410,14 @@ impl Live {
         if !calls.open {
             return Err(Failure::Process("stopped just now".into()));
         }
-        let id = calls.next_id;
-        calls.next_id += 1;
+        let id = loop {
+            calls.counter += 1;
+            // 53 bits: every JSON reader (JavaScript's numbers too) keeps it exact.
+            let id = calls.ids.hash_one(calls.counter) & ((1 << 53) - 1);
+            if id != 0 && !calls.waiting.contains_key(&id) && !calls.abandoned.contains(&id) {
+                break id;
+            }
+        };
         let (sender, receiver) = oneshot::channel();
         calls.waiting.insert(id, sender);
         Ok((id, receiver))
@@ -398,14 +458,9 @@ impl Live {
         lock(&self.calls).abandoned.len() > ABANDONED_LIMIT
     }
 
-    fn stderr_note(&self) -> String {
-        let tail = lock(&self.stderr_tail);
-        let tail = tail.trim();
-        if tail.is_empty() {
-            String::new()
-        } else {
-            format!("; stderr: {tail}")
-        }
+    /// The end of what the process wrote on stderr.
+    fn stderr_tail(&self) -> String {
+        lock(&self.stderr_tail).trim().to_owned()
     }
 }
 
@@ -474,11 +529,11 @@ async fn read_answers(
                 Some(Exit::TimedOut) | None => "closed its stdout".to_owned(),
             };
             tokio::spawn(end(running));
-            Failure::Process(format!("{how}{}", live.stderr_note()))
+            Failure::Process(how)
         }
         (Failure::Process(reason), running) if reason.is_empty() => {
             drop(running);
-            Failure::Process(format!("closed its stdout{}", live.stderr_note()))
+            Failure::Process("closed its stdout".into())
         }
         (failure, running) => {
             if let Some(running) = running {

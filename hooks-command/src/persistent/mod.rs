@@ -10,4 +10,4 @@ mod hook_process;
 pub(crate) use answer::Answer;
 pub use answer::PERSISTENT_ANSWER_LIMIT;
 pub use function::{FunctionLanguage, HookFunction};
-pub(crate) use hook_process::{Failure, HookProcess};
+pub(crate) use hook_process::{CallFailure, Failure, HookProcess};

@@ -22,6 +22,27 @@ process.stdout.write = process.stderr.write.bind(process.stderr);
 console.log = console.error;
 console.info = console.error;
 console.debug = console.error;
+// A promise the policy left behind that fails later must not end the runner.
+process.on("unhandledRejection", (reason) => console.error("unhandled rejection:", reason));
+
+// JSON.stringify writes NaN and Infinity as null; refuse them instead, as
+// Python's runner does.
+function finiteOnly(key, value) {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw new TypeError(`${key || "the answer"} is ${value}, which JSON cannot hold`);
+  }
+  return value;
+}
+
+// A thrown value as one line of text, whatever it is.
+function describe(error) {
+  try {
+    const text = (error && error.stack && String(error.stack).split("\n")[0]) || String(error);
+    return text || "an empty error";
+  } catch {
+    return "an error that cannot be shown as text";
+  }
+}
 
 function answerOf(result) {
   if (result === undefined || result === null) {
@@ -67,15 +88,18 @@ async function serve(request, fn) {
   try {
     answer = request.probe === true ? {} : answerOf(await fn(request));
   } catch (error) {
-    console.error(error);
-    answer = { error: String((error && error.stack && error.stack.split("\n")[0]) || error) };
+    try {
+      console.error(error);
+    } catch {
+      // Nothing more to say about it.
+    }
+    answer = { error: describe(error) };
   }
-  answer.id = id;
   let text;
   try {
-    text = JSON.stringify(answer);
+    text = JSON.stringify({ ...answer, id }, finiteOnly);
   } catch (error) {
-    text = JSON.stringify({ id, error: `the function returned what JSON cannot hold: ${error}` });
+    text = JSON.stringify({ id, error: `the function returned what JSON cannot hold: ${describe(error)}` });
   }
   answers(text + "\n");
 }

@@ -12,15 +12,27 @@ treats as a failure of the hook. A request with "probe": true comes from
 
 Only the standard library is used. Whatever the function prints goes to
 stderr: stdout carries answers alone.
+
+`python -c` puts the working directory first on the module path, where a
+file such as `json.py` would be imported in place of the standard
+library's. The runner takes it off before importing anything, and puts it
+back last, for the policy's own module: installed modules come first.
 """
+
+import sys
+
+_here = sys.path[0] if sys.path and sys.path[0] in ("", ".") else None
+if _here is not None:
+    del sys.path[0]
 
 import asyncio
 import importlib
 import inspect
 import json
 import os
-import sys
 import traceback
+
+sys.path.append(os.getcwd())
 
 
 def load(target):
@@ -53,7 +65,7 @@ def main():
         return 2
     # Answers go to a private copy of stdout; file descriptor 1 and
     # sys.stdout become stderr, so a print() cannot corrupt the protocol.
-    answers = os.fdopen(os.dup(1), "wb", buffering=0)
+    answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     try:
@@ -70,6 +82,8 @@ def main():
             return 0
         request = json.loads(line)
         request_id = request.pop("id")
+        # SystemExit too: a script ported from a command hook may call
+        # sys.exit(2) to block, and must not end the runner silently.
         try:
             if request.get("probe") is True:
                 answer = {}
@@ -80,7 +94,7 @@ def main():
                         loop = asyncio.new_event_loop()
                     result = loop.run_until_complete(result)
                 answer = answer_of(result)
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             traceback.print_exc()
             text = "".join(traceback.format_exception_only(type(error), error)).strip()
             answer = {"error": text or type(error).__name__}
@@ -92,6 +106,7 @@ def main():
                 {"id": request_id, "error": f"the function returned what JSON cannot hold: {error}"}
             )
         answers.write(text.encode("utf-8") + b"\n")
+        answers.flush()
 
 
 sys.exit(main())
