@@ -18,6 +18,7 @@ use std::time::Duration;
 use hooks::config::{AgentConfig, ConfigFormat};
 use hooks::prelude::*;
 use hooks::serve::{ServeConfig, serve};
+use hooks_testkit::programs;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
@@ -72,7 +73,7 @@ fn claude() -> Option<PathBuf> {
         || !mcp.join("server-everything/dist/index.js").exists()
     {
         Some("the reference MCP servers are missing (run `npm ci --prefix tests/mcp`)")
-    } else if !works("python3") || !works("node") {
+    } else if !programs::runs("python3") || !programs::runs("node") {
         Some("python3 or node is missing")
     } else {
         None
@@ -82,13 +83,6 @@ fn claude() -> Option<PathBuf> {
         return None;
     }
     Some(binary)
-}
-
-fn works(program: &str) -> bool {
-    std::process::Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success())
 }
 
 /// The two ways docs/claude-code.md gives to point Claude Code at the
@@ -160,8 +154,13 @@ fn tool_results(log: &Path) -> std::collections::BTreeMap<String, (String, bool)
 /// A `hooks serve` for the suite's agent, on a port of its own: its URL and
 /// its database.
 async fn start_server() -> (String, hooks::std_hooks::Database) {
-    let (resources, database, _feishu, _callback) = approval_stack::resources().await;
     let config = AgentConfig::parse(AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    start_server_for(config).await
+}
+
+/// A `hooks serve` for `config`.
+async fn start_server_for(config: AgentConfig) -> (String, hooks::std_hooks::Database) {
+    let (resources, database, _feishu, _callback) = approval_stack::resources().await;
     let agent = Agent::build(config, &resources).expect("agent");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -511,4 +510,97 @@ async fn with_the_server_down_calls_are_blocked() {
             assert!(*error, "{form}: the call is blocked: {text}");
         }
     }
+}
+
+/// A policy written as Python functions (a persistent hook process behind
+/// `hooks serve`), in the real Claude Code: its deny is the reason the
+/// model reads, and its rewrite of Bash's output is the output the model
+/// reads; the secret never reaches the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_reads_what_a_python_policy_decided() {
+    let Some(claude) = claude() else {
+        return;
+    };
+    let policy_dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        policy_dir.path().join("policy.py"),
+        r#"
+import re
+
+SECRET = re.compile(r"TOKEN-[A-Za-z0-9]+")
+
+
+def pre(call):
+    if "curl " in call["tool_input"].get("command", ""):
+        return {"hookSpecificOutput": {
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "no network from this repository (python policy)",
+        }}
+
+
+def post(call):
+    response = call.get("tool_response")
+    if isinstance(response, dict) and SECRET.search(response.get("stdout", "")):
+        cleaned = dict(response, stdout=SECRET.sub("TOKEN-[redacted]", response["stdout"]))
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": cleaned}}
+"#,
+    )
+    .expect("the policy");
+    let agent = r#"
+agent: claude-code
+hooks:
+  commands:
+    - name: python_pre
+      event: PreToolUse
+      matcher: Bash
+      python: "policy:pre"
+      timeout: 20s
+    - name: python_post
+      event: PostToolUse
+      matcher: Bash
+      python: "policy:post"
+      timeout: 20s
+"#;
+    let config = AgentConfig::parse(
+        agent,
+        ConfigFormat::Yaml,
+        "agent.yaml",
+        Some(policy_dir.path()),
+    )
+    .expect("config");
+    let (url, _database) = start_server_for(config).await;
+    let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
+    let settings = documented_settings(HOOK_CLIENT, hooks_binary, &url);
+    let project = project();
+    let marker = project.path().join("fetched");
+    let calls = [
+        (
+            "Bash",
+            json!({"command": format!("curl -s http://127.0.0.1:9/; touch {}", marker.display()),
+                   "description": "fetch"}),
+        ),
+        (
+            "Bash",
+            json!({"command": "echo TOKEN-$((6*7))abc ok", "description": "show"}),
+        ),
+        (
+            "Bash",
+            json!({"command": "echo plain", "description": "plain"}),
+        ),
+    ];
+    let run = run_claude(&claude, &settings, &calls, project.path(), &[]).await;
+    assert!(!marker.exists(), "the denied command never ran");
+    let (text, error) = run.result(1);
+    assert!(
+        *error && text.contains("no network from this repository (python policy)"),
+        "{text}"
+    );
+    let (text, _) = run.result(2);
+    assert!(text.contains("TOKEN-[redacted] ok"), "{text}");
+    assert!(
+        !run.requests.contains("TOKEN-42abc"),
+        "the secret reached the model"
+    );
+    let (text, _) = run.result(3);
+    assert!(text.contains("plain"), "{text}");
 }

@@ -746,9 +746,7 @@ fn check_reads_a_proxy_config_and_warns_about_other_servers() {
 /// the check with Python's own words.
 #[test]
 fn check_probes_persistent_hook_processes() {
-    let python = Command::new("python3").arg("--version").output();
-    if !python.is_ok_and(|out| out.status.success()) {
-        println!("SKIPPED: python3 is not on PATH; the probe is tested with a Python function");
+    if !hooks_testkit::programs::needed("python3", "the probe is tested with a Python function") {
         return;
     }
     let dir = tempfile::tempdir().expect("dir");

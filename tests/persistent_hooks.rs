@@ -24,18 +24,11 @@ fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
-/// Whether `python3` runs here; prints why a test is skipped when not.
 fn python() -> bool {
-    let found = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !found {
-        println!(
-            "SKIPPED: python3 is not on PATH; persistent hook processes are tested with Python programs"
-        );
-    }
-    found
+    hooks_testkit::programs::needed(
+        "python3",
+        "persistent hook processes are tested with Python programs",
+    )
 }
 
 /// `tests/scripts/persistent.py` as a persistent hook named `proc`.
@@ -515,14 +508,7 @@ hooks:
 }
 
 fn node() -> bool {
-    let found = std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !found {
-        println!("SKIPPED: node is not on PATH; JavaScript functions are served by Node");
-    }
-    found
+    hooks_testkit::programs::needed("node", "JavaScript functions are served by Node")
 }
 
 /// The JavaScript example, an ES module, and a CommonJS one beside it: they

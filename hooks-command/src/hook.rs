@@ -316,14 +316,11 @@ impl CommandHook {
                 failure: Failure::Unreadable(reason),
                 ..
             }) => {
-                return protocol::unreadable(
+                let verdict = protocol::unreadable(
                     &subject,
                     format!("hook process `{}` {reason}", self.command_text),
-                )
-                .and_then(|verdict| match verdict {
-                    Verdict::Decided(result) => Ok(result),
-                    Verdict::Ask { reason, .. } => Err(HookError::new(reason)),
-                });
+                )?;
+                return self.settle(ctx, verdict).await;
             }
         };
         let verdict = protocol::interpret_answer(&subject, answered.answer)?;

@@ -15,6 +15,8 @@
 //! * [`database`]: a SQLite file or the PostgreSQL of
 //!   `HOOKS_TEST_POSTGRES_URL` for storage-backed tests; [`gate`]: callback
 //!   routers on loopback and the checks the gate suites share.
+//! * [`programs`]: whether `python3`, `node` and the like run here, for
+//!   tests that skip without them.
 //! * The `hooks-crash-process` binary (feature `failpoints`): an agent, a
 //!   replica or a fake Feishu as a process of its own, stopped at a gate
 //!   failpoint and killed with SIGKILL by `tests/crash_processes.rs`.
@@ -25,6 +27,7 @@
 pub mod database;
 pub mod feishu;
 pub mod gate;
+pub mod programs;
 pub mod slack;
 
 /// Seconds since the Unix epoch, as the platforms write timestamps.

@@ -14,14 +14,7 @@ use hooks::{
 use serde_json::{Value, json};
 
 fn python() -> bool {
-    let found = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !found {
-        println!("SKIPPED: python3 is not on PATH; the policy is a Python function");
-    }
-    found
+    hooks_testkit::programs::needed("python3", "the policy is a Python function")
 }
 
 fn policy(event: HookPoint, function: &str, on_error: ErrorPolicy) -> HookRegistry {

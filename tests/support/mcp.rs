@@ -34,10 +34,7 @@ pub fn peers() -> Option<PathBuf> {
         && dir
             .join("@modelcontextprotocol/server-filesystem/dist/index.js")
             .exists()
-        && std::process::Command::new("node")
-            .arg("--version")
-            .output()
-            .is_ok_and(|out| out.status.success());
+        && hooks_testkit::programs::runs("node");
     if !found {
         println!(
             "SKIPPED: Node or tests/mcp/node_modules is missing (run `npm ci --prefix tests/mcp`)"
