@@ -98,6 +98,11 @@ async fn run_client(script: &str, args: &[String], calls: &[(&str, Value)]) -> V
         out.status.success(),
         "{script} {args:?}: {stdout}\n{stderr}"
     );
+    // Closing an HTTP session is answered as the SDKs expect (200, not 202).
+    assert!(
+        !stderr.contains("Session termination failed"),
+        "{script} {args:?}: {stderr}"
+    );
     let lines: Vec<Value> = stdout
         .lines()
         .map(|line| serde_json::from_str(line).expect("a JSON line"))

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::AddResources;
 use super::options::McpProxyArgs;
-use super::serve::server_resources;
+use super::serve::{rate_limits_in_memory, server_resources};
 use crate::mcp_proxy::{McpProxy, McpProxyConfig};
 
 /// The environment variable the bearer token of `--listen` is read from.
@@ -51,6 +51,9 @@ pub(super) async fn run(
              with no org is never in read-only mode"
         )?;
         return Ok(2);
+    }
+    if let Some(warning) = rate_limits_in_memory(&agent, options.database.as_deref()) {
+        writeln!(err, "hooks mcp-proxy: warning: {warning}")?;
     }
     let resources =
         match server_resources(options.database.as_deref(), options.read_only_orgs, add).await {

@@ -37,8 +37,13 @@ pub(super) async fn serve(
             return Ok(1);
         }
     };
-    let agent = match AgentConfig::load(&config).and_then(|config| Agent::build(config, &resources))
-    {
+    let agent = match AgentConfig::load(&config).and_then(|config| {
+        if let Some(warning) = rate_limits_in_memory(&config, options.database.as_deref()) {
+            // Best effort: a closed stderr does not stop the server.
+            let _ = writeln!(err, "hooks serve: warning: {warning}");
+        }
+        Agent::build(config, &resources)
+    }) {
         Ok(agent) => agent,
         Err(errors) => {
             writeln!(err, "{errors}")?;
@@ -86,6 +91,28 @@ pub(super) async fn serve(
             Ok(1)
         }
     }
+}
+
+/// The warning for a server given `--database` whose `connector_rate_limit`
+/// keeps its counts in memory (its default `backend`): the audit log goes
+/// to the database, the quotas do not, and each replica on that database
+/// allows the whole quota.
+pub(super) fn rate_limits_in_memory(agent: &AgentConfig, database: Option<&str>) -> Option<String> {
+    database?;
+    let in_memory = agent.class_hooks.iter().any(|entry| {
+        entry.name == "connector_rate_limit"
+            && entry
+                .config
+                .get("backend")
+                .and_then(serde_json::Value::as_str)
+                != Some("database")
+    });
+    in_memory.then(|| {
+        "`connector_rate_limit` counts calls in this process's memory although --database is \
+         given: each process on that database allows the whole quota. Give the hook \
+         `backend: database` to share the counts"
+            .to_owned()
+    })
 }
 
 /// What a server command's hooks use: the database at `database` (in

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{Shared, http, tools};
+use super::{Shared, annotations, http, resource_uri, tools};
 use crate::output::OutputForm;
 use crate::std_hooks::args_schema::output_problem;
 use crate::{HookContext, Observation, PreToolUse, ToolOutcome};
@@ -86,15 +86,25 @@ async fn withdraw_approval(shared: &Shared, session: &str, context: &RequestCont
 
 /// Why `name` may not be called now, or `None` when it may.
 async fn refusal(shared: &Shared, name: &str) -> Option<String> {
+    admitted(shared, name).await.err()
+}
+
+/// `name`'s tool as the upstream lists it now, or why it may not be called.
+async fn admitted(shared: &Shared, name: &str) -> Result<rmcp::model::Tool, String> {
     let listed = shared.upstream.catalog().current().await;
-    tools::refusal(
+    if let Some(reason) = tools::refusal(
         &shared.settings.server,
         &shared.settings.hide_tools,
         listed.as_deref(),
         &shared.checked,
         &shared.unusable_schemas,
         name,
-    )
+    ) {
+        return Err(reason);
+    }
+    listed
+        .and_then(|listed| listed.get(name).cloned())
+        .ok_or_else(|| format!("the tool `{name}` is not listed; the call is blocked"))
 }
 
 /// Runs one `tools/call` through the agent's hooks and the upstream.
@@ -110,9 +120,15 @@ pub(super) async fn call_tool(
     let args = Value::Object(params.arguments.clone().unwrap_or_default());
     let ctx = context_of(shared, session, name.clone(), args, &context)
         .with_output_form(OutputForm::McpResult);
-    if let Some(reason) = refusal(shared, &name).await {
-        return refuse(shared, ctx, reason).await;
-    }
+    let tool = match admitted(shared, &name).await {
+        Ok(tool) => tool,
+        Err(reason) => return refuse(shared, ctx, reason).await,
+    };
+    // What the upstream says of its tool, for `when`: believed only when
+    // the config trusts the server.
+    let ctx = ctx
+        .with_metadata("annotations", annotations::of(&tool))
+        .with_metadata("annotations_trusted", shared.settings.trust_annotations);
     if context.ct.is_cancelled() {
         let reason = "the client cancelled the call before it ran".to_owned();
         return refuse(shared, ctx, reason).await;
@@ -209,7 +225,14 @@ where
     if let Value::Object(fields) = &mut args {
         fields.remove("_meta");
     }
-    let ctx = context_of(shared, session, name.to_owned(), args, context);
+    let mut ctx = context_of(shared, session, name.to_owned(), args.clone(), context);
+    if name == "resources/read" {
+        // The URI in one spelling per resource: what an allow-list reads.
+        let uri = args["uri"].as_str().and_then(resource_uri::normalized);
+        if let Some(uri) = uri {
+            ctx = ctx.with_metadata("uri", uri);
+        }
+    }
     let pending = tokio::select! {
         pre = shared.agent.registry().run_pre_tool_use(ctx) => match pre {
             PreToolUse::Blocked(report) => return Err(blocked(report.observation.to_string())),

@@ -108,19 +108,20 @@ impl Tokens {
         self.known.is_empty()
     }
 
-    /// The caller whose token `given` is. Every known digest is compared
+    /// The token `given` is (its index among the known ones: what a
+    /// session is bound to) and its caller. Every known digest is compared
     /// in full, whichever matches: the time taken says nothing of which
     /// token, or how much of one, a guess got right.
-    pub(super) fn caller(&self, given: &str) -> Option<&Caller> {
+    pub(super) fn caller(&self, given: &str) -> Option<(usize, &Caller)> {
         let given = digest(given);
         let mut found = None;
-        for (digest, caller) in &self.known {
+        for (index, (digest, caller)) in self.known.iter().enumerate() {
             let mut diff = 0u8;
             for (a, b) in digest.iter().zip(given.iter()) {
                 diff |= a ^ b;
             }
             if diff == 0 {
-                found = Some(caller);
+                found = Some((index, caller));
             }
         }
         found
@@ -173,7 +174,7 @@ mod tests {
         let env = |name: &str| (name == "BOB_TOKEN").then(|| "bob-token-xyz".to_owned());
         let tokens =
             Tokens::new(&config.clients, Some("shared"), caller("desk"), env).expect("tokens");
-        let user = |token: &str| tokens.caller(token).map(|caller| caller.user.clone());
+        let user = |token: &str| tokens.caller(token).map(|(_, caller)| caller.user.clone());
         assert_eq!(
             user("alice-token-0123456789abcdef0123").as_deref(),
             Some("alice")

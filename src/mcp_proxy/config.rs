@@ -121,6 +121,15 @@ pub struct McpProxyConfig {
     /// `user_id` and `org_id` come from the token a request carries, never
     /// from anything else in it.
     pub clients: Vec<McpClient>,
+    /// The instructions the proxy's `initialize` answer carries (clients
+    /// put them into the model's system prompt); empty for none. The
+    /// upstream's own instructions, which no hook reads, are never passed
+    /// on.
+    pub instructions: String,
+    /// Whether the upstream's tool annotations (`readOnlyHint`,
+    /// `destructiveHint`, …) are to be believed: `metadata.annotations_trusted`
+    /// in `when`. A server you do not run can call any tool read-only.
+    pub trust_annotations: bool,
 }
 
 /// One client of the streamable HTTP endpoint: how its token is known and
@@ -172,6 +181,8 @@ impl Default for McpProxyConfig {
             headers: BTreeMap::new(),
             header_env: BTreeMap::new(),
             clients: Vec::new(),
+            instructions: String::new(),
+            trust_annotations: false,
         }
     }
 }

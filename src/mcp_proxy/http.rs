@@ -33,7 +33,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// listener fails. Each request must carry the token of a configured client
 /// ([`McpProxyConfig::clients`](super::McpProxyConfig::clients)) or `token`,
 /// and its calls are made by that token's user and org; a session answers
-/// only requests with a token of the caller that opened it. Without any
+/// only requests with the token that opened it. Without any
 /// token only a loopback address is served, and only requests addressed to
 /// a loopback host name are answered; an empty token is refused. Requests
 /// from a browser origin not allowed are refused.
@@ -92,6 +92,7 @@ pub(super) async fn serve(
             async move { gate.admit(request, next).await }
         }));
     }
+    router = router.layer(middleware::from_fn(session_closed_ok));
     let origins: Arc<[String]> = shared.settings.allowed_origins.clone().into();
     router = router.layer(middleware::from_fn(move |request: Request, next: Next| {
         let origins = origins.clone();
@@ -111,23 +112,24 @@ const SESSIONS_PER_CLIENT: usize = 64;
 /// idle session, so only sessions already gone are dropped.
 const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// The endpoint's tokens, and which caller opened each session and when it
-/// last used it.
+/// The endpoint's tokens, and which token opened each session (its index
+/// among the tokens) and when it last used it.
 struct TokenGate {
     tokens: Tokens,
-    sessions: Mutex<HashMap<String, (Caller, std::time::Instant)>>,
+    sessions: Mutex<HashMap<String, (usize, std::time::Instant)>>,
 }
 
 impl TokenGate {
     /// Lets a request in when its bearer token is known and, in a session,
-    /// the session is one this caller opened; the caller goes with the
-    /// request (its calls' user and org). Anything else is refused: a
-    /// session id the gate did not see opened (or has forgotten) is no
-    /// session for any token.
+    /// the session is one this very token opened (another token of the
+    /// same user and org is another client: a laptop and a CI job do not
+    /// share sessions); the caller goes with the request (its calls' user
+    /// and org). Anything else is refused: a session id the gate did not
+    /// see opened (or has forgotten) is no session for any token.
     async fn admit(&self, mut request: Request, next: Next) -> Response {
-        let Some(caller) = bearer(request.headers())
+        let Some((token, caller)) = bearer(request.headers())
             .and_then(|given| self.tokens.caller(given))
-            .cloned()
+            .map(|(token, caller)| (token, caller.clone()))
         else {
             return (
                 StatusCode::UNAUTHORIZED,
@@ -144,7 +146,7 @@ impl TokenGate {
         if let Some(id) = &session {
             let mut sessions = self.sessions();
             match sessions.get_mut(id) {
-                Some((owner, used)) if *owner == caller => *used = std::time::Instant::now(),
+                Some((owner, used)) if *owner == token => *used = std::time::Instant::now(),
                 _ => {
                     return (
                         StatusCode::NOT_FOUND,
@@ -156,7 +158,7 @@ impl TokenGate {
             }
         }
         let closing = request.method() == Method::DELETE;
-        request.extensions_mut().insert(caller.clone());
+        request.extensions_mut().insert(caller);
         let response = next.run(request).await;
         match session {
             None => {
@@ -165,7 +167,7 @@ impl TokenGate {
                     .get(SESSION_HEADER)
                     .and_then(|value| value.to_str().ok());
                 if let Some(id) = opened {
-                    self.opened(id.to_owned(), caller);
+                    self.opened(id.to_owned(), token);
                 }
             }
             Some(id) if closing && response.status().is_success() => {
@@ -176,16 +178,16 @@ impl TokenGate {
         response
     }
 
-    /// Records session `id` as `caller`'s, forgetting sessions idle past
-    /// [`SESSION_IDLE`] and the caller's least recently used past
+    /// Records session `id` as opened by `token`, forgetting sessions idle
+    /// past [`SESSION_IDLE`] and the token's least recently used past
     /// [`SESSIONS_PER_CLIENT`]: a client that never closes its sessions
     /// cannot grow the table without end.
-    fn opened(&self, id: String, caller: Caller) {
+    fn opened(&self, id: String, token: usize) {
         let mut sessions = self.sessions();
         sessions.retain(|_, (_, used)| used.elapsed() < SESSION_IDLE);
         let mut own: Vec<(std::time::Instant, String)> = sessions
             .iter()
-            .filter(|(_, (owner, _))| *owner == caller)
+            .filter(|(_, (owner, _))| *owner == token)
             .map(|(id, (_, used))| (*used, id.clone()))
             .collect();
         if own.len() >= SESSIONS_PER_CLIENT {
@@ -194,10 +196,10 @@ impl TokenGate {
                 sessions.remove(oldest);
             }
         }
-        sessions.insert(id, (caller, std::time::Instant::now()));
+        sessions.insert(id, (token, std::time::Instant::now()));
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Caller, std::time::Instant)>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, (usize, std::time::Instant)>> {
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -213,6 +215,19 @@ pub(super) fn caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
         .get::<axum::http::request::Parts>()?
         .extensions
         .get::<Caller>()
+}
+
+/// Answers a `DELETE` that closed its session with 200 rather than the 202
+/// of the HTTP service beneath: nothing is left to happen later, and the
+/// MCP SDKs read any answer but 200 and 204 as a failed termination (the
+/// Python SDK logs "Session termination failed: 202").
+async fn session_closed_ok(request: Request, next: Next) -> Response {
+    let closing = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if closing && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 /// Refuses a request whose `Origin` is present and neither configured

@@ -34,10 +34,16 @@
 //!   [`McpProxyConfig::max_restarts`] times.
 //!
 //! `resources/read`, `prompts/get` and `completion/complete` run through the
-//! hooks as pseudo-tools of those names (docs/mcp-proxy.md). `tools/list`
-//! (less [`McpProxyConfig::hide_tools`]), the other lists and log levels
-//! pass through, and so do the upstream's notifications (progress and log
-//! messages only to the session they belong to, list changes to all). The upstream runs
+//! hooks as pseudo-tools of those names (`resources/read` with its URI
+//! normalised in `metadata.uri`). `tools/list` (less
+//! [`McpProxyConfig::hide_tools`]), the other lists and log levels pass
+//! through, their errors with the proxy's own text, and so do the
+//! upstream's notifications (progress only to the session it belongs to,
+//! list changes to all). Each tool's annotations are in
+//! `metadata.annotations`, believed when
+//! [`McpProxyConfig::trust_annotations`] says so. `initialize` answers with
+//! the upstream's capabilities and nothing of its text: the proxy's own
+//! server info and [`McpProxyConfig::instructions`]. The upstream runs
 //! with a scrubbed environment: [`ENV_ALLOWLIST`], what
 //! [`McpProxyConfig::pass_env`] names, and [`McpProxyConfig::env`].
 //!
@@ -56,12 +62,14 @@
 //!
 #![doc = include_str!("../../docs/mcp-proxy.md")]
 
+mod annotations;
 mod call;
 mod clients;
 mod config;
 mod error;
 mod http;
 mod remote;
+mod resource_uri;
 mod schema;
 mod server;
 mod tools;
@@ -137,7 +145,7 @@ impl McpProxy {
         let tools: Vec<_> = started.tools.values().cloned().collect();
         let (unusable_schemas, checked) = schema::register(&mut agent, &tools);
         let agent = Agent::build(agent, resources)?;
-        let info = proxied_info(upstream_info, &settings.server);
+        let info = proxied_info(upstream_info, &settings);
         let approvals = resources.get(crate::std_hooks::APPROVALS).cloned();
         Ok(McpProxy {
             shared: Arc::new(Shared {
@@ -224,7 +232,7 @@ impl McpProxy {
     /// [`McpProxyConfig::clients`] (its calls made by that client's user
     /// and org) or `token` (its calls made by [`McpProxyConfig::user`] and
     /// [`McpProxyConfig::org`]); an empty `token` is refused
-    /// ([`McpProxyError::EmptyToken`]). A session answers only the caller
+    /// ([`McpProxyError::EmptyToken`]). A session answers only the token
     /// that opened it. Without any token, only a loopback address is
     /// served, and only to requests that name a loopback host. A request
     /// whose `Origin` is neither in [`McpProxyConfig::allowed_origins`] nor
@@ -245,30 +253,39 @@ impl McpProxy {
     }
 }
 
-/// The upstream's `initialize` answer, its server info saying that this
-/// proxy stands in front of it.
-fn proxied_info(info: ServerPeerInfo, server: &str) -> ServerConfig {
-    let upstream = info
-        .server_info
-        .clone()
-        .unwrap_or_else(|| Implementation::new("unnamed", "unknown"));
-    let mut proxy = Implementation::new(
-        format!("hooks-mcp-proxy/{}", upstream.name),
-        upstream.version.clone(),
-    );
-    proxy.title = Some(format!(
-        "{} (through hooks mcp-proxy)",
-        upstream.title.as_deref().unwrap_or(&upstream.name)
-    ));
+/// What the proxy answers to `initialize`: the upstream's capabilities, and
+/// nothing of its free text. Clients put `instructions` into the model's
+/// system prompt and show the server's name and title, and no hook reads
+/// them, so the server info is the proxy's own (named after
+/// [`McpProxyConfig::server`]) and the instructions are the config's
+/// ([`McpProxyConfig::instructions`]), if any. The upstream's own are only
+/// logged.
+fn proxied_info(info: ServerPeerInfo, settings: &McpProxyConfig) -> ServerConfig {
+    let server = &settings.server;
+    if let Some(upstream) = &info.server_info {
+        tracing::info!(
+            server = %server,
+            name = %upstream.name,
+            version = %upstream.version,
+            "the upstream MCP server introduced itself (not passed on to the client)"
+        );
+    }
+    if let Some(instructions) = &info.instructions {
+        tracing::info!(
+            server = %server,
+            instructions = %instructions,
+            "the upstream MCP server sent instructions; the client gets `mcp_proxy.instructions` instead"
+        );
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    let mut proxy = Implementation::new(format!("hooks-mcp-proxy/{server}"), version);
+    proxy.title = Some(format!("{server} (through hooks mcp-proxy)"));
     proxy.description = Some(format!(
-        "hooks mcp-proxy {} in front of the MCP server `{server}` ({} {}): every tool call \
-         runs through the agent's hooks",
-        env!("CARGO_PKG_VERSION"),
-        upstream.name,
-        upstream.version
+        "hooks mcp-proxy {version} in front of the MCP server `{server}`: every tool call runs \
+         through the agent's hooks"
     ));
     let mut answer = ServerConfig::new(info.capabilities).with_server_info(proxy);
-    answer.instructions = info.instructions;
+    answer.instructions = Some(settings.instructions.clone()).filter(|text| !text.is_empty());
     answer
 }
 

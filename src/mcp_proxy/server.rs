@@ -37,19 +37,43 @@ impl ProxyServer {
             .map_err(|reason| ErrorData::internal_error(reason, None))
     }
 
-    /// An upstream failure as the client's protocol error: its code and
-    /// message, never its free-form `data`, which no hook sees. A transport
-    /// failure marks the upstream lost.
-    fn passed_on(&self, error: ServiceError) -> ErrorData {
+    /// An upstream failure of `method` (a request no hook reads: a list, or
+    /// the log level) as the client's protocol error: the upstream's error
+    /// code with a fixed text of the proxy's. The upstream's message and
+    /// `data` are free text no hook has seen, so they go to the proxy's log
+    /// only. A transport failure marks the upstream lost.
+    fn passed_on(&self, method: &str, error: ServiceError) -> ErrorData {
+        let server = &self.shared.settings.server;
         match error {
-            ServiceError::McpError(error) => ErrorData::new(error.code, error.message, None),
-            other => ErrorData::internal_error(
-                format!(
-                    "the upstream MCP server failed the request: {}",
-                    self.shared.upstream.failure(&other)
-                ),
-                None,
-            ),
+            ServiceError::McpError(error) => {
+                tracing::warn!(
+                    server = %server,
+                    method,
+                    code = error.code.0,
+                    message = %error.message,
+                    "the upstream MCP server refused a request (its message is not passed on)"
+                );
+                ErrorData::new(
+                    error.code,
+                    format!(
+                        "the upstream MCP server `{server}` refused `{method}` (error {}); \
+                         its message is in the proxy's log",
+                        error.code.0
+                    ),
+                    None,
+                )
+            }
+            other => {
+                let failure = self.shared.upstream.failure(&other);
+                tracing::warn!(server = %server, method, %failure, "the upstream MCP server failed a request");
+                ErrorData::internal_error(
+                    format!(
+                        "the upstream MCP server `{server}` failed `{method}`; why is in the \
+                         proxy's log"
+                    ),
+                    None,
+                )
+            }
         }
     }
 }
@@ -79,7 +103,7 @@ impl ServerHandler for ProxyServer {
             .await?
             .list_tools(request)
             .await
-            .map_err(|error| self.passed_on(error))?;
+            .map_err(|error| self.passed_on("tools/list", error))?;
         let hidden = &self.shared.settings.hide_tools;
         tools.tools.retain(|tool| {
             !tools::hidden(hidden, &tool.name) && !tools::PSEUDO_TOOLS.contains(&tool.name.as_ref())
@@ -108,7 +132,7 @@ impl ServerHandler for ProxyServer {
         upstream
             .list_resources(request)
             .await
-            .map_err(|error| self.passed_on(error))
+            .map_err(|error| self.passed_on("resources/list", error))
     }
 
     async fn list_resource_templates(
@@ -120,7 +144,7 @@ impl ServerHandler for ProxyServer {
         upstream
             .list_resource_templates(request)
             .await
-            .map_err(|error| self.passed_on(error))
+            .map_err(|error| self.passed_on("resources/templates/list", error))
     }
 
     /// The hooks' pseudo-tool `resources/read`, with `{uri}`.
@@ -154,7 +178,7 @@ impl ServerHandler for ProxyServer {
         upstream
             .list_prompts(request)
             .await
-            .map_err(|error| self.passed_on(error))
+            .map_err(|error| self.passed_on("prompts/list", error))
     }
 
     /// The hooks' pseudo-tool `prompts/get`, with `{name, arguments}`.
@@ -209,7 +233,7 @@ impl ServerHandler for ProxyServer {
         upstream
             .set_level(request)
             .await
-            .map_err(|error| self.passed_on(error))
+            .map_err(|error| self.passed_on("logging/setLevel", error))
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {

@@ -302,26 +302,33 @@ async fn a_call_while_the_tool_list_is_not_known_is_refused_before_any_hook() {
     assert_eq!(rows[1].blocked_by.as_deref(), Some("mcp_proxy"));
 }
 
+/// An agent whose only hook is the audit log.
+const HOSTILE_AGENT: &str = "agent: mcp-hostile\nhooks:\n  class_hooks:\n    - audit_log\n";
+
+/// The proxy in front of tests/mcp/hostile-server.mjs, with `extra`
+/// settings.
+fn hostile(peers: &std::path::Path, extra: serde_json::Value) -> McpProxyConfig {
+    let script = peers
+        .parent()
+        .expect("tests/mcp")
+        .join("hostile-server.mjs");
+    let mut settings = json!({
+        "server": "hostile",
+        "command": ["node", script.display().to_string()],
+    });
+    for (key, value) in extra.as_object().expect("an object") {
+        settings[key] = value.clone();
+    }
+    McpProxyConfig::from_value(&settings).expect("settings")
+}
+
 /// A hostile server talks around its results: a log message, progress text
 /// and an error's `data`, none of which any hook sees. None of it may reach
 /// the client (and so the client's model).
 #[tokio::test]
 async fn what_a_hostile_server_says_outside_its_results_never_reaches_the_client() {
     let Some(peers) = peers() else { return };
-    let script = peers
-        .parent()
-        .expect("tests/mcp")
-        .join("hostile-server.mjs");
-    let settings = McpProxyConfig::from_value(&json!({
-        "server": "hostile",
-        "command": ["node", script.display().to_string()],
-    }))
-    .expect("settings");
-    let running = start_agent(
-        "agent: mcp-hostile\nhooks:\n  class_hooks:\n    - audit_log\n",
-        settings,
-    )
-    .await;
+    let running = start_agent(HOSTILE_AGENT, hostile(&peers, json!({}))).await;
 
     // With a progress token, so the server may send progress.
     let params = CallToolRequestParams::new("chatty").with_arguments(Default::default());
@@ -357,6 +364,212 @@ async fn what_a_hostile_server_says_outside_its_results_never_reaches_the_client
     );
     let logs = running.heard.logs.lock().expect("lock").clone();
     assert!(logs.is_empty(), "log messages passed on: {logs:?}");
+}
+
+/// Clients put a server's `instructions` into the model's system prompt
+/// and show its name and title; a refused list's message reaches the
+/// model as an error. A hostile server fills each with orders. None of it
+/// reaches the client: the proxy introduces itself, with the config's
+/// instructions, and a refusal keeps its code and loses its text.
+#[tokio::test]
+async fn a_hostile_servers_introduction_and_refusals_never_reach_the_client() {
+    let Some(peers) = peers() else { return };
+    let quiet = start_agent(HOSTILE_AGENT, hostile(&peers, json!({}))).await;
+    let info = quiet
+        .client
+        .peer_info()
+        .expect("the proxy introduced itself");
+    let shown = serde_json::to_string(&*info).expect("json");
+    assert!(!shown.contains("SYSTEM"), "{shown}");
+    assert_eq!(info.instructions, None, "{shown}");
+    let server = info.server_info.as_ref().expect("server info");
+    assert_eq!(server.name, "hooks-mcp-proxy/hostile");
+    assert_eq!(
+        server.title.as_deref(),
+        Some("hostile (through hooks mcp-proxy)")
+    );
+
+    let told = start_agent(
+        HOSTILE_AGENT,
+        hostile(
+            &peers,
+            json!({"instructions": "Files under /srv/data only; ask before writing."}),
+        ),
+    )
+    .await;
+    let info = told
+        .client
+        .peer_info()
+        .expect("the proxy introduced itself");
+    assert_eq!(
+        info.instructions.as_deref(),
+        Some("Files under /srv/data only; ask before writing.")
+    );
+
+    let page =
+        || Some(rmcp::model::PaginatedRequestParams::default().with_cursor(Some("2".into())));
+    let client = &quiet.client;
+    #[allow(deprecated)] // logging/setLevel, still sent by clients of earlier revisions
+    let set_level = client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Debug,
+        ))
+        .await
+        .err();
+    let refusals = [
+        ("tools/list", client.list_tools(page()).await.err()),
+        ("resources/list", client.list_resources(page()).await.err()),
+        (
+            "resources/templates/list",
+            client.list_resource_templates(None).await.err(),
+        ),
+        ("prompts/list", client.list_prompts(None).await.err()),
+        ("logging/setLevel", set_level),
+    ];
+    for (method, error) in refusals {
+        let Some(rmcp::ServiceError::McpError(error)) = error else {
+            panic!("{method}: the server's refusal is a protocol error")
+        };
+        let shown = format!("{error:?}");
+        assert!(
+            !shown.contains("SYSTEM") && !shown.contains("SECRET"),
+            "{method}: {shown}"
+        );
+        assert!(
+            error.message.contains(&format!("refused `{method}`")),
+            "{method}: {shown}"
+        );
+        assert_eq!(error.data, None, "{method}");
+        let expected = if method == "tools/list" {
+            -32602
+        } else {
+            -32600
+        };
+        assert_eq!(
+            error.code.0, expected,
+            "{method}: the server's code is kept"
+        );
+    }
+}
+
+/// The documented policy on tool annotations: a hint the server gives can
+/// add a check, and lets a call through only when the config trusts the
+/// server. The hostile server calls `peek` read-only (and destructive),
+/// `append` additive, `lookup` read-only, and says nothing of `chatty`.
+#[tokio::test]
+async fn untrusted_annotations_only_add_checks() {
+    let Some(peers) = peers() else { return };
+    let agent = r#"
+agent: mcp-annotations
+hooks:
+  commands:
+    - name: ask_first
+      event: PreToolUse
+      when: >-
+        connector == "hostile" && (
+          metadata.annotations.destructiveHint
+          || !metadata.annotations_trusted && !(tool_name in ["lookup"])
+        )
+      command: ["sh", "-c", "cat >/dev/null; echo 'would ask a person first' >&2; exit 2"]
+"#;
+    for (trusted, expected) in [
+        (
+            false,
+            [
+                ("chatty", false),
+                ("peek", false),
+                ("append", false),
+                ("lookup", true),
+            ],
+        ),
+        (
+            true,
+            [
+                ("chatty", false),
+                ("peek", true),
+                ("append", true),
+                ("lookup", true),
+            ],
+        ),
+    ] {
+        let running = start_agent(
+            agent,
+            hostile(&peers, json!({"trust_annotations": trusted})),
+        )
+        .await;
+        for (tool, runs) in expected {
+            let result = running.call(tool, json!({})).await;
+            if runs {
+                assert_ne!(result.is_error, Some(true), "trusted {trusted}: {tool}");
+                assert_eq!(text(&result), "ok", "trusted {trusted}: {tool}");
+            } else {
+                assert_eq!(result.is_error, Some(true), "trusted {trusted}: {tool}");
+                assert!(
+                    text(&result).contains("would ask a person first"),
+                    "trusted {trusted}: {tool}: {}",
+                    text(&result)
+                );
+            }
+        }
+    }
+}
+
+/// The docs' rule for `resources/read`: an allow-list on the normalised
+/// URI. Every other spelling of a file outside it is refused before the
+/// server hears of it; so is a URI that cannot be normalised.
+#[tokio::test]
+async fn every_spelling_of_a_file_outside_the_allow_list_is_refused() {
+    let Some(peers) = peers() else { return };
+    let agent = r#"
+agent: mcp-resources
+hooks:
+  commands:
+    - name: resources_under_data_only
+      event: PreToolUse
+      when: 'tool_name == "resources/read" && !(metadata.uri starts_with "file:///srv/data/")'
+      command: ["sh", "-c", "cat >/dev/null; echo 'only resources under /srv/data may be read' >&2; exit 2"]
+  class_hooks:
+    - audit_log
+"#;
+    let running = start_agent(agent, hostile(&peers, json!({}))).await;
+    let read = |uri: &str| {
+        running
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri))
+    };
+    for allowed in [
+        "file:///srv/data/report.txt",
+        "FILE://LOCALHOST/srv/data/./report.txt",
+    ] {
+        let answer = read(allowed).await.expect(allowed);
+        let shown = serde_json::to_string(&answer).expect("json");
+        assert!(shown.contains(&format!("read {allowed}")), "{shown}");
+    }
+    for refused in [
+        "file:///etc/passwd",
+        "file:///srv/../etc/passwd",
+        "file:///srv/data/../../etc/passwd",
+        "FILE:///etc/passwd",
+        "file://localhost/etc/passwd",
+        "file:///%65tc/passwd",
+        "file:////etc/passwd",
+        "file:///srv/data/%2e%2e/%2e%2e/etc/passwd",
+        "file:///srv/data%2F..%2F..%2Fetc/passwd",
+        "file:///srv/data/%252e%252e/secret",
+        "file:///srv/data/%zz",
+        "/srv/data/report.txt",
+    ] {
+        let error = read(refused).await.expect_err(refused);
+        let shown = format!("{error:?}");
+        assert!(
+            shown.contains("only resources under /srv/data may be read"),
+            "{refused}: {shown}"
+        );
+        assert!(
+            !shown.contains(&format!("read {refused}")),
+            "{refused} reached the server: {shown}"
+        );
+    }
 }
 
 const ALICE_TOKEN: &str = "alice-9b3e5d7f1a2c4e6b8d0f1a3c5e7b9d1f";
@@ -512,4 +725,53 @@ async fn a_client_that_never_closes_its_sessions_keeps_only_its_latest_ones() {
     // An id nobody was given opens nothing either.
     let made_up = "00000000-0000-4000-8000-000000000000".to_owned();
     assert_eq!(status_of(ALICE_TOKEN, made_up).await, 404);
+}
+
+/// Two clients of one person (a laptop and a CI job, each with its own
+/// token, both user alice in acme) do not reach each other's sessions; a
+/// closed session is answered 200 and is gone.
+#[tokio::test]
+async fn a_session_belongs_to_the_token_that_opened_it() {
+    let Some(peers) = peers() else { return };
+    const LAPTOP: &str = "laptop-4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c";
+    const CI: &str = "ci-job-7e9a1c3e5b7d9f1a3c5e7b9d1f3a5c7e";
+    let settings = json!({
+        "server": "everything",
+        "command": everything(&peers).command,
+        "max_restarts": 0,
+        "clients": [
+            {"token_sha256": hex_sha256(LAPTOP), "user": "alice", "org": "acme"},
+            {"token_sha256": hex_sha256(CI), "user": "alice", "org": "acme"},
+        ],
+    });
+    let running = start(McpProxyConfig::from_value(&settings).expect("settings")).await;
+    let url = serve_http(&running.proxy, None).await;
+    let http = reqwest::Client::new();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "get-sum", "arguments": {"a": 1, "b": 2}}});
+
+    let laptop = open_session(&url, LAPTOP).await.1.expect("a session");
+    let (status, _, answer) = post_mcp(&http, &url, Some(CI), Some(&laptop), call.clone()).await;
+    assert_eq!(
+        status, 404,
+        "the CI job drove the laptop's session: {answer}"
+    );
+    let (status, _, answer) =
+        post_mcp(&http, &url, Some(LAPTOP), Some(&laptop), call.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+
+    // Nor may the CI job close it.
+    let close = |token: &'static str| {
+        http.delete(&url)
+            .bearer_auth(token)
+            .header("mcp-session-id", &laptop)
+            .send()
+    };
+    assert_eq!(close(CI).await.expect("answered").status().as_u16(), 404);
+    assert_eq!(
+        close(LAPTOP).await.expect("answered").status().as_u16(),
+        200
+    );
+    let (status, _, _) = post_mcp(&http, &url, Some(LAPTOP), Some(&laptop), call).await;
+    assert_eq!(status, 404, "a closed session is gone");
 }

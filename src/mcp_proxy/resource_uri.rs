@@ -1,0 +1,223 @@
+//! The URI of a `resources/read` in one spelling per resource, for `when`:
+//! `metadata.uri`.
+//!
+//! A guard written on the URI a client sends (`args.uri starts_with
+//! "file:///srv/data/"`) is a guard on its spelling: `file:///srv/../etc`,
+//! `FILE:///etc`, `file://localhost/etc`, `file:///%65tc` and `file:////etc`
+//! all name `/etc` to a file server. The normalised URI names each
+//! resource one way, so an allow-list written on it holds:
+//!
+//! - the scheme and the host are lower-cased;
+//! - the path, host and port are percent-decoded, again and again until
+//!   nothing changes (`%252e` is `.` too), and a backslash counts as a
+//!   slash;
+//! - runs of slashes in the path are folded into one, and `.` and `..`
+//!   segments are removed (RFC 3986, 5.2.4; `..` never climbs above `/`);
+//! - a `file` URI's host `localhost` is dropped (`file:///…`), and
+//!   `file:/etc` is written `file:///etc`;
+//! - the query and fragment are kept as sent.
+//!
+//! A URI without a scheme, with a `%` not followed by two hex digits, that
+//! decodes to bytes that are not UTF-8, or with a control character
+//! anywhere, has no normalised form: `metadata.uri` is then absent, and an
+//! allow-list refuses it.
+
+/// How many rounds of percent-decoding a URI may need: more means text
+/// built to outlast the decoder, which has no normalised form.
+const DECODE_ROUNDS: usize = 8;
+
+/// `raw` normalised, or `None` when it has no normalised form.
+pub(super) fn normalized(raw: &str) -> Option<String> {
+    if raw.chars().any(char::is_control) {
+        return None;
+    }
+    let (scheme, rest) = raw.split_once(':')?;
+    let mut letters = scheme.chars();
+    if !letters.next()?.is_ascii_alphabetic()
+        || !letters.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    {
+        return None;
+    }
+    let scheme = scheme.to_ascii_lowercase();
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (hierarchy, tail) = rest.split_at(end);
+    let (authority, path) = match hierarchy.strip_prefix("//") {
+        Some(after) => {
+            let end = after.find('/').unwrap_or(after.len());
+            let (authority, path) = after.split_at(end);
+            (Some(authority), path)
+        }
+        None => (None, hierarchy),
+    };
+    let authority = match authority {
+        Some(authority) => {
+            let authority = decoded(authority)?;
+            // A slash decoded out of the host would move part of it into the path.
+            if authority.contains(['/', '\\', '?', '#']) {
+                return None;
+            }
+            let host = match authority.rsplit_once('@') {
+                Some((user, host)) => format!("{user}@{}", host.to_lowercase()),
+                None => authority.to_lowercase(),
+            };
+            let local = scheme == "file" && matches!(host.as_str(), "localhost" | "localhost.");
+            Some(if local { String::new() } else { host })
+        }
+        None if scheme == "file" => Some(String::new()),
+        None => None,
+    };
+    let path = without_dot_segments(&decoded(path)?.replace('\\', "/"));
+    let mut normal = scheme;
+    normal.push(':');
+    if let Some(authority) = authority {
+        normal.push_str("//");
+        normal.push_str(&authority);
+    }
+    normal.push_str(&path);
+    normal.push_str(tail);
+    Some(normal)
+}
+
+/// `text` percent-decoded until nothing changes, or `None` when it is
+/// malformed, not UTF-8, holds a control character, or needs more than
+/// [`DECODE_ROUNDS`].
+fn decoded(text: &str) -> Option<String> {
+    let mut text = text.to_owned();
+    for _ in 0..DECODE_ROUNDS {
+        if !text.contains('%') {
+            return Some(text);
+        }
+        let bytes = text.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut at = 0;
+        while at < bytes.len() {
+            if bytes[at] == b'%' {
+                let high = char::from(*bytes.get(at + 1)?).to_digit(16)?;
+                let low = char::from(*bytes.get(at + 2)?).to_digit(16)?;
+                out.push(u8::try_from(high * 16 + low).ok()?);
+                at += 3;
+            } else {
+                out.push(bytes[at]);
+                at += 1;
+            }
+        }
+        text = String::from_utf8(out).ok()?;
+        if text.chars().any(char::is_control) {
+            return None;
+        }
+    }
+    (!text.contains('%')).then_some(text)
+}
+
+/// `path` with runs of slashes folded and its `.` and `..` segments
+/// removed; a path that ended in a directory (`/`, `/.`, `/..`) still
+/// ends in `/`.
+fn without_dot_segments(path: &str) -> String {
+    if path.is_empty() {
+        return String::new();
+    }
+    let absolute = path.starts_with('/');
+    let mut kept: Vec<&str> = Vec::new();
+    let mut directory = false;
+    for segment in path.split('/') {
+        directory = true;
+        match segment {
+            "" | "." => {}
+            ".." => {
+                kept.pop();
+            }
+            name => {
+                kept.push(name);
+                directory = false;
+            }
+        }
+    }
+    let mut normal = String::with_capacity(path.len());
+    if absolute {
+        normal.push('/');
+    }
+    normal.push_str(&kept.join("/"));
+    if directory && !kept.is_empty() {
+        normal.push('/');
+    }
+    normal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_of_etc_passwd_is_one_uri() {
+        for spelling in [
+            "file:///etc/passwd",
+            "file:///srv/../etc/passwd",
+            "FILE:///etc/passwd",
+            "file://localhost/etc/passwd",
+            "file://LocalHost/etc/passwd",
+            "file:///%65tc/passwd",
+            "file:///%2565tc/passwd",
+            "file:////etc/passwd",
+            "file:/etc/passwd",
+            "file:///srv/data/%2e%2e/%2E%2E/etc/passwd",
+            "file:///srv/data%2F..%2F..%2Fetc/passwd",
+            "file:///srv/data/..\\..\\etc/passwd",
+            "file:///./etc/./passwd",
+            "file:///../../../etc/passwd",
+        ] {
+            assert_eq!(
+                normalized(spelling).as_deref(),
+                Some("file:///etc/passwd"),
+                "{spelling}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_a_uri_names_is_kept() {
+        for (raw, normal) in [
+            (
+                "demo://resource/static/document/a.md",
+                "demo://resource/static/document/a.md",
+            ),
+            (
+                "HTTPS://Example.COM/A/b?Q=1#F",
+                "https://example.com/A/b?Q=1#F",
+            ),
+            ("https://localhost/x", "https://localhost/x"),
+            ("file:///srv/data/", "file:///srv/data/"),
+            ("file:///srv/data/sub/..", "file:///srv/data/"),
+            ("file:///srv/data/a%20b.txt", "file:///srv/data/a b.txt"),
+            (
+                "file:///srv/data/x?../../etc",
+                "file:///srv/data/x?../../etc",
+            ),
+            ("mailto:someone@example.com", "mailto:someone@example.com"),
+            (
+                "https://user@Host.example:8443",
+                "https://user@host.example:8443",
+            ),
+        ] {
+            assert_eq!(normalized(raw).as_deref(), Some(normal), "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_uri_that_cannot_be_read_one_way_has_no_normal_form() {
+        for raw in [
+            "",
+            "/etc/passwd",
+            "etc/passwd",
+            "1file:///etc/passwd",
+            "file:///etc/%zzpasswd",
+            "file:///etc/passwd%",
+            "file:///etc/%ff",
+            "file:///etc/passwd%00.txt",
+            "file:///etc/pass\nwd",
+            "file:///%25252525252525252565tc",
+            "file://localhost%2Fetc/passwd",
+        ] {
+            assert_eq!(normalized(raw), None, "{raw:?}");
+        }
+    }
+}
