@@ -442,3 +442,141 @@ async fn real_clients_accept_every_answer_and_wait_for_approval_in_process() {
         assert!(structured["structuredContent"]["temperature"].is_number());
     }
 }
+
+/// The lines of an elicitation log `client.py --elicited` writes, once it
+/// has at least `count` (or after 30 s).
+async fn elicited(path: &Path, count: usize) -> Vec<Value> {
+    let read = || -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect()
+    };
+    for _ in 0..300 {
+        let lines = read();
+        if lines.len() >= count {
+            return lines;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    read()
+}
+
+/// A call the approval gate holds shows the user of the Python SDK, over
+/// stdio and streamable HTTP, a link to the approval (URL-mode
+/// elicitation, MCP 2025-11-25). The client accepts it at once, as a
+/// client's own hooks could: the call still waits, and the person in
+/// Feishu decides it — a rejection blocks it, an approval runs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_call_shows_the_client_where_to_decide_and_only_the_channel_decides() {
+    let Some(peers) = clients() else { return };
+    let root = files();
+    let dir = root.path().display().to_string();
+    let (resources, _database, feishu, callback_url) = resources().await;
+    let config =
+        AgentConfig::parse(HTTP_AGENT, ConfigFormat::Yaml, "agent.yaml", None).expect("config");
+    let settings = McpProxyConfig::from_value(&json!({
+        "server": "files",
+        "command": server_command(&peers, "server-filesystem", &[dir.as_str()]),
+        "user": "alice",
+        "org": "acme",
+        "approval_url": "https://approvals.example/approvals/requests/{id}",
+    }))
+    .expect("settings");
+    let proxy = McpProxy::start(config, settings, &resources)
+        .await
+        .expect("the proxy starts");
+    let token = "elicitation-http-token";
+    let http_url = serve_http(&proxy, Some(token)).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    let relayed = proxy.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let proxy = relayed.clone();
+            tokio::spawn(async move { proxy.serve(stream).await });
+        }
+    });
+    let relay = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/stdio_relay.py");
+    let log_dir = tempfile::tempdir().expect("dir");
+    let mut cards = 0;
+    for transport in ["stdio", "http"] {
+        let log = log_dir.path().join(format!("{transport}.jsonl"));
+        let mut args = match transport {
+            "stdio" => vec!["stdio".to_owned()],
+            _ => vec![
+                "http".to_owned(),
+                http_url.clone(),
+                "--token".into(),
+                token.into(),
+            ],
+        };
+        args.extend(["--elicited".to_owned(), log.display().to_string()]);
+        if transport == "stdio" {
+            let command = ["--", "python3", &relay.display().to_string(), &port];
+            args.extend(command.map(str::to_owned));
+        }
+        let refused = format!("{dir}/refused-over-{transport}.txt");
+        let approved = format!("{dir}/approved-over-{transport}.txt");
+        let calls = vec![
+            ("write_file", json!({"path": refused, "content": "no\n"})),
+            ("write_file", json!({"path": approved, "content": "yes\n"})),
+        ];
+        let client = tokio::spawn(async move { run_client("client.py", &args, &calls).await });
+
+        let mut requests = Vec::new();
+        for (n, decision) in [ApprovalDecision::Reject, ApprovalDecision::Approve]
+            .into_iter()
+            .enumerate()
+        {
+            cards += 1;
+            let card = feishu
+                .wait_for_card(cards, Duration::from_secs(60))
+                .await
+                .expect("a card reaches the approvers");
+            let request = card.request_id().expect("buttons").to_owned();
+            let shown = elicited(&log, n + 1).await;
+            assert_eq!(
+                shown.len(),
+                n + 1,
+                "{transport}: the link was shown: {shown:?}"
+            );
+            let link = &shown[n];
+            assert_eq!(link["mode"], "url", "{transport}: {link}");
+            assert_eq!(
+                link["url"],
+                format!("https://approvals.example/approvals/requests/{request}"),
+                "{transport}"
+            );
+            let message = link["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("write_file") && message.contains("decides nothing"),
+                "{message}"
+            );
+            // The client accepted the link; the call still waits for Feishu.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let path = if n == 0 { &refused } else { &approved };
+            assert!(
+                !Path::new(path).exists(),
+                "{transport}: accepting the link decided the call"
+            );
+            let click = CardClick::new(&request, decision, APPROVER, CHAT);
+            feishu.click(&callback_url, &click).await.expect("click");
+            requests.push(request);
+        }
+        let lines = client.await.expect("the client task");
+        let blocked = accepted("client.py", "write_file", &lines[0]);
+        assert_eq!(blocked["isError"], true, "{transport}: {blocked}");
+        assert!(!Path::new(&refused).exists());
+        let ran = accepted("client.py", "write_file", &lines[1]);
+        assert_eq!(ran["isError"], false, "{transport}: {ran}");
+        assert_eq!(
+            std::fs::read_to_string(&approved).expect("written"),
+            "yes\n"
+        );
+        assert_ne!(requests[0], requests[1]);
+    }
+}

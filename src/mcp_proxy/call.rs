@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{Shared, annotations, http, resource_uri, tools};
+use super::{Shared, annotations, approval_link, http, resource_uri, tools};
 use crate::output::OutputForm;
 use crate::std_hooks::args_schema::output_problem;
 use crate::{HookContext, Observation, PreToolUse, ToolOutcome};
@@ -134,7 +134,13 @@ pub(super) async fn call_tool(
         return refuse(shared, ctx, reason).await;
     }
     let pre = with_progress(
-        shared.agent.registry().run_pre_tool_use(ctx),
+        approval_link::pointing(
+            shared,
+            session,
+            &name,
+            &context,
+            shared.agent.registry().run_pre_tool_use(ctx),
+        ),
         &context,
         "waiting for the hooks (an approval, perhaps)",
     );

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::McpProxyError;
-use super::{clients, remote};
+use super::{approval_link, clients, remote};
 use crate::config::{AgentConfig, ConfigDuration, ConfigFormat};
 
 /// The key of the proxy's section in an agent config file.
@@ -126,6 +126,12 @@ pub struct McpProxyConfig {
     /// upstream's own instructions, which no hook reads, are never passed
     /// on.
     pub instructions: String,
+    /// Where a person decides an approval request, `{id}` standing for
+    /// the request's id (`https://approvals.example/approvals/requests/{id}`,
+    /// the web page's detail). While the approval gate holds a call, a
+    /// client that takes URL elicitations is shown this link; the decision
+    /// still comes only from the approval channel. Empty: no link.
+    pub approval_url: String,
     /// Whether the upstream's tool annotations (`readOnlyHint`,
     /// `destructiveHint`, …) are to be believed: `metadata.annotations_trusted`
     /// in `when`. A server you do not run can call any tool read-only.
@@ -182,6 +188,7 @@ impl Default for McpProxyConfig {
             header_env: BTreeMap::new(),
             clients: Vec::new(),
             instructions: String::new(),
+            approval_url: String::new(),
             trust_annotations: false,
         }
     }
@@ -208,6 +215,9 @@ impl McpProxyConfig {
             remote::check_url(&config.url)?;
         }
         remote::check_headers(&config)?;
+        if !config.approval_url.is_empty() {
+            approval_link::check(&config.approval_url)?;
+        }
         clients::check(&config.clients)?;
         Ok(config)
     }

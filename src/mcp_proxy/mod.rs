@@ -63,6 +63,7 @@
 #![doc = include_str!("../../docs/mcp-proxy.md")]
 
 mod annotations;
+mod approval_link;
 mod call;
 mod clients;
 mod config;

@@ -9,8 +9,8 @@ missing or does not match. `client.mjs` does the same with the TypeScript
 SDK and prints the same lines.
 
 Usage:
-    client.py stdio [--timeout S] -- <command> <args...>
-    client.py http <url> [--token T] [--timeout S]
+    client.py stdio [--timeout S] [--elicited FILE] -- <command> <args...>
+    client.py http <url> [--token T] [--timeout S] [--elicited FILE]
 
 Standard input: a JSON array of calls, [{"tool": name, "args": {...}}, ...].
 The script connects (initialize), lists the tools once (so the SDK knows the
@@ -31,7 +31,10 @@ server does not start, the handshake or the tool listing fails), with the
 reason on stderr. A stdio server gets this process's whole environment and
 its stderr; `--token T` sends `Authorization: Bearer T` with every HTTP
 request. `--timeout` bounds each request, in seconds (default 60, as the
-TypeScript SDK's default).
+TypeScript SDK's default). `--elicited FILE` makes the client take
+elicitations (form and URL mode): each one the server sends is appended to
+FILE as a JSON line (`mode`, `message`, `url`, `elicitationId`) and answered
+"accept" at once, as a client whose own hooks auto-accept would.
 
 Requires the pinned SDK: `pip install -r tests/mcp/requirements.txt`.
 """
@@ -46,13 +49,13 @@ from typing import Any
 
 import anyio
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 USAGE = (
-    "usage: client.py stdio [--timeout S] -- <command> <args...>\n"
-    "       client.py http <url> [--token T] [--timeout S]\n"
+    "usage: client.py stdio [--timeout S] [--elicited FILE] -- <command> <args...>\n"
+    "       client.py http <url> [--token T] [--timeout S] [--elicited FILE]\n"
     'stdin: [{"tool": name, "args": {...}}, ...]'
 )
 
@@ -69,14 +72,21 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
     if not argv or argv[0] not in ("stdio", "http"):
         raise UsageError("the first argument must be `stdio` or `http`")
     mode, rest = argv[0], argv[1:]
-    opts: dict[str, Any] = {"mode": mode, "timeout": 60.0, "token": None, "url": None, "command": None}
+    opts: dict[str, Any] = {
+        "mode": mode,
+        "timeout": 60.0,
+        "token": None,
+        "url": None,
+        "command": None,
+        "elicited": None,
+    }
     i = 0
     while i < len(rest):
         arg = rest[i]
         if mode == "stdio" and arg == "--":
             opts["command"] = rest[i + 1 :]
             break
-        if arg in ("--timeout", "--token"):
+        if arg in ("--timeout", "--token", "--elicited"):
             if i + 1 >= len(rest):
                 raise UsageError(f"{arg} needs a value")
             value = rest[i + 1]
@@ -85,6 +95,8 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
                     opts["timeout"] = float(value)
                 except ValueError:
                     raise UsageError(f"--timeout needs a number of seconds, not {value!r}") from None
+            elif arg == "--elicited":
+                opts["elicited"] = value
             elif mode == "http":
                 opts["token"] = value
             else:
@@ -159,7 +171,20 @@ async def open_session(stack: AsyncExitStack, opts: dict[str, Any]) -> ClientSes
         headers = {"Authorization": f"Bearer {opts['token']}"} if opts["token"] is not None else None
         http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
         read, write = await stack.enter_async_context(streamable_http_client(opts["url"], http_client=http))
-    session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=opts["timeout"]))
+    callback = None
+    if opts["elicited"] is not None:
+        path = opts["elicited"]
+
+        async def callback(_context: Any, params: Any) -> types.ElicitResult:
+            seen = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            line = {key: seen.get(key) for key in ("mode", "message", "url", "elicitationId")}
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(line, sort_keys=True) + "\n")
+            return types.ElicitResult(action="accept")
+
+    session = await stack.enter_async_context(
+        ClientSession(read, write, read_timeout_seconds=opts["timeout"], elicitation_callback=callback)
+    )
     return session
 
 

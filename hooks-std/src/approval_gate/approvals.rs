@@ -542,6 +542,28 @@ impl Approvals {
         Ok(cancelled)
     }
 
+    /// The pending request of one tool call, if any (the gate keys it by
+    /// the call's conversation id and tool call id): for a front end that
+    /// tells the person waiting where the decision is made. Call inside a
+    /// Tokio runtime.
+    pub async fn pending_for_call(
+        &self,
+        conversation_id: &str,
+        tool_call_id: &str,
+    ) -> Result<Option<ConfirmationRequest>, StorageError> {
+        for key in super::hook::call_keys(conversation_id, tool_call_id)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(request) = self.inner.store.by_key(&key).await?
+                && request.status == ConfirmationStatus::Pending
+            {
+                return Ok(Some(request));
+            }
+        }
+        Ok(None)
+    }
+
     /// Withdraws the pending requests of one tool call (the gate keys them
     /// by the call's conversation id and tool call id): each is cancelled
     /// with `reason`, the runs still waiting on it wake (and block), and
