@@ -89,10 +89,12 @@ pub(super) async fn pointing<T>(
     let call_id = context.id.to_string();
     let mut work = std::pin::pin!(work);
     let mut look = tokio::time::interval_at(tokio::time::Instant::now() + LOOK_EVERY, LOOK_EVERY);
-    let mut asked: Option<(String, tokio::task::JoinHandle<()>)> = None;
-    let done = loop {
+    // Dropped with this future however the wait ends, a cancelled call's
+    // included: the elicitation is withdrawn and the client told.
+    let mut asked: Option<Asked> = None;
+    loop {
         tokio::select! {
-            done = &mut work => break done,
+            done = &mut work => return done,
             _ = look.tick(), if asked.is_none() => {
                 match approvals.pending_for_call(session, &call_id).await {
                     Ok(Some(request)) => {
@@ -108,7 +110,7 @@ pub(super) async fn pointing<T>(
                             request.id
                         );
                         let task = tokio::spawn(elicit(context.peer.clone(), message, url, id.clone()));
-                        asked = Some((id, task));
+                        asked = Some(Asked { id, task, peer: context.peer.clone() });
                     }
                     Ok(None) => {}
                     Err(error) => {
@@ -117,19 +119,36 @@ pub(super) async fn pointing<T>(
                 }
             }
         }
-    };
-    if let Some((id, task)) = asked {
-        task.abort();
+    }
+}
+
+/// An elicitation sent for a held call. Dropped when the wait ends, it
+/// stops waiting for the client's answer and tells the client the
+/// elicitation is complete.
+struct Asked {
+    id: String,
+    task: tokio::task::JoinHandle<()>,
+    peer: Peer<RoleServer>,
+}
+
+impl Drop for Asked {
+    fn drop(&mut self) {
+        self.task.abort();
         let complete = CustomNotification::new(
             "notifications/elicitation/complete",
-            Some(json!({"elicitationId": id})),
+            Some(json!({"elicitationId": self.id})),
         );
-        let _ = context
-            .peer
-            .send_notification(ServerNotification::CustomNotification(complete))
-            .await;
+        let peer = self.peer.clone();
+        // Dropped inside the runtime (a request's task): the notice goes
+        // out on a task of its own.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer
+                    .send_notification(ServerNotification::CustomNotification(complete))
+                    .await;
+            });
+        }
     }
-    done
 }
 
 /// Sends the elicitation and logs the answer, which decides nothing.

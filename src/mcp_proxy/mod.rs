@@ -285,9 +285,32 @@ fn proxied_info(info: ServerPeerInfo, settings: &McpProxyConfig) -> ServerConfig
         "hooks mcp-proxy {version} in front of the MCP server `{server}`: every tool call runs \
          through the agent's hooks"
     ));
-    let mut answer = ServerConfig::new(info.capabilities).with_server_info(proxy);
+    let mut answer = ServerConfig::new(mediated(info.capabilities)).with_server_info(proxy);
     answer.instructions = Some(settings.instructions.clone()).filter(|text| !text.is_empty());
     answer
+}
+
+/// The upstream's capabilities the proxy passes on: the kinds of request it
+/// mediates (tools, resources, prompts, completions, logging) with their
+/// flags, and nothing free-form. `experimental` and `extensions` (tasks,
+/// skills, apps: nothing the proxy runs through the hooks) are dropped, and
+/// so is resource subscription, which the proxy does not pass on.
+fn mediated(mut capabilities: rmcp::model::ServerCapabilities) -> rmcp::model::ServerCapabilities {
+    if capabilities.experimental.is_some() || capabilities.extensions.is_some() {
+        tracing::info!(
+            experimental = ?capabilities.experimental,
+            extensions = ?capabilities.extensions,
+            "the upstream MCP server declares capabilities the proxy does not pass on"
+        );
+    }
+    capabilities.experimental = None;
+    capabilities.extensions = None;
+    capabilities.logging = capabilities.logging.map(|_| Default::default());
+    capabilities.completions = capabilities.completions.map(|_| Default::default());
+    if let Some(resources) = &mut capabilities.resources {
+        resources.subscribe = None;
+    }
+    capabilities
 }
 
 /// A conversation id for one proxy process's session.

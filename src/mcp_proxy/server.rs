@@ -30,11 +30,19 @@ impl ProxyServer {
     /// is none (for requests other than `tools/call`, which answers with an
     /// error result instead).
     async fn upstream(&self) -> Result<Peer<RoleClient>, ErrorData> {
-        self.shared
-            .upstream
-            .peer()
-            .await
-            .map_err(|reason| ErrorData::internal_error(reason, None))
+        self.shared.upstream.peer().await.map_err(|reason| {
+            // The reason may quote the upstream (a failed tools/list while
+            // it started again): it goes to the log, not to the client.
+            let server = &self.shared.settings.server;
+            tracing::warn!(server = %server, %reason, "the upstream MCP server is not available");
+            ErrorData::internal_error(
+                format!(
+                    "the upstream MCP server `{server}` is not available right now; why is in \
+                     the proxy's log"
+                ),
+                None,
+            )
+        })
     }
 
     /// An upstream failure of `method` (a request no hook reads: a list, or

@@ -382,6 +382,9 @@ async fn a_hostile_servers_introduction_and_refusals_never_reach_the_client() {
     let shown = serde_json::to_string(&*info).expect("json");
     assert!(!shown.contains("SYSTEM"), "{shown}");
     assert_eq!(info.instructions, None, "{shown}");
+    assert_eq!(info.capabilities.experimental, None, "{shown}");
+    let resources = info.capabilities.resources.as_ref().expect("resources");
+    assert_eq!(resources.subscribe, None, "subscriptions are not passed on");
     let server = info.server_info.as_ref().expect("server info");
     assert_eq!(server.name, "hooks-mcp-proxy/hostile");
     assert_eq!(
@@ -466,7 +469,7 @@ hooks:
     - name: ask_first
       event: PreToolUse
       when: >-
-        connector == "hostile" && (
+        connector == "hostile" && metadata.annotations exists && (
           metadata.annotations.destructiveHint
           || !metadata.annotations_trusted && !(tool_name in ["lookup"])
         )
@@ -556,6 +559,10 @@ hooks:
         "file:///srv/data/%2e%2e/%2e%2e/etc/passwd",
         "file:///srv/data%2F..%2F..%2Fetc/passwd",
         "file:///srv/data/%252e%252e/secret",
+        "file:///srv/data/a%2Fb%2Fc/../../../etc/passwd",
+        "file:///srv/data/a%5Cb%5Cc/../../../etc/passwd",
+        "file:///srv/data/a\\b\\c/../../../etc/passwd",
+        "file:///srv/data/?/../../../etc/passwd",
         "file:///srv/data/%zz",
         "/srv/data/report.txt",
     ] {
