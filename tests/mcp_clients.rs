@@ -470,6 +470,23 @@ async fn elicited(path: &Path, count: usize) -> Vec<Value> {
 /// Feishu decides it — a rejection blocks it, an approval runs it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_call_shows_the_client_where_to_decide_and_only_the_channel_decides() {
+    held_call_shows_where_to_decide("2025-11-25").await;
+}
+
+/// The same under MCP 2026-07-28, where a server cannot send requests of
+/// its own: the held call is answered with an input request (the link, as
+/// a URL-mode elicitation) and the proxy's sealed `requestState`; the SDK
+/// shows the link, accepts it and retries the call, which then waits for
+/// Feishu's decision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_2026_07_28_a_held_call_asks_for_input_and_the_retry_waits_for_the_channel() {
+    held_call_shows_where_to_decide("2026-07-28").await;
+}
+
+/// Two calls the gate holds, driven by client.py on `protocol` over stdio
+/// and HTTP: each shows the approval's link; the first is rejected in
+/// Feishu and the second approved, after the client accepted the link.
+async fn held_call_shows_where_to_decide(protocol: &str) {
     let Some(peers) = clients() else { return };
     let root = files();
     let dir = root.path().display().to_string();
@@ -515,6 +532,7 @@ async fn a_held_call_shows_the_client_where_to_decide_and_only_the_channel_decid
             ],
         };
         args.extend(["--elicited".to_owned(), log.display().to_string()]);
+        args.extend(["--protocol".to_owned(), protocol.to_owned()]);
         if transport == "stdio" {
             let command = ["--", "python3", &relay.display().to_string(), &port];
             args.extend(command.map(str::to_owned));

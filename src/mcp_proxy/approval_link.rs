@@ -13,15 +13,14 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{CustomNotification, ServerNotification};
-use rmcp::service::ElicitationMode;
 use rmcp::service::{Peer, RequestContext};
 use serde_json::json;
 
-use super::Shared;
+use super::{Shared, input_request};
 use super::error::McpProxyError;
 
 /// How often a held call looks for its approval request until it finds it.
-const LOOK_EVERY: Duration = Duration::from_millis(250);
+pub(super) const LOOK_EVERY: Duration = Duration::from_millis(250);
 
 /// The placeholder of [`McpProxyConfig::approval_url`](super::McpProxyConfig::approval_url)
 /// the request's id replaces.
@@ -49,7 +48,7 @@ pub(super) fn check(template: &str) -> Result<(), McpProxyError> {
 }
 
 /// `template` with the request id `id` in it, percent-encoded.
-fn link(template: &str, id: &str) -> Option<reqwest::Url> {
+pub(super) fn link(template: &str, id: &str) -> Option<reqwest::Url> {
     let encoded: String = id
         .bytes()
         .map(|byte| {
@@ -61,6 +60,19 @@ fn link(template: &str, id: &str) -> Option<reqwest::Url> {
         })
         .collect();
     reqwest::Url::parse(&template.replace(ID_PLACEHOLDER, &encoded)).ok()
+}
+
+/// What the client shows with the link to request `id` of a call of `tool`.
+pub(super) fn message(tool: &str, id: &str) -> String {
+    format!(
+        "`{tool}` waits for a person's approval (request {id}). Open the link to see the \
+         request and decide there; answering here decides nothing."
+    )
+}
+
+/// The elicitation's id for approval request `id`.
+pub(super) fn elicitation_id(id: &str) -> String {
+    format!("hooks-approval-{id}")
 }
 
 /// Runs `work` (the call's pre hooks). When the proxy has an approval link
@@ -79,11 +91,9 @@ pub(super) async fn pointing<T>(
     let Some(approvals) = shared.approvals.as_ref().filter(|_| !template.is_empty()) else {
         return work.await;
     };
-    if !context
-        .peer
-        .supported_elicitation_modes()
-        .contains(&ElicitationMode::Url)
-    {
+    // Under 2026-07-28 a server sends no requests: the call is answered
+    // with an input request instead (`input_request`).
+    if input_request::modern(context) || !input_request::takes_url_elicitation(context) {
         return work.await;
     }
     let call_id = context.id.to_string();
@@ -103,12 +113,8 @@ pub(super) async fn pointing<T>(
                             look.reset_after(Duration::from_secs(3600));
                             continue;
                         };
-                        let id = format!("hooks-approval-{}", request.id);
-                        let message = format!(
-                            "`{tool}` waits for a person's approval (request {}). Open the link \
-                             to see the request and decide there; answering here decides nothing.",
-                            request.id
-                        );
+                        let id = elicitation_id(&request.id);
+                        let message = message(tool, &request.id);
                         let task = tokio::spawn(elicit(context.peer.clone(), message, url, id.clone()));
                         asked = Some(Asked { id, task, peer: context.peer.clone() });
                     }

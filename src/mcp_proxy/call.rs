@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ContentBlock, ErrorData, ProgressNotificationParam, ServerResult,
+    CallToolResponse, ClientRequest, ContentBlock, ErrorData, ProgressNotificationParam, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{RoleClient, RoleServer};
@@ -17,10 +17,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::input_request::{self, FirstRound};
 use super::{Shared, annotations, approval_link, http, resource_uri, tools};
 use crate::output::OutputForm;
 use crate::std_hooks::args_schema::output_problem;
-use crate::{HookContext, Observation, PreToolUse, ToolOutcome};
+use crate::{HookContext, Observation, PendingToolCall, PreToolUse, ToolOutcome};
 
 /// How often a client that asked for progress hears that its call still
 /// waits (for an approval, say).
@@ -65,17 +66,17 @@ async fn refuse(shared: &Shared, ctx: HookContext, reason: String) -> CallToolRe
     refused(reason)
 }
 
-/// The client cancelled `context`'s request while the pre hooks ran: an
+/// The client cancelled request `call_id` while the pre hooks ran: an
 /// approval request they left pending for it is withdrawn, its card redrawn
 /// as cancelled (a later click on it changes nothing).
-async fn withdraw_approval(shared: &Shared, session: &str, context: &RequestContext<RoleServer>) {
+async fn withdraw_approval(shared: &Shared, session: &str, call_id: &str) {
     let Some(approvals) = &shared.approvals else {
         return;
     };
     let withdrawn = approvals
         .withdraw_call(
             session,
-            &context.id.to_string(),
+            call_id,
             "the MCP client cancelled the call while it waited for approval",
         )
         .await;
@@ -110,19 +111,22 @@ async fn admitted(shared: &Shared, name: &str) -> Result<rmcp::model::Tool, Stri
 /// Runs one `tools/call` through the agent's hooks and the upstream.
 /// Every failure — of a hook, of the upstream, a timeout, a cancellation —
 /// is answered with an error result, never with the tool's output unchecked.
+/// A call the approval gate holds may be answered with an input request
+/// instead (MCP 2026-07-28, [`input_request`]); its retry comes back here
+/// with the request state and takes the running hooks over.
 pub(super) async fn call_tool(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     session: &Arc<str>,
     params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
-) -> CallToolResult {
+) -> CallToolResponse {
     let name = params.name.to_string();
     let args = Value::Object(params.arguments.clone().unwrap_or_default());
-    let ctx = context_of(shared, session, name.clone(), args, &context)
+    let ctx = context_of(shared, session, name.clone(), args.clone(), &context)
         .with_output_form(OutputForm::McpResult);
     let tool = match admitted(shared, &name).await {
         Ok(tool) => tool,
-        Err(reason) => return refuse(shared, ctx, reason).await,
+        Err(reason) => return refuse(shared, ctx, reason).await.into(),
     };
     // What the upstream says of its tool, for `when`: believed only when
     // the config trusts the server.
@@ -131,29 +135,78 @@ pub(super) async fn call_tool(
         .with_metadata("annotations_trusted", shared.settings.trust_annotations);
     if context.ct.is_cancelled() {
         let reason = "the client cancelled the call before it ran".to_owned();
-        return refuse(shared, ctx, reason).await;
+        return refuse(shared, ctx, reason).await.into();
     }
-    let pre = with_progress(
-        approval_link::pointing(
-            shared,
-            session,
-            &name,
+    let waiting = "waiting for the hooks (an approval, perhaps)";
+    let pre = if let Some(state) = params.request_state.as_deref() {
+        // A retry: the hooks its state names, or nothing.
+        let answers = params.input_responses.as_ref();
+        let mut held =
+            match input_request::claim(shared, session, &name, &args, state, answers, &context) {
+                Ok(held) => held,
+                Err(reason) => return refuse(shared, ctx, reason).await.into(),
+            };
+        let decided = tokio::select! {
+            decided = with_progress(held.decided(), &context, waiting) => decided,
+            () = context.ct.cancelled() => {
+                withdraw_approval(shared, &held.session, &held.call_id).await;
+                return refused("the client cancelled the call before it ran".to_owned()).into();
+            }
+        };
+        match decided {
+            Ok(pre) => pre,
+            Err(reason) => return refused(reason).into(),
+        }
+    } else if input_request::applies(shared, &context) {
+        let round = input_request::first_round(shared, session, &name, &args, ctx, &context);
+        match with_progress(round, &context, waiting).await {
+            FirstRound::Decided(Ok(pre)) => pre,
+            FirstRound::Decided(Err(reason)) => return refused(reason).into(),
+            FirstRound::Ask(input) => return CallToolResponse::InputRequired(input),
+            FirstRound::Cancelled => {
+                withdraw_approval(shared, session, &context.id.to_string()).await;
+                return refused("the client cancelled the call before it ran".to_owned()).into();
+            }
+        }
+    } else {
+        let pre = with_progress(
+            approval_link::pointing(
+                shared,
+                session,
+                &name,
+                &context,
+                shared.agent.registry().run_pre_tool_use(ctx),
+            ),
             &context,
-            shared.agent.registry().run_pre_tool_use(ctx),
-        ),
-        &context,
-        "waiting for the hooks (an approval, perhaps)",
-    );
-    let pending = tokio::select! {
-        pre = pre => match pre {
-            PreToolUse::Blocked(report) => return refused(report.observation.to_string()),
-            PreToolUse::Proceed(pending) => pending,
-        },
-        () = context.ct.cancelled() => {
-            withdraw_approval(shared, session, &context).await;
-            return refused("the client cancelled the call before it ran".to_owned());
+            waiting,
+        );
+        tokio::select! {
+            pre = pre => pre,
+            () = context.ct.cancelled() => {
+                withdraw_approval(shared, session, &context.id.to_string()).await;
+                return refused("the client cancelled the call before it ran".to_owned()).into();
+            }
         }
     };
+    let pending = match pre {
+        PreToolUse::Blocked(report) => return refused(report.observation.to_string()).into(),
+        PreToolUse::Proceed(pending) => pending,
+    };
+    run_admitted(shared, session, &name, &params, pending, &context)
+        .await
+        .into()
+}
+
+/// The rest of a call its pre hooks let through: the upstream, then the
+/// post hooks, and the result they leave.
+async fn run_admitted(
+    shared: &Shared,
+    session: &Arc<str>,
+    name: &str,
+    params: &CallToolRequestParams,
+    pending: PendingToolCall,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResult {
     let Some(arguments) = pending.args().as_object().cloned() else {
         let reason = "a hook rewrote the arguments into something other than a JSON object, \
                       which an MCP tool cannot take; the call is blocked";
@@ -163,7 +216,7 @@ pub(super) async fn call_tool(
         return refused(reason.to_owned());
     };
     let forwarded = CallToolRequestParams::new(params.name.clone()).with_arguments(arguments);
-    let answer = upstream_call(shared, session, forwarded, &context).await;
+    let answer = upstream_call(shared, session, forwarded, context).await;
     let (outcome, upstream) = match answer {
         Ok(result) if result.is_error == Some(true) => {
             (ToolOutcome::Error(error_text(&result)), Some(result))
@@ -173,7 +226,7 @@ pub(super) async fn call_tool(
     };
     let original = outcome.clone();
     let report = pending.run_post_tool_use(outcome).await;
-    let schema = output_schema(shared, &name).await;
+    let schema = output_schema(shared, name).await;
     match (report.observation, original, upstream) {
         // A text-only answer the post hooks left as it was: as it came.
         (Observation::Output(output), ToolOutcome::Success(value), Some(result))
@@ -185,7 +238,7 @@ pub(super) async fn call_tool(
         // nothing they did not see reaches the client; and a success must
         // match the tool's output schema, which clients check.
         (Observation::Output(output), _, _) => match rebuilt(&output) {
-            Ok(result) => valid(result, &name, schema.as_ref()),
+            Ok(result) => valid(result, name, schema.as_ref()),
             Err(reason) => refused(reason),
         },
         (Observation::ToolError(error), ToolOutcome::Error(original), Some(result))
@@ -245,7 +298,7 @@ where
             PreToolUse::Proceed(pending) => pending,
         },
         () = context.ct.cancelled() => {
-            withdraw_approval(shared, session, context).await;
+            withdraw_approval(shared, session, &context.id.to_string()).await;
             return Err(blocked("the client cancelled the request before it ran".to_owned()));
         }
     };

@@ -159,6 +159,7 @@ impl TokenGate {
         }
         let closing = request.method() == Method::DELETE;
         request.extensions_mut().insert(caller);
+        request.extensions_mut().insert(TokenIndex(token));
         let response = next.run(request).await;
         match session {
             None => {
@@ -216,6 +217,29 @@ pub(super) fn caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
         .extensions
         .get::<Caller>()
 }
+
+/// Which of the endpoint's tokens the request carrying `context` came
+/// with (its index), when it came through the HTTP endpoint with one.
+pub(super) fn token_of(context: &RequestContext<RoleServer>) -> Option<usize> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<TokenIndex>()
+        .map(|token| token.0)
+}
+
+/// Whether the request carrying `context` came through the HTTP endpoint.
+pub(super) fn over_http(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some()
+}
+
+/// The index of the token a request came with, among the endpoint's.
+#[derive(Clone, Copy)]
+struct TokenIndex(usize);
 
 /// Answers a `DELETE` that closed its session with 200 rather than the 202
 /// of the HTTP service beneath: nothing is left to happen later, and the

@@ -63,13 +63,16 @@
 #![doc = include_str!("../../docs/mcp-proxy.md")]
 
 mod annotations;
+mod answer;
 mod approval_link;
 mod call;
 mod clients;
 mod config;
 mod error;
 mod http;
+mod input_request;
 mod remote;
+mod request_state;
 mod resource_uri;
 mod schema;
 mod server;
@@ -113,6 +116,8 @@ pub(crate) struct Shared {
     /// The approval machinery the agent's gate asks through, if any: a
     /// call the client cancels while it waits has its request withdrawn.
     approvals: Option<crate::std_hooks::approval_gate::Approvals>,
+    /// Calls held for a client's retry (MCP 2026-07-28).
+    held: input_request::HeldCalls,
 }
 
 /// The hooks between an MCP client and one upstream MCP server.
@@ -158,6 +163,7 @@ impl McpProxy {
                 unusable_schemas,
                 checked,
                 approvals,
+                held: input_request::HeldCalls::default(),
                 settings,
             }),
         })

@@ -15,6 +15,7 @@ use rmcp::{RoleClient, RoleServer, ServerHandler};
 
 use serde_json::json;
 
+use super::answer::Answer;
 use super::{Shared, call, tools};
 
 /// One client's session with the proxy.
@@ -111,7 +112,8 @@ impl ServerHandler for ProxyServer {
             .await?
             .list_tools(request)
             .await
-            .map_err(|error| self.passed_on("tools/list", error))?;
+            .map_err(|error| self.passed_on("tools/list", error))?
+            .answered();
         let hidden = &self.shared.settings.hide_tools;
         tools.tools.retain(|tool| {
             !tools::hidden(hidden, &tool.name) && !tools::PSEUDO_TOOLS.contains(&tool.name.as_ref())
@@ -125,9 +127,10 @@ impl ServerHandler for ProxyServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         Ok(
-            call::call_tool(&self.shared, &self.session, request, context)
-                .await
-                .into(),
+            match call::call_tool(&self.shared, &self.session, request, context).await {
+                CallToolResponse::Complete(result) => result.answered().into(),
+                other => other,
+            },
         )
     }
 
@@ -141,6 +144,7 @@ impl ServerHandler for ProxyServer {
             .list_resources(request)
             .await
             .map_err(|error| self.passed_on("resources/list", error))
+            .map(Answer::answered)
     }
 
     async fn list_resource_templates(
@@ -153,6 +157,7 @@ impl ServerHandler for ProxyServer {
             .list_resource_templates(request)
             .await
             .map_err(|error| self.passed_on("resources/templates/list", error))
+            .map(Answer::answered)
     }
 
     /// The hooks' pseudo-tool `resources/read`, with `{uri}`.
@@ -174,7 +179,7 @@ impl ServerHandler for ProxyServer {
             },
         )
         .await
-        .map(ReadResourceResult::into)
+        .map(|result: ReadResourceResult| result.answered().into())
     }
 
     async fn list_prompts(
@@ -187,6 +192,7 @@ impl ServerHandler for ProxyServer {
             .list_prompts(request)
             .await
             .map_err(|error| self.passed_on("prompts/list", error))
+            .map(Answer::answered)
     }
 
     /// The hooks' pseudo-tool `prompts/get`, with `{name, arguments}`.
@@ -207,7 +213,7 @@ impl ServerHandler for ProxyServer {
             },
         )
         .await
-        .map(GetPromptResult::into)
+        .map(|result: GetPromptResult| result.answered().into())
     }
 
     /// The hooks' pseudo-tool `completion/complete`, with `{ref, argument,
@@ -227,6 +233,7 @@ impl ServerHandler for ProxyServer {
             |_, _| None,
         )
         .await
+        .map(Answer::answered)
     }
 
     // Logging is deprecated in the newest protocol revision; clients and

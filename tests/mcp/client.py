@@ -9,8 +9,8 @@ missing or does not match. `client.mjs` does the same with the TypeScript
 SDK and prints the same lines.
 
 Usage:
-    client.py stdio [--timeout S] [--elicited FILE] -- <command> <args...>
-    client.py http <url> [--token T] [--timeout S] [--elicited FILE]
+    client.py stdio [--timeout S] [--elicited FILE] [--protocol P] -- <command> <args...>
+    client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P]
 
 Standard input: a JSON array of calls, [{"tool": name, "args": {...}}, ...].
 The script connects (initialize), lists the tools once (so the SDK knows the
@@ -36,6 +36,15 @@ elicitations (form and URL mode): each one the server sends is appended to
 FILE as a JSON line (`mode`, `message`, `url`, `elicitationId`) and answered
 "accept" at once, as a client whose own hooks auto-accept would.
 
+`--protocol` picks the protocol revision. `2025-11-25` (the default) opens a
+session with `initialize` (`ClientSession`). `2026-07-28` uses the SDK's
+`Client` in its default `auto` mode: it asks `server/discover`, sends every
+request with its own `_meta`, and answers a call's input requests (the
+multi-round-trip requests of that revision: an `input_required` result, the
+client's answers, the call retried with them and the server's
+`requestState`) itself. The connection fails (exit 1) when the server does
+not end up on 2026-07-28.
+
 Requires the pinned SDK: `pip install -r tests/mcp/requirements.txt`.
 """
 
@@ -49,13 +58,15 @@ from typing import Any
 
 import anyio
 
-from mcp import ClientSession, StdioServerParameters, stdio_client, types
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+PROTOCOLS = ("2025-11-25", "2026-07-28")
+
 USAGE = (
-    "usage: client.py stdio [--timeout S] [--elicited FILE] -- <command> <args...>\n"
-    "       client.py http <url> [--token T] [--timeout S] [--elicited FILE]\n"
+    "usage: client.py stdio [--timeout S] [--elicited FILE] [--protocol P] -- <command> <args...>\n"
+    "       client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P]\n"
     'stdin: [{"tool": name, "args": {...}}, ...]'
 )
 
@@ -79,6 +90,7 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
         "url": None,
         "command": None,
         "elicited": None,
+        "protocol": PROTOCOLS[0],
     }
     i = 0
     while i < len(rest):
@@ -86,7 +98,7 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
         if mode == "stdio" and arg == "--":
             opts["command"] = rest[i + 1 :]
             break
-        if arg in ("--timeout", "--token", "--elicited"):
+        if arg in ("--timeout", "--token", "--elicited", "--protocol"):
             if i + 1 >= len(rest):
                 raise UsageError(f"{arg} needs a value")
             value = rest[i + 1]
@@ -97,6 +109,10 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
                     raise UsageError(f"--timeout needs a number of seconds, not {value!r}") from None
             elif arg == "--elicited":
                 opts["elicited"] = value
+            elif arg == "--protocol":
+                if value not in PROTOCOLS:
+                    raise UsageError(f"--protocol must be one of {', '.join(PROTOCOLS)}, not {value!r}")
+                opts["protocol"] = value
             elif mode == "http":
                 opts["token"] = value
             else:
@@ -162,29 +178,59 @@ def describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-async def open_session(stack: AsyncExitStack, opts: dict[str, Any]) -> ClientSession:
+async def transport_of(stack: AsyncExitStack, opts: dict[str, Any]) -> Any:
+    """What the SDK connects through: a stdio server's parameters, or an HTTP transport."""
     if opts["mode"] == "stdio":
         command = opts["command"]
-        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-        read, write = await stack.enter_async_context(stdio_client(params))
+        return StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    headers = {"Authorization": f"Bearer {opts['token']}"} if opts["token"] is not None else None
+    http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+    return streamable_http_client(opts["url"], http_client=http)
+
+
+def elicitation_callback(opts: dict[str, Any]) -> Any:
+    """With --elicited: writes each elicitation to the file and accepts it at once."""
+    if opts["elicited"] is None:
+        return None
+    path = opts["elicited"]
+
+    async def callback(_context: Any, params: Any) -> types.ElicitResult:
+        seen = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        line = {key: seen.get(key) for key in ("mode", "message", "url", "elicitationId")}
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line, sort_keys=True) + "\n")
+        return types.ElicitResult(action="accept")
+
+    return callback
+
+
+async def open_session(stack: AsyncExitStack, opts: dict[str, Any]) -> Any:
+    """A connected client with the tools listed: something with `call_tool(name, args)`."""
+    callback = elicitation_callback(opts)
+    if opts["protocol"] == "2026-07-28":
+        client = await stack.enter_async_context(
+            Client(
+                await transport_of(stack, opts),
+                read_timeout_seconds=opts["timeout"],
+                elicitation_callback=callback,
+            )
+        )
+        if client.protocol_version != "2026-07-28":
+            raise RuntimeError(f"the server answered on protocol {client.protocol_version}, not 2026-07-28")
+        await client.list_tools()
+        return client
+    transport = await transport_of(stack, opts)
+    if isinstance(transport, StdioServerParameters):
+        read, write = await stack.enter_async_context(stdio_client(transport))
     else:
-        headers = {"Authorization": f"Bearer {opts['token']}"} if opts["token"] is not None else None
-        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
-        read, write = await stack.enter_async_context(streamable_http_client(opts["url"], http_client=http))
-    callback = None
-    if opts["elicited"] is not None:
-        path = opts["elicited"]
-
-        async def callback(_context: Any, params: Any) -> types.ElicitResult:
-            seen = params.model_dump(mode="json", by_alias=True, exclude_none=True)
-            line = {key: seen.get(key) for key in ("mode", "message", "url", "elicitationId")}
-            with open(path, "a", encoding="utf-8") as out:
-                out.write(json.dumps(line, sort_keys=True) + "\n")
-            return types.ElicitResult(action="accept")
-
+        read, write = await stack.enter_async_context(transport)
     session = await stack.enter_async_context(
         ClientSession(read, write, read_timeout_seconds=opts["timeout"], elicitation_callback=callback)
     )
+    await session.initialize()
+    # Lists the tools so call_tool knows their output schemas (it would list them
+    # itself on the first call of an unknown tool; this makes it explicit).
+    await session.list_tools()
     return session
 
 
@@ -192,10 +238,6 @@ async def run(opts: dict[str, Any], calls: list[dict[str, Any]]) -> None:
     async with AsyncExitStack() as stack:
         try:
             session = await open_session(stack, opts)
-            await session.initialize()
-            # Lists the tools so call_tool knows their output schemas (it would list them
-            # itself on the first call of an unknown tool; this makes it explicit).
-            await session.list_tools()
         except Exception as e:  # noqa: BLE001 - any failure to connect is reported the same way
             raise ConnectionFailed(describe(e)) from e
         for call in calls:
