@@ -463,11 +463,11 @@ async fn elicited(path: &Path, count: usize) -> Vec<Value> {
     read()
 }
 
-/// A call the approval gate holds shows the user of the Python SDK, over
-/// stdio and streamable HTTP, a link to the approval (URL-mode
-/// elicitation, MCP 2025-11-25). The client accepts it at once, as a
-/// client's own hooks could: the call still waits, and the person in
-/// Feishu decides it — a rejection blocks it, an approval runs it.
+/// A call the approval gate holds shows the user of the Python SDK and of
+/// the TypeScript SDK, over stdio and streamable HTTP, a link to the
+/// approval (URL-mode elicitation, MCP 2025-11-25). The client accepts it
+/// at once, as a client's own hooks could: the call still waits, and the
+/// person in Feishu decides it — a rejection blocks it, an approval runs it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_call_shows_the_client_where_to_decide_and_only_the_channel_decides() {
     held_call_shows_where_to_decide("2025-11-25").await;
@@ -476,16 +476,17 @@ async fn a_held_call_shows_the_client_where_to_decide_and_only_the_channel_decid
 /// The same under MCP 2026-07-28, where a server cannot send requests of
 /// its own: the held call is answered with an input request (the link, as
 /// a URL-mode elicitation) and the proxy's sealed `requestState`; the SDK
-/// shows the link, accepts it and retries the call, which then waits for
-/// Feishu's decision.
+/// (Python, and TypeScript's 2.x client package) shows the link, accepts it
+/// and retries the call, which then waits for Feishu's decision.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_2026_07_28_a_held_call_asks_for_input_and_the_retry_waits_for_the_channel() {
     held_call_shows_where_to_decide("2026-07-28").await;
 }
 
-/// Two calls the gate holds, driven by client.py on `protocol` over stdio
-/// and HTTP: each shows the approval's link; the first is rejected in
-/// Feishu and the second approved, after the client accepted the link.
+/// Two calls the gate holds, driven by client.py and client.mjs on
+/// `protocol` over stdio and HTTP: each shows the approval's link; the
+/// first is rejected in Feishu and the second approved, after the client
+/// accepted the link.
 async fn held_call_shows_where_to_decide(protocol: &str) {
     let Some(peers) = clients() else { return };
     let root = files();
@@ -520,8 +521,11 @@ async fn held_call_shows_where_to_decide(protocol: &str) {
     let relay = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/stdio_relay.py");
     let log_dir = tempfile::tempdir().expect("dir");
     let mut cards = 0;
-    for transport in ["stdio", "http"] {
-        let log = log_dir.path().join(format!("{transport}.jsonl"));
+    let runs = ["client.py", "client.mjs"]
+        .into_iter()
+        .flat_map(|script| ["stdio", "http"].map(|transport| (script, transport)));
+    for (script, transport) in runs {
+        let log = log_dir.path().join(format!("{script}-{transport}.jsonl"));
         let mut args = match transport {
             "stdio" => vec!["stdio".to_owned()],
             _ => vec![
@@ -532,18 +536,22 @@ async fn held_call_shows_where_to_decide(protocol: &str) {
             ],
         };
         args.extend(["--elicited".to_owned(), log.display().to_string()]);
-        args.extend(["--protocol".to_owned(), protocol.to_owned()]);
+        // The TypeScript SDK's 1.x package speaks 2025-11-25; `--protocol`
+        // takes its 2.x client package.
+        if script == "client.py" || protocol != "2025-11-25" {
+            args.extend(["--protocol".to_owned(), protocol.to_owned()]);
+        }
         if transport == "stdio" {
             let command = ["--", "python3", &relay.display().to_string(), &port];
             args.extend(command.map(str::to_owned));
         }
-        let refused = format!("{dir}/refused-over-{transport}.txt");
-        let approved = format!("{dir}/approved-over-{transport}.txt");
+        let refused = format!("{dir}/refused-by-{script}-over-{transport}.txt");
+        let approved = format!("{dir}/approved-by-{script}-over-{transport}.txt");
         let calls = vec![
             ("write_file", json!({"path": refused, "content": "no\n"})),
             ("write_file", json!({"path": approved, "content": "yes\n"})),
         ];
-        let client = tokio::spawn(async move { run_client("client.py", &args, &calls).await });
+        let client = tokio::spawn(async move { run_client(script, &args, &calls).await });
 
         let mut requests = Vec::new();
         for (n, decision) in [ApprovalDecision::Reject, ApprovalDecision::Approve]
@@ -551,23 +559,27 @@ async fn held_call_shows_where_to_decide(protocol: &str) {
             .enumerate()
         {
             cards += 1;
-            let card = feishu
-                .wait_for_card(cards, Duration::from_secs(60))
-                .await
-                .expect("a card reaches the approvers");
+            let Some(card) = feishu.wait_for_card(cards, Duration::from_secs(60)).await else {
+                let lines = if client.is_finished() {
+                    format!("{:?}", client.await)
+                } else {
+                    "still running".to_owned()
+                };
+                panic!("{script} {transport}: no card reached the approvers; the client: {lines}");
+            };
             let request = card.request_id().expect("buttons").to_owned();
             let shown = elicited(&log, n + 1).await;
             assert_eq!(
                 shown.len(),
                 n + 1,
-                "{transport}: the link was shown: {shown:?}"
+                "{script} {transport}: the link was shown: {shown:?}"
             );
             let link = &shown[n];
-            assert_eq!(link["mode"], "url", "{transport}: {link}");
+            assert_eq!(link["mode"], "url", "{script} {transport}: {link}");
             assert_eq!(
                 link["url"],
                 format!("https://approvals.example/approvals/requests/{request}"),
-                "{transport}"
+                "{script} {transport}"
             );
             let message = link["message"].as_str().unwrap_or_default();
             assert!(
@@ -579,18 +591,18 @@ async fn held_call_shows_where_to_decide(protocol: &str) {
             let path = if n == 0 { &refused } else { &approved };
             assert!(
                 !Path::new(path).exists(),
-                "{transport}: accepting the link decided the call"
+                "{script} {transport}: accepting the link decided the call"
             );
             let click = CardClick::new(&request, decision, APPROVER, CHAT);
             feishu.click(&callback_url, &click).await.expect("click");
             requests.push(request);
         }
         let lines = client.await.expect("the client task");
-        let blocked = accepted("client.py", "write_file", &lines[0]);
-        assert_eq!(blocked["isError"], true, "{transport}: {blocked}");
+        let blocked = accepted(script, "write_file", &lines[0]);
+        assert_eq!(blocked["isError"], true, "{script} {transport}: {blocked}");
         assert!(!Path::new(&refused).exists());
-        let ran = accepted("client.py", "write_file", &lines[1]);
-        assert_eq!(ran["isError"], false, "{transport}: {ran}");
+        let ran = accepted(script, "write_file", &lines[1]);
+        assert_eq!(ran["isError"], false, "{script} {transport}: {ran}");
         assert_eq!(
             std::fs::read_to_string(&approved).expect("written"),
             "yes\n"

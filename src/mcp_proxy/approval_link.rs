@@ -16,8 +16,8 @@ use rmcp::model::{CustomNotification, ServerNotification};
 use rmcp::service::{Peer, RequestContext};
 use serde_json::json;
 
-use super::{Shared, input_request};
 use super::error::McpProxyError;
+use super::{Shared, input_request};
 
 /// How often a held call looks for its approval request until it finds it.
 pub(super) const LOOK_EVERY: Duration = Duration::from_millis(250);

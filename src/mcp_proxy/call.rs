@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    CallToolResponse, ClientRequest, ContentBlock, ErrorData, ProgressNotificationParam, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
+    CancelledNotificationParam, ClientRequest, ContentBlock, ErrorData, ProgressNotificationParam,
+    ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{RoleClient, RoleServer};

@@ -121,7 +121,12 @@ pub(super) fn applies(shared: &Shared, context: &RequestContext<RoleServer>) -> 
 
 /// Who may carry a state back, and for what: the caller (the token's
 /// entry over HTTP; over stdio, the connection) and the call, as a digest.
-fn binding(session: &str, name: &str, args: &Value, context: &RequestContext<RoleServer>) -> Vec<u8> {
+fn binding(
+    session: &str,
+    name: &str,
+    args: &Value,
+    context: &RequestContext<RoleServer>,
+) -> Vec<u8> {
     let caller = match http::token_of(context) {
         Some(token) => format!("token {token}"),
         None if http::over_http(context) => "http without tokens".to_owned(),

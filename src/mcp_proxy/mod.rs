@@ -81,6 +81,7 @@ mod upstream;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerConfig, ServerPeerInfo};
@@ -118,6 +119,8 @@ pub(crate) struct Shared {
     approvals: Option<crate::std_hooks::approval_gate::Approvals>,
     /// Calls held for a client's retry (MCP 2026-07-28).
     held: input_request::HeldCalls,
+    /// How many clients [`McpProxy::serve`] has served.
+    served: AtomicU64,
 }
 
 /// The hooks between an MCP client and one upstream MCP server.
@@ -164,6 +167,7 @@ impl McpProxy {
                 checked,
                 approvals,
                 held: input_request::HeldCalls::default(),
+                served: AtomicU64::new(0),
                 settings,
             }),
         })
@@ -190,9 +194,10 @@ impl McpProxy {
         &self.shared.unusable_schemas
     }
 
-    /// The conversation id of the calls of a session served with
+    /// The conversation id of the calls of the first session served with
     /// [`serve`](Self::serve) or [`serve_stdio`](Self::serve_stdio) (their
-    /// audit rows' `conversation_id`).
+    /// audit rows' `conversation_id`); each later one has this id and
+    /// `-stdio-<n>`.
     pub fn session_id(&self) -> &str {
         &self.shared.session
     }
@@ -210,15 +215,24 @@ impl McpProxy {
     }
 
     /// Serves one MCP client on `transport` (a pair of async reader and
-    /// writer, or any `rmcp` server transport) until it disconnects.
+    /// writer, or any `rmcp` server transport) until it disconnects. Each
+    /// client served so is a conversation of its own
+    /// ([`session_id`](Self::session_id)): clients number their requests
+    /// alike, and a call is known to the approval gate by its conversation
+    /// and request id, so one client's call never finds another's approval.
     pub async fn serve<T, E, A>(&self, transport: T) -> Result<(), McpProxyError>
     where
         T: IntoTransport<RoleServer, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
+        let n = self.shared.served.fetch_add(1, Ordering::Relaxed) + 1;
+        let session = match n {
+            1 => self.shared.session.clone(),
+            n => format!("{}-stdio-{n}", self.shared.session),
+        };
         let server = ProxyServer {
             shared: self.shared.clone(),
-            session: self.shared.session.as_str().into(),
+            session: session.into(),
         };
         let running = server
             .serve(transport)

@@ -782,3 +782,168 @@ async fn a_session_belongs_to_the_token_that_opened_it() {
     let (status, _, _) = post_mcp(&http, &url, Some(LAPTOP), Some(&laptop), call).await;
     assert_eq!(status, 404, "a closed session is gone");
 }
+
+/// An agent whose approval gate holds every `get-sum`.
+const HELD_AGENT: &str = r#"
+agent: mcp-held
+hooks:
+  class_hooks:
+    - name: approval_gate
+      config:
+        when: 'tool_name == "get-sum"'
+        approver_scope: org_members
+        timeout: 60s
+    - audit_log
+"#;
+
+/// A `tools/call` of `get-sum` as a client of MCP 2026-07-28 that takes
+/// URL elicitations sends it, carrying `state` back when given.
+fn modern_sum(id: u64, args: serde_json::Value, state: Option<&str>) -> serde_json::Value {
+    let mut params = json!({"name": "get-sum", "arguments": args, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}});
+    if let Some(state) = state {
+        params["requestState"] = json!(state);
+        params["inputResponses"] = json!({"approval": {"action": "accept"}});
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+}
+
+/// The headers a 2026-07-28 client sends with a `tools/call` of `get-sum`.
+const MODERN_HEADERS: [(&str, &str); 3] = [
+    ("mcp-protocol-version", "2026-07-28"),
+    ("mcp-method", "tools/call"),
+    ("mcp-name", "get-sum"),
+];
+
+/// Under 2026-07-28 a held call is answered with an input request and a
+/// sealed `requestState`. Carried back by another token (of the same user
+/// and org), with other arguments, altered, or a second time, the state
+/// runs nothing; only its own client's retry waits for the approval and
+/// gets the result, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_state_runs_only_its_own_call_for_its_own_client_once() {
+    let Some(peers) = peers() else { return };
+    const LAPTOP: &str = "laptop-1a3c5e7b9d1f3a5c7e9b1d3f5a7c9e1b";
+    const CI: &str = "ci-job-2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a";
+    let settings = json!({
+        "server": "everything",
+        "command": everything(&peers).command,
+        "max_restarts": 0,
+        "approval_url": "https://approvals.example/requests/{id}",
+        "clients": [
+            {"token_sha256": hex_sha256(LAPTOP), "user": "alice", "org": "acme"},
+            {"token_sha256": hex_sha256(CI), "user": "alice", "org": "acme"},
+        ],
+    });
+    let running = start_agent(
+        HELD_AGENT,
+        McpProxyConfig::from_value(&settings).expect("settings"),
+    )
+    .await;
+    let url = serve_http(&running.proxy, None).await;
+    let http = reqwest::Client::new();
+    let post = async |token: &str, body: serde_json::Value| {
+        let (status, _, answer) =
+            post_mcp_with(&http, &url, Some(token), None, &MODERN_HEADERS, body).await;
+        assert_eq!(status, 200, "{answer}");
+        answer["result"].clone()
+    };
+    let refused = |result: &serde_json::Value, what: &str| {
+        assert_eq!(result["isError"], true, "{what}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("requestState"), "{what}: {text}");
+    };
+
+    let args = json!({"a": 1, "b": 2});
+    let first = post(LAPTOP, modern_sum(1, args.clone(), None)).await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let asked = &first["inputRequests"]["approval"];
+    assert_eq!(asked["method"], "elicitation/create", "{first}");
+    assert_eq!(asked["params"]["mode"], "url", "{first}");
+    let card = running
+        .feishu
+        .wait_for_card(1, std::time::Duration::from_secs(30))
+        .await
+        .expect("a card");
+    let request = card.request_id().expect("buttons").to_owned();
+    assert_eq!(
+        asked["params"]["url"],
+        format!("https://approvals.example/requests/{request}")
+    );
+    let state = first["requestState"].as_str().expect("a state").to_owned();
+
+    // Another token of the same user and org; other arguments; the same
+    // arguments spelt with their keys in another order are the same call.
+    refused(
+        &post(CI, modern_sum(2, args.clone(), Some(&state))).await,
+        "another client",
+    );
+    refused(
+        &post(
+            LAPTOP,
+            modern_sum(3, json!({"a": 1, "b": 2000}), Some(&state)),
+        )
+        .await,
+        "other arguments",
+    );
+    // Altered in one character; made up.
+    let mut altered = state.clone().into_bytes();
+    let last = altered.len() - 1;
+    altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
+    let altered = String::from_utf8(altered).expect("ascii");
+    refused(
+        &post(LAPTOP, modern_sum(4, args.clone(), Some(&altered))).await,
+        "altered",
+    );
+    refused(
+        &post(
+            LAPTOP,
+            modern_sum(5, args.clone(), Some("AAAAAAAAAAAAAAAAAAAAAAAA")),
+        )
+        .await,
+        "made up",
+    );
+
+    // Its own client's retry waits for the approval, then runs.
+    let retry = tokio::spawn({
+        let (http, url, state) = (http.clone(), url.clone(), state.clone());
+        let args = json!({"b": 2, "a": 1});
+        async move {
+            post_mcp_with(
+                &http,
+                &url,
+                Some(LAPTOP),
+                None,
+                &MODERN_HEADERS,
+                modern_sum(6, args, Some(&state)),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!retry.is_finished(), "the retry waits for the approval");
+    let click = hooks_testkit::feishu::CardClick::new(
+        &request,
+        hooks::std_hooks::approval_gate::ApprovalDecision::Approve,
+        crate::mcp_support::APPROVER,
+        crate::mcp_support::CHAT,
+    );
+    running
+        .feishu
+        .click(&running.callback_url, &click)
+        .await
+        .expect("click");
+    let (status, _, answer) = retry.await.expect("the retry");
+    assert_eq!(status, 200, "{answer}");
+    let result = &answer["result"];
+    assert_ne!(result["isError"], true, "{result}");
+    assert!(result.to_string().contains('3'), "{result}");
+
+    // Once only.
+    refused(
+        &post(LAPTOP, modern_sum(7, args.clone(), Some(&state))).await,
+        "used again",
+    );
+}

@@ -10,8 +10,8 @@
 // and prints the same lines.
 //
 // Usage:
-//   node client.mjs stdio [--timeout S] -- <command> <args...>
-//   node client.mjs http <url> [--token T] [--timeout S]
+//   node client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] -- <command> <args...>
+//   node client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P]
 //
 // Standard input: a JSON array of calls, [{"tool": name, "args": {...}}, ...].
 // The script connects (initialize), lists the tools once (so the SDK knows the
@@ -32,17 +32,37 @@
 // reason on stderr. A stdio server gets this process's whole environment and
 // its stderr; `--token T` sends `Authorization: Bearer T` with every HTTP
 // request. `--timeout` bounds each request, in seconds (default 60, the SDK's
-// default).
+// default). `--elicited FILE` makes the client take elicitations (form and URL
+// mode): each one the server sends is appended to FILE as a JSON line (`mode`,
+// `message`, `url`, `elicitationId`) and answered "accept" at once, as a
+// client whose own hooks auto-accept would.
+//
+// Without `--protocol` the client is the SDK's 1.x package
+// (`@modelcontextprotocol/sdk`), which speaks 2025-11-25 and earlier. With it,
+// the client is the SDK's 2.x client package (`@modelcontextprotocol/client`):
+// `--protocol 2025-11-25` in its default `legacy` mode (`initialize`),
+// `--protocol 2026-07-28` in its `auto` mode (it asks `server/discover`,
+// sends every request with its own `_meta`, and answers a call's input
+// requests itself: an `input_required` result, the client's answers, the
+// call retried with them and the server's `requestState`). The connection
+// fails (exit 1) when the server does not end up on the revision asked for.
 //
 // Requires the pinned SDK: `npm ci --prefix tests/mcp`.
 
+import { appendFileSync } from "node:fs";
+
+import * as v2 from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const PROTOCOLS = ["2025-11-25", "2026-07-28"];
 
 const USAGE =
-  "usage: client.mjs stdio [--timeout S] -- <command> <args...>\n" +
-  "       client.mjs http <url> [--token T] [--timeout S]\n" +
+  "usage: client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] -- <command> <args...>\n" +
+  "       client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P]\n" +
   'stdin: [{"tool": name, "args": {...}}, ...]';
 
 class UsageError extends Error {}
@@ -53,7 +73,7 @@ function parseArgv(argv) {
   }
   const mode = argv[0];
   const rest = argv.slice(1);
-  const opts = { mode, timeout: 60, token: null, url: null, command: null };
+  const opts = { mode, timeout: 60, token: null, url: null, command: null, elicited: null, protocol: null };
   let i = 0;
   while (i < rest.length) {
     const arg = rest[i];
@@ -61,7 +81,7 @@ function parseArgv(argv) {
       opts.command = rest.slice(i + 1);
       break;
     }
-    if (arg === "--timeout" || arg === "--token") {
+    if (["--timeout", "--token", "--elicited", "--protocol"].includes(arg)) {
       if (i + 1 >= rest.length) throw new UsageError(`${arg} needs a value`);
       const value = rest[i + 1];
       if (arg === "--timeout") {
@@ -70,6 +90,13 @@ function parseArgv(argv) {
           throw new UsageError(`--timeout needs a number of seconds, not '${value}'`);
         }
         opts.timeout = seconds;
+      } else if (arg === "--elicited") {
+        opts.elicited = value;
+      } else if (arg === "--protocol") {
+        if (!PROTOCOLS.includes(value)) {
+          throw new UsageError(`--protocol must be one of ${PROTOCOLS.join(", ")}, not '${value}'`);
+        }
+        opts.protocol = value;
       } else if (mode === "http") {
         opts.token = value;
       } else {
@@ -144,13 +171,41 @@ function describe(e) {
   return `${typeof e}: ${String(e)}`;
 }
 
-function makeTransport(opts) {
+function makeTransport(opts, sdk) {
   if (opts.mode === "stdio") {
     const [command, ...args] = opts.command;
-    return new StdioClientTransport({ command, args, env: { ...process.env }, stderr: "inherit" });
+    const Stdio = sdk === "v2" ? StdioV2 : StdioClientTransport;
+    return new Stdio({ command, args, env: { ...process.env }, stderr: "inherit" });
   }
   const headers = opts.token !== null ? { Authorization: `Bearer ${opts.token}` } : {};
-  return new StreamableHTTPClientTransport(new URL(opts.url), { requestInit: { headers } });
+  const Http = sdk === "v2" ? v2.StreamableHTTPClientTransport : StreamableHTTPClientTransport;
+  return new Http(new URL(opts.url), { requestInit: { headers } });
+}
+
+// With --elicited: writes the elicitation to the file and accepts it at once.
+function elicitationHandler(path) {
+  return async (request) => {
+    const params = request.params ?? {};
+    const line = {};
+    for (const key of ["elicitationId", "message", "mode", "url"]) line[key] = params[key] ?? null;
+    appendFileSync(path, JSON.stringify(line) + "\n");
+    return { action: "accept" };
+  };
+}
+
+// The client, not yet connected: the 1.x package without --protocol, else the 2.x client package.
+function makeClient(opts) {
+  const info = { name: "hooks-mcp-proxy-tests", version: "0" };
+  const capabilities = opts.elicited !== null ? { elicitation: { form: {}, url: {} } } : {};
+  if (opts.protocol === null) {
+    const client = new Client(info, { capabilities });
+    if (opts.elicited !== null) client.setRequestHandler(ElicitRequestSchema, elicitationHandler(opts.elicited));
+    return client;
+  }
+  const mode = opts.protocol === "2026-07-28" ? "auto" : "legacy";
+  const client = new v2.Client(info, { capabilities, versionNegotiation: { mode } });
+  if (opts.elicited !== null) client.setRequestHandler("elicitation/create", elicitationHandler(opts.elicited));
+  return client;
 }
 
 async function main() {
@@ -167,9 +222,15 @@ async function main() {
     throw e;
   }
   const requestOptions = { timeout: opts.timeout * 1000 };
-  const client = new Client({ name: "hooks-mcp-proxy-tests", version: "0" });
+  const client = makeClient(opts);
   try {
-    await client.connect(makeTransport(opts), requestOptions);
+    await client.connect(makeTransport(opts, opts.protocol === null ? "v1" : "v2"), requestOptions);
+    if (opts.protocol !== null) {
+      const spoken = client.getNegotiatedProtocolVersion();
+      if (spoken !== opts.protocol) {
+        throw new Error(`the server answered on protocol ${spoken}, not ${opts.protocol}`);
+      }
+    }
     // Lists the tools so callTool knows their output schemas.
     await client.listTools(undefined, requestOptions);
   } catch (e) {
@@ -179,7 +240,12 @@ async function main() {
   }
   for (const call of calls) {
     try {
-      const result = await client.callTool({ name: call.tool, arguments: call.args ?? {} }, undefined, requestOptions);
+      const params = { name: call.tool, arguments: call.args ?? {} };
+      // The 1.x package takes a result schema before the options; the 2.x one does not.
+      const result =
+        opts.protocol === null
+          ? await client.callTool(params, undefined, requestOptions)
+          : await client.callTool(params, requestOptions);
       emit({ ok: resultJson(result) });
     } catch (e) {
       emit({ error: describe(e) });
