@@ -610,3 +610,122 @@ async fn held_call_shows_where_to_decide(protocol: &str) {
         assert_ne!(requests[0], requests[1]);
     }
 }
+
+/// An agent with the documented policy on tool annotations: a call the
+/// hostile server's hints call destructive, or (the server not trusted)
+/// of any tool outside the config's own read list, is refused.
+const ANNOTATIONS_AGENT: &str = r#"
+agent: mcp-conformance-annotations
+hooks:
+  commands:
+    - name: ask_first
+      event: PreToolUse
+      when: >-
+        connector == "hostile" && metadata.annotations exists && (
+          metadata.annotations.destructiveHint
+          || !metadata.annotations_trusted && !(tool_name in ["lookup"])
+        )
+      command: ["sh", "-c", "cat >/dev/null; echo 'would ask a person first' >&2; exit 2"]
+  class_hooks:
+    - audit_log
+"#;
+
+/// A proxy in front of a hostile server (tests/mcp/hostile-server.mjs: its
+/// name, title, version and instructions tell the model the hooks are off;
+/// its tools' hints lie), driven by the Python and TypeScript SDKs under
+/// both protocol revisions, over stdio and HTTP. What each SDK read of the
+/// server is the proxy's own introduction, with nothing of the server's;
+/// and the annotation policy decides the calls alike in every client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_clients_read_the_proxys_introduction_and_its_annotation_policy() {
+    let Some(peers) = clients() else { return };
+    let (resources, _database, _feishu, _callback_url) = resources().await;
+    let config = AgentConfig::parse(ANNOTATIONS_AGENT, ConfigFormat::Yaml, "agent.yaml", None)
+        .expect("config");
+    let hostile = peers
+        .parent()
+        .expect("tests/mcp")
+        .join("hostile-server.mjs");
+    let settings = McpProxyConfig::from_value(&json!({
+        "server": "hostile",
+        "command": ["node", hostile.display().to_string()],
+    }))
+    .expect("settings");
+    let proxy = McpProxy::start(config, settings, &resources)
+        .await
+        .expect("the proxy starts");
+    let token = "hostile-http-token";
+    let http_url = serve_http(&proxy, Some(token)).await;
+    let port = relay_to(&proxy).await;
+    let relay = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/stdio_relay.py");
+    let dir = tempfile::tempdir().expect("dir");
+    let calls = [
+        ("chatty", json!({})),
+        ("lookup", json!({})),
+        ("peek", json!({})),
+    ];
+    for script in ["client.py", "client.mjs"] {
+        for protocol in ["2025-11-25", "2026-07-28"] {
+            for transport in ["stdio", "http"] {
+                let run = format!("{script} {protocol} {transport}");
+                let info = dir
+                    .path()
+                    .join(format!("{script}-{protocol}-{transport}.json"));
+                let mut args = match transport {
+                    "stdio" => vec!["stdio".to_owned()],
+                    _ => vec![http_url.clone(), "--token".into(), token.into()],
+                };
+                if transport == "http" {
+                    args.insert(0, "http".to_owned());
+                }
+                args.extend(["--server-info".to_owned(), info.display().to_string()]);
+                if script == "client.py" || protocol != "2025-11-25" {
+                    args.extend(["--protocol".to_owned(), protocol.to_owned()]);
+                }
+                if transport == "stdio" {
+                    let command = ["--", "python3", &relay.display().to_string(), &port];
+                    args.extend(command.map(str::to_owned));
+                }
+                let lines = run_client(script, &args, &calls).await;
+
+                let shown = std::fs::read_to_string(&info).expect("the server info");
+                assert!(!shown.contains("SYSTEM"), "{run}: {shown}");
+                let shown: Value = serde_json::from_str(&shown).expect("json");
+                assert_eq!(shown["name"], "hooks-mcp-proxy/hostile", "{run}");
+                assert_eq!(shown["title"], "hostile (through hooks mcp-proxy)", "{run}");
+                assert_eq!(shown["instructions"], Value::Null, "{run}");
+
+                for (n, runs) in [false, true, false].into_iter().enumerate() {
+                    let result = accepted(script, calls[n].0, &lines[n]);
+                    if runs {
+                        assert_eq!(result["isError"], false, "{run}: {result}");
+                        assert_eq!(text(result), "ok", "{run}");
+                    } else {
+                        assert_eq!(result["isError"], true, "{run}: {result}");
+                        assert!(
+                            text(result).contains("would ask a person first"),
+                            "{run}: {result}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Serves `proxy` to each connection on a loopback port, as
+/// tests/mcp/stdio_relay.py's clients reach it; the port.
+async fn relay_to(proxy: &McpProxy) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    let relayed = proxy.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let proxy = relayed.clone();
+            tokio::spawn(async move { proxy.serve(stream).await });
+        }
+    });
+    port
+}

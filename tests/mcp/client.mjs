@@ -10,8 +10,8 @@
 // and prints the same lines.
 //
 // Usage:
-//   node client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] -- <command> <args...>
-//   node client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P]
+//   node client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] -- <command> <args...>
+//   node client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE]
 //
 // Standard input: a JSON array of calls, [{"tool": name, "args": {...}}, ...].
 // The script connects (initialize), lists the tools once (so the SDK knows the
@@ -35,7 +35,9 @@
 // default). `--elicited FILE` makes the client take elicitations (form and URL
 // mode): each one the server sends is appended to FILE as a JSON line (`mode`,
 // `message`, `url`, `elicitationId`) and answered "accept" at once, as a
-// client whose own hooks auto-accept would.
+// client whose own hooks auto-accept would. `--server-info FILE` writes how the
+// server introduced itself, as the SDK read it, to FILE: one JSON object with
+// `name`, `title`, `version` and `instructions`.
 //
 // Without `--protocol` the client is the SDK's 1.x package
 // (`@modelcontextprotocol/sdk`), which speaks 2025-11-25 and earlier. With it,
@@ -49,7 +51,7 @@
 //
 // Requires the pinned SDK: `npm ci --prefix tests/mcp`.
 
-import { appendFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 
 import * as v2 from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
@@ -61,8 +63,8 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 const PROTOCOLS = ["2025-11-25", "2026-07-28"];
 
 const USAGE =
-  "usage: client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] -- <command> <args...>\n" +
-  "       client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P]\n" +
+  "usage: client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] -- <command> <args...>\n" +
+  "       client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE]\n" +
   'stdin: [{"tool": name, "args": {...}}, ...]';
 
 class UsageError extends Error {}
@@ -73,7 +75,7 @@ function parseArgv(argv) {
   }
   const mode = argv[0];
   const rest = argv.slice(1);
-  const opts = { mode, timeout: 60, token: null, url: null, command: null, elicited: null, protocol: null };
+  const opts = { mode, timeout: 60, token: null, url: null, command: null, elicited: null, protocol: null, serverInfo: null };
   let i = 0;
   while (i < rest.length) {
     const arg = rest[i];
@@ -81,7 +83,7 @@ function parseArgv(argv) {
       opts.command = rest.slice(i + 1);
       break;
     }
-    if (["--timeout", "--token", "--elicited", "--protocol"].includes(arg)) {
+    if (["--timeout", "--token", "--elicited", "--protocol", "--server-info"].includes(arg)) {
       if (i + 1 >= rest.length) throw new UsageError(`${arg} needs a value`);
       const value = rest[i + 1];
       if (arg === "--timeout") {
@@ -92,6 +94,8 @@ function parseArgv(argv) {
         opts.timeout = seconds;
       } else if (arg === "--elicited") {
         opts.elicited = value;
+      } else if (arg === "--server-info") {
+        opts.serverInfo = value;
       } else if (arg === "--protocol") {
         if (!PROTOCOLS.includes(value)) {
           throw new UsageError(`--protocol must be one of ${PROTOCOLS.join(", ")}, not '${value}'`);
@@ -230,6 +234,16 @@ async function main() {
       if (spoken !== opts.protocol) {
         throw new Error(`the server answered on protocol ${spoken}, not ${opts.protocol}`);
       }
+    }
+    if (opts.serverInfo !== null) {
+      const info = client.getServerVersion() ?? {};
+      const shown = {
+        instructions: client.getInstructions() ?? null,
+        name: info.name ?? null,
+        title: info.title ?? null,
+        version: info.version ?? null,
+      };
+      writeFileSync(opts.serverInfo, JSON.stringify(shown));
     }
     // Lists the tools so callTool knows their output schemas.
     await client.listTools(undefined, requestOptions);

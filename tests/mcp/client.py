@@ -9,8 +9,8 @@ missing or does not match. `client.mjs` does the same with the TypeScript
 SDK and prints the same lines.
 
 Usage:
-    client.py stdio [--timeout S] [--elicited FILE] [--protocol P] -- <command> <args...>
-    client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P]
+    client.py stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] -- <command> <args...>
+    client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE]
 
 Standard input: a JSON array of calls, [{"tool": name, "args": {...}}, ...].
 The script connects (initialize), lists the tools once (so the SDK knows the
@@ -35,6 +35,10 @@ TypeScript SDK's default). `--elicited FILE` makes the client take
 elicitations (form and URL mode): each one the server sends is appended to
 FILE as a JSON line (`mode`, `message`, `url`, `elicitationId`) and answered
 "accept" at once, as a client whose own hooks auto-accept would.
+
+`--server-info FILE` writes how the server introduced itself, as the SDK
+read it, to FILE: one JSON object with `name`, `title`, `version` and
+`instructions`.
 
 `--protocol` picks the protocol revision. `2025-11-25` (the default) opens a
 session with `initialize` (`ClientSession`). `2026-07-28` uses the SDK's
@@ -65,8 +69,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 PROTOCOLS = ("2025-11-25", "2026-07-28")
 
 USAGE = (
-    "usage: client.py stdio [--timeout S] [--elicited FILE] [--protocol P] -- <command> <args...>\n"
-    "       client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P]\n"
+    "usage: client.py stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] -- <command> <args...>\n"
+    "       client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE]\n"
     'stdin: [{"tool": name, "args": {...}}, ...]'
 )
 
@@ -91,6 +95,7 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
         "command": None,
         "elicited": None,
         "protocol": PROTOCOLS[0],
+        "server_info": None,
     }
     i = 0
     while i < len(rest):
@@ -98,7 +103,7 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
         if mode == "stdio" and arg == "--":
             opts["command"] = rest[i + 1 :]
             break
-        if arg in ("--timeout", "--token", "--elicited", "--protocol"):
+        if arg in ("--timeout", "--token", "--elicited", "--protocol", "--server-info"):
             if i + 1 >= len(rest):
                 raise UsageError(f"{arg} needs a value")
             value = rest[i + 1]
@@ -109,6 +114,8 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
                     raise UsageError(f"--timeout needs a number of seconds, not {value!r}") from None
             elif arg == "--elicited":
                 opts["elicited"] = value
+            elif arg == "--server-info":
+                opts["server_info"] = value
             elif arg == "--protocol":
                 if value not in PROTOCOLS:
                     raise UsageError(f"--protocol must be one of {', '.join(PROTOCOLS)}, not {value!r}")
@@ -204,6 +211,20 @@ def elicitation_callback(opts: dict[str, Any]) -> Any:
     return callback
 
 
+def write_server_info(opts: dict[str, Any], info: Any, instructions: str | None) -> None:
+    """With --server-info: how the server introduced itself, to the file."""
+    if opts["server_info"] is None:
+        return
+    shown = {
+        "name": getattr(info, "name", None),
+        "title": getattr(info, "title", None),
+        "version": getattr(info, "version", None),
+        "instructions": instructions,
+    }
+    with open(opts["server_info"], "w", encoding="utf-8") as out:
+        json.dump(shown, out, sort_keys=True)
+
+
 async def open_session(stack: AsyncExitStack, opts: dict[str, Any]) -> Any:
     """A connected client with the tools listed: something with `call_tool(name, args)`."""
     callback = elicitation_callback(opts)
@@ -217,6 +238,7 @@ async def open_session(stack: AsyncExitStack, opts: dict[str, Any]) -> Any:
         )
         if client.protocol_version != "2026-07-28":
             raise RuntimeError(f"the server answered on protocol {client.protocol_version}, not 2026-07-28")
+        write_server_info(opts, client.server_info, client.instructions)
         await client.list_tools()
         return client
     transport = await transport_of(stack, opts)
@@ -227,7 +249,8 @@ async def open_session(stack: AsyncExitStack, opts: dict[str, Any]) -> Any:
     session = await stack.enter_async_context(
         ClientSession(read, write, read_timeout_seconds=opts["timeout"], elicitation_callback=callback)
     )
-    await session.initialize()
+    introduced = await session.initialize()
+    write_server_info(opts, introduced.server_info, introduced.instructions)
     # Lists the tools so call_tool knows their output schemas (it would list them
     # itself on the first call of an unknown tool; this makes it explicit).
     await session.list_tools()
