@@ -208,11 +208,14 @@ pub(super) async fn first_round(
     };
     let every = approval_link::LOOK_EVERY;
     let mut look = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    // Until the request is found, or no link can be made for it (the call
+    // then waits here, as under 2025-11-25 without a link).
+    let mut looking = true;
     loop {
         tokio::select! {
             decided = held.decided() => return FirstRound::Decided(decided),
             () = context.ct.cancelled() => return FirstRound::Cancelled,
-            _ = look.tick() => {
+            _ = look.tick(), if looking => {
                 let request = match approvals.pending_for_call(session, &held.call_id).await {
                     Ok(Some(request)) => request,
                     Ok(None) => continue,
@@ -223,13 +226,14 @@ pub(super) async fn first_round(
                 };
                 let Some(url) = approval_link::link(&shared.settings.approval_url, &request.id) else {
                     tracing::warn!(request = %request.id, "the approval link could not be built");
-                    return FirstRound::Decided(held.decided().await);
+                    looking = false;
+                    continue;
                 };
                 let binding = binding(session, name, args, context);
                 let Some(state) = hold(shared, held, &binding) else {
-                    // Without a state the call cannot be held for a retry;
-                    // `hold` gave the hooks back as they were dropped, so
-                    // this cannot happen with a working random source.
+                    // Without a state the call cannot be held for a retry,
+                    // and its hooks were dropped with it: blocked (only a
+                    // failing random source gets here).
                     return FirstRound::Decided(Err(
                         "the proxy could not seal a request state; the call is blocked".to_owned(),
                     ));

@@ -1,4 +1,5 @@
-//! The INSERT for audit rows: one multi-row statement per transaction.
+//! The INSERT for audit rows: one multi-row statement, committed on its
+//! own; a batch too large for one statement is one transaction.
 
 use sqlx::QueryBuilder;
 use sqlx::types::Json;
@@ -15,8 +16,7 @@ const INSERT: &str = "INSERT INTO connector_call_logs (conversation_id, tool_cal
     result_size, observation_size, duration_ms, sent) ";
 
 impl Database {
-    /// Inserts `rows` in one transaction, committed (durable) when this
-    /// returns.
+    /// Inserts `rows` all or none, committed (durable) when this returns.
     pub(crate) async fn insert_audit_rows(&self, rows: &[&AuditRow]) -> Result<(), StorageError> {
         let what = format!("writing {} audit row(s) to connector_call_logs", rows.len());
         let written = on_pool_insert(self.writer(), rows).await;
@@ -26,11 +26,10 @@ impl Database {
 
 async fn on_pool_insert(pool: Pool<'_>, rows: &[&AuditRow]) -> Result<(), sqlx::Error> {
     on_pool!(pool, pool => async {
-        let mut tx = pool.begin().await?;
-        for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
-            // The backend follows from the transaction it runs on.
+        // The backend follows from where the statement runs.
+        macro_rules! statement { ($chunk:expr) => {{
             let mut query = QueryBuilder::new(INSERT);
-            query.push_values(chunk.iter().copied(), |mut values, row| {
+            query.push_values($chunk.iter().copied(), |mut values, row| {
                 values
                     .push_bind(row.conversation_id.as_str())
                     .push_bind(row.tool_call_id.as_str())
@@ -50,7 +49,18 @@ async fn on_pool_insert(pool: Pool<'_>, rows: &[&AuditRow]) -> Result<(), sqlx::
                     .push_bind(row.duration_ms)
                     .push_bind(row.sent.map(Sent::as_str));
             });
-            query.build().execute(&mut *tx).await?;
+            query
+        }}}
+        if rows.len() <= MAX_ROWS_PER_STATEMENT {
+            // One statement is atomic and committed on its own: no
+            // transaction around it (which would take the database two
+            // more round trips per batch).
+            statement!(rows).build().execute(pool).await?;
+            return Ok(());
+        }
+        let mut tx = pool.begin().await?;
+        for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
+            statement!(chunk).build().execute(&mut *tx).await?;
         }
         tx.commit().await
     }
