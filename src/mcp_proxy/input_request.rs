@@ -176,6 +176,10 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
 }
 
 /// How the first round of a call ended.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per call, moved once: `Decided` holds the pending call as `PreToolUse` does"
+)]
 pub(super) enum FirstRound {
     /// The pre hooks decided before any approval was asked for.
     Decided(Result<PreToolUse, String>),
