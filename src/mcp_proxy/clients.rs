@@ -129,7 +129,7 @@ impl Tokens {
 }
 
 /// The SHA-256 digest of `token`.
-fn digest(token: &str) -> [u8; 32] {
+pub(super) fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 

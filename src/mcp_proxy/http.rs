@@ -3,7 +3,7 @@
 //! loopback address.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -18,7 +18,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::Shared;
-use super::clients::{Caller, Tokens};
+use super::clients::{self, Caller, Tokens};
 use super::error::McpProxyError;
 use super::server::ProxyServer;
 use crate::serve::auth::bearer;
@@ -68,11 +68,13 @@ pub(super) async fn serve(
     } else if !address.ip().is_loopback() {
         return Err(McpProxyError::TokenRequired(address));
     }
-    let sessions = AtomicU64::new(0);
     let factory_shared = shared.clone();
     let service = StreamableHttpService::new(
         move || {
-            let n = sessions.fetch_add(1, Ordering::Relaxed) + 1;
+            // Counted per proxy, not per listener: two listeners of one
+            // proxy never name two sessions alike (the approval gate knows
+            // a call by its session and request id).
+            let n = factory_shared.http_sessions.fetch_add(1, Ordering::Relaxed) + 1;
             Ok(ProxyServer {
                 shared: factory_shared.clone(),
                 session: format!("{}-http-{n}", factory_shared.session).into(),
@@ -127,9 +129,9 @@ impl TokenGate {
     /// and org). Anything else is refused: a session id the gate did not
     /// see opened (or has forgotten) is no session for any token.
     async fn admit(&self, mut request: Request, next: Next) -> Response {
-        let Some((token, caller)) = bearer(request.headers())
-            .and_then(|given| self.tokens.caller(given))
-            .map(|(token, caller)| (token, caller.clone()))
+        let Some((token, caller, digest)) = bearer(request.headers())
+            .and_then(|given| Some((self.tokens.caller(given)?, clients::digest(given))))
+            .map(|((token, caller), digest)| (token, caller.clone(), digest))
         else {
             return (
                 StatusCode::UNAUTHORIZED,
@@ -159,7 +161,7 @@ impl TokenGate {
         }
         let closing = request.method() == Method::DELETE;
         request.extensions_mut().insert(caller);
-        request.extensions_mut().insert(TokenIndex(token));
+        request.extensions_mut().insert(TokenDigest(digest));
         let response = next.run(request).await;
         match session {
             None => {
@@ -218,15 +220,16 @@ pub(super) fn caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
         .get::<Caller>()
 }
 
-/// Which of the endpoint's tokens the request carrying `context` came
-/// with (its index), when it came through the HTTP endpoint with one.
-pub(super) fn token_of(context: &RequestContext<RoleServer>) -> Option<usize> {
+/// The SHA-256 digest (hex) of the token the request carrying `context`
+/// came with, when it came through the HTTP endpoint with one: the same
+/// token on any listener of the proxy, and no other.
+pub(super) fn token_of(context: &RequestContext<RoleServer>) -> Option<String> {
     context
         .extensions
         .get::<axum::http::request::Parts>()?
         .extensions
-        .get::<TokenIndex>()
-        .map(|token| token.0)
+        .get::<TokenDigest>()
+        .map(|token| token.0.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 /// Whether the request carrying `context` came through the HTTP endpoint.
@@ -237,9 +240,9 @@ pub(super) fn over_http(context: &RequestContext<RoleServer>) -> bool {
         .is_some()
 }
 
-/// The index of the token a request came with, among the endpoint's.
+/// The digest of the token a request came with.
 #[derive(Clone, Copy)]
-struct TokenIndex(usize);
+struct TokenDigest([u8; 32]);
 
 /// Answers a `DELETE` that closed its session with 200 rather than the 202
 /// of the HTTP service beneath: nothing is left to happen later, and the

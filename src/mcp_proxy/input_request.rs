@@ -45,6 +45,12 @@ pub(super) const STATE_LIFETIME: Duration = Duration::from_secs(600);
 /// The input request's key in `inputRequests`.
 const INPUT_KEY: &str = "approval";
 
+/// The most calls held for one caller's retries, and for all callers: past
+/// either, a held call waits inside its request, without a link, as it
+/// does for a client that takes no URL elicitations.
+const HELD_PER_CALLER: usize = 32;
+const HELD_IN_ALL: usize = 1024;
+
 /// The pre hooks of a call the gate holds, running while the client
 /// shows the link. Dropped, they stop.
 pub(super) struct Held {
@@ -52,21 +58,30 @@ pub(super) struct Held {
     /// The conversation and JSON-RPC id the gate knows the call by.
     pub(super) session: Arc<str>,
     pub(super) call_id: String,
+    /// Who may take it back (for the caps).
+    caller: String,
+    /// The task that forgets it at expiry, once it is held.
+    expiry: Option<tokio::task::AbortHandle>,
 }
 
 impl Held {
     /// What the call's pre hooks decided, once they have; a panic in them
     /// is a block.
     pub(super) async fn decided(&mut self) -> Result<PreToolUse, String> {
-        (&mut self.admission)
-            .await
-            .map_err(|error| format!("the call's pre hooks failed ({error}); the call is blocked"))
+        (&mut self.admission).await.map_err(|error| {
+            tracing::warn!(call = %self.call_id, %error, "the pre hooks of a held call failed");
+            "the call's pre hooks failed; the call is blocked (why is in the proxy's log)"
+                .to_owned()
+        })
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
         self.admission.abort();
+        if let Some(expiry) = self.expiry.take() {
+            expiry.abort();
+        }
     }
 }
 
@@ -89,6 +104,42 @@ impl Default for HeldCalls {
 impl HeldCalls {
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<HeldId, Held>> {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Withdraws the approval requests of the calls held for `session`'s
+/// retries: its client is gone (a stdio connection closed), and a state is
+/// bound to the connection, so none can come back.
+pub(super) async fn release_session(shared: &Shared, session: &str) {
+    let released: Vec<Held> = {
+        let mut calls = shared.held.calls();
+        let ids: Vec<HeldId> = calls
+            .iter()
+            .filter(|(_, held)| &*held.session == session)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.iter().filter_map(|id| calls.remove(id)).collect()
+    };
+    for held in released {
+        let (session, call_id) = (held.session.clone(), held.call_id.clone());
+        drop(held);
+        withdraw(
+            shared,
+            &session,
+            &call_id,
+            "the MCP client disconnected before it came back for the call",
+        )
+        .await;
+    }
+}
+
+/// Withdraws the approval request of call `call_id` of `session`.
+async fn withdraw(shared: &Shared, session: &str, call_id: &str, reason: &str) {
+    let Some(approvals) = &shared.approvals else {
+        return;
+    };
+    if let Err(error) = approvals.withdraw_call(session, call_id, reason).await {
+        tracing::warn!(%error, "could not withdraw the approval request of a held call");
     }
 }
 
@@ -119,19 +170,19 @@ pub(super) fn applies(shared: &Shared, context: &RequestContext<RoleServer>) -> 
         && takes_url_elicitation(context)
 }
 
-/// Who may carry a state back, and for what: the caller (the token's
-/// entry over HTTP; over stdio, the connection) and the call, as a digest.
-fn binding(
-    session: &str,
-    name: &str,
-    args: &Value,
-    context: &RequestContext<RoleServer>,
-) -> Vec<u8> {
-    let caller = match http::token_of(context) {
-        Some(token) => format!("token {token}"),
+/// Who may carry a state back: the token over HTTP (its digest: another
+/// token of the same user and org is another client), the connection over
+/// stdio.
+fn caller_of(session: &str, context: &RequestContext<RoleServer>) -> String {
+    match http::token_of(context) {
+        Some(digest) => format!("token {digest}"),
         None if http::over_http(context) => "http without tokens".to_owned(),
         None => format!("stdio {session}"),
-    };
+    }
+}
+
+/// What a state is bound to: its caller, and the call, as a digest.
+fn binding(caller: &str, name: &str, args: &Value) -> Vec<u8> {
     let mut digest = Sha256::new();
     for part in [caller.as_bytes(), name.as_bytes()] {
         digest.update((part.len() as u64).to_be_bytes());
@@ -206,14 +257,16 @@ pub(super) async fn first_round(
         admission: tokio::spawn(async move { registry.run_pre_tool_use(ctx).await }),
         session: session.clone(),
         call_id: context.id.to_string(),
+        caller: caller_of(session, context),
+        expiry: None,
     };
     let Some(approvals) = shared.approvals.as_ref() else {
         return FirstRound::Decided(held.decided().await);
     };
     let every = approval_link::LOOK_EVERY;
     let mut look = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    // Until the request is found, or no link can be made for it (the call
-    // then waits here, as under 2025-11-25 without a link).
+    // Until the request is found, or it cannot be held for a retry (the
+    // call then waits here, as under 2025-11-25 without a link).
     let mut looking = true;
     loop {
         tokio::select! {
@@ -228,20 +281,25 @@ pub(super) async fn first_round(
                         continue;
                     }
                 };
+                looking = false;
                 let Some(url) = approval_link::link(&shared.settings.approval_url, &request.id) else {
                     tracing::warn!(request = %request.id, "the approval link could not be built");
-                    looking = false;
                     continue;
                 };
-                let binding = binding(session, name, args, context);
-                let Some(state) = hold(shared, held, &binding) else {
-                    // Without a state the call cannot be held for a retry,
-                    // and its hooks were dropped with it: blocked (only a
-                    // failing random source gets here).
-                    return FirstRound::Decided(Err(
-                        "the proxy could not seal a request state; the call is blocked".to_owned(),
-                    ));
+                let binding = binding(&held.caller, name, args);
+                let (id, state) = match hold(shared, held, &binding) {
+                    Ok(held) => held,
+                    Err(back) => {
+                        held = back;
+                        continue;
+                    }
                 };
+                if context.ct.is_cancelled() {
+                    // Cancelled while it was being held: the caller
+                    // withdraws the request.
+                    drop(shared.held.calls().remove(&id));
+                    return FirstRound::Cancelled;
+                }
                 let elicitation = ElicitRequest::new(ElicitRequestParams::UrlElicitationParams {
                     meta: None,
                     message: approval_link::message(name, &request.id),
@@ -258,35 +316,52 @@ pub(super) async fn first_round(
     }
 }
 
-/// Keeps `held` for the client's retry; the state that names it. A call
-/// not taken back within [`STATE_LIFETIME`] is dropped and its approval
-/// request withdrawn.
-fn hold(shared: &Arc<Shared>, held: Held, binding: &[u8]) -> Option<String> {
-    let sealer = shared.held.sealer.as_ref()?;
-    let id = sealer.fresh_id()?;
-    let state = sealer.seal(&id, STATE_LIFETIME, binding)?;
-    shared.held.calls().insert(id, held);
-    let shared = shared.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(STATE_LIFETIME).await;
-        let forgotten = shared.held.calls().remove(&id);
-        if let (Some(held), Some(approvals)) = (forgotten, &shared.approvals) {
-            let (session, call_id) = (held.session.clone(), held.call_id.clone());
-            // Dropped, the hooks stop waiting.
-            drop(held);
-            let withdrawn = approvals
-                .withdraw_call(
-                    &session,
-                    &call_id,
-                    "the MCP client did not come back for the call it was shown the approval for",
-                )
-                .await;
-            if let Err(error) = withdrawn {
-                tracing::warn!(%error, "could not withdraw the approval request of an abandoned call");
+/// Keeps `held` for the client's retry: its id and the state that names
+/// it; or `held` back, to wait in its request, when it cannot be kept (the
+/// caps are reached, or no state can be sealed). A call not taken back
+/// within [`STATE_LIFETIME`] is dropped and its approval request withdrawn.
+fn hold(shared: &Arc<Shared>, mut held: Held, binding: &[u8]) -> Result<(HeldId, String), Held> {
+    let Some(sealer) = shared.held.sealer.as_ref() else {
+        return Err(held);
+    };
+    let Some((id, state)) = sealer
+        .fresh_id()
+        .and_then(|id| Some((id, sealer.seal(&id, STATE_LIFETIME, binding)?)))
+    else {
+        tracing::warn!("could not seal a request state; the held call waits in its request");
+        return Err(held);
+    };
+    let mut calls = shared.held.calls();
+    let of_caller = calls
+        .values()
+        .filter(|other| other.caller == held.caller)
+        .count();
+    if calls.len() >= HELD_IN_ALL || of_caller >= HELD_PER_CALLER {
+        tracing::info!(
+            caller = %held.caller,
+            "too many calls held for retries; this one waits in its request"
+        );
+        return Err(held);
+    }
+    let expiring = shared.clone();
+    held.expiry = Some(
+        tokio::spawn(async move {
+            tokio::time::sleep(STATE_LIFETIME).await;
+            let forgotten = expiring.held.calls().remove(&id);
+            if let Some(mut held) = forgotten {
+                // This very task: not to be aborted by the drop.
+                held.expiry = None;
+                let (session, call_id) = (held.session.clone(), held.call_id.clone());
+                drop(held);
+                let reason =
+                    "the MCP client did not come back for the call it was shown the approval for";
+                withdraw(&expiring, &session, &call_id, reason).await;
             }
-        }
-    });
-    Some(state)
+        })
+        .abort_handle(),
+    );
+    calls.insert(id, held);
+    Ok((id, state))
 }
 
 /// The held call `state` names, taken out for this retry, or why not: the
@@ -312,7 +387,7 @@ pub(super) fn claim(
         .as_ref()
         .ok_or_else(|| refused("is not one this proxy gave"))?;
     let id = sealer
-        .open(state, &binding(session, name, args, context))
+        .open(state, &binding(&caller_of(session, context), name, args))
         .map_err(|why| match why {
             Unopened::Expired => refused(&format!(
                 "expired (a state is good for {} s)",

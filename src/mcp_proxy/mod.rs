@@ -121,6 +121,8 @@ pub(crate) struct Shared {
     held: input_request::HeldCalls,
     /// How many clients [`McpProxy::serve`] has served.
     served: AtomicU64,
+    /// How many HTTP sessions every listener together has opened.
+    http_sessions: AtomicU64,
 }
 
 /// The hooks between an MCP client and one upstream MCP server.
@@ -168,6 +170,7 @@ impl McpProxy {
                 approvals,
                 held: input_request::HeldCalls::default(),
                 served: AtomicU64::new(0),
+                http_sessions: AtomicU64::new(0),
                 settings,
             }),
         })
@@ -230,18 +233,18 @@ impl McpProxy {
             1 => self.shared.session.clone(),
             n => format!("{}-stdio-{n}", self.shared.session),
         };
+        let session: Arc<str> = session.into();
         let server = ProxyServer {
             shared: self.shared.clone(),
-            session: session.into(),
+            session: session.clone(),
         };
         let running = server
             .serve(transport)
             .await
             .map_err(|error| McpProxyError::Client(error.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map_err(|error| McpProxyError::Stopped(error.to_string()))?;
+        let ended = running.waiting().await;
+        input_request::release_session(&self.shared, &session).await;
+        ended.map_err(|error| McpProxyError::Stopped(error.to_string()))?;
         Ok(())
     }
 

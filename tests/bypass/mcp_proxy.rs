@@ -947,3 +947,53 @@ async fn a_request_state_runs_only_its_own_call_for_its_own_client_once() {
         "used again",
     );
 }
+
+/// A client that leaves its held calls behind (it never comes back with
+/// their states) holds at most 32 at once: its 33rd held call waits in its
+/// own request, without a link, and holds nothing for a retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_holds_at_most_32_calls_for_retries() {
+    let Some(peers) = peers() else { return };
+    const LAPTOP: &str = "laptop-9c1e3a5c7e9b1d3f5a7c9e1b3d5f7a9c";
+    let settings = json!({
+        "server": "everything",
+        "command": everything(&peers).command,
+        "max_restarts": 0,
+        "approval_url": "https://approvals.example/requests/{id}",
+        "clients": [{"token_sha256": hex_sha256(LAPTOP), "user": "alice", "org": "acme"}],
+    });
+    let running = start_agent(
+        HELD_AGENT,
+        McpProxyConfig::from_value(&settings).expect("settings"),
+    )
+    .await;
+    let url = serve_http(&running.proxy, None).await;
+    let http = reqwest::Client::new();
+    let mut calls = tokio::task::JoinSet::new();
+    for n in 0..33u64 {
+        let (http, url) = (http.clone(), url.clone());
+        calls.spawn(async move {
+            let call = modern_sum(n + 1, json!({"a": n, "b": 1}), None);
+            post_mcp_with(&http, &url, Some(LAPTOP), None, &MODERN_HEADERS, call).await
+        });
+    }
+    let mut asked = 0;
+    while asked < 32 {
+        let answered = tokio::time::timeout(std::time::Duration::from_secs(60), calls.join_next())
+            .await
+            .expect("32 held calls are answered with an input request")
+            .expect("a call")
+            .expect("the call's task");
+        let (status, _, answer) = answered;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["result"]["resultType"], "input_required", "{answer}");
+        asked += 1;
+    }
+    let more = tokio::time::timeout(std::time::Duration::from_secs(3), calls.join_next()).await;
+    assert!(
+        more.is_err(),
+        "the 33rd held call waits in its request: {more:?}"
+    );
+    assert_eq!(calls.len(), 1);
+    calls.abort_all();
+}
