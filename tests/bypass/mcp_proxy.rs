@@ -810,6 +810,30 @@ fn modern_sum(id: u64, args: serde_json::Value, state: Option<&str>) -> serde_js
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
 }
 
+/// The proxy with [`HELD_AGENT`] in front of the everything server,
+/// serving HTTP to `tokens` (each a client of user alice, org acme) with an
+/// approval link; and its URL.
+async fn held_for_approval(peers: &std::path::Path, tokens: &[&str]) -> (Running, String) {
+    let clients: Vec<serde_json::Value> = tokens
+        .iter()
+        .map(|token| json!({"token_sha256": hex_sha256(token), "user": "alice", "org": "acme"}))
+        .collect();
+    let settings = json!({
+        "server": "everything",
+        "command": everything(peers).command,
+        "max_restarts": 0,
+        "approval_url": "https://approvals.example/requests/{id}",
+        "clients": clients,
+    });
+    let running = start_agent(
+        HELD_AGENT,
+        McpProxyConfig::from_value(&settings).expect("settings"),
+    )
+    .await;
+    let url = serve_http(&running.proxy, None).await;
+    (running, url)
+}
+
 /// The headers a 2026-07-28 client sends with a `tools/call` of `get-sum`.
 const MODERN_HEADERS: [(&str, &str); 3] = [
     ("mcp-protocol-version", "2026-07-28"),
@@ -827,22 +851,7 @@ async fn a_request_state_runs_only_its_own_call_for_its_own_client_once() {
     let Some(peers) = peers() else { return };
     const LAPTOP: &str = "laptop-1a3c5e7b9d1f3a5c7e9b1d3f5a7c9e1b";
     const CI: &str = "ci-job-2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a";
-    let settings = json!({
-        "server": "everything",
-        "command": everything(&peers).command,
-        "max_restarts": 0,
-        "approval_url": "https://approvals.example/requests/{id}",
-        "clients": [
-            {"token_sha256": hex_sha256(LAPTOP), "user": "alice", "org": "acme"},
-            {"token_sha256": hex_sha256(CI), "user": "alice", "org": "acme"},
-        ],
-    });
-    let running = start_agent(
-        HELD_AGENT,
-        McpProxyConfig::from_value(&settings).expect("settings"),
-    )
-    .await;
-    let url = serve_http(&running.proxy, None).await;
+    let (running, url) = held_for_approval(&peers, &[LAPTOP, CI]).await;
     let http = reqwest::Client::new();
     let post = async |token: &str, body: serde_json::Value| {
         let (status, _, answer) =
@@ -955,19 +964,7 @@ async fn a_request_state_runs_only_its_own_call_for_its_own_client_once() {
 async fn a_client_holds_at_most_32_calls_for_retries() {
     let Some(peers) = peers() else { return };
     const LAPTOP: &str = "laptop-9c1e3a5c7e9b1d3f5a7c9e1b3d5f7a9c";
-    let settings = json!({
-        "server": "everything",
-        "command": everything(&peers).command,
-        "max_restarts": 0,
-        "approval_url": "https://approvals.example/requests/{id}",
-        "clients": [{"token_sha256": hex_sha256(LAPTOP), "user": "alice", "org": "acme"}],
-    });
-    let running = start_agent(
-        HELD_AGENT,
-        McpProxyConfig::from_value(&settings).expect("settings"),
-    )
-    .await;
-    let url = serve_http(&running.proxy, None).await;
+    let (_running, url) = held_for_approval(&peers, &[LAPTOP]).await;
     let http = reqwest::Client::new();
     let mut calls = tokio::task::JoinSet::new();
     for n in 0..33u64 {
