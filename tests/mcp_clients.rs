@@ -107,7 +107,17 @@ async fn run_client(script: &str, args: &[String], calls: &[(&str, Value)]) -> V
         .lines()
         .map(|line| serde_json::from_str(line).expect("a JSON line"))
         .collect();
-    assert_eq!(lines.len(), calls.len(), "{script}: {stdout}\n{stderr}");
+    // A line per call, and with `--lists` one per list.
+    let lists = if args.iter().any(|arg| arg == "--lists") {
+        2
+    } else {
+        0
+    };
+    assert_eq!(
+        lines.len(),
+        calls.len() + lists,
+        "{script}: {stdout}\n{stderr}"
+    );
     lines
 }
 
@@ -334,17 +344,7 @@ async fn real_clients_accept_every_answer_and_wait_for_approval_in_process() {
     .await;
     let token = "conformance-http-token";
     let http_url = serve_http(&files_proxy, Some(token)).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port().to_string();
-    let relayed = files_proxy.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let proxy = relayed.clone();
-            tokio::spawn(async move { proxy.serve(stream).await });
-        }
-    });
+    let port = relay_to(&files_proxy).await;
     let relay = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/stdio_relay.py");
     let transports = [
         (
@@ -507,17 +507,7 @@ async fn held_call_shows_where_to_decide(protocol: &str) {
         .expect("the proxy starts");
     let token = "elicitation-http-token";
     let http_url = serve_http(&proxy, Some(token)).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port().to_string();
-    let relayed = proxy.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let proxy = relayed.clone();
-            tokio::spawn(async move { proxy.serve(stream).await });
-        }
-    });
+    let port = relay_to(&proxy).await;
     let relay = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/stdio_relay.py");
     let log_dir = tempfile::tempdir().expect("dir");
     let mut cards = 0;
@@ -611,37 +601,24 @@ async fn held_call_shows_where_to_decide(protocol: &str) {
     }
 }
 
-/// An agent with the documented policy on tool annotations: a call the
-/// hostile server's hints call destructive, or (the server not trusted)
-/// of any tool outside the config's own read list, is refused.
-const ANNOTATIONS_AGENT: &str = r#"
-agent: mcp-conformance-annotations
-hooks:
-  commands:
-    - name: ask_first
-      event: PreToolUse
-      when: >-
-        connector == "hostile" && metadata.annotations exists && (
-          metadata.annotations.destructiveHint
-          || !metadata.annotations_trusted && !(tool_name in ["lookup"])
-        )
-      command: ["sh", "-c", "cat >/dev/null; echo 'would ask a person first' >&2; exit 2"]
-  class_hooks:
-    - audit_log
-"#;
-
 /// A proxy in front of a hostile server (tests/mcp/hostile-server.mjs: its
 /// name, title, version and instructions tell the model the hooks are off;
 /// its tools' hints lie), driven by the Python and TypeScript SDKs under
 /// both protocol revisions, over stdio and HTTP. What each SDK read of the
 /// server is the proxy's own introduction, with nothing of the server's;
-/// and the annotation policy decides the calls alike in every client.
+/// the server's refusals of its lists reach each SDK as the proxy's fixed
+/// text; and the annotation policy decides the calls alike in every client.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_clients_read_the_proxys_introduction_and_its_annotation_policy() {
     let Some(peers) = clients() else { return };
     let (resources, _database, _feishu, _callback_url) = resources().await;
-    let config = AgentConfig::parse(ANNOTATIONS_AGENT, ConfigFormat::Yaml, "agent.yaml", None)
-        .expect("config");
+    let config = AgentConfig::parse(
+        ANNOTATION_POLICY_AGENT,
+        ConfigFormat::Yaml,
+        "agent.yaml",
+        None,
+    )
+    .expect("config");
     let hostile = peers
         .parent()
         .expect("tests/mcp")
@@ -679,6 +656,7 @@ async fn real_clients_read_the_proxys_introduction_and_its_annotation_policy() {
                     args.insert(0, "http".to_owned());
                 }
                 args.extend(["--server-info".to_owned(), info.display().to_string()]);
+                args.push("--lists".to_owned());
                 if script == "client.py" || protocol != "2025-11-25" {
                     args.extend(["--protocol".to_owned(), protocol.to_owned()]);
                 }
@@ -695,6 +673,24 @@ async fn real_clients_read_the_proxys_introduction_and_its_annotation_policy() {
                 assert_eq!(shown["title"], "hostile (through hooks mcp-proxy)", "{run}");
                 assert_eq!(shown["instructions"], Value::Null, "{run}");
 
+                // The server refuses both lists with text meant for the
+                // model: each client reads the proxy's fixed text instead.
+                for (n, method) in ["prompts/list", "resources/templates/list"]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let line = &lines[calls.len() + n];
+                    assert_eq!(line["list"], method, "{run}: {line}");
+                    let error = line["error"].as_str().unwrap_or_default();
+                    assert!(
+                        error.contains(&format!("refused `{method}`")),
+                        "{run}: {line}"
+                    );
+                    assert!(
+                        !error.contains("SYSTEM") && !error.contains("SECRET"),
+                        "{run}: {line}"
+                    );
+                }
                 for (n, runs) in [false, true, false].into_iter().enumerate() {
                     let result = accepted(script, calls[n].0, &lines[n]);
                     if runs {
@@ -711,21 +707,4 @@ async fn real_clients_read_the_proxys_introduction_and_its_annotation_policy() {
             }
         }
     }
-}
-
-/// Serves `proxy` to each connection on a loopback port, as
-/// tests/mcp/stdio_relay.py's clients reach it; the port.
-async fn relay_to(proxy: &McpProxy) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port().to_string();
-    let relayed = proxy.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let proxy = relayed.clone();
-            tokio::spawn(async move { proxy.serve(stream).await });
-        }
-    });
-    port
 }

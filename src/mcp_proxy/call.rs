@@ -123,7 +123,7 @@ pub(super) async fn call_tool(
 ) -> CallToolResponse {
     let name = params.name.to_string();
     let args = Value::Object(params.arguments.clone().unwrap_or_default());
-    let ctx = context_of(shared, session, name.clone(), args.clone(), &context)
+    let ctx = context_of(shared, session, name.clone(), args, &context)
         .with_output_form(OutputForm::McpResult);
     let tool = match admitted(shared, &name).await {
         Ok(tool) => tool,
@@ -139,9 +139,12 @@ pub(super) async fn call_tool(
         return refuse(shared, ctx, reason).await.into();
     }
     let waiting = "waiting for the hooks (an approval, perhaps)";
+    // The arguments as sent, which a request state is bound to (only a
+    // call that may be held for a retry reads them again).
+    let sent = || Value::Object(params.arguments.clone().unwrap_or_default());
     let pre = if let Some(state) = params.request_state.as_deref() {
         // A retry: the hooks its state names, or nothing.
-        let answers = params.input_responses.as_ref();
+        let (args, answers) = (sent(), params.input_responses.as_ref());
         let mut held =
             match input_request::claim(shared, session, &name, &args, state, answers, &context) {
                 Ok(held) => held,
@@ -159,6 +162,7 @@ pub(super) async fn call_tool(
             Err(reason) => return refused(reason).into(),
         }
     } else if input_request::applies(shared, &context) {
+        let args = sent();
         let round = input_request::first_round(shared, session, &name, &args, ctx, &context);
         match with_progress(round, &context, waiting).await {
             FirstRound::Decided(Ok(pre)) => pre,

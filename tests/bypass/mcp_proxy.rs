@@ -16,7 +16,8 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 
 use crate::mcp_support::{
-    Running, everything, hex_sha256, peers, post_mcp, post_mcp_with, serve_http, start_agent, text,
+    ANNOTATION_POLICY_AGENT, Running, everything, hex_sha256, peers, post_mcp, post_mcp_with,
+    serve_http, start_agent, text,
 };
 
 /// Withholds any result that carries the text of a demo resource: the
@@ -462,19 +463,6 @@ async fn a_hostile_servers_introduction_and_refusals_never_reach_the_client() {
 #[tokio::test]
 async fn untrusted_annotations_only_add_checks() {
     let Some(peers) = peers() else { return };
-    let agent = r#"
-agent: mcp-annotations
-hooks:
-  commands:
-    - name: ask_first
-      event: PreToolUse
-      when: >-
-        connector == "hostile" && metadata.annotations exists && (
-          metadata.annotations.destructiveHint
-          || !metadata.annotations_trusted && !(tool_name in ["lookup"])
-        )
-      command: ["sh", "-c", "cat >/dev/null; echo 'would ask a person first' >&2; exit 2"]
-"#;
     for (trusted, expected) in [
         (
             false,
@@ -496,7 +484,7 @@ hooks:
         ),
     ] {
         let running = start_agent(
-            agent,
+            ANNOTATION_POLICY_AGENT,
             hostile(&peers, json!({"trust_annotations": trusted})),
         )
         .await;

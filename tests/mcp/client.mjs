@@ -10,8 +10,8 @@
 // and prints the same lines.
 //
 // Usage:
-//   node client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] -- <command> <args...>
-//   node client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE]
+//   node client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] [--lists] -- <command> <args...>
+//   node client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] [--lists]
 //
 // Standard input: a JSON array of calls, [{"tool": name, "args": {...}}, ...].
 // The script connects (initialize), lists the tools once (so the SDK knows the
@@ -37,7 +37,9 @@
 // `message`, `url`, `elicitationId`) and answered "accept" at once, as a
 // client whose own hooks auto-accept would. `--server-info FILE` writes how the
 // server introduced itself, as the SDK read it, to FILE: one JSON object with
-// `name`, `title`, `version` and `instructions`.
+// `name`, `title`, `version` and `instructions`. `--lists` asks, after the
+// calls, for the server's prompts and resource templates, and prints a line for
+// each: {"list": "<method>", "ok": <count>} or {"list": "<method>", "error": "..."}.
 //
 // Without `--protocol` the client is the SDK's 1.x package
 // (`@modelcontextprotocol/sdk`), which speaks 2025-11-25 and earlier. With it,
@@ -63,8 +65,8 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 const PROTOCOLS = ["2025-11-25", "2026-07-28"];
 
 const USAGE =
-  "usage: client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] -- <command> <args...>\n" +
-  "       client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE]\n" +
+  "usage: client.mjs stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] [--lists] -- <command> <args...>\n" +
+  "       client.mjs http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] [--lists]\n" +
   'stdin: [{"tool": name, "args": {...}}, ...]';
 
 class UsageError extends Error {}
@@ -75,13 +77,18 @@ function parseArgv(argv) {
   }
   const mode = argv[0];
   const rest = argv.slice(1);
-  const opts = { mode, timeout: 60, token: null, url: null, command: null, elicited: null, protocol: null, serverInfo: null };
+  const opts = { mode, timeout: 60, token: null, url: null, command: null, elicited: null, protocol: null, serverInfo: null, lists: false };
   let i = 0;
   while (i < rest.length) {
     const arg = rest[i];
     if (mode === "stdio" && arg === "--") {
       opts.command = rest.slice(i + 1);
       break;
+    }
+    if (arg === "--lists") {
+      opts.lists = true;
+      i += 1;
+      continue;
     }
     if (["--timeout", "--token", "--elicited", "--protocol", "--server-info"].includes(arg)) {
       if (i + 1 >= rest.length) throw new UsageError(`${arg} needs a value`);
@@ -263,6 +270,20 @@ async function main() {
       emit({ ok: resultJson(result) });
     } catch (e) {
       emit({ error: describe(e) });
+    }
+  }
+  if (opts.lists) {
+    const lists = [
+      ["prompts/list", () => client.listPrompts(undefined, requestOptions), "prompts"],
+      ["resources/templates/list", () => client.listResourceTemplates(undefined, requestOptions), "resourceTemplates"],
+    ];
+    for (const [method, ask, key] of lists) {
+      try {
+        const listed = await ask();
+        emit({ list: method, ok: (listed[key] ?? []).length });
+      } catch (e) {
+        emit({ list: method, error: describe(e) });
+      }
     }
   }
   await client.close();

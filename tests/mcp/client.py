@@ -9,8 +9,8 @@ missing or does not match. `client.mjs` does the same with the TypeScript
 SDK and prints the same lines.
 
 Usage:
-    client.py stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] -- <command> <args...>
-    client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE]
+    client.py stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] [--lists] -- <command> <args...>
+    client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] [--lists]
 
 Standard input: a JSON array of calls, [{"tool": name, "args": {...}}, ...].
 The script connects (initialize), lists the tools once (so the SDK knows the
@@ -38,7 +38,9 @@ FILE as a JSON line (`mode`, `message`, `url`, `elicitationId`) and answered
 
 `--server-info FILE` writes how the server introduced itself, as the SDK
 read it, to FILE: one JSON object with `name`, `title`, `version` and
-`instructions`.
+`instructions`. `--lists` asks, after the calls, for the server's prompts
+and resource templates, and prints a line for each:
+`{"list": "<method>", "ok": <count>}` or `{"list": "<method>", "error": "..."}`.
 
 `--protocol` picks the protocol revision. `2025-11-25` (the default) opens a
 session with `initialize` (`ClientSession`). `2026-07-28` uses the SDK's
@@ -69,8 +71,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 PROTOCOLS = ("2025-11-25", "2026-07-28")
 
 USAGE = (
-    "usage: client.py stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] -- <command> <args...>\n"
-    "       client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE]\n"
+    "usage: client.py stdio [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] [--lists] -- <command> <args...>\n"
+    "       client.py http <url> [--token T] [--timeout S] [--elicited FILE] [--protocol P] [--server-info FILE] [--lists]\n"
     'stdin: [{"tool": name, "args": {...}}, ...]'
 )
 
@@ -96,6 +98,7 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
         "elicited": None,
         "protocol": PROTOCOLS[0],
         "server_info": None,
+        "lists": False,
     }
     i = 0
     while i < len(rest):
@@ -103,6 +106,10 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
         if mode == "stdio" and arg == "--":
             opts["command"] = rest[i + 1 :]
             break
+        if arg == "--lists":
+            opts["lists"] = True
+            i += 1
+            continue
         if arg in ("--timeout", "--token", "--elicited", "--protocol", "--server-info"):
             if i + 1 >= len(rest):
                 raise UsageError(f"{arg} needs a value")
@@ -270,6 +277,18 @@ async def run(opts: dict[str, Any], calls: list[dict[str, Any]]) -> None:
                 emit({"error": describe(e)})
             else:
                 emit({"ok": result_json(result)})
+        if opts["lists"]:
+            for method, ask in (
+                ("prompts/list", session.list_prompts),
+                ("resources/templates/list", session.list_resource_templates),
+            ):
+                try:
+                    listed = await ask()
+                except Exception as e:  # noqa: BLE001 - the line reports whatever the SDK raised
+                    emit({"list": method, "error": describe(e)})
+                else:
+                    items = getattr(listed, "prompts", None) or getattr(listed, "resource_templates", None) or []
+                    emit({"list": method, "ok": len(items)})
 
 
 def main() -> int:

@@ -330,3 +330,41 @@ pub fn hex_sha256(text: &str) -> String {
         .map(|byte| format!("{byte:02x}"))
         .collect()
 }
+
+/// Serves `proxy` to each connection on a loopback port, as
+/// tests/mcp/stdio_relay.py's clients reach it; the port.
+pub async fn relay_to(proxy: &McpProxy) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    let relayed = proxy.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let proxy = relayed.clone();
+            tokio::spawn(async move { proxy.serve(stream).await });
+        }
+    });
+    port
+}
+
+/// An agent with the documented policy on tool annotations, for the
+/// hostile server (tests/mcp/hostile-server.mjs): a call its hints call
+/// destructive, or (the server not trusted) of any tool outside the
+/// config's own read list `lookup`, is refused with "would ask a person
+/// first".
+pub const ANNOTATION_POLICY_AGENT: &str = r#"
+agent: mcp-annotations
+hooks:
+  commands:
+    - name: ask_first
+      event: PreToolUse
+      when: >-
+        connector == "hostile" && metadata.annotations exists && (
+          metadata.annotations.destructiveHint
+          || !metadata.annotations_trusted && !(tool_name in ["lookup"])
+        )
+      command: ["sh", "-c", "cat >/dev/null; echo 'would ask a person first' >&2; exit 2"]
+  class_hooks:
+    - audit_log
+"#;
