@@ -1,6 +1,6 @@
 //! The flagship example on rig: a real rig agent (rig-agent's builder and run
 //! loop) with real rig tools, under the standard hook stack from
-//! `examples/agent.yaml`, in one line per tool.
+//! `examples/agent.yaml`, in one line for the whole agent.
 //!
 //! No LLM and no service: a scripted rig completion model plays the agent's
 //! turns; the hooks' state lives in embedded SQLite; approvals are answered by
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use hooks::approval_gate::channel::feishu::FeishuChannel;
 use hooks::approval_gate::{ApprovalGate, StaticDirectory};
 use hooks::rig::scripted::{Turn, scripted_model};
-use hooks::rig::{CallContext, HookedTools as _, Hooks};
+use hooks::rig::{CallContext, Hooks};
 use hooks::std_hooks::readonly_guard::{DatabaseOrgModes, OrgModeSource};
 use hooks::std_hooks::{APPROVALS, DATABASE, Database, ORG_MODES};
 use hooks::{Agent, config::AgentConfig, factory::Resources};
@@ -268,15 +268,17 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         config_path.display()
     );
 
-    // The rig agent: one line per tool puts it behind the hooks.
+    // The rig agent: its tools added as rig users add them; one line puts
+    // every call of the agent behind the hooks.
     let build = |model| {
         AgentBuilder::new(model)
             .preamble("You are a finance assistant.")
-            .hooked_tool(&hooks, SqlQuery)
-            .hooked_tool(&hooks, SqlExec)
-            .hooked_tool(&hooks, PurchasePay)
-            .hooked_tool(&hooks, ShellExec)
-            .hooked_dynamic_tools(&hooks, [http_fetch()])
+            .tool(SqlQuery)
+            .tool(SqlExec)
+            .tool(PurchasePay)
+            .tool(ShellExec)
+            .dynamic_tool(http_fetch())
+            .add_hook(hooks.agent_hook())
             .build()
     };
 

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use hooks_runtime::{Agent, HookContext, HookRegistry, ToolCallReport, ToolErrorSource};
+use hooks_runtime::{
+    Agent, HookContext, HookRegistry, PreToolUse, ToolCallReport, ToolErrorSource,
+};
 use rig_core::tool::{DynamicTool, Tool, ToolContext};
 use serde_json::Value;
 
@@ -161,6 +163,19 @@ impl Inner {
         }
     }
 
+    /// Runs one call's pre hooks on the model's argument text.
+    pub(crate) async fn run_pre_raw(&self, ctx: HookContext, raw_args: &str) -> PreToolUse {
+        match &self.runner {
+            Runner::Registry(registry) => registry.run_pre_tool_use_raw(ctx, raw_args).await,
+            Runner::Agent(agent) => agent.run_pre_tool_use_raw(ctx, raw_args).await,
+        }
+    }
+
+    /// Whether a call without a [`CallContext`] is refused.
+    pub(crate) fn requires_context(&self) -> bool {
+        self.require_context
+    }
+
     /// Runs the session-start hooks.
     pub(crate) async fn start_session(
         &self,
@@ -176,5 +191,9 @@ impl Inner {
 impl Hooks {
     pub(crate) fn inner(&self) -> &Inner {
         &self.inner
+    }
+
+    pub(crate) fn inner_arc(&self) -> Arc<Inner> {
+        self.inner.clone()
     }
 }

@@ -2,7 +2,9 @@
 //! a rig agent runs through a `hooks` registry (or a `hooks::Agent`) —
 //! pre hooks that block or rewrite the arguments, the approval gate that
 //! holds the call while rig's loop waits, post hooks that rewrite or
-//! withhold the result, the audit log — in one line per tool.
+//! withhold the result, the audit log — in one line for the whole agent
+//! (`add_hook(hooks.agent_hook())`, see [`AgentHooks`]), which guards every
+//! tool however it was added, or one line per tool, as below.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -86,6 +88,7 @@
 //! Runtime-defined tools (rig's `DynamicTool`, which `rig-rmcp` turns MCP
 //! tools into) are wrapped with [`Hooks::dynamic_tool`].
 
+mod agent_hook;
 mod builder_ext;
 mod call_context;
 mod dynamic;
@@ -98,6 +101,7 @@ mod session;
 mod typed;
 mod wrap;
 
+pub use agent_hook::AgentHooks;
 pub use builder_ext::HookedTools;
 pub use call_context::CallContext;
 pub use hooks::Hooks;

@@ -295,6 +295,30 @@ impl Stack {
         (answer, runtime)
     }
 
+    /// The approver: waits for the card, then decides on it in Feishu;
+    /// whether no tool had run until then (the call was held).
+    fn decide_in_feishu(
+        &self,
+        decision: ApprovalDecision,
+        ran: Ran,
+    ) -> tokio::task::JoinHandle<bool> {
+        let feishu = self.feishu.clone();
+        let callback_url = self.callback_url.clone();
+        tokio::spawn(async move {
+            let card = feishu
+                .wait_for_card(1, Duration::from_secs(10))
+                .await
+                .expect("a card reaches the approvers");
+            // Long enough for a tool that did not wait to have run.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let held = ran.count() == 0;
+            let request = card.request_id().expect("buttons").to_owned();
+            let click = CardClick::new(&request, decision, APPROVER, CHAT);
+            feishu.click(&callback_url, &click).await.expect("click");
+            held
+        })
+    }
+
     async fn audit(&self, expected: usize) -> Vec<AuditEntry> {
         self.hooks.registry().flush_observers().await;
         for _ in 0..100 {
@@ -541,20 +565,7 @@ async fn a_gated_call_waits_for_the_approver_in_feishu_then_runs() {
     let stack = stack().await;
     let ran = Ran::default();
     let tool = PayInvoice(ran.clone());
-    let observed = ran.clone();
-    let feishu = stack.feishu.clone();
-    let callback_url = stack.callback_url.clone();
-    let approver = tokio::spawn(async move {
-        let card = feishu
-            .wait_for_card(1, Duration::from_secs(10))
-            .await
-            .expect("a card reaches the approvers");
-        let held = observed.count() == 0;
-        let request = card.request_id().expect("buttons").to_owned();
-        let click = CardClick::new(&request, ApprovalDecision::Approve, APPROVER, CHAT);
-        feishu.click(&callback_url, &click).await.expect("click");
-        held
-    });
+    let approver = stack.decide_in_feishu(ApprovalDecision::Approve, ran.clone());
     let (answer, runtime) = stack
         .run(
             vec![
@@ -659,4 +670,223 @@ async fn a_request_without_ids_runs_when_ids_are_explicitly_optional() {
         .build();
     agent.prompt("Look it up.").max_turns(4).await.unwrap();
     assert_eq!(ran.count(), 1);
+}
+
+// ------------------------------------------------- the agent level (AgentHook)
+
+/// An agent whose tools came in the plain rig way, guarded at the agent
+/// level by `hooks.agent_hook()`.
+fn guarded(builder: AgentBuilder, hooks: &Hooks, tools: Tools) -> rig_agent::Agent {
+    let Tools {
+        lookup,
+        delete,
+        rows,
+        pay,
+        terms,
+    } = tools;
+    builder
+        .tool(lookup)
+        .tool(delete)
+        .tool(rows)
+        .tool(pay)
+        .dynamic_tool(terms)
+        .add_hook(hooks.agent_hook())
+        .build()
+}
+
+/// The tools, each added with plain `.tool()` (or `.dynamic_tool()`).
+struct Tools {
+    lookup: LookupInvoice,
+    delete: DeleteInvoice,
+    rows: ListRows,
+    pay: PayInvoice,
+    terms: DynamicTool,
+}
+
+fn tools(ran: &Ran, limits: &Arc<std::sync::Mutex<Vec<u32>>>) -> Tools {
+    Tools {
+        lookup: LookupInvoice(ran.clone()),
+        delete: DeleteInvoice(ran.clone()),
+        rows: ListRows(ran.clone(), limits.clone()),
+        pay: PayInvoice(ran.clone()),
+        terms: fetch_terms(ran.clone()),
+    }
+}
+
+#[tokio::test]
+async fn at_the_agent_level_a_plain_tool_is_blocked_and_rewrites_reach_tool_and_model() {
+    let stack = stack().await;
+    let ran = Ran::default();
+    let limits = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (answer, runtime) = stack
+        .run(
+            vec![
+                Turn::call("c1", "delete_invoice", json!({"invoice": "INV-1042"})),
+                Turn::call(
+                    "c2",
+                    "list_rows",
+                    json!({"table": "invoices", "limit": 5000}),
+                ),
+                Turn::call("c3", "lookup_invoice", json!({"invoice": "PAYROLL-7"})),
+                Turn::call(
+                    "c4",
+                    "fetch_terms",
+                    json!({"url": "https://supplier.example/terms"}),
+                ),
+                Turn::call("c5", "lookup_invoice", json!({"invoice": "INV-1042"})),
+                Turn::answer("Done."),
+            ],
+            |builder| guarded(builder, &stack.hooks, tools(&ran, &limits)),
+        )
+        .await;
+    assert_eq!(answer, "Done.");
+
+    // A `#[pre_tool_use]` hook blocks a tool added with plain `.tool()`.
+    let blocked = seen(&runtime, 1);
+    assert_eq!(
+        blocked.text,
+        "Blocked by hook `no_deletes`: invoices are never deleted; void them instead"
+    );
+    // Rewritten arguments are what the tool receives.
+    assert_eq!(*limits.lock().unwrap(), vec![10]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&seen(&runtime, 2).text).unwrap(),
+        json!({"table": "invoices", "rows": 10})
+    );
+    // A withheld result: the tool ran, the model reads why instead.
+    let withheld = seen(&runtime, 3);
+    assert_eq!(
+        withheld.text,
+        "Result withheld by hook `no_payroll`: payroll invoices are not shown to agents"
+    );
+    // A rewritten result (truncated) is what the model reads.
+    let truncated = seen(&runtime, 4);
+    assert!(
+        truncated.text.starts_with("Net 30 days; 2% discount")
+            && truncated.text.contains("[truncated"),
+        "{truncated:?}"
+    );
+    // An untouched result keeps what the tool produced.
+    assert_eq!(
+        serde_json::from_str::<Value>(&seen(&runtime, 5).text).unwrap(),
+        json!({"invoice": "INV-1042", "amount": 60000, "paid": false})
+    );
+    assert_eq!(
+        ran.count(),
+        4,
+        "every call but the blocked one ran its tool"
+    );
+
+    let rows = stack.audit(5).await;
+    assert_eq!(rows.len(), 5, "one audit row per call: {rows:?}");
+    let blocked_by: Vec<_> = rows.iter().map(|row| row.blocked_by.as_deref()).collect();
+    assert!(blocked_by.contains(&Some("no_deletes")), "{rows:?}");
+    assert!(blocked_by.contains(&Some("no_payroll")), "{rows:?}");
+    assert!(rows.iter().all(|row| row.agent_id == "finance-bot"));
+}
+
+#[tokio::test]
+async fn at_the_agent_level_the_gate_holds_the_call_while_rig_waits() {
+    let stack = stack().await;
+    let ran = Ran::default();
+    let limits = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let approver = stack.decide_in_feishu(ApprovalDecision::Reject, ran.clone());
+    let (answer, runtime) = stack
+        .run(
+            vec![
+                Turn::call(
+                    "c1",
+                    "pay_invoice",
+                    json!({"invoice": "INV-1042", "amount": 60000}),
+                ),
+                Turn::answer("Not paid."),
+            ],
+            |builder| guarded(builder, &stack.hooks, tools(&ran, &limits)),
+        )
+        .await;
+    assert!(approver.await.unwrap(), "the tool waited for the approver");
+    assert_eq!(answer, "Not paid.");
+    assert_eq!(ran.count(), 0, "a rejected payment never runs");
+    let result = seen(&runtime, 1);
+    assert!(
+        result.text.starts_with("Blocked by hook `approval_gate`"),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn at_the_agent_level_a_block_can_be_a_refusal_or_end_the_run() {
+    let stack = stack().await;
+    let ran = Ran::default();
+    let limits = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let refusing = stack.hooks.clone().on_block(OnBlock::ToolError);
+    let (_, runtime) = stack
+        .run(
+            vec![
+                Turn::call("c1", "delete_invoice", json!({"invoice": "INV-1042"})),
+                Turn::call("c2", "lookup_invoice", json!({"invoice": "PAYROLL-7"})),
+                Turn::answer("Understood."),
+            ],
+            |builder| guarded(builder, &refusing, tools(&ran, &limits)),
+        )
+        .await;
+    for turn in [1, 2] {
+        let result = seen(&runtime, turn);
+        assert!(result.is_error, "a refused result: {result:?}");
+    }
+    assert!(
+        seen(&runtime, 1)
+            .text
+            .contains("Blocked by hook `no_deletes`")
+    );
+    assert!(
+        seen(&runtime, 2)
+            .text
+            .contains("withheld by hook `no_payroll`")
+    );
+    assert!(!seen(&runtime, 2).text.contains("60000"));
+
+    let (model, runtime) = scripted_model(vec![
+        Turn::call("c1", "delete_invoice", json!({"invoice": "INV-1042"})),
+        Turn::answer("Never reached."),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .tool(DeleteInvoice(ran.clone()))
+        .add_hook(stack.hooks.agent_hook().stop_on_block())
+        .build();
+    let run = stack
+        .hooks
+        .prepare(agent.prompt("Delete it.").max_turns(4), ids())
+        .await
+        .unwrap();
+    let error = run.await.expect_err("the block ends the run");
+    assert!(
+        error.to_string().contains("invoices are never deleted"),
+        "{error}"
+    );
+    assert!(runtime.results_seen(1).is_empty(), "no second model turn");
+    assert_eq!(ran.count(), 1, "only the payroll lookup ran");
+}
+
+#[tokio::test]
+async fn at_the_agent_level_a_request_without_ids_is_refused() {
+    let stack = stack().await;
+    let ran = Ran::default();
+    let (model, runtime) = scripted_model(vec![
+        Turn::call("c1", "lookup_invoice", json!({"invoice": "INV-1042"})),
+        Turn::answer("No access."),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .tool(LookupInvoice(ran.clone()))
+        .add_hook(stack.hooks.agent_hook())
+        .build();
+    agent.prompt("Look it up.").max_turns(4).await.unwrap();
+    assert_eq!(ran.count(), 0);
+    assert!(
+        seen(&runtime, 1)
+            .text
+            .contains("carries no hooks CallContext"),
+        "{:?}",
+        seen(&runtime, 1)
+    );
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::config::{AgentConfig, AgentConfigErrors, ConfigWarning};
 use crate::context::{HookContext, Surface};
-use crate::dispatch::{SessionStart, SessionStopped, ToolCallReport, ToolErrorSource};
+use crate::dispatch::{PreToolUse, SessionStart, SessionStopped, ToolCallReport, ToolErrorSource};
 use crate::factory::Resources;
 use crate::registry::HookRegistry;
 
@@ -167,6 +167,16 @@ impl Agent {
     {
         self.registry
             .run_tool_call_raw(self.stamp(ctx), raw_args, tool)
+            .await
+    }
+
+    /// Runs one tool call's pre hooks through this agent's hooks (stamped as
+    /// in [`call_tool`](Self::call_tool)), for a front end whose tool runs
+    /// elsewhere: see [`HookRegistry::run_pre_tool_use`]. The arguments are
+    /// the model's JSON text, read as in [`call_tool_raw`](Self::call_tool_raw).
+    pub async fn run_pre_tool_use_raw(&self, ctx: HookContext, raw_args: &str) -> PreToolUse {
+        self.registry
+            .run_pre_tool_use_raw(self.stamp(ctx), raw_args)
             .await
     }
 

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::call_state::{CallPhase, CallState, DroppedCallGuard, RUNTIME, observe_abandoned};
 use super::chain::ChainFlow;
 use super::observation::Observation;
+use super::raw_args;
 use super::tool_call::ToolCallReport;
 use super::tool_name;
 use super::trace::{CallTrace, Refusal};
@@ -141,6 +142,44 @@ impl HookRegistry {
                 Err(observing) => observing,
             };
             PreToolUse::Blocked(observing.await)
+        }
+    }
+
+    /// [`run_pre_tool_use`](Self::run_pre_tool_use) for arguments that are
+    /// the model's JSON text as it emitted it (`raw_args` replaces the
+    /// context's arguments). Text that is not a readable JSON object is
+    /// blocked before any hook, as
+    /// [`run_tool_call_raw`](Self::run_tool_call_raw) blocks it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use hooks::{HookContext, HookRegistry, PreToolUse};
+    /// use serde_json::{Value, json};
+    ///
+    /// let registry = HookRegistry::builder().build().unwrap();
+    /// let ctx = HookContext::tool_call("echo", Value::Null);
+    /// let PreToolUse::Proceed(call) = registry.run_pre_tool_use_raw(ctx, r#"{"text": "hi"}"#).await else {
+    ///     panic!("nothing blocks here");
+    /// };
+    /// assert_eq!(call.args(), &json!({"text": "hi"}));
+    ///
+    /// let ctx = HookContext::tool_call("echo", Value::Null);
+    /// let PreToolUse::Blocked(report) = registry.run_pre_tool_use_raw(ctx, "[1, 2").await else {
+    ///     panic!("text that is not JSON is blocked");
+    /// };
+    /// assert!(report.observation.to_string().contains("not valid JSON"));
+    /// # });
+    /// ```
+    pub async fn run_pre_tool_use_raw(&self, mut ctx: HookContext, raw_args: &str) -> PreToolUse {
+        match raw_args::read(raw_args) {
+            Ok(args) => {
+                ctx.tool_args = args;
+                self.run_pre_tool_use(ctx).await
+            }
+            Err(reason) => {
+                ctx.tool_args = raw_args::preview(raw_args);
+                PreToolUse::Blocked(self.refuse_arguments(ctx, reason).await)
+            }
         }
     }
 

@@ -315,7 +315,11 @@ impl HookRegistry {
     /// A call whose argument text was refused: blocked before any hook,
     /// observed like any blocked call.
     #[cold]
-    async fn refuse_arguments(&self, ctx: HookContext, reason: String) -> ToolCallReport {
+    pub(super) async fn refuse_arguments(
+        &self,
+        ctx: HookContext,
+        reason: String,
+    ) -> ToolCallReport {
         self.refuse(ctx, Refusal::Arguments, RUNTIME, reason).await
     }
 
