@@ -3,7 +3,8 @@
 //! tests/claude_code/package.json), run headless and offline against a
 //! scripted fake Messages API (tests/claude_code/fake_messages_api.py), its
 //! hooks pointed at `hooks hook-client` → `hooks serve` with the settings
-//! docs/claude-code.md gives. The assertions are on what the fake model
+//! `hooks init claude-code` writes (which docs/claude-code.md shows). The
+//! assertions are on what the fake model
 //! received in its `tool_result` blocks: what the model reads is what the
 //! hooks decided.
 //!
@@ -85,32 +86,70 @@ fn claude() -> Option<PathBuf> {
     Some(binary)
 }
 
-/// The two ways docs/claude-code.md gives to point Claude Code at the
-/// server, by the mark before each settings block.
-const HOOK_CLIENT: &str = "<!-- conformance: the settings tests/claude_code.rs runs -->";
-const HTTP: &str = "<!-- conformance: the HTTP settings tests/claude_code.rs runs -->";
+/// The two ways to point Claude Code at the server: `hook-client`
+/// commands, and HTTP hooks (`hooks init claude-code --http`).
+const HOOK_CLIENT: bool = false;
+const HTTP: bool = true;
 
-/// The Claude Code settings docs/claude-code.md gives after `mark`, with
-/// the `hooks` binary and the server's URL of this run.
-fn documented_settings(mark: &str, hooks: &Path, url: &str) -> Value {
+/// Runs `hooks init claude-code` for `project`: the settings file the run
+/// uses, unchanged, with the `hooks` binary and the server's URL of this
+/// run.
+fn init_settings(http: bool, hooks: &Path, project: &Path, url: &str) {
+    let mut init = std::process::Command::new(hooks);
+    init.args(["init", "claude-code", "--url", url, "--dir"])
+        .arg(project)
+        .arg("--program")
+        .arg(hooks);
+    if http {
+        init.arg("--http");
+    }
+    let out = init.output().expect("hooks init runs");
+    assert!(
+        out.status.success(),
+        "hooks init: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The settings docs/claude-code.md shows after `mark`.
+fn documented_settings(mark: &str) -> Value {
     let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/claude-code.md"))
         .expect("docs/claude-code.md");
     let after = page
         .split(mark)
         .nth(1)
-        .unwrap_or_else(|| panic!("the page marks the settings the test runs: {mark}"));
+        .unwrap_or_else(|| panic!("the page marks the settings: {mark}"));
     let block = after
         .split("```json")
         .nth(1)
         .and_then(|rest| rest.split("```").next())
         .expect("a JSON block follows the mark");
-    let text = block
-        .replace(
-            "hooks hook-client",
-            &format!("{} hook-client", hooks.display()),
+    serde_json::from_str(block).expect("the documented settings are JSON")
+}
+
+/// What the page shows is what `hooks init claude-code` writes with its
+/// defaults, in both forms (no Claude Code needed).
+#[test]
+fn the_documented_settings_are_what_hooks_init_writes() {
+    let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
+    for (http, mark) in [
+        (HOOK_CLIENT, "<!-- hooks init claude-code -->"),
+        (HTTP, "<!-- hooks init claude-code --http -->"),
+    ] {
+        let project = tempfile::tempdir().expect("dir");
+        let mut init = std::process::Command::new(hooks_binary);
+        init.args(["init", "claude-code", "--dir"])
+            .arg(project.path());
+        if http {
+            init.arg("--http");
+        }
+        assert!(init.output().expect("hooks init runs").status.success());
+        let written: Value = serde_json::from_slice(
+            &std::fs::read(project.path().join(".claude/settings.json")).expect("written"),
         )
-        .replace("http://127.0.0.1:8377/hook", url);
-    serde_json::from_str(&text).expect("the documented settings are JSON")
+        .expect("JSON");
+        assert_eq!(written, documented_settings(mark), "{mark}");
+    }
 }
 
 /// Every `tool_result` the fake model received, by `tool_use_id`: its text
@@ -174,7 +213,8 @@ async fn start_server_for(config: AgentConfig) -> (String, hooks::std_hooks::Dat
     (url, database)
 }
 
-/// One headless run of Claude Code in a scratch project with `settings`,
+/// One headless run of Claude Code in a scratch project (whose settings
+/// `hooks init` wrote),
 /// the model making `calls` one per turn: the `tool_result` the model got
 /// for each call, in order, and Claude Code's JSON output.
 struct Run {
@@ -195,23 +235,15 @@ impl Run {
     }
 }
 
-async fn run_claude(
-    claude: &Path,
-    settings: &Value,
-    calls: &[(&str, Value)],
-    project: &Path,
-    extra: &[&str],
-) -> Run {
+async fn run_claude(claude: &Path, calls: &[(&str, Value)], project: &Path, extra: &[&str]) -> Run {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scratch = tempfile::tempdir().expect("dir");
     let home = scratch.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
-    std::fs::create_dir_all(project.join(".claude")).expect("project");
-    std::fs::write(
-        project.join(".claude/settings.json"),
-        serde_json::to_vec_pretty(settings).expect("json"),
-    )
-    .expect("settings");
+    assert!(
+        project.join(".claude/settings.json").exists(),
+        "`hooks init` wrote the project's settings"
+    );
     let servers = root.join("tests/mcp/node_modules/@modelcontextprotocol");
     let mcp_config = json!({"mcpServers": {
         "files": {"command": "node", "args": [
@@ -407,9 +439,9 @@ async fn claude_code_reads_what_the_hooks_decided() {
     for (form, mark) in [("hook-client", HOOK_CLIENT), ("HTTP hooks", HTTP)] {
         let project = project();
         let dir = project.path().display().to_string();
-        let settings = documented_settings(mark, hooks_binary, &url);
+        init_settings(mark, hooks_binary, project.path(), &url);
         let calls = calls(&dir);
-        let run = run_claude(&claude, &settings, &calls, project.path(), &[]).await;
+        let run = run_claude(&claude, &calls, project.path(), &[]).await;
         check_results(form, &run);
 
         let session = run.output["session_id"]
@@ -454,8 +486,8 @@ async fn claude_code_withholds_a_key_read_with_grep() {
     };
     let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
     let (url, _database) = start_server().await;
-    let settings = documented_settings(HOOK_CLIENT, hooks_binary, &url);
     let project = project();
+    init_settings(HOOK_CLIENT, hooks_binary, project.path(), &url);
     let dir = project.path().display().to_string();
     let calls = [
         (
@@ -468,7 +500,7 @@ async fn claude_code_withholds_a_key_read_with_grep() {
         ),
     ];
     let tools = ["--tools", "Bash,Read,Grep"];
-    let run = run_claude(&claude, &settings, &calls, project.path(), &tools).await;
+    let run = run_claude(&claude, &calls, project.path(), &tools).await;
     assert!(
         !run.requests.contains(KEY_BODY),
         "the key reached the model"
@@ -503,8 +535,8 @@ async fn with_the_server_down_calls_are_blocked() {
             "Bash",
             json!({"command": format!("touch {}; echo ran", marker.display()), "description": "mark"}),
         )];
-        let settings = documented_settings(mark, hooks_binary, &url);
-        let run = run_claude(&claude, &settings, &calls, project.path(), &[]).await;
+        init_settings(mark, hooks_binary, project.path(), &url);
+        let run = run_claude(&claude, &calls, project.path(), &[]).await;
         assert!(!marker.exists(), "{form}: the tool never ran");
         if let Some((text, error)) = &run.results[0] {
             assert!(*error, "{form}: the call is blocked: {text}");
@@ -570,8 +602,8 @@ hooks:
     .expect("config");
     let (url, _database) = start_server_for(config).await;
     let hooks_binary = Path::new(env!("CARGO_BIN_EXE_hooks"));
-    let settings = documented_settings(HOOK_CLIENT, hooks_binary, &url);
     let project = project();
+    init_settings(HOOK_CLIENT, hooks_binary, project.path(), &url);
     let marker = project.path().join("fetched");
     let calls = [
         (
@@ -588,7 +620,7 @@ hooks:
             json!({"command": "echo plain", "description": "plain"}),
         ),
     ];
-    let run = run_claude(&claude, &settings, &calls, project.path(), &[]).await;
+    let run = run_claude(&claude, &calls, project.path(), &[]).await;
     assert!(!marker.exists(), "the denied command never ran");
     let (text, error) = run.result(1);
     assert!(

@@ -40,6 +40,8 @@ mod check;
 mod connectors;
 mod escape;
 mod explain;
+#[cfg(feature = "serve")]
+mod init;
 #[cfg(feature = "mcp")]
 mod mcp_proxy;
 mod options;
@@ -156,6 +158,8 @@ impl Cli {
             }
             #[cfg(feature = "serve")]
             Sub::HookClient(client) => return serve::hook_client(client, out, err).await,
+            #[cfg(feature = "serve")]
+            Sub::Init(options) => return init::run(options, out, err),
             #[cfg(feature = "serve")]
             Sub::Serve(options) => return serve::serve(options, self.add, out, err).await,
             #[cfg(feature = "mcp")]

@@ -83,6 +83,16 @@ pub(super) enum Sub {
     /// MCP.
     #[cfg(feature = "mcp")]
     McpProxy(McpProxyArgs),
+    /// Writes a client's hook settings for hook-client -> hooks serve.
+    ///
+    /// Claude Code: .claude/settings.json in --dir (or --settings FILE).
+    /// Every event fails closed; the token is read from HOOKS_SERVE_TOKEN in
+    /// the client's environment and never written. Settings and hooks of
+    /// your own are kept, entries an earlier `hooks init` wrote are
+    /// replaced, and what changes is printed. --dry-run prints the result
+    /// and writes nothing.
+    #[cfg(feature = "serve")]
+    Init(InitArgs),
     /// Prints a shell completion script for `hooks`.
     Completions {
         /// The shell.
@@ -231,6 +241,42 @@ pub(super) struct HookClientArgs {
     /// How long to wait for the answer, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) timeout: u64,
+}
+
+/// The clients `hooks init` configures.
+#[cfg(feature = "serve")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum InitClient {
+    /// Claude Code (`.claude/settings.json`).
+    ClaudeCode,
+}
+
+/// `hooks init`.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub(super) struct InitArgs {
+    /// The client whose settings are written.
+    #[arg(value_enum)]
+    pub(super) client: InitClient,
+    /// The hook server's /hook endpoint.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8377/hook", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) url: String,
+    /// The project whose settings are written.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(super) dir: std::path::PathBuf,
+    /// The settings file to write instead of the project's.
+    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+    pub(super) settings: Option<std::path::PathBuf>,
+    /// The `hooks` program as the hook command names it.
+    #[arg(long, value_name = "PATH", default_value = "hooks", value_parser = NonEmptyStringValueParser::new())]
+    pub(super) program: String,
+    /// HTTP hooks to the server instead of hook-client commands (Claude
+    /// Code; a post event whose server is down then leaves the result).
+    #[arg(long)]
+    pub(super) http: bool,
+    /// Print the settings and what would change; write nothing.
+    #[arg(long)]
+    pub(super) dry_run: bool,
 }
 
 /// `hooks mcp-proxy`.

@@ -1,0 +1,311 @@
+//! `hooks init <client>`: writes (or, with `--dry-run`, prints) a client's
+//! hook settings pointing at `hooks hook-client` → `hooks serve`, merged
+//! into the settings already there.
+//!
+//! The merge keeps every setting and every hook of the user's own; only the
+//! entries an earlier `hooks init` wrote are replaced. What changes is said,
+//! event by event, before anything is written. The token never goes into
+//! the file: the hooks read it from `HOOKS_SERVE_TOKEN` in the client's
+//! environment.
+
+mod claude_code;
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::options::{InitArgs, InitClient};
+
+/// The environment variable the token is read from.
+const TOKEN_VARIABLE: &str = "HOOKS_SERVE_TOKEN";
+
+/// What the hooks are pointed at.
+pub(super) struct Target {
+    /// The server's `/hook` endpoint.
+    url: String,
+    /// The `hooks` program as the hook command names it.
+    program: String,
+    /// HTTP hooks instead of `hook-client` commands (Claude Code).
+    http: bool,
+}
+
+/// A settings file's change, event by event.
+#[derive(Debug, PartialEq, Eq)]
+enum Change {
+    Added,
+    Replaced,
+    Unchanged,
+}
+
+/// Runs `hooks init`.
+pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    if !(options.url.starts_with("http://") || options.url.starts_with("https://")) {
+        writeln!(
+            err,
+            "hooks init: --url must be the server's http:// or https:// /hook endpoint, not {:?}",
+            options.url
+        )?;
+        return Ok(2);
+    }
+    let target = Target {
+        url: options.url.clone(),
+        program: options.program.clone(),
+        http: options.http,
+    };
+    let (path, groups, name) = match options.client {
+        InitClient::ClaudeCode => (
+            options
+                .settings
+                .clone()
+                .unwrap_or_else(|| options.dir.join(claude_code::SETTINGS)),
+            claude_code::groups(&target),
+            "Claude Code",
+        ),
+    };
+    let existing = match read_settings(&path) {
+        Ok(existing) => existing,
+        Err(problem) => {
+            writeln!(err, "hooks init: {problem}; nothing was written")?;
+            return Ok(1);
+        }
+    };
+    let had_file = existing.is_some();
+    let mut settings = existing.unwrap_or_default();
+    let report = match merge(&mut settings, groups, claude_code::is_ours) {
+        Ok(report) => report,
+        Err(problem) => {
+            writeln!(
+                err,
+                "hooks init: {}: {problem}; nothing was written",
+                path.display()
+            )?;
+            return Ok(1);
+        }
+    };
+    let text = format!("{}\n", pretty(&Value::Object(settings)));
+    let unchanged = report
+        .iter()
+        .all(|(_, change, _)| *change == Change::Unchanged);
+    if options.dry_run {
+        writeln!(out, "{text}")?;
+    }
+    let verb = match (options.dry_run, unchanged, had_file) {
+        (_, true, true) => "already has these hooks; nothing to change in",
+        (true, _, _) => "would write",
+        (false, _, true) => "updated",
+        (false, _, false) => "wrote",
+    };
+    writeln!(out, "hooks init: {verb} {} ({name})", path.display())?;
+    for (event, change, kept) in &report {
+        let what = match change {
+            Change::Added => "added",
+            Change::Replaced => "replaced the entry an earlier `hooks init` wrote",
+            Change::Unchanged => "unchanged",
+        };
+        write!(out, "  {event}: {what}")?;
+        if *kept > 0 {
+            write!(
+                out,
+                "; {kept} hook group(s) of your own kept beside it (they run too)"
+            )?;
+        }
+        writeln!(out)?;
+    }
+    if !options.dry_run && !unchanged {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        if let Err(error) = std::fs::write(&path, &text) {
+            writeln!(err, "hooks init: cannot write {}: {error}", path.display())?;
+            return Ok(1);
+        }
+    }
+    writeln!(
+        out,
+        "Set {TOKEN_VARIABLE} in the environment {name} starts in (the same value as \
+         `hooks serve`'s); it is never written into the file."
+    )?;
+    Ok(0)
+}
+
+/// The settings at `path`: `None` when there is no file.
+fn read_settings(path: &Path) -> Result<Option<Map<String, Value>>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("cannot read {}: {error}", path.display())),
+    };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str(&text) {
+        Ok(Value::Object(settings)) => Ok(Some(settings)),
+        Ok(_) => Err(format!(
+            "{} is not a JSON object; fix or move it, then run `hooks init` again",
+            path.display()
+        )),
+        Err(error) => Err(format!(
+            "{} is not valid JSON ({error}); fix or move it, then run `hooks init` again",
+            path.display()
+        )),
+    }
+}
+
+/// Puts `groups` under `settings.hooks`, replacing the groups `is_ours`
+/// recognises and keeping the others: per event, the change and how many
+/// groups of the user's own were kept.
+fn merge(
+    settings: &mut Map<String, Value>,
+    groups: Vec<(&'static str, Value)>,
+    is_ours: fn(&Value) -> bool,
+) -> Result<Vec<(&'static str, Change, usize)>, String> {
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        return Err("its `hooks` is not an object".to_owned());
+    };
+    let mut report = Vec::new();
+    for (event, group) in groups {
+        let entries = hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(entries) = entries else {
+            return Err(format!("its `hooks.{event}` is not a list"));
+        };
+        let ours = |entry: &Value| {
+            entry["hooks"]
+                .as_array()
+                .is_some_and(|hooks| !hooks.is_empty() && hooks.iter().all(is_ours))
+        };
+        let before: Vec<Value> = entries.iter().filter(|e| ours(e)).cloned().collect();
+        let change = if before.is_empty() {
+            Change::Added
+        } else if before == [group.clone()] {
+            Change::Unchanged
+        } else {
+            Change::Replaced
+        };
+        entries.retain(|entry| !ours(entry));
+        let kept = entries.len();
+        entries.insert(0, group);
+        report.push((event, change, kept));
+    }
+    Ok(report)
+}
+
+/// The hook command line: `program hook-client --url URL --timeout N`,
+/// each word quoted for the shell when it needs it.
+fn command_line(target: &Target, timeout: u64) -> String {
+    format!(
+        "{} hook-client --url {} --timeout {timeout}",
+        shell_word(&target.program),
+        shell_word(&target.url)
+    )
+}
+
+/// `word` as one shell word.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=@%+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// JSON with two-space indentation.
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn target() -> Target {
+        Target {
+            url: "http://127.0.0.1:8377/hook".to_owned(),
+            program: "hooks".to_owned(),
+            http: false,
+        }
+    }
+
+    #[test]
+    fn the_users_hooks_and_settings_are_kept_and_ours_replaced() {
+        let mine =
+            json!({"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]});
+        let stale = json!({"matcher": "*", "hooks": [{"type": "command",
+            "command": "hooks hook-client --url http://10.0.0.1:8377/hook --timeout 50"}]});
+        let mut settings = json!({
+            "model": "opus",
+            "hooks": {"PreToolUse": [mine.clone()], "PostToolUse": [stale]},
+        });
+        let Value::Object(map) = &mut settings else {
+            unreachable!()
+        };
+        let report = merge(map, claude_code::groups(&target()), claude_code::is_ours).unwrap();
+        assert_eq!(report[0], ("PreToolUse", Change::Added, 1));
+        assert_eq!(report[1], ("PostToolUse", Change::Replaced, 0));
+        assert_eq!(settings["model"], "opus");
+        let pre = settings["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(pre.len(), 2);
+        assert_eq!(pre[1], mine);
+        let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(post.len(), 1);
+        assert!(
+            post[0]["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .contains("127.0.0.1:8377")
+        );
+
+        // Run again: nothing changes.
+        let Value::Object(map) = &mut settings else {
+            unreachable!()
+        };
+        let again = merge(map, claude_code::groups(&target()), claude_code::is_ours).unwrap();
+        assert!(
+            again
+                .iter()
+                .all(|(_, change, _)| *change == Change::Unchanged)
+        );
+    }
+
+    #[test]
+    fn settings_of_the_wrong_shape_are_refused() {
+        for bad in [json!({"hooks": []}), json!({"hooks": {"PreToolUse": {}}})] {
+            let Value::Object(mut map) = bad else {
+                unreachable!()
+            };
+            assert!(
+                merge(
+                    &mut map,
+                    claude_code::groups(&target()),
+                    claude_code::is_ours
+                )
+                .is_err()
+            );
+        }
+    }
+
+    #[test]
+    fn the_program_and_url_are_quoted_for_the_shell() {
+        let target = Target {
+            url: "http://127.0.0.1:8377/hook".to_owned(),
+            program: "/opt/my tools/hooks".to_owned(),
+            http: false,
+        };
+        assert_eq!(
+            command_line(&target, 50),
+            "'/opt/my tools/hooks' hook-client --url http://127.0.0.1:8377/hook --timeout 50"
+        );
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+    }
+}
