@@ -117,3 +117,30 @@ fn a_dry_run_writes_nothing_and_a_broken_file_is_left_alone() {
     let out = init(&["claude-code", "--url", "ftp://x/hook"], project.path());
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn codex_hooks_fail_closed_in_the_command_itself() {
+    let project = tempfile::tempdir().unwrap();
+    let out = init(&["codex"], project.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(project.path().join(".codex/hooks.json")).unwrap())
+            .unwrap();
+    for event in ["PreToolUse", "PostToolUse", "SessionStart"] {
+        let hook = &written["hooks"][event][0]["hooks"][0];
+        let command = hook["command"].as_str().unwrap();
+        assert!(
+            command
+                .starts_with("hooks hook-client --client codex --url http://127.0.0.1:8377/hook"),
+            "{command}"
+        );
+        // Codex lets a call go ahead on any failed hook: the command turns
+        // every failure of hook-client into exit 2 with a reason.
+        assert!(command.contains("exit 2; }"), "{command}");
+        assert!(hook["timeout"].as_u64().unwrap() >= 60);
+    }
+    assert!(written["hooks"].get("PostToolUseFailure").is_none());
+
+    let out = init(&["codex", "--http"], project.path());
+    assert_eq!(out.status.code(), Some(2), "Codex runs command hooks only");
+}

@@ -85,8 +85,9 @@ pub(super) enum Sub {
     McpProxy(McpProxyArgs),
     /// Writes a client's hook settings for hook-client -> hooks serve.
     ///
-    /// Claude Code: .claude/settings.json in --dir (or --settings FILE).
-    /// Every event fails closed; the token is read from HOOKS_SERVE_TOKEN in
+    /// Claude Code: .claude/settings.json in --dir (default: here). Codex:
+    /// $CODEX_HOME/hooks.json (~/.codex), or .codex/hooks.json in --dir.
+    /// --settings FILE names the file instead. Every event fails closed; the token is read from HOOKS_SERVE_TOKEN in
     /// the client's environment and never written. Settings and hooks of
     /// your own are kept, entries an earlier `hooks init` wrote are
     /// replaced, and what changes is printed. --dry-run prints the result
@@ -241,6 +242,30 @@ pub(super) struct HookClientArgs {
     /// How long to wait for the answer, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) timeout: u64,
+    /// The client running this hook, whose output shapes are printed.
+    #[arg(long, value_enum, default_value_t)]
+    pub(super) client: HookClientKind,
+}
+
+/// The clients `hooks hook-client` answers.
+#[cfg(feature = "serve")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub(super) enum HookClientKind {
+    /// Claude Code.
+    #[default]
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+}
+
+#[cfg(feature = "serve")]
+impl From<HookClientKind> for crate::serve::client::HookClient {
+    fn from(kind: HookClientKind) -> Self {
+        match kind {
+            HookClientKind::ClaudeCode => crate::serve::client::HookClient::ClaudeCode,
+            HookClientKind::Codex => crate::serve::client::HookClient::Codex,
+        }
+    }
 }
 
 /// The clients `hooks init` configures.
@@ -249,6 +274,8 @@ pub(super) struct HookClientArgs {
 pub(super) enum InitClient {
     /// Claude Code (`.claude/settings.json`).
     ClaudeCode,
+    /// Codex CLI (`$CODEX_HOME/hooks.json`).
+    Codex,
 }
 
 /// `hooks init`.
@@ -261,9 +288,10 @@ pub(super) struct InitArgs {
     /// The hook server's /hook endpoint.
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8377/hook", value_parser = NonEmptyStringValueParser::new())]
     pub(super) url: String,
-    /// The project whose settings are written.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub(super) dir: std::path::PathBuf,
+    /// The project whose settings are written (Claude Code: default the
+    /// current directory; Codex: default $CODEX_HOME/hooks.json).
+    #[arg(long, value_name = "DIR")]
+    pub(super) dir: Option<std::path::PathBuf>,
     /// The settings file to write instead of the project's.
     #[arg(long, value_name = "FILE", conflicts_with = "dir")]
     pub(super) settings: Option<std::path::PathBuf>,

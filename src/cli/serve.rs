@@ -160,11 +160,18 @@ pub(super) async fn hook_client(
     let answer = match problem {
         // A post event's result is replaced even so (its event and tool
         // read from the start of the input): exit 2 would leave it.
-        Some(reason) => client::refused(&input, reason),
+        Some(reason) => client::refused_to(options.client.into(), &input, reason),
         None => {
             let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
             let timeout = std::time::Duration::from_secs(options.timeout);
-            client::forward(&options.url, token.as_deref(), input, timeout).await
+            client::forward_to(
+                options.client.into(),
+                &options.url,
+                token.as_deref(),
+                input,
+                timeout,
+            )
+            .await
         }
     };
     out.write_all(answer.stdout.as_bytes())?;

@@ -26,12 +26,63 @@ pub struct ClientAnswer {
 }
 
 impl ClientAnswer {
-    fn blocked(reason: impl Into<String>) -> Self {
+    /// Nothing printed, exit 0: the client goes on as its own rules say.
+    pub(super) fn quiet() -> Self {
+        ClientAnswer {
+            code: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+        }
+    }
+
+    pub(super) fn blocked(reason: impl Into<String>) -> Self {
         ClientAnswer {
             code: 2,
             stdout: String::new(),
             stderr: reason.into(),
         }
+    }
+}
+
+/// The client a hook command answers: the shapes of its hook output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookClient {
+    /// Claude Code (and clients that read its hook output).
+    #[default]
+    ClaudeCode,
+    /// OpenAI's Codex CLI: see [`forward_to`].
+    Codex,
+}
+
+/// [`forward`] for `client`. For Codex, the server's answer is put into
+/// the shapes Codex honours: a denial (or any failure) exits 2 with the
+/// reason on stderr, which blocks a pre event and is what the model reads
+/// in place of a post event's result; a rewritten or withheld result is
+/// `decision: "block"` with the text the model reads as its `reason`;
+/// nothing else is printed, since Codex ignores a whole answer that holds
+/// a field it does not know.
+pub async fn forward_to(
+    client: HookClient,
+    url: &str,
+    token: Option<&str>,
+    input: Vec<u8>,
+    timeout: Duration,
+) -> ClientAnswer {
+    match client {
+        HookClient::ClaudeCode => forward(url, token, input, timeout).await,
+        HookClient::Codex => {
+            let answer = send(url, token, &input, timeout).await;
+            super::codex::answer(&input, answer)
+        }
+    }
+}
+
+/// [`refused`] for `client`.
+pub fn refused_to(client: HookClient, input: &[u8], reason: String) -> ClientAnswer {
+    match client {
+        HookClient::ClaudeCode => refused(input, reason),
+        HookClient::Codex => super::codex::answer(input, ClientAnswer::blocked(reason)),
     }
 }
 

@@ -9,9 +9,10 @@
 //! environment.
 
 mod claude_code;
+mod codex;
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -53,15 +54,44 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
         program: options.program.clone(),
         http: options.http,
     };
-    let (path, groups, name) = match options.client {
+    let (path, groups, is_ours, name): (_, _, fn(&Value) -> bool, _) = match options.client {
         InitClient::ClaudeCode => (
-            options
-                .settings
-                .clone()
-                .unwrap_or_else(|| options.dir.join(claude_code::SETTINGS)),
+            options.settings.clone().unwrap_or_else(|| {
+                options
+                    .dir
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("."))
+                    .join(claude_code::SETTINGS)
+            }),
             claude_code::groups(&target),
+            claude_code::is_ours,
             "Claude Code",
         ),
+        InitClient::Codex if options.http => {
+            writeln!(
+                err,
+                "hooks init: Codex runs command hooks only; --http is for Claude Code"
+            )?;
+            return Ok(2);
+        }
+        InitClient::Codex => {
+            let path = match (&options.settings, &options.dir) {
+                (Some(settings), _) => settings.clone(),
+                (None, Some(dir)) => dir.join(codex::PROJECT_HOOKS),
+                (None, None) => match codex_home() {
+                    Some(home) => home.join("hooks.json"),
+                    None => {
+                        writeln!(
+                            err,
+                            "hooks init: neither CODEX_HOME nor HOME is set; name the file \
+                             with --settings"
+                        )?;
+                        return Ok(2);
+                    }
+                },
+            };
+            (path, codex::groups(&target), codex::is_ours, "Codex")
+        }
     };
     let existing = match read_settings(&path) {
         Ok(existing) => existing,
@@ -72,7 +102,7 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
     };
     let had_file = existing.is_some();
     let mut settings = existing.unwrap_or_default();
-    let report = match merge(&mut settings, groups, claude_code::is_ours) {
+    let report = match merge(&mut settings, groups, is_ours) {
         Ok(report) => report,
         Err(problem) => {
             writeln!(
@@ -127,6 +157,14 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
          `hooks serve`'s); it is never written into the file."
     )?;
     Ok(0)
+}
+
+/// Where Codex keeps its user settings: `$CODEX_HOME`, else `~/.codex`.
+fn codex_home() -> Option<PathBuf> {
+    let set = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    set("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| set("HOME").map(|home| PathBuf::from(home).join(".codex")))
 }
 
 /// The settings at `path`: `None` when there is no file.
