@@ -3,6 +3,8 @@
 //! that cannot be reached, answers with an error or answers something
 //! unreadable blocks the call (exit 2), unlike a client's own default for a
 //! failed hook.
+//!
+#![doc = include_str!("../../docs/codex.md")]
 
 use std::time::Duration;
 
