@@ -13,7 +13,6 @@
 //! test prints SKIPPED and passes without running.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use hooks::config::{AgentConfig, ConfigFormat};
@@ -21,10 +20,11 @@ use hooks::prelude::*;
 use hooks::serve::{ServeConfig, serve};
 use hooks_testkit::programs;
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 
 #[path = "support/approval_stack.rs"]
 mod approval_stack;
+#[path = "support/fake_model.rs"]
+mod fake_model;
 
 const TOKEN: &str = "conformance-token-51c2";
 
@@ -263,21 +263,8 @@ async fn run_claude(claude: &Path, calls: &[(&str, Value)], project: &Path, extr
     let script = scratch.path().join("script.json");
     std::fs::write(&script, Value::Array(turns).to_string()).expect("script");
     let log = scratch.path().join("api.jsonl");
-    let mut api = tokio::process::Command::new("python3")
-        .arg(root.join("tests/claude_code/fake_messages_api.py"))
-        .arg(&script)
-        .arg(&log)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the fake API starts");
-    let mut first = String::new();
-    let mut lines = tokio::io::BufReader::new(api.stdout.take().expect("stdout"));
-    tokio::time::timeout(Duration::from_secs(30), lines.read_line(&mut first))
-        .await
-        .expect("the fake API starts within 30 s")
-        .expect("the fake API says its port");
-    let port: u16 = first.trim().parse().expect("a port");
+    let (mut api, port) =
+        fake_model::start("tests/claude_code/fake_messages_api.py", &script, &log).await;
 
     let run = tokio::process::Command::new(claude)
         .args(["-p", "Go through the steps.", "--output-format", "json"])

@@ -19,10 +19,11 @@ use hooks::prelude::*;
 use hooks::serve::{ServeConfig, serve};
 use hooks_testkit::programs;
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 
 #[path = "support/approval_stack.rs"]
 mod approval_stack;
+#[path = "support/fake_model.rs"]
+mod fake_model;
 
 const TOKEN: &str = "codex-conformance-7f3e";
 
@@ -113,7 +114,6 @@ fn work() -> tempfile::TempDir {
 /// through Codex's shell tool, with the hooks `hooks init codex` wrote for
 /// the server at `url` (`program` naming the `hooks` binary).
 async fn run_codex(codex: &Path, url: &str, program: &str, commands: &[&str], work: &Path) -> Run {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scratch = tempfile::tempdir().expect("dir");
     let (home, codex_home) = (scratch.path().join("home"), scratch.path().join("codex"));
     std::fs::create_dir_all(&home).expect("home");
@@ -127,21 +127,8 @@ async fn run_codex(codex: &Path, url: &str, program: &str, commands: &[&str], wo
     let script = scratch.path().join("script.json");
     std::fs::write(&script, Value::Array(turns).to_string()).expect("script");
     let log = scratch.path().join("api.jsonl");
-    let mut api = tokio::process::Command::new("python3")
-        .arg(root.join("tests/codex/fake_responses_api.py"))
-        .arg(&script)
-        .arg(&log)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the fake API starts");
-    let mut first = String::new();
-    let mut lines = tokio::io::BufReader::new(api.stdout.take().expect("stdout"));
-    tokio::time::timeout(Duration::from_secs(30), lines.read_line(&mut first))
-        .await
-        .expect("the fake API starts within 30 s")
-        .expect("the fake API says its port");
-    let port: u16 = first.trim().parse().expect("a port");
+    let (mut api, port) =
+        fake_model::start("tests/codex/fake_responses_api.py", &script, &log).await;
 
     // Offline: a provider on the fake, and nothing that reaches out
     // (analytics, the plugin catalogue).

@@ -246,6 +246,30 @@ impl AgentHook for AgentHooks {
                 return self.withhold(&event, text);
             }
         };
+        // The tool must have run with what the hooks checked: a rig hook
+        // added after this one may have patched the arguments again. Then
+        // the result is withheld, and the audit row says why.
+        let ran_with = event
+            .tool_args()
+            .and_then(|args| serde_json::from_str::<Value>(args).ok());
+        if ran_with.as_ref() != Some(pending.args()) {
+            let reason = format!(
+                "the tool ran with input other than the input the hooks allowed ({} instead \
+                 of {}); its result is withheld (add the hooks' agent hook after any rig hook \
+                 that rewrites arguments)",
+                event.tool_args().unwrap_or_default(),
+                pending.args()
+            );
+            (*pending)
+                .run_post_tool_use(ToolOutcome::Error(reason.clone()))
+                .await;
+            let text = Observation::Withheld {
+                hook: "runtime".to_owned(),
+                reason,
+            }
+            .to_string();
+            return self.withhold(&event, text);
+        }
         let (outcome, seen) = match (event.outcome, result) {
             (Ok(_), Some(result)) if result.is_success() => {
                 let value = output_value(result.output());

@@ -890,3 +890,61 @@ async fn at_the_agent_level_a_request_without_ids_is_refused() {
         seen(&runtime, 1)
     );
 }
+
+/// A rig hook added after the hooks that patches the arguments again.
+struct Repatch;
+
+impl rig_agent::agent::AgentHook for Repatch {
+    async fn on_dispatch(
+        &self,
+        _ctx: &rig_agent::agent::HookContext,
+        event: rig_agent::agent::DispatchEvent<'_>,
+    ) -> rig_agent::agent::DispatchAction {
+        rig_agent::agent::DispatchAction::rewrite_tool_args(
+            event.kind,
+            json!({"table": "invoices", "limit": 5000}),
+        )
+    }
+}
+
+#[tokio::test]
+async fn at_the_agent_level_arguments_rewritten_after_the_hooks_withhold_the_result() {
+    let stack = stack().await;
+    let ran = Ran::default();
+    let limits = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tool = ListRows(ran.clone(), limits.clone());
+    let (_, runtime) = stack
+        .run(
+            vec![
+                Turn::call("c1", "list_rows", json!({"table": "invoices", "limit": 3})),
+                Turn::answer("Done."),
+            ],
+            |builder| {
+                builder
+                    .tool(tool)
+                    .add_hook(stack.hooks.agent_hook())
+                    .add_hook(Repatch)
+                    .build()
+            },
+        )
+        .await;
+    assert_eq!(*limits.lock().unwrap(), vec![5000], "the later hook won");
+    let result = seen(&runtime, 1);
+    assert!(
+        result
+            .text
+            .contains("the tool ran with input other than the input the hooks allowed"),
+        "{result:?}"
+    );
+    assert!(!result.text.contains("\"rows\""), "{result:?}");
+    let rows = stack.audit(1).await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_ne!(rows[0].outcome, "ok", "{rows:?}");
+    assert!(
+        rows[0]
+            .reason
+            .as_deref()
+            .is_some_and(|reason| reason.contains("input other than")),
+        "the audit row says why: {rows:?}"
+    );
+}

@@ -89,26 +89,17 @@ fn bytes(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).expect("json")
 }
 
-#[tokio::test]
-async fn every_hostile_hook_input_is_stopped_with_a_200() {
-    let url = server().await;
+/// Every hostile hook input of the corpus, after a plain read `t-ok` of
+/// session `s1` was let through (some rows aim at it).
+fn hostile_inputs() -> Vec<Row> {
     let write = json!({"sql": "DELETE FROM orders"});
-    // Allowed first, so the post rows below have a real call to aim at.
-    let (stops, answer) = stopped(
-        &url,
-        bytes(&pre("t-ok", "sql_query", json!({"sql": "SELECT 1"}))),
-        &[],
-    )
-    .await;
-    assert!(!stops, "a plain read goes ahead: {answer}");
-
     let deep = format!(
         r#"{{"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "sql_exec", "tool_use_id": "t-deep", "tool_input": {{"sql": "DELETE FROM orders", "x": {}1{}}}}}"#,
         "[".repeat(400),
         "]".repeat(400)
     );
     let surrogate = r#"{"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "sql_exec", "tool_use_id": "t-sur", "tool_input": {"sql": "DELETE FROM orders", "note": "\ud800"}}"#;
-    let rows: Vec<Row> = vec![
+    vec![
         (
             "a write in a read-only org",
             bytes(&pre("t1", "sql_exec", write.clone())),
@@ -192,10 +183,59 @@ async fn every_hostile_hook_input_is_stopped_with_a_200() {
             ),
             vec![],
         ),
-    ];
-    for (name, body, headers) in rows {
+    ]
+}
+
+/// Lets the plain read `t-ok` through, which some hostile rows aim at.
+async fn allow_the_plain_read(url: &str) {
+    let (stops, answer) = stopped(
+        url,
+        bytes(&pre("t-ok", "sql_query", json!({"sql": "SELECT 1"}))),
+        &[],
+    )
+    .await;
+    assert!(!stops, "a plain read goes ahead: {answer}");
+}
+
+#[tokio::test]
+async fn every_hostile_hook_input_is_stopped_with_a_200() {
+    let url = server().await;
+    allow_the_plain_read(&url).await;
+    for (name, body, headers) in hostile_inputs() {
         let (stops, answer) = stopped(&url, body, &headers).await;
         assert!(stops, "{name}: {answer}");
+    }
+}
+
+/// The same corpus through `hooks hook-client --client codex`: Codex lets a
+/// call go ahead (and keeps a result) on anything but exit 2 with a reason
+/// or `decision: "block"` with one, so every row must come to one of those,
+/// in Codex's fields only. (The rows that need headers of their own are
+/// for the server alone: hook-client sends none.)
+#[tokio::test]
+async fn every_hostile_hook_input_is_stopped_for_codex() {
+    use hooks::serve::client::{HookClient, forward_to};
+    let url = server().await;
+    allow_the_plain_read(&url).await;
+    for (name, body, headers) in hostile_inputs() {
+        if !headers.is_empty() {
+            continue;
+        }
+        let timeout = std::time::Duration::from_secs(30);
+        let answer = forward_to(HookClient::Codex, &url, Some(TOKEN), body, timeout).await;
+        let printed: Value = serde_json::from_str(&answer.stdout).unwrap_or(Value::Null);
+        let stops = match answer.code {
+            2 => !answer.stderr.trim().is_empty(),
+            0 => {
+                printed["decision"] == "block"
+                    && printed["reason"]
+                        .as_str()
+                        .is_some_and(|r| !r.trim().is_empty())
+                    && printed.as_object().is_some_and(|o| o.len() == 2)
+            }
+            _ => false,
+        };
+        assert!(stops, "{name}: {answer:?}");
     }
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Target, command_line};
+use super::{Target, command_line, group};
 
 /// The events, each with its hook's timeout (seconds) and whether it
 /// takes a tool matcher. A pre event may wait for a person's approval.
@@ -42,12 +42,7 @@ pub(super) fn groups(target: &Target) -> Vec<(&'static str, Value)> {
                     "command": command_line(target, timeout - 10),
                 })
             };
-            let group = if matcher {
-                json!({"matcher": "*", "hooks": [hook]})
-            } else {
-                json!({"hooks": [hook]})
-            };
-            (event, group)
+            (event, group(matcher, hook))
         })
         .collect()
 }

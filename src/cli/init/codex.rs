@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Target, command_line};
+use super::{Target, command_line, group};
 
 /// The events, each with its hook's timeout (seconds) and whether it
 /// takes a tool matcher.
@@ -39,12 +39,7 @@ pub(super) fn groups(target: &Target) -> Vec<(&'static str, Value)> {
                  could not run (exit $s); the call is blocked\" >&2; exit 2; }}"
             );
             let hook = json!({"type": "command", "command": command, "timeout": timeout});
-            let group = if matcher {
-                json!({"matcher": "*", "hooks": [hook]})
-            } else {
-                json!({"hooks": [hook]})
-            };
-            (event, group)
+            (event, group(matcher, hook))
         })
         .collect()
 }

@@ -233,6 +233,16 @@ fn merge(
     Ok(report)
 }
 
+/// One hook group: `hook` for every tool (`matcher: "*"`) when the event
+/// takes a matcher, for the whole event otherwise.
+fn group(matcher: bool, hook: Value) -> Value {
+    if matcher {
+        serde_json::json!({"matcher": "*", "hooks": [hook]})
+    } else {
+        serde_json::json!({"hooks": [hook]})
+    }
+}
+
 /// The hook command line: `program hook-client --url URL --timeout N`,
 /// each word quoted for the shell when it needs it.
 fn command_line(target: &Target, timeout: u64) -> String {
