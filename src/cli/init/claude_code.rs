@@ -39,7 +39,7 @@ pub(super) fn groups(target: &Target) -> Vec<(&'static str, Value)> {
                     "onFailure": "block",
                     // Ten seconds under the client's own timeout, so that the
                     // client's answer is ours (a refusal), not a kill.
-                    "command": command_line(target, timeout - 10),
+                    "command": command_line(target, None, timeout - 10),
                 })
             };
             (event, group(matcher, hook))

@@ -29,11 +29,7 @@ pub(super) fn groups(target: &Target) -> Vec<(&'static str, Value)> {
         .map(|&(event, timeout, matcher)| {
             // Ten seconds under Codex's own timeout: a hook Codex kills lets
             // the call go ahead, a hook-client that gives up blocks it.
-            let client = command_line(target, timeout - 10).replacen(
-                " hook-client ",
-                " hook-client --client codex ",
-                1,
-            );
+            let client = command_line(target, Some("codex"), timeout - 10);
             let command = format!(
                 "{client} || {{ s=$?; [ \"$s\" -eq 2 ] && exit 2; echo \"hooks hook-client \
                  could not run (exit $s); the call is blocked\" >&2; exit 2; }}"

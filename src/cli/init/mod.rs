@@ -31,6 +31,18 @@ pub(super) struct Target {
     http: bool,
 }
 
+/// What the merge did to one event.
+#[derive(Debug, PartialEq, Eq)]
+struct Merged {
+    event: &'static str,
+    change: Change,
+    /// Groups of the user's own, kept.
+    kept: usize,
+    /// Of those, the ones that also run `hook-client` (worth a look: an
+    /// older setup mixed with the user's own hooks).
+    also_forwarding: usize,
+}
+
 /// A settings file's change, event by event.
 #[derive(Debug, PartialEq, Eq)]
 enum Change {
@@ -116,7 +128,7 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
     let text = format!("{}\n", pretty(&Value::Object(settings)));
     let unchanged = report
         .iter()
-        .all(|(_, change, _)| *change == Change::Unchanged);
+        .all(|merged| merged.change == Change::Unchanged);
     if options.dry_run {
         writeln!(out, "{text}")?;
     }
@@ -127,7 +139,13 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
         (false, _, false) => "wrote",
     };
     writeln!(out, "hooks init: {verb} {} ({name})", path.display())?;
-    for (event, change, kept) in &report {
+    for Merged {
+        event,
+        change,
+        kept,
+        also_forwarding,
+    } in &report
+    {
         let what = match change {
             Change::Added => "added",
             Change::Replaced => "replaced the entry an earlier `hooks init` wrote",
@@ -138,6 +156,13 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
             write!(
                 out,
                 "; {kept} hook group(s) of your own kept beside it (they run too)"
+            )?;
+        }
+        if *also_forwarding > 0 {
+            write!(
+                out,
+                "; {also_forwarding} of them also run hook-client: check that they are \
+                 meant to (an older setup is not replaced when mixed with hooks of yours)"
             )?;
         }
         writeln!(out)?;
@@ -197,7 +222,7 @@ fn merge(
     settings: &mut Map<String, Value>,
     groups: Vec<(&'static str, Value)>,
     is_ours: fn(&Value) -> bool,
-) -> Result<Vec<(&'static str, Change, usize)>, String> {
+) -> Result<Vec<Merged>, String> {
     let hooks = settings
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -212,10 +237,15 @@ fn merge(
         let Value::Array(entries) = entries else {
             return Err(format!("its `hooks.{event}` is not a list"));
         };
+        // Ours: the shape `hooks init` writes — the same matcher, one hook,
+        // a hook-client one. A group of the user's that also runs
+        // hook-client (another matcher, beside hooks of their own) is
+        // theirs: kept, and pointed out.
         let ours = |entry: &Value| {
-            entry["hooks"]
-                .as_array()
-                .is_some_and(|hooks| !hooks.is_empty() && hooks.iter().all(is_ours))
+            entry.get("matcher") == group.get("matcher")
+                && entry["hooks"]
+                    .as_array()
+                    .is_some_and(|hooks| hooks.len() == 1 && is_ours(&hooks[0]))
         };
         let before: Vec<Value> = entries.iter().filter(|e| ours(e)).cloned().collect();
         let change = if before.is_empty() {
@@ -227,8 +257,21 @@ fn merge(
         };
         entries.retain(|entry| !ours(entry));
         let kept = entries.len();
+        let also_forwarding = entries
+            .iter()
+            .filter(|entry| {
+                entry["hooks"]
+                    .as_array()
+                    .is_some_and(|hooks| hooks.iter().any(is_ours))
+            })
+            .count();
         entries.insert(0, group);
-        report.push((event, change, kept));
+        report.push(Merged {
+            event,
+            change,
+            kept,
+            also_forwarding,
+        });
     }
     Ok(report)
 }
@@ -243,14 +286,20 @@ fn group(matcher: bool, hook: Value) -> Value {
     }
 }
 
-/// The hook command line: `program hook-client --url URL --timeout N`,
-/// each word quoted for the shell when it needs it.
-fn command_line(target: &Target, timeout: u64) -> String {
-    format!(
-        "{} hook-client --url {} --timeout {timeout}",
-        shell_word(&target.program),
-        shell_word(&target.url)
-    )
+/// The hook command line: `program hook-client [--client CLIENT] --url
+/// URL --timeout N`, each word quoted for the shell when it needs it.
+fn command_line(target: &Target, client: Option<&str>, timeout: u64) -> String {
+    let mut words = vec![target.program.as_str(), "hook-client"];
+    if let Some(client) = client {
+        words.extend(["--client", client]);
+    }
+    let timeout = timeout.to_string();
+    words.extend(["--url", target.url.as_str(), "--timeout", timeout.as_str()]);
+    words
+        .into_iter()
+        .map(shell_word)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `word` as one shell word.
@@ -299,8 +348,14 @@ mod tests {
             unreachable!()
         };
         let report = merge(map, claude_code::groups(&target()), claude_code::is_ours).unwrap();
-        assert_eq!(report[0], ("PreToolUse", Change::Added, 1));
-        assert_eq!(report[1], ("PostToolUse", Change::Replaced, 0));
+        assert_eq!(
+            (report[0].event, &report[0].change, report[0].kept),
+            ("PreToolUse", &Change::Added, 1)
+        );
+        assert_eq!(
+            (report[1].event, &report[1].change, report[1].kept),
+            ("PostToolUse", &Change::Replaced, 0)
+        );
         assert_eq!(settings["model"], "opus");
         let pre = settings["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 2);
@@ -322,8 +377,34 @@ mod tests {
         assert!(
             again
                 .iter()
-                .all(|(_, change, _)| *change == Change::Unchanged)
+                .all(|merged| merged.change == Change::Unchanged)
         );
+    }
+
+    #[test]
+    fn a_users_own_hook_client_groups_are_kept_and_pointed_out() {
+        let other_server = json!({"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "/usr/bin/hooks hook-client --url https://policy.example/hook --timeout 50"}]});
+        let mixed = json!({"matcher": "*", "hooks": [
+            {"type": "command", "command": "hooks hook-client --url http://10.0.0.9/hook --timeout 50"},
+            {"type": "command", "command": "./lint.sh"}]});
+        let mut settings = json!({"hooks": {"PostToolUse": [other_server.clone(), mixed.clone()]}});
+        let Value::Object(map) = &mut settings else {
+            unreachable!()
+        };
+        let report = merge(map, claude_code::groups(&target()), claude_code::is_ours).unwrap();
+        let post = &report[1];
+        assert_eq!(
+            (
+                post.change == Change::Added,
+                post.kept,
+                post.also_forwarding
+            ),
+            (true, 2, 2)
+        );
+        let kept = settings["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(kept.len(), 3);
+        assert!(kept.contains(&other_server) && kept.contains(&mixed));
     }
 
     #[test]
@@ -351,9 +432,19 @@ mod tests {
             http: false,
         };
         assert_eq!(
-            command_line(&target, 50),
+            command_line(&target, None, 50),
             "'/opt/my tools/hooks' hook-client --url http://127.0.0.1:8377/hook --timeout 50"
         );
         assert_eq!(shell_word("it's"), r"'it'\''s'");
+        // A program path holding the subcommand's name stays one word.
+        let target = Target {
+            program: "/opt/x hook-client y/hooks".to_owned(),
+            ..target
+        };
+        assert_eq!(
+            command_line(&target, Some("codex"), 50),
+            "'/opt/x hook-client y/hooks' hook-client --client codex --url \
+             http://127.0.0.1:8377/hook --timeout 50"
+        );
     }
 }
