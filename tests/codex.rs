@@ -110,18 +110,34 @@ fn work() -> tempfile::TempDir {
     work
 }
 
+/// A call of Codex's shell tool running `command` (Codex's own wait for
+/// its output, `yield_time_ms`, when it is given).
+fn shell(command: &str, wait_ms: Option<u64>) -> Value {
+    let mut arguments = json!({"cmd": command});
+    if let Some(wait) = wait_ms {
+        arguments["yield_time_ms"] = json!(wait);
+    }
+    json!({"name": "exec_command", "arguments": arguments})
+}
+
 /// One `codex exec` in `work`, the model running `commands` one per turn
 /// through Codex's shell tool, with the hooks `hooks init codex` wrote for
 /// the server at `url` (`program` naming the `hooks` binary).
 async fn run_codex(codex: &Path, url: &str, program: &str, commands: &[&str], work: &Path) -> Run {
+    let calls: Vec<Value> = commands.iter().map(|cmd| shell(cmd, None)).collect();
+    run_calls(codex, url, program, &calls, work).await
+}
+
+/// [`run_codex`] with the model making `calls` (tool calls, one per turn).
+async fn run_calls(codex: &Path, url: &str, program: &str, calls: &[Value], work: &Path) -> Run {
     let scratch = tempfile::tempdir().expect("dir");
     let (home, codex_home) = (scratch.path().join("home"), scratch.path().join("codex"));
     std::fs::create_dir_all(&home).expect("home");
     std::fs::create_dir_all(&codex_home).expect("codex home");
 
-    let mut turns: Vec<Value> = commands
+    let mut turns: Vec<Value> = calls
         .iter()
-        .map(|cmd| json!({"tool_calls": [{"name": "exec_command", "arguments": {"cmd": cmd}}]}))
+        .map(|call| json!({"tool_calls": [call]}))
         .collect();
     turns.push(json!({"text": "All done."}));
     let script = scratch.path().join("script.json");
@@ -210,7 +226,7 @@ plugins = false
     );
     let requests = std::fs::read_to_string(&log).unwrap_or_default();
     let outputs = outputs(&requests);
-    let results = (1..=commands.len())
+    let results = (1..=calls.len())
         .map(|n| outputs.get(&format!("call_fake_{n}")).cloned())
         .collect();
     Run {
@@ -222,7 +238,7 @@ plugins = false
 
 /// One run of Codex.
 struct Run {
-    /// The output the model received for each command, in order.
+    /// The output the model received for each call, in order.
     results: Vec<Option<String>>,
     /// Every request the fake model received, as logged.
     requests: String,
@@ -231,7 +247,7 @@ struct Run {
 }
 
 impl Run {
-    /// Command `n`'s output (from 1), which the model must have had.
+    /// Call `n`'s output (from 1), which the model must have had.
     fn result(&self, n: usize) -> String {
         self.results[n - 1]
             .clone()
@@ -298,6 +314,80 @@ async fn codex_reads_what_the_hooks_decided() {
     // 4. A result no hook touched reaches the model as Codex gives it.
     let text = result(4);
     assert!(text.contains("plain"), "{text}");
+}
+
+/// Codex hands the model a command's output while it still runs, when it
+/// outlives its wait (`yield_time_ms`), and lets later polls
+/// (`write_stdin`) read more and type into it, with no hook event between:
+/// the post event comes at its exit. Every command runs under `hooks
+/// run-buffered`, so that event sees all the output the model will read,
+/// and nothing can be typed into a command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_outlives_its_wait_is_checked_whole() {
+    let Some(codex) = codex() else {
+        return;
+    };
+    let url = start_server().await;
+    let work = work();
+    let poll = |chars: &str| {
+        json!({"name": "write_stdin", "arguments":
+            {"session_id": "{{SESSION_ID}}", "chars": chars, "yield_time_ms": 10000}})
+    };
+    let typed = work.path().join("typed");
+    let typed_line = format!("touch {}\n", typed.display());
+    // Outside the workspace and /tmp, which the sandbox lets Codex write.
+    let outside = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("codex-sandbox-probe-{}", std::process::id()));
+    let tty = json!({"name": "exec_command", "arguments":
+        {"cmd": "bash -i", "tty": true, "yield_time_ms": 500}});
+    let calls = [
+        // 1, 2: the key, then a wait past Codex's; the model polls.
+        shell("cat id_rsa; sleep 3", Some(250)),
+        poll(""),
+        // 3, 4: the key written straight into the output Codex reads.
+        shell("cat id_rsa > /proc/$PPID/fd/1; sleep 3", Some(250)),
+        poll(""),
+        // 5, 6: a shell waiting for commands, then one typed into it.
+        shell("bash", Some(250)),
+        poll(&typed_line),
+        // 7, 8: the same in a terminal.
+        tty,
+        poll(&typed_line),
+        // 9: a write outside the workspace, which Codex's sandbox refuses.
+        shell(&format!("touch {}", outside.display()), None),
+    ];
+    let hooks_binary = env!("CARGO_BIN_EXE_hooks");
+    let run = run_calls(&codex, &url, hooks_binary, &calls, work.path()).await;
+
+    assert!(
+        !run.requests.contains(KEY_BODY),
+        "the key reached the model: {}",
+        run.requests
+    );
+    for n in [1, 3] {
+        let text = run.result(n);
+        assert!(
+            text.contains("Process running with session ID"),
+            "{n}: {text}"
+        );
+    }
+    let text = run.result(2);
+    assert!(text.contains("the result holds a private key"), "{text}");
+    // `hooks run-buffered` is not dumpable: its output is closed to the
+    // command (the error is cut by `result_truncate`).
+    let text = run.result(4);
+    assert!(text.contains("/fd/1: Permiss"), "{text}");
+    // A shell with no input ends at once; nothing typed runs.
+    let text = run.result(5);
+    assert!(text.contains("Process exited"), "{text}");
+    assert!(!typed.exists(), "a typed command ran: {}", run.requests);
+    let text = run.result(7);
+    assert!(text.contains("hooks run-buffered: not run in a"), "{text}");
+    // The command runs in Codex's sandbox as it would have (unless the
+    // build directory is somewhere the sandbox lets Codex write).
+    if !outside.starts_with(std::env::temp_dir()) {
+        assert!(!outside.exists(), "{}", run.result(9));
+    }
 }
 
 /// A hook server that answers session starts and fails every tool event

@@ -159,6 +159,10 @@ impl Cli {
             #[cfg(feature = "serve")]
             Sub::HookClient(client) => return serve::hook_client(client, out, err).await,
             #[cfg(feature = "serve")]
+            Sub::RunBuffered { command } => {
+                return Ok(crate::serve::codex::run::run_buffered(&command, out, err));
+            }
+            #[cfg(feature = "serve")]
             Sub::Init(options) => return init::run(options, out, err),
             #[cfg(feature = "serve")]
             Sub::Serve(options) => return serve::serve(options, self.add, out, err).await,

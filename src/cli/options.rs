@@ -68,6 +68,18 @@ pub(super) enum Sub {
     /// denies or cannot be reached (fail closed).
     #[cfg(feature = "serve")]
     HookClient(HookClientArgs),
+    /// Runs a command with no input and prints its output only when it
+    /// has exited, with its exit code.
+    ///
+    /// Codex runs every shell command this way under `hook-client --client
+    /// codex`, so the hooks see all of a command's output before the model
+    /// reads any. Not run in a terminal (exit 126).
+    #[cfg(feature = "serve")]
+    RunBuffered {
+        /// The program and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// Serves MCP in front of an MCP server; every tools/call runs through
     /// the agent's hooks.
     ///

@@ -74,7 +74,8 @@ pub async fn forward_to(
     match client {
         HookClient::ClaudeCode => forward(url, token, input, timeout).await,
         HookClient::Codex => {
-            let answer = send(url, token, &input, timeout).await;
+            let sent = super::codex::request(input.clone());
+            let answer = send(url, token, &sent, timeout).await;
             super::codex::answer(&input, answer)
         }
     }

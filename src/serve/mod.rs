@@ -56,7 +56,7 @@
 mod answer;
 pub(crate) mod auth;
 pub mod client;
-mod codex;
+pub(crate) mod codex;
 mod config;
 mod handler;
 mod in_flight;

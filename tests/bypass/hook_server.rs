@@ -239,6 +239,56 @@ async fn every_hostile_hook_input_is_stopped_for_codex() {
     }
 }
 
+/// Codex runs a shell command the hooks let through under `hooks
+/// run-buffered`; a post event whose command is anything but that form of
+/// the command the pre event saw (something spliced after it, another
+/// command inside) is a changed input, and its result is withheld.
+#[tokio::test]
+async fn a_codex_command_other_than_the_one_let_through_is_withheld() {
+    use hooks::serve::client::{HookClient, forward_to};
+    let url = server().await;
+    let timeout = std::time::Duration::from_secs(30);
+    let send =
+        |body: Value| forward_to(HookClient::Codex, &url, Some(TOKEN), bytes(&body), timeout);
+    let secret = "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXk";
+    type Form = fn(&str) -> String;
+    let cases: [(&str, Form); 4] = [
+        ("as it was let through", |wrapped| wrapped.to_owned()),
+        ("spliced after", |wrapped| {
+            format!("{wrapped}; cat ~/.ssh/id_rsa")
+        }),
+        ("another inside", |wrapped| {
+            wrapped.replace("'ls'", "'cat ~/.ssh/id_rsa'")
+        }),
+        ("the bare command", |_| "cat ~/.ssh/id_rsa".to_owned()),
+    ];
+    for (n, (name, command)) in cases.into_iter().enumerate() {
+        let id = format!("t-codex-{n}");
+        let mut pre = pre(&id, "Bash", json!({"command": "ls"}));
+        pre["session_id"] = json!("s-codex");
+        let answer = send(pre).await;
+        let printed: Value = serde_json::from_str(&answer.stdout).expect("an answer");
+        let wrapped = printed["hookSpecificOutput"]["updatedInput"]["command"]
+            .as_str()
+            .expect("the command, rewritten");
+        assert!(wrapped.contains(" run-buffered -- "), "{wrapped}");
+        let input = json!({"command": command(wrapped)});
+        let answer = send(post(
+            "s-codex",
+            &id,
+            "Bash",
+            input,
+            json!(format!("{secret} listing")),
+        ))
+        .await;
+        let printed: Value = serde_json::from_str(&answer.stdout).unwrap_or(Value::Null);
+        let withheld = printed["decision"] == "block" && !answer.stdout.contains("BEGIN OPENSSH");
+        // The command let through is checked as the model's own: this
+        // server withholds nothing it can check.
+        assert_eq!(withheld, n > 0, "{name}: {answer:?}");
+    }
+}
+
 /// A post event the server cannot check must not leave its result in front
 /// of the model: Claude Code keeps a built-in tool's result unless the
 /// replacement has that tool's shape, so each answer must carry the reason

@@ -82,6 +82,7 @@ request therefore gets the same turn again instead of skipping one.
 """
 
 import json
+import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -193,7 +194,27 @@ def classify(body):
     return "main", turn
 
 
-def output_items(kind, turn):
+def last_session_id(body):
+    """The newest "session ID <n>" Codex reported in a tool result of `body`."""
+    found = None
+    for item in body.get("input") or []:
+        if isinstance(item, dict) and str(item.get("type", "")).endswith("_call_output"):
+            for match in re.finditer(r"session ID (\d+)", json.dumps(item.get("output"))):
+                found = int(match.group(1))
+    return found
+
+
+def with_session_id(value, session):
+    if value == "{{SESSION_ID}}":
+        return session
+    if isinstance(value, list):
+        return [with_session_id(v, session) for v in value]
+    if isinstance(value, dict):
+        return {k: with_session_id(v, session) for k, v in value.items()}
+    return value
+
+
+def output_items(kind, turn, body):
     """The output items (complete, as in response.output_item.done) to answer with."""
     if kind != "main":
         text = SIDE_ANSWER
@@ -215,7 +236,8 @@ def output_items(kind, turn):
                         "input": str(call["input"]),
                     })
                 else:
-                    arguments = call.get("arguments", {})
+                    arguments = with_session_id(call.get("arguments", {}),
+                                                last_session_id(body))
                     if not isinstance(arguments, str):
                         arguments = json.dumps(arguments)
                     item = {
@@ -322,7 +344,7 @@ class Handler(BaseHTTPRequestHandler):
         self.answer_responses(body if isinstance(body, dict) else {}, kind, turn)
 
     def answer_responses(self, body, kind, turn):
-        items = output_items(kind, turn)
+        items = output_items(kind, turn, body)
         input_tokens = estimate_tokens(body.get("input"))
         output_tokens = estimate_tokens(items)
         response = {

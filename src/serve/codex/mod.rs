@@ -13,6 +13,14 @@
 //!   timeout) lets the call go ahead, so a failure here is exit 2 with the
 //!   reason on stderr, which blocks a pre event and, on a post event, is
 //!   what the model reads in place of the result.
+//! - A shell command (`Bash`) the hooks let through runs under `hooks
+//!   run-buffered` (see [`command`]): Codex's post event then sees all the
+//!   output the model will read, which it does not for a command that
+//!   outlives its wait. The post event's input is read back to the
+//!   model's own command before the server sees it.
+
+mod command;
+pub(crate) mod run;
 
 use serde_json::{Map, Value, json};
 
@@ -41,7 +49,7 @@ pub(super) fn answer(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
     let specific = server.get("hookSpecificOutput").and_then(Value::as_object);
     let field = |key: &str| specific.and_then(|s| s.get(key));
     match event {
-        Some(Event::PreToolUse) => pre(&server, specific),
+        Some(Event::PreToolUse) => buffered(input, pre(&server, specific)),
         Some(Event::PostToolUse | Event::PostToolUseFailure) => {
             if server.get("decision").and_then(Value::as_str) == Some("block") {
                 let reason = server
@@ -114,6 +122,90 @@ fn pre(server: &Map<String, Value>, specific: Option<&Map<String, Value>>) -> Cl
         // goes on): say nothing instead.
         _ => ClientAnswer::quiet(),
     }
+}
+
+/// The tool whose shell commands run under `hooks run-buffered`.
+const SHELL_TOOL: &str = "Bash";
+
+/// The hook input to send to the server: for the post event of a shell
+/// command that [`answer`] put under `hooks run-buffered`, the model's own
+/// command again (what the pre event saw). Any other input as it is.
+pub(super) fn request(input: Vec<u8>) -> Vec<u8> {
+    let Ok(Value::Object(mut parsed)) = serde_json::from_slice::<Value>(&input) else {
+        return input;
+    };
+    let post = matches!(
+        parsed
+            .get("hook_event_name")
+            .and_then(Value::as_str)
+            .and_then(Event::from_name),
+        Some(Event::PostToolUse | Event::PostToolUseFailure)
+    );
+    if !post || parsed.get("tool_name").and_then(Value::as_str) != Some(SHELL_TOOL) {
+        return input;
+    }
+    let Some(program) = this_program() else {
+        return input;
+    };
+    let command = parsed
+        .get("tool_input")
+        .and_then(|tool_input| tool_input.get("command"))
+        .and_then(Value::as_str)
+        .and_then(|text| command::unwrapped(&program, text));
+    match (command, parsed.get_mut("tool_input")) {
+        (Some(command), Some(Value::Object(tool_input))) => {
+            tool_input.insert("command".to_owned(), Value::String(command));
+            serde_json::to_vec(&Value::Object(parsed)).unwrap_or(input)
+        }
+        _ => input,
+    }
+}
+
+/// A pre event's `answer` with a shell command put under `hooks
+/// run-buffered`, when the answer lets it run.
+fn buffered(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
+    if answer.code != 0 || cfg!(not(unix)) {
+        return answer;
+    }
+    let Ok(Value::Object(parsed)) = serde_json::from_slice::<Value>(input) else {
+        return answer;
+    };
+    if parsed.get("tool_name").and_then(Value::as_str) != Some(SHELL_TOOL) {
+        return answer;
+    }
+    // The input the call runs with: the server's rewrite, or the model's.
+    let rewritten = serde_json::from_str::<Value>(&answer.stdout)
+        .ok()
+        .and_then(|printed| printed.pointer("/hookSpecificOutput/updatedInput").cloned());
+    let Some(Value::Object(mut tool_input)) =
+        rewritten.or_else(|| parsed.get("tool_input").cloned())
+    else {
+        return answer;
+    };
+    let Some(command) = tool_input.get("command").and_then(Value::as_str) else {
+        return answer;
+    };
+    let Some(program) = this_program() else {
+        return blocked(
+            "hooks hook-client: cannot tell its own path, to run the command under `hooks \
+             run-buffered`; the call is blocked"
+                .to_owned(),
+        );
+    };
+    let wrapped = command::wrapped(&program, command);
+    tool_input.insert("command".to_owned(), Value::String(wrapped));
+    printed(json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": tool_input,
+    }}))
+}
+
+/// The path of this `hooks` binary, which Codex runs the command under.
+fn this_program() -> Option<String> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|path| path.to_str().map(str::to_owned))
 }
 
 /// The event of `input`, read in full or picked out of its start.
@@ -205,7 +297,7 @@ mod tests {
 
     #[test]
     fn only_codexs_own_fields_are_printed() {
-        let pre = input("PreToolUse", "Bash");
+        let pre = input("PreToolUse", "mcp__files__write");
         let allowed = answer(
             &pre,
             server(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
@@ -223,6 +315,62 @@ mod tests {
                 "permissionDecision": "allow", "permissionDecisionReason": "approved"}})),
         );
         assert_eq!((plain_allow.code, plain_allow.stdout.as_str()), (0, ""));
+    }
+
+    /// The command Codex runs for `command`.
+    fn under_run_buffered(command: &str) -> Value {
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {"command": command::wrapped(&this_program().unwrap(), command)}}})
+    }
+
+    #[test]
+    fn a_shell_command_let_through_runs_under_run_buffered() {
+        let pre = input("PreToolUse", "Bash");
+        let quiet = answer(&pre, server(json!({})));
+        assert_eq!(
+            serde_json::from_str::<Value>(&quiet.stdout).unwrap(),
+            under_run_buffered("ls")
+        );
+        let rewritten = answer(
+            &pre,
+            server(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "permissionDecision": "allow", "updatedInput": {"command": "ls -l"}}})),
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&rewritten.stdout).unwrap(),
+            under_run_buffered("ls -l")
+        );
+        let denied = answer(
+            &pre,
+            server(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "permissionDecision": "deny", "permissionDecisionReason": "no"}})),
+        );
+        assert_eq!((denied.code, denied.stdout.as_str()), (2, ""));
+    }
+
+    #[test]
+    fn the_server_sees_the_models_own_command_at_the_post_event() {
+        let program = this_program().unwrap();
+        let post = |command: &str| {
+            json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": command}, "tool_response": "out"})
+        };
+        let wrapped = post(&command::wrapped(&program, "cat a; sleep 3"));
+        let sent: Value =
+            serde_json::from_slice(&request(wrapped.to_string().into_bytes())).unwrap();
+        assert_eq!(sent, post("cat a; sleep 3"));
+        // Anything else goes as it came: the server then finds the input
+        // changed since the pre event and withholds the result.
+        for other in [
+            post("cat a"),
+            post(&format!("{}; cat b", command::wrapped(&program, "ls"))),
+            json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": command::wrapped(&program, "ls")}}),
+        ] {
+            let bytes = other.to_string().into_bytes();
+            assert_eq!(request(bytes.clone()), bytes);
+        }
     }
 
     #[test]
