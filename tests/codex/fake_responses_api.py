@@ -29,8 +29,11 @@ name. Several entries make a parallel tool call. Every call gets a call_id
 unique for the life of the server: call_fake_<n>, n counting up from 1 (Codex
 hands it to hooks as tool_use_id). A text turn answers with one assistant
 "message" item. Every string in the script has "{{PORT}}" replaced by the port
-the server bound. Once the script is used up, main requests get the text
-"Done." (so a run always ends).
+the server bound. An argument whose value is exactly "{{SESSION_ID}}" becomes
+the number of the newest "session ID <n>" Codex reported in a tool result of
+the request (for write_stdin to a command still running); null when there is
+none. Once the script is used up, main requests get the text "Done." (so a run
+always ends).
 
 Log
 ---
