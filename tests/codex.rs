@@ -355,6 +355,15 @@ async fn a_command_that_outlives_its_wait_is_checked_whole() {
         poll(&typed_line),
         // 9: a write outside the workspace, which Codex's sandbox refuses.
         shell(&format!("touch {}", outside.display()), None),
+        // 10, 11: the key written into the output of the sandbox's process
+        // 1, which holds Codex's pipe.
+        shell("cat id_rsa > /proc/1/fd/1; sleep 3", Some(250)),
+        poll(""),
+        // 12: Codex's own patch form, which it applies itself.
+        json!({"name": "exec_command", "arguments": {"cmd":
+            "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: patched.txt\n+hi\n*** End Patch\nEOF\n"}}),
+        // 13: a server left running, which still holds the output.
+        shell("(sleep 20; echo late) & echo started", Some(5000)),
     ];
     let hooks_binary = env!("CARGO_BIN_EXE_hooks");
     let run = run_calls(&codex, &url, hooks_binary, &calls, work.path()).await;
@@ -383,6 +392,18 @@ async fn a_command_that_outlives_its_wait_is_checked_whole() {
     assert!(!typed.exists(), "a typed command ran: {}", run.requests);
     let text = run.result(7);
     assert!(text.contains("hooks run-buffered: not run in a"), "{text}");
+    // Landlock closes process 1's descriptors to the command.
+    let text = run.result(11);
+    assert!(text.contains("/fd/1: Permiss"), "{text}");
+    assert!(
+        work.path().join("patched.txt").exists(),
+        "{}",
+        run.result(12)
+    );
+    // The server's start comes back within the call's wait (its later
+    // output is dropped), cut by `result_truncate` as every result is.
+    let text = run.result(13);
+    assert!(text.starts_with("started\n"), "{text}");
     // The command runs in Codex's sandbox as it would have (unless the
     // build directory is somewhere the sandbox lets Codex write).
     if !outside.starts_with(std::env::temp_dir()) {

@@ -7,6 +7,8 @@
 //! an unexpected exit) into exit 2 with a reason, which blocks a pre event
 //! and replaces a post event's result.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{Value, json};
 
 use super::{Target, command_line, group};
@@ -46,4 +48,63 @@ pub(super) fn is_ours(hook: &Value) -> bool {
     hook["command"]
         .as_str()
         .is_some_and(|command| command.contains(" hook-client "))
+}
+
+/// A warning when Codex command rules (`rules/*.rules`) sit beside the
+/// hooks file or in `home`: Codex checks them against the command it runs,
+/// which under these hooks is `hooks run-buffered` around the model's, so
+/// a `prefix_rule` for the model's command no longer matches.
+pub(super) fn rules_warning(hooks_file: &Path, home: Option<PathBuf>) -> Option<String> {
+    let mut folders: Vec<PathBuf> = hooks_file
+        .parent()
+        .map(|parent| parent.join("rules"))
+        .into_iter()
+        .chain(home.map(|home| home.join("rules")))
+        .collect();
+    folders.dedup();
+    let found: Vec<String> = folders
+        .iter()
+        .filter(|folder| {
+            std::fs::read_dir(folder).is_ok_and(|entries| {
+                entries
+                    .flatten()
+                    .any(|entry| entry.path().extension().is_some_and(|ext| ext == "rules"))
+            })
+        })
+        .map(|folder| folder.display().to_string())
+        .collect();
+    (!found.is_empty()).then(|| {
+        format!(
+            "warning: Codex command rules are in {}. With these hooks Codex runs each shell \
+             command as `hooks run-buffered` around the model's command and checks its rules \
+             against that, so a `prefix_rule` for the model's command (forbidden, prompt or \
+             allow) no longer matches. Move such rules into the hooks (a #[pre_tool_use] hook \
+             on tool `Bash`).",
+            found.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_beside_the_hooks_are_pointed_out() {
+        let home = tempfile::tempdir().expect("dir");
+        let hooks = home.path().join("hooks.json");
+        assert_eq!(rules_warning(&hooks, Some(home.path().to_owned())), None);
+        std::fs::create_dir_all(home.path().join("rules")).expect("rules");
+        std::fs::write(home.path().join("rules/notes.txt"), "").expect("file");
+        assert_eq!(rules_warning(&hooks, None), None);
+        std::fs::write(
+            home.path().join("rules/default.rules"),
+            "prefix_rule(pattern=[\"rm\"], decision=\"forbidden\")\n",
+        )
+        .expect("rules");
+        let warning = rules_warning(&hooks, Some(home.path().to_owned())).expect("a warning");
+        assert!(warning.contains("no longer matches"), "{warning}");
+        let folder = home.path().join("rules").display().to_string();
+        assert!(warning.contains(&folder), "{warning}");
+    }
 }

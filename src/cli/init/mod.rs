@@ -181,6 +181,11 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
         "Set {TOKEN_VARIABLE} in the environment {name} starts in (the same value as \
          `hooks serve`'s); it is never written into the file."
     )?;
+    if options.client == InitClient::Codex
+        && let Some(warning) = codex::rules_warning(&path, codex_home())
+    {
+        writeln!(out, "{warning}")?;
+    }
     Ok(0)
 }
 

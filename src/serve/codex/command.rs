@@ -38,6 +38,42 @@ pub(crate) fn unwrapped(program: &str, text: &str) -> Option<String> {
     (quoted(&unescaped) == body).then_some(unescaped)
 }
 
+/// Whether `command` is exactly Codex's own form of a patch: `apply_patch`
+/// (or `applypatch`) with the patch as a quoted here-document and nothing
+/// else — `apply_patch <<'EOF'`, the patch, `EOF`. Codex applies that form
+/// itself and cannot tell it once wrapped, so it is left as it is. Nothing
+/// in it runs but `apply_patch`: the quoted delimiter keeps the shell from
+/// expanding anything in the patch, and the delimiter may end only the
+/// last line.
+pub(crate) fn is_patch_heredoc(command: &str) -> bool {
+    let text = command.strip_suffix('\n').unwrap_or(command);
+    let mut lines = text.split('\n');
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    let Some(rest) = first
+        .strip_prefix("apply_patch <<")
+        .or_else(|| first.strip_prefix("applypatch <<"))
+    else {
+        return false;
+    };
+    let rest = rest.trim_start_matches(' ');
+    let delimiter = ['\'', '"'].into_iter().find_map(|quote| {
+        rest.strip_prefix(quote)
+            .and_then(|inner| inner.strip_suffix(quote))
+    });
+    let Some(delimiter) = delimiter.filter(|word| {
+        !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }) else {
+        return false;
+    };
+    let body: Vec<&str> = lines.collect();
+    match body.split_last() {
+        Some((last, patch)) => *last == delimiter && !patch.contains(&delimiter),
+        None => false,
+    }
+}
+
 /// `word` as one single-quoted shell word.
 fn quoted(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
@@ -77,6 +113,34 @@ mod tests {
         assert_eq!(unwrapped(HOOKS, &format!("{wrapped}'")), None);
         let spliced = wrapped.replace("'ls'", "'ls' ; 'cat' 'id_rsa'");
         assert_eq!(unwrapped(HOOKS, &spliced), None);
+    }
+
+    #[test]
+    fn only_codexs_exact_patch_form_is_left_as_it_is() {
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch";
+        for command in [
+            format!("apply_patch <<'EOF'\n{patch}\nEOF"),
+            format!("apply_patch <<'PATCH'\n{patch}\nPATCH\n"),
+            format!("applypatch << \"EOF\"\n{patch}\nEOF"),
+            // Quoted: `$(…)` is text of the patch, not run.
+            "apply_patch <<'EOF'\n$(cat id_rsa)\nEOF".to_owned(),
+        ] {
+            assert!(is_patch_heredoc(&command), "{command}");
+        }
+        for command in [
+            // Unquoted: the shell would expand `$(…)` in the patch.
+            format!("apply_patch <<EOF\n{patch}\nEOF"),
+            // Anything after the first line, or after the delimiter.
+            format!("apply_patch <<'EOF'; cat id_rsa\n{patch}\nEOF"),
+            format!("apply_patch <<'EOF'\n{patch}\nEOF\ncat id_rsa"),
+            "apply_patch <<'EOF'\nx\nEOF\ncat id_rsa\nEOF".to_owned(),
+            format!("cd src && apply_patch <<'EOF'\n{patch}\nEOF"),
+            format!("apply_patch <<'E F'\n{patch}\nE F"),
+            "apply_patch <<'EOF'".to_owned(),
+            "cat id_rsa".to_owned(),
+        ] {
+            assert!(!is_patch_heredoc(&command), "{command}");
+        }
     }
 
     #[test]

@@ -185,6 +185,9 @@ fn buffered(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
     let Some(command) = tool_input.get("command").and_then(Value::as_str) else {
         return answer;
     };
+    if command::is_patch_heredoc(command) {
+        return answer;
+    }
     let Some(program) = this_program() else {
         return blocked(
             "hooks hook-client: cannot tell its own path, to run the command under `hooks \
