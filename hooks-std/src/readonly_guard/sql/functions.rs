@@ -21,6 +21,8 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "age",
     "any_value",
     "approx_count_distinct",
+    "approx_percentile", // Snowflake: approximate percentile aggregate
+    "approx_quantiles",  // BigQuery: approximate quantiles aggregate
     "array",
     "array_agg",
     "array_append",
@@ -49,6 +51,7 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "bit_xor",
     "bool_and",
     "bool_or",
+    "boolor_agg", // Snowflake: boolean OR aggregate
     "btrim",
     "cardinality",
     "cast",
@@ -59,6 +62,8 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "char_length",
     "character_length",
     "charindex",
+    "checksum", // SQL Server: hash of values
+    "choose",   // SQL Server: the n-th argument
     "chr",
     "clock_timestamp",
     "coalesce",
@@ -66,15 +71,20 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "concat_ws",
     "contains",
     "convert",
+    "convert_timezone", // Snowflake: timestamp converted between time zones
+    "convert_tz",       // MySQL: a datetime converted between time zones
     "corr",
     "cos",
     "cot",
     "count",
+    "count_big", // SQL Server: COUNT returning bigint
     "count_if",
     "countif",
     "covar_pop",
     "covar_samp",
+    "cube", // SQL Server: GROUP BY CUBE (parsed there as a call)
     "cume_dist",
+    "curdate", // MySQL: today's date
     "current_catalog",
     "current_database",
     "current_date",
@@ -83,6 +93,7 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "current_time",
     "current_timestamp",
     "current_user",
+    "database", // MySQL: the current database's name
     "date",
     "date_add",
     "date_diff",
@@ -92,57 +103,81 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "date_trunc",
     "dateadd",
     "datediff",
+    "datefromparts", // SQL Server: a date from year, month, day
     "datename",
     "datepart",
     "datetime",
+    "datetrunc", // SQL Server: truncate a date to a part
     "day",
+    "dayname", // MySQL: weekday name
     "dayofmonth",
     "dayofweek",
     "dayofyear",
+    "db_name", // SQL Server: the current database's name
     "degrees",
     "dense_rank",
     "div",
+    "div0",         // Snowflake: division returning 0 on a zero divisor
+    "editdistance", // Snowflake: Levenshtein distance
     "encode",
     "ends_with",
+    "eomonth", // SQL Server: last day of the month
     "every",
     "exp",
     "extract",
+    "farm_fingerprint", // BigQuery: FarmHash fingerprint
     "first_value",
+    "flatten", // Snowflake: table function exploding a VARIANT
     "floor",
     "format",
     "format_date",
     "format_timestamp",
     "from_unixtime",
     "gcd",
+    "generate_date_array", // BigQuery: an array of dates
     "generate_series",
+    "generator", // Snowflake: table function producing empty rows
+    "get_path",  // Snowflake: value at a path in a VARIANT
     "getdate",
     "getutcdate",
     "greatest",
     "group_concat",
+    "grouping",  // PostgreSQL, MySQL, SQL Server: which GROUPING SETS level a row is
+    "hash",      // Snowflake: 64-bit hash of values
+    "hashbytes", // SQL Server: digest of a value
+    "hex",       // MySQL, SQLite: hexadecimal text of a value
     "hour",
     "if",
+    "iff", // Snowflake: inline if
     "ifnull",
     "iif",
     "initcap",
     "instr",
+    "isjson", // SQL Server: JSON validity test
     "isnull",
     "json_agg",
     "json_array",
     "json_array_elements",
     "json_array_elements_text",
     "json_array_length",
+    "json_arrayagg", // MySQL: aggregate into a JSON array
     "json_build_array",
     "json_build_object",
+    "json_contains", // MySQL: JSON containment test
     "json_each",
     "json_each_text",
     "json_extract",
     "json_extract_path",
     "json_extract_path_text",
     "json_extract_scalar",
+    "json_group_array", // SQLite: aggregate into a JSON array
+    "json_length",      // MySQL: length of a JSON value
     "json_object",
     "json_object_agg",
     "json_object_keys",
     "json_query",
+    "json_query_array", // BigQuery: JSON array elements
+    "json_type",        // SQLite: type of a JSON value
     "json_typeof",
     "json_unquote",
     "json_valid",
@@ -182,12 +217,14 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "log",
     "log10",
     "log2",
+    "logical_or", // BigQuery: boolean OR aggregate
     "lower",
     "lpad",
     "ltrim",
     "make_date",
     "make_interval",
     "make_timestamp",
+    "makedate", // MySQL: a date from year and day of year
     "max",
     "md5",
     "median",
@@ -196,14 +233,20 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "mod",
     "mode",
     "month",
+    "monthname", // MySQL: month name
     "now",
     "nth_value",
     "ntile",
     "nullif",
     "nvl",
     "nvl2",
+    "object_construct", // Snowflake: build an OBJECT
+    "object_name",      // SQL Server: catalog name of an object id
     "octet_length",
     "overlay",
+    "parse_date", // BigQuery: parse a date string
+    "parse_json", // Snowflake: text to VARIANT
+    "patindex",   // SQL Server: position of a pattern
     "percent_rank",
     "percentile_cont",
     "percentile_disc",
@@ -211,10 +254,15 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "position",
     "pow",
     "power",
+    "printf", // SQLite: formatted string
     "quarter",
+    "quote", // SQLite: a value as an SQL literal
     "radians",
     "rank",
+    "ratio_to_report", // Snowflake: window share of the total
+    "regexp_contains", // BigQuery: regex match test
     "regexp_count",
+    "regexp_extract", // BigQuery: regex match extraction
     "regexp_instr",
     "regexp_like",
     "regexp_match",
@@ -227,6 +275,7 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "replicate",
     "reverse",
     "right",
+    "rollup", // SQL Server: GROUP BY ROLLUP (parsed there as a call)
     "round",
     "row",
     "row_number",
@@ -236,32 +285,50 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "safe_cast",
     "safe_divide",
     "second",
+    "seq4", // Snowflake: row sequence numbers in a GENERATOR (no sequence object)
     "session_user",
     "sha1",
+    "sha2", // MySQL, Snowflake: SHA-2 digest
     "sha256",
     "sign",
     "sin",
     "space",
+    "split", // BigQuery: split a string into an array
     "split_part",
+    "sqlite_version", // SQLite: the library version
     "sqrt",
     "square",
     "starts_with",
+    "startswith", // Snowflake: prefix test
     "statement_timestamp",
     "stddev",
     "stddev_pop",
     "stddev_samp",
+    "stdev",       // SQL Server: sample standard deviation
+    "str_to_date", // MySQL: parse a date string
     "strftime",
     "string_agg",
+    "string_split", // SQL Server: table function splitting a string
     "string_to_array",
     "strpos",
+    "stuff", // SQL Server: replace part of a string
     "substr",
     "substring",
+    "substring_index", // MySQL: substring before the n-th delimiter
     "sum",
+    "suser_sname",  // SQL Server: the current login's name
+    "switchoffset", // SQL Server: datetimeoffset in another offset
     "sysdate",
+    "sysdatetime",    // SQL Server: current time
+    "sysutcdatetime", // SQL Server: current UTC time
     "tan",
     "time",
+    "time_format", // MySQL: format a time
+    "timediff",    // MySQL: difference of two times
     "timestamp",
     "timestamp_diff",
+    "timestamp_seconds", // BigQuery: timestamp from epoch seconds
+    "timestamp_sub",     // BigQuery: timestamp minus an interval
     "timestamp_trunc",
     "timestampadd",
     "timestampdiff",
@@ -272,21 +339,26 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "to_jsonb",
     "to_number",
     "to_timestamp",
+    "total", // SQLite: floating-point sum aggregate
     "transaction_timestamp",
     "translate",
     "trim",
     "trunc",
     "try_cast",
     "try_convert",
+    "try_to_number", // Snowflake: text to number or NULL
     "typeof",
     "ucase",
+    "unicode", // SQLite, SQL Server: code point of the first character
     "unistr",
+    "unix_seconds", // BigQuery: epoch seconds of a timestamp
     "unix_timestamp",
     "unixepoch",
     "unnest",
     "upper",
     "user",
     "utc_timestamp",
+    "var", // SQL Server: sample variance
     "var_pop",
     "var_samp",
     "variance",
@@ -294,6 +366,7 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "week",
     "width_bucket",
     "year",
+    "yearweek", // MySQL: year and week of a date
 ];
 
 /// The only schema a built-in may be qualified with and stay trusted:
