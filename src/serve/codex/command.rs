@@ -39,7 +39,7 @@ pub(crate) fn unwrapped(program: &str, text: &str) -> Option<String> {
 }
 
 /// Whether `command` is exactly Codex's own form of a patch: `apply_patch`
-/// (or `applypatch`) with the patch as a quoted here-document and nothing
+/// with the patch as a quoted here-document and nothing
 /// else — `apply_patch <<'EOF'`, the patch, `EOF`. Codex applies that form
 /// itself and cannot tell it once wrapped, so it is left as it is. Nothing
 /// in it runs but `apply_patch`: the quoted delimiter keeps the shell from
@@ -51,10 +51,9 @@ pub(crate) fn is_patch_heredoc(command: &str) -> bool {
     let Some(first) = lines.next() else {
         return false;
     };
-    let Some(rest) = first
-        .strip_prefix("apply_patch <<")
-        .or_else(|| first.strip_prefix("applypatch <<"))
-    else {
+    // `apply_patch` only: Codex puts that name on PATH; `applypatch`,
+    // which Codex also reads, would be whatever PATH finds.
+    let Some(rest) = first.strip_prefix("apply_patch <<") else {
         return false;
     };
     let rest = rest.trim_start_matches(' ');
@@ -68,8 +67,16 @@ pub(crate) fn is_patch_heredoc(command: &str) -> bool {
         return false;
     };
     let body: Vec<&str> = lines.collect();
+    // No line of the patch may look like the delimiter, even with spaces
+    // or a carriage return around it: Codex's reading and the shell's
+    // might then differ on where the patch ends.
     match body.split_last() {
-        Some((last, patch)) => *last == delimiter && !patch.contains(&delimiter),
+        Some((last, patch)) => {
+            *last == delimiter
+                && !patch
+                    .iter()
+                    .any(|line| line.trim_matches(|c: char| c.is_whitespace()) == delimiter)
+        }
         None => false,
     }
 }
@@ -121,7 +128,7 @@ mod tests {
         for command in [
             format!("apply_patch <<'EOF'\n{patch}\nEOF"),
             format!("apply_patch <<'PATCH'\n{patch}\nPATCH\n"),
-            format!("applypatch << \"EOF\"\n{patch}\nEOF"),
+            format!("apply_patch << \"EOF\"\n{patch}\nEOF"),
             // Quoted: `$(…)` is text of the patch, not run.
             "apply_patch <<'EOF'\n$(cat id_rsa)\nEOF".to_owned(),
         ] {
@@ -135,6 +142,9 @@ mod tests {
             format!("apply_patch <<'EOF'\n{patch}\nEOF\ncat id_rsa"),
             "apply_patch <<'EOF'\nx\nEOF\ncat id_rsa\nEOF".to_owned(),
             format!("cd src && apply_patch <<'EOF'\n{patch}\nEOF"),
+            format!("applypatch <<'EOF'\n{patch}\nEOF"),
+            "apply_patch <<'EOF'\n+x\nEOF \n*** End Patch\nEOF".to_owned(),
+            "apply_patch <<'EOF'\n+x\nEOF\r\n*** End Patch\nEOF".to_owned(),
             format!("apply_patch <<'E F'\n{patch}\nE F"),
             "apply_patch <<'EOF'".to_owned(),
             "cat id_rsa".to_owned(),

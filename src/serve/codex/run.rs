@@ -165,11 +165,20 @@ fn read_into(mut reader: io::PipeReader, ran: &Mutex<Ran>) -> io::Result<()> {
     }
 }
 
-/// Hands the output pipe to a `cat` that reads and drops what processes
-/// the command left running still print, so they do not die of a closed
-/// pipe. Without `cat` they may.
+/// Hands the output pipe to a `cat` (`/bin/cat` or `/usr/bin/cat`, never
+/// one found on PATH) that reads and drops what processes the command left
+/// running still print, so they do not die of a closed pipe. Without one
+/// they may.
 fn drain(reader: io::PipeReader) {
-    let _ = Command::new("cat")
+    // By path: a `cat` the command put on PATH would run outside its
+    // Landlock domain, holding the output.
+    let Some(cat) = ["/bin/cat", "/usr/bin/cat"]
+        .into_iter()
+        .find(|path| std::path::Path::new(path).is_file())
+    else {
+        return;
+    };
+    let _ = Command::new(cat)
         .stdin(reader)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
