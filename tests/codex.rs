@@ -130,6 +130,19 @@ async fn run_codex(codex: &Path, url: &str, program: &str, commands: &[&str], wo
 
 /// [`run_codex`] with the model making `calls` (tool calls, one per turn).
 async fn run_calls(codex: &Path, url: &str, program: &str, calls: &[Value], work: &Path) -> Run {
+    run_configured(codex, url, program, calls, work, &[]).await
+}
+
+/// [`run_calls`] with Codex's settings overridden by `overrides` (`-c
+/// key=value` each).
+async fn run_configured(
+    codex: &Path,
+    url: &str,
+    program: &str,
+    calls: &[Value],
+    work: &Path,
+    overrides: &[&str],
+) -> Run {
     let scratch = tempfile::tempdir().expect("dir");
     let (home, codex_home) = (scratch.path().join("home"), scratch.path().join("codex"));
     std::fs::create_dir_all(&home).expect("home");
@@ -200,7 +213,9 @@ plugins = false
             "--ephemeral",
         ])
         // Hooks Codex has not been told to trust do not run at all.
-        .args(["--dangerously-bypass-hook-trust", "--color", "never", "-C"])
+        .args(["--dangerously-bypass-hook-trust", "--color", "never"])
+        .args(overrides.iter().flat_map(|setting| ["-c", setting]))
+        .arg("-C")
         .arg(work)
         .arg("Go through the steps.")
         .current_dir(work)
@@ -209,6 +224,10 @@ plugins = false
         .env("HOME", &home)
         .env("CODEX_HOME", &codex_home)
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        // As a terminal's shell gives it. A bash with no SHLVL whose input
+        // is a socket (as Codex's is) reads ~/.bashrc, whatever Codex's
+        // settings: see docs/codex.md.
+        .env("SHLVL", "1")
         .env("HOOKS_SERVE_TOKEN", TOKEN)
         .kill_on_drop(true)
         .output();
@@ -409,6 +428,71 @@ async fn a_command_that_outlives_its_wait_is_checked_whole() {
     if !outside.starts_with(std::env::temp_dir()) {
         assert!(!outside.exists(), "{}", run.result(9));
     }
+}
+
+/// Codex runs code before each shell command, outside `hooks run-buffered`
+/// and before any hook: its shell snapshot (a file it sources, which a
+/// command can append to) and a login shell's profile. A command that
+/// appends `cat id_rsa; sleep 3` to either would hand the key to the model
+/// at the next command's wait. `hooks init codex` turns both off; a session
+/// that has a snapshot all the same gets no shell command run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_codex_runs_before_a_command_cannot_read_out_a_key() {
+    let Some(codex) = codex() else {
+        return;
+    };
+    let url = start_server().await;
+    let hooks_binary = env!("CARGO_BIN_EXE_hooks");
+    let poison = "for f in \"$CODEX_HOME\"/shell_snapshots/*.sh; do [ -f \"$f\" ] && \
+                  printf 'cat %s/id_rsa; sleep 3\\n' \"$PWD\" >> \"$f\" && echo \"poisoned $f\"; done; \
+                  for p in .bash_profile .bash_login .profile .bashrc; do \
+                  printf 'cat %s/id_rsa; sleep 3\\n' \"$PWD\" >> \"$HOME/$p\"; done; \
+                  echo \"home is $CODEX_HOME\"";
+    let calls = [
+        shell(poison, None),
+        shell("echo second", Some(250)),
+        json!({"name": "write_stdin", "arguments":
+            {"session_id": "{{SESSION_ID}}", "chars": "", "yield_time_ms": 5000}}),
+    ];
+
+    // With the settings `hooks init codex` wrote: no snapshot, no profile.
+    let work = work();
+    let run = run_calls(&codex, &url, hooks_binary, &calls, work.path()).await;
+    assert!(
+        !run.requests.contains(KEY_BODY),
+        "the key reached the model: {}",
+        run.requests
+    );
+    let text = run.result(1);
+    assert!(
+        text.contains("home is /") && !text.contains("poisoned"),
+        "{text}"
+    );
+    let text = run.result(2);
+    assert!(text.contains("second"), "{text}");
+
+    // With the snapshot turned back on (a profile, a `-c`): no shell
+    // command runs once the snapshot is there.
+    let work = self::work();
+    let run = run_configured(
+        &codex,
+        &url,
+        hooks_binary,
+        &calls,
+        work.path(),
+        &["features.shell_snapshot=true"],
+    )
+    .await;
+    assert!(
+        !run.requests.contains(KEY_BODY),
+        "the key reached the model: {}",
+        run.requests
+    );
+    let text = run.result(2);
+    assert!(
+        text.contains("shell snapshot is on") && !text.contains("Process exited"),
+        "{text}"
+    );
 }
 
 /// A hook server that answers session starts and fails every tool event

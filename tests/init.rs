@@ -141,6 +141,61 @@ fn codex_hooks_fail_closed_in_the_command_itself() {
     }
     assert!(written["hooks"].get("PostToolUseFailure").is_none());
 
+    // Beside the hooks, Codex's settings turn off the code it runs before
+    // each command outside the hooks.
+    let config = std::fs::read_to_string(project.path().join(".codex/config.toml")).unwrap();
+    assert!(
+        config.contains("allow_login_shell = false")
+            && config.contains("[features]\nshell_snapshot = false"),
+        "{config}"
+    );
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("features.shell_snapshot = false (added)"),
+        "{said}"
+    );
+
     let out = init(&["codex", "--http"], project.path());
     assert_eq!(out.status.code(), Some(2), "Codex runs command hooks only");
+}
+
+#[test]
+fn codex_settings_of_the_users_own_are_kept_and_a_broken_file_changes_nothing() {
+    let project = tempfile::tempdir().unwrap();
+    let config = project.path().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let mine = "model = \"gpt-5.5\"\n\n[features]\nshell_snapshot = true # faster\n";
+    std::fs::write(&config, mine).unwrap();
+    let out = init(&["codex"], project.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("features.shell_snapshot = false (was true)"),
+        "{said}"
+    );
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(written.starts_with("model = \"gpt-5.5\"\n"), "{written}");
+    assert!(written.contains("shell_snapshot = false"), "{written}");
+    let again = init(&["codex"], project.path());
+    assert!(
+        text(&again.stdout).contains("already has these settings"),
+        "{}",
+        text(&again.stdout)
+    );
+
+    // A settings file Codex could not read either: nothing is written.
+    let other = tempfile::tempdir().unwrap();
+    let config = other.path().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "model = \n").unwrap();
+    let out = init(&["codex"], other.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("is not valid TOML")
+            && text(&out.stderr).contains("nothing was written"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!other.path().join(".codex/hooks.json").exists());
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "model = \n");
 }

@@ -6,10 +6,15 @@
 //! the command itself turns any failure of `hook-client` (not found, killed,
 //! an unexpected exit) into exit 2 with a reason, which blocks a pre event
 //! and replaces a post event's result.
+//!
+//! Beside the hooks, in Codex's `config.toml` in the same folder, it turns
+//! off what Codex runs before each shell command outside the hooks: the
+//! shell snapshot and the login shell (see `docs/codex.md`).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use toml_edit::{DocumentMut, Item, TableLike};
 
 use super::{Target, command_line, group};
 
@@ -40,6 +45,61 @@ pub(super) fn groups(target: &Target) -> Vec<(&'static str, Value)> {
             (event, group(matcher, hook))
         })
         .collect()
+}
+
+/// Codex settings the hooks need, each `false`: the tables it is in, its
+/// key. Codex runs a login shell's profile and its shell snapshot before
+/// each shell command, outside `hooks run-buffered`, and a command can
+/// change either.
+const CONFIG: [(&[&str], &str); 2] = [
+    (&[], "allow_login_shell"),
+    (&["features"], "shell_snapshot"),
+];
+
+/// The Codex settings file beside `hooks_file`.
+pub(super) fn config_file(hooks_file: &Path) -> PathBuf {
+    hooks_file.with_file_name("config.toml")
+}
+
+/// A setting [`config`] changed: its dotted key and its value before, if
+/// it had one.
+pub(super) type ConfigChange = (String, Option<String>);
+
+/// `text` (the settings file, if there is one) with the settings the hooks
+/// need, the rest of it as it was: the new text, and what changed.
+pub(super) fn config(text: Option<&str>) -> Result<(String, Vec<ConfigChange>), String> {
+    let mut document: DocumentMut = text
+        .unwrap_or_default()
+        .parse()
+        .map_err(|error| format!("is not valid TOML ({error})"))?;
+    let mut changes = Vec::new();
+    for (tables, key) in CONFIG {
+        let mut table: &mut dyn TableLike = document.as_table_mut();
+        for &name in tables {
+            if !table.contains_key(name) {
+                table.insert(name, toml_edit::table());
+            }
+            table = table
+                .get_mut(name)
+                .and_then(Item::as_table_like_mut)
+                .ok_or_else(|| format!("its `{name}` is not a table"))?;
+        }
+        if table.get(key).and_then(Item::as_bool) == Some(false) {
+            continue;
+        }
+        let before = table.get(key).map(|item| match item.as_value() {
+            Some(value) => {
+                let mut value = value.clone();
+                value.decor_mut().clear();
+                value.to_string()
+            }
+            None => "a table".to_owned(),
+        });
+        table.insert(key, toml_edit::value(false));
+        let dotted = tables.iter().chain([&key]).copied().collect::<Vec<_>>();
+        changes.push((dotted.join("."), before));
+    }
+    Ok((document.to_string(), changes))
 }
 
 /// Whether a hook entry was written by `hooks init` (a `hook-client`
@@ -88,6 +148,68 @@ pub(super) fn rules_warning(hooks_file: &Path, home: Option<PathBuf>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_snapshot_and_login_shell_are_turned_off_and_the_rest_kept() {
+        let (text, changes) = config(None).expect("an empty file");
+        assert_eq!(
+            changes,
+            [
+                ("allow_login_shell".to_owned(), None),
+                ("features.shell_snapshot".to_owned(), None)
+            ]
+        );
+        let parsed: toml_edit::DocumentMut = text.parse().expect("TOML");
+        assert_eq!(parsed["allow_login_shell"].as_bool(), Some(false));
+        assert_eq!(parsed["features"]["shell_snapshot"].as_bool(), Some(false));
+
+        let mine = "# my settings\nmodel = \"gpt-5.5\" # the model\nallow_login_shell = true\n\n\
+                    [features]\nplugins = false\n\n[mcp_servers.db]\ncommand = \"db-mcp\"\n";
+        let (text, changes) = config(Some(mine)).expect("merged");
+        assert_eq!(
+            changes,
+            [
+                ("allow_login_shell".to_owned(), Some("true".to_owned())),
+                ("features.shell_snapshot".to_owned(), None)
+            ]
+        );
+        assert!(
+            text.starts_with("# my settings\nmodel = \"gpt-5.5\" # the model\n"),
+            "{text}"
+        );
+        let parsed: toml_edit::DocumentMut = text.parse().expect("TOML");
+        assert_eq!(parsed["features"]["plugins"].as_bool(), Some(false));
+        assert_eq!(
+            parsed["mcp_servers"]["db"]["command"].as_str(),
+            Some("db-mcp")
+        );
+        // Again: nothing changes.
+        assert_eq!(
+            config(Some(&text)).expect("again"),
+            (text.clone(), Vec::new())
+        );
+
+        // Dotted and inline forms are kept as they are written.
+        let (text, changes) =
+            config(Some("features = { shell_snapshot = true }\n")).expect("inline");
+        assert_eq!(
+            changes[1],
+            (
+                "features.shell_snapshot".to_owned(),
+                Some("true".to_owned())
+            )
+        );
+        assert!(
+            text.contains("features = { shell_snapshot = false }"),
+            "{text}"
+        );
+        let (text, _) = config(Some("features.shell_snapshot = true\n")).expect("dotted");
+        assert!(text.contains("features.shell_snapshot = false"), "{text}");
+
+        for bad in ["features = 3\n", "model = \n", "[features]\n[features]\n"] {
+            assert!(config(Some(bad)).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn rules_beside_the_hooks_are_pointed_out() {

@@ -6,7 +6,8 @@
 //! entries an earlier `hooks init` wrote are replaced. What changes is said,
 //! event by event, before anything is written. The token never goes into
 //! the file: the hooks read it from `HOOKS_SERVE_TOKEN` in the client's
-//! environment.
+//! environment. For Codex, the settings its hooks need go into the
+//! `config.toml` beside `hooks.json` the same way (see [`codex`]).
 
 mod claude_code;
 mod codex;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::options::{InitArgs, InitClient};
+use crate::serve::codex::snapshot::codex_home;
 
 /// The environment variable the token is read from.
 const TOKEN_VARIABLE: &str = "HOOKS_SERVE_TOKEN";
@@ -125,6 +127,59 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
             return Ok(1);
         }
     };
+    // Codex's settings beside its hooks, worked out before anything is
+    // written.
+    let config = if options.client == InitClient::Codex {
+        let file = codex::config_file(&path);
+        let planned = read_text(&file).and_then(|before| {
+            codex::config(before.as_deref())
+                .map(|(text, changes)| (text, changes, before.is_some()))
+                .map_err(|problem| format!("{}: {problem}", file.display()))
+        });
+        match planned {
+            Ok((text, changes, had_file)) => Some((file, text, changes, had_file)),
+            Err(problem) => {
+                writeln!(err, "hooks init: {problem}; nothing was written")?;
+                return Ok(1);
+            }
+        }
+    } else {
+        None
+    };
+    if let Some((file, text, changes, had_file)) = &config {
+        if options.dry_run && !changes.is_empty() {
+            writeln!(out, "{text}")?;
+        }
+        let verb = match (options.dry_run, changes.is_empty(), had_file) {
+            (_, true, _) => "already has these settings; nothing to change in",
+            (true, false, _) => "would write",
+            (false, false, true) => "updated",
+            (false, false, false) => "wrote",
+        };
+        writeln!(out, "hooks init: {verb} {} (Codex)", file.display())?;
+        for (key, before) in changes {
+            match before {
+                Some(before) => writeln!(out, "  {key} = false (was {before})")?,
+                None => writeln!(out, "  {key} = false (added)")?,
+            }
+        }
+        if !changes.is_empty() {
+            writeln!(
+                out,
+                "  (Codex runs the login shell's profile and its shell snapshot before each \
+                 shell command, outside the hooks.)"
+            )?;
+        }
+        if !options.dry_run && !changes.is_empty() {
+            if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)?;
+            }
+            if let Err(error) = std::fs::write(file, text) {
+                writeln!(err, "hooks init: cannot write {}: {error}", file.display())?;
+                return Ok(1);
+            }
+        }
+    }
     let text = format!("{}\n", pretty(&Value::Object(settings)));
     let unchanged = report
         .iter()
@@ -189,20 +244,19 @@ pub(super) fn run(options: InitArgs, out: &mut dyn Write, err: &mut dyn Write) -
     Ok(0)
 }
 
-/// Where Codex keeps its user settings: `$CODEX_HOME`, else `~/.codex`.
-fn codex_home() -> Option<PathBuf> {
-    let set = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    set("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| set("HOME").map(|home| PathBuf::from(home).join(".codex")))
+/// The text at `path`: `None` when there is no file.
+fn read_text(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(format!("cannot read {}: {error}", path.display())),
+    }
 }
 
 /// The settings at `path`: `None` when there is no file.
 fn read_settings(path: &Path) -> Result<Option<Map<String, Value>>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(format!("cannot read {}: {error}", path.display())),
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
     };
     if text.trim().is_empty() {
         return Ok(None);

@@ -18,9 +18,13 @@
 //!   output the model will read, which it does not for a command that
 //!   outlives its wait. The post event's input is read back to the
 //!   model's own command before the server sees it.
+//! - No shell command runs while Codex keeps a shell snapshot for the
+//!   session (see [`snapshot`]): code in it runs before the command,
+//!   outside the hooks.
 
 mod command;
 pub(crate) mod run;
+pub(crate) mod snapshot;
 
 use serde_json::{Map, Value, json};
 
@@ -172,6 +176,13 @@ fn buffered(input: &[u8], answer: ClientAnswer) -> ClientAnswer {
     };
     if parsed.get("tool_name").and_then(Value::as_str) != Some(SHELL_TOOL) {
         return answer;
+    }
+    // Code Codex would run before the command, outside the hooks.
+    let session = parsed.get("session_id").and_then(Value::as_str);
+    if let Some(found) =
+        snapshot::codex_home().and_then(|home| snapshot::of_session(&home, session))
+    {
+        return blocked(snapshot::refusal(&found));
     }
     // The input the call runs with: the server's rewrite, or the model's.
     let rewritten = serde_json::from_str::<Value>(&answer.stdout)
