@@ -26,11 +26,18 @@ const SNAPSHOTS: &str = "shell_snapshots";
 
 /// A shell snapshot Codex keeps for `session` under `home`, if there is
 /// one. A session id that cannot be part of a file name (empty, or with a
-/// path separator) matches any snapshot: whether this session has one
-/// cannot be told.
+/// path separator) matches any snapshot, and a folder that is there but
+/// cannot be listed (a command can take away its read permission and
+/// leave the files readable by name) counts as one: whether this session
+/// has one cannot be told.
 pub(super) fn of_session(home: &Path, session: Option<&str>) -> Option<PathBuf> {
     let session = session.filter(|id| !id.is_empty() && !id.contains(['/', '\\', '\0']));
-    let entries = std::fs::read_dir(home.join(SNAPSHOTS)).ok()?;
+    let folder = home.join(SNAPSHOTS);
+    let entries = match std::fs::read_dir(&folder) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(_) => return Some(folder),
+    };
     entries
         .flatten()
         .map(|entry| entry.path())
@@ -87,6 +94,12 @@ mod tests {
         for unknown in [None, Some(""), Some("../x"), Some("a/b")] {
             assert!(of_session(home.path(), unknown).is_some(), "{unknown:?}");
         }
+        // A folder that cannot be listed (a file in place of it here; for
+        // root, who reads any folder, a mode does not do).
+        let unlistable = tempfile::tempdir().expect("dir");
+        std::fs::write(unlistable.path().join(SNAPSHOTS), "").expect("file");
+        assert!(of_session(unlistable.path(), Some(id)).is_some());
+
         let empty = tempfile::tempdir().expect("dir");
         std::fs::create_dir_all(empty.path().join(SNAPSHOTS)).expect("folder");
         assert_eq!(of_session(empty.path(), None), None);
