@@ -22,7 +22,7 @@
 //! (a second round of decoding would change it), or to `.` or `..` (is it
 //! a name or a step up?); a host that decodes to a slash; and a `file` URI
 //! with a query or fragment (a server that takes the rest of the URI as a
-//! path reads `?/../..` as steps up). `metadata.uri` is then absent, and an
+//! path reads `?/../..` as steps up) or a relative path (`file:etc/passwd`). `metadata.uri` is then absent, and an
 //! allow-list refuses it.
 
 /// `raw` normalised, or `None` when it has no normalised form.
@@ -61,6 +61,10 @@ pub(super) fn normalized(raw: &str) -> Option<String> {
             let local = scheme == "file" && matches!(host.as_str(), "localhost" | "localhost.");
             Some(if local { String::new() } else { host })
         }
+        // `file:etc/passwd`: relative to what? Some servers read it from
+        // their working directory, others as `/etc/passwd`; written
+        // `file://etc/passwd` it would name a host.
+        None if scheme == "file" && !path.is_empty() && !path.starts_with('/') => return None,
         None if scheme == "file" => Some(String::new()),
         None => None,
     };
@@ -195,6 +199,26 @@ mod tests {
     }
 
     #[test]
+    fn a_normal_form_is_its_own_normal_form() {
+        for raw in [
+            "file:/etc/passwd",
+            "file://LocalHost/a/../b/",
+            "HTTPS://Example.COM/a/./b?x=1#y",
+            "mailto:Someone@Example.com",
+            "db:orders/1",
+            "file:",
+            "x://h",
+        ] {
+            let normal = normalized(raw).expect("a normal form");
+            assert_eq!(
+                normalized(&normal).as_deref(),
+                Some(normal.as_str()),
+                "{raw:?}"
+            );
+        }
+    }
+
+    #[test]
     fn a_uri_that_cannot_be_read_one_way_has_no_normal_form() {
         for raw in [
             "",
@@ -219,6 +243,10 @@ mod tests {
             "file:///tmp/%252e%252e/srv/data/x",
             "file:///srv/data/?/../../../etc/passwd",
             "file:///srv/data/x#/../../etc/passwd",
+            // Relative to what? (Found by fuzzing: it was written
+            // `file://etc/passwd`, a URI on host `etc`.)
+            "file:etc/passwd",
+            "FILE:XXXX/s",
         ] {
             assert_eq!(normalized(raw), None, "{raw:?}");
         }
