@@ -14,6 +14,9 @@
 //!
 #![doc = include_str!("../../docs/command-hooks.md")]
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod hook;
 mod http;
 mod output;

@@ -571,7 +571,7 @@ fn plain_text(result: &CallToolResult) -> Option<String> {
 /// What the post hooks see of a result: its text when it is plain text
 /// only; otherwise the whole result as MCP JSON, `{"content": [every
 /// block], "structuredContent": …, "_meta": …}` (the last two when present).
-fn hooks_view(result: &CallToolResult) -> Value {
+pub(super) fn hooks_view(result: &CallToolResult) -> Value {
     if let Some(text) = plain_text(result) {
         return Value::String(text);
     }
@@ -603,7 +603,7 @@ const VIEW_KEYS: [&str; 3] = ["content", "structuredContent", "_meta"];
 /// `content` is read back as a result of the shape [`hooks_view`] gives
 /// (anything else in it, or a block that is not an MCP block, withholds
 /// the result); any other value is its JSON text.
-fn rebuilt(value: &Value) -> Result<CallToolResult, String> {
+pub(super) fn rebuilt(value: &Value) -> Result<CallToolResult, String> {
     match value {
         Value::String(text) => Ok(CallToolResult::success(vec![ContentBlock::text(
             text.clone(),

@@ -69,6 +69,9 @@ mod call;
 mod clients;
 mod config;
 mod error;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod http;
 mod input_request;
 mod remote;

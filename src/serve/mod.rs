@@ -58,6 +58,9 @@ pub(crate) mod auth;
 pub mod client;
 pub(crate) mod codex;
 mod config;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod handler;
 mod in_flight;
 mod input;

@@ -3,7 +3,7 @@
 //! by id; and Python and JavaScript functions served that way by runners
 //! shipped with the crate.
 
-mod answer;
+pub(crate) mod answer;
 mod function;
 mod hook_process;
 
