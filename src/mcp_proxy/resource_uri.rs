@@ -19,7 +19,8 @@
 //! reading of it can slip past an allow-list: a URI without a scheme; a
 //! `%` not followed by two hex digits; a control character, decoded or
 //! not; a backslash; a segment that decodes to a slash, a backslash, a `%`
-//! (a second round of decoding would change it), or to `.` or `..` (is it
+//! (a second round of decoding would change it), a `?` or `#` (written out
+//! they would start a query or a fragment), or to `.` or `..` (is it
 //! a name or a step up?); a host that decodes to a slash; and a `file` URI
 //! with a query or fragment (a server that takes the rest of the URI as a
 //! path reads `?/../..` as steps up) or a relative path (`file:etc/passwd`). `metadata.uri` is then absent, and an
@@ -81,8 +82,9 @@ pub(super) fn normalized(raw: &str) -> Option<String> {
 }
 
 /// `text` percent-decoded once, or `None` when an escape is malformed, the
-/// bytes are not UTF-8, or the result holds a `/`, `\`, `%` or control
-/// character (each read one way by one server and another way by the next).
+/// bytes are not UTF-8, or the result holds a `/`, `\`, `%`, `?`, `#` or
+/// control character (each read one way by one server and another way by
+/// the next; written out, `?` and `#` would start a query or fragment).
 fn decoded(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -99,7 +101,7 @@ fn decoded(text: &str) -> Option<String> {
         }
     }
     let text = String::from_utf8(out).ok()?;
-    let ambiguous = text.contains(['/', '\\', '%']) || text.chars().any(char::is_control);
+    let ambiguous = text.contains(['/', '\\', '%', '?', '#']) || text.chars().any(char::is_control);
     (!ambiguous).then_some(text)
 }
 
@@ -247,6 +249,10 @@ mod tests {
             // `file://etc/passwd`, a URI on host `etc`.)
             "file:etc/passwd",
             "FILE:XXXX/s",
+            // Decoded, `?` and `#` would start a query or a fragment (found
+            // by fuzzing: `file:///srv/?hadow` has no normal form).
+            "file:///srv/%3fhadow",
+            "https://h/a%23b",
         ] {
             assert_eq!(normalized(raw), None, "{raw:?}");
         }
