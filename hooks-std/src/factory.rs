@@ -284,13 +284,16 @@ fn readonly_guard(input: &FactoryInput<'_>) -> Result<Built, FactoryError> {
         modes,
         input.config,
     )?));
-    let every_dialect = input.config.get("dialect").is_none_or(Value::is_null);
+    let every_dialect = ["dialect", "database_url"]
+        .iter()
+        .all(|key| input.config.get(key).is_none_or(Value::is_null));
     Ok(if every_dialect {
         built.with_warning(
             "`dialect` is not set, so SQL is read under every dialect the guard knows and \
              a statement any one of them cannot read as a read is blocked (PostgreSQL's \
              `now() - interval '1 day'`, for one, which MySQL's parser refuses); set \
-             `dialect` to your database's, e.g. `dialect: postgresql`",
+             `dialect` to your database's, e.g. `dialect: postgresql`, or give its \
+             `database_url`",
         )
     } else {
         built

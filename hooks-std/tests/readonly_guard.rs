@@ -246,6 +246,95 @@ fn a_postgres_interval_query_is_a_read_only_under_its_dialect() {
     assert_eq!(postgres.classify(sql), SqlVerdict::Read);
 }
 
+/// A named dialect reads text as its database does (its lexer and its
+/// parser), while a write another database's quoting would reveal still
+/// blocks.
+#[test]
+fn a_named_dialect_lexes_as_its_database_and_other_readings_still_find_writes() {
+    let only = |dialect| SqlClassifier::new(vec![dialect], FunctionAllowlist::default());
+    for (dialect, sql) in [
+        (SqlDialect::BigQuery, "SELECT a[OFFSET(0)] FROM `proj.ds.t`"),
+        (
+            SqlDialect::MsSql,
+            "SELECT TOP (5) [Order Id], @@VERSION FROM [dbo].[Orders]",
+        ),
+        (
+            SqlDialect::PostgreSql,
+            "SELECT id FROM s WHERE doc ? 'k' AND tags @> ARRAY['vip']",
+        ),
+    ] {
+        assert_eq!(
+            only(dialect).classify(sql),
+            SqlVerdict::Read,
+            "{dialect}: {sql}"
+        );
+        assert!(
+            SqlClassifier::default().classify(sql).is_write(),
+            "all dialects: {sql}"
+        );
+    }
+    assert_eq!(
+        only(SqlDialect::MySql).classify("SHOW CREATE TABLE orders"),
+        SqlVerdict::Read
+    );
+    // PostgreSQL reads `'a\''` as a string and then another; MySQL's `\'`
+    // escape makes the DROP a statement. PostgreSQL alone still blocks it.
+    let hidden = "SELECT 'a\\''; DROP TABLE t; --'";
+    assert!(only(SqlDialect::PostgreSql).classify(hidden).is_write());
+    // `SHOW` only opening a statement: in SQL Server `SELECT 1 SHOW` is an
+    // alias, and the CREATE after it a statement of its own.
+    assert!(
+        only(SqlDialect::MsSql)
+            .classify("SELECT 1 SHOW CREATE TABLE x (a int)")
+            .is_write()
+    );
+}
+
+/// `database_url` names the dialect by its scheme (from the URL, or from
+/// the environment variable it names), and no message repeats the URL.
+#[test]
+fn the_dialect_comes_from_the_database_url() {
+    let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());
+    let guard = |config: Value| ReadOnlyGuard::from_config(modes.clone(), &config);
+    let interval = HookContext::tool_call(
+        "sql_report",
+        json!({"sql": "SELECT coalesce(sum(amount), 0) FROM t WHERE created_at > now() - interval '1 day'"}),
+    );
+    let postgres =
+        guard(json!({"database_url": "postgresql+psycopg://app:s3cret@db/shop"})).expect("a guard");
+    assert_eq!(postgres.write_reason(&interval), None);
+    let mysql = guard(json!({"database_url": "mysql://app:s3cret@db/shop"})).expect("a guard");
+    assert!(mysql.write_reason(&interval).is_some());
+    // A write stays a write, whatever the database.
+    let delete = HookContext::tool_call("sql_exec", json!({"sql": "DELETE FROM t"}));
+    assert!(postgres.write_reason(&delete).is_some());
+
+    // SAFETY: set before any other thread of this test reads it; no other
+    // test reads this variable.
+    unsafe { std::env::set_var("HOOKS_TEST_REPORTING_DB", "postgres://app:s3cret@db/shop") };
+    let from_env = guard(json!({"database_url": "${HOOKS_TEST_REPORTING_DB}"})).expect("a guard");
+    assert_eq!(from_env.write_reason(&interval), None);
+
+    for (config, says) in [
+        (
+            json!({"database_url": "oracle://app:s3cret@db/shop"}),
+            "scheme \"oracle\"",
+        ),
+        (
+            json!({"database_url": "$HOOKS_TEST_UNSET_DATABASE_URL"}),
+            "HOOKS_TEST_UNSET_DATABASE_URL, which is not set",
+        ),
+        (
+            json!({"database_url": "postgres://app:s3cret@db/shop", "dialect": "mysql"}),
+            "both `dialect` and `database_url`",
+        ),
+    ] {
+        let error = guard(config).err().expect("refused").to_string();
+        assert!(error.contains(says), "{error}");
+        assert!(!error.contains("s3cret"), "{error}");
+    }
+}
+
 #[test]
 fn too_complex_measures_without_parsing_and_agrees_with_classify() {
     let classifier = SqlClassifier::default();

@@ -42,6 +42,12 @@ pub struct ReadOnlyGuardConfig {
     /// lets through reads only it understands (`total::text`).
     #[serde(deserialize_with = "dialect_names")]
     pub dialect: Option<Vec<String>>,
+    /// The URL of the database the SQL tools run against, instead of
+    /// `dialect`: its scheme names the dialect (`postgres://…`,
+    /// `mysql+pymysql://…`, `jdbc:sqlserver://…`). `$NAME` or `${NAME}`
+    /// reads it from that environment variable when the guard is built.
+    /// Only the scheme is read, and no message repeats the URL.
+    pub database_url: Option<String>,
     /// Functions, besides the built-in read-only list, that a read may call
     /// (`my_report` in any schema, `reports.monthly` exactly).
     pub allow_functions: Vec<String>,
@@ -58,6 +64,7 @@ impl Default for ReadOnlyGuardConfig {
                 .to_vec(),
             check_all_string_args: false,
             dialect: None,
+            database_url: None,
             allow_functions: Vec::new(),
             priority: 5,
         }
@@ -82,6 +89,39 @@ fn dialect_names<'de, D: Deserializer<'de>>(
             "`dialect` must be a dialect name or a list of names",
         )),
     }
+}
+
+/// The dialect `database_url` names: the URL, or the one in the
+/// environment variable `$NAME` / `${NAME}`, read by its scheme.
+fn dialect_of_url(url: &str) -> Result<SqlDialect, ConfigError> {
+    let error = |message: String| ConfigError::new(ReadOnlyGuard::NAME, message);
+    let variable = url
+        .strip_prefix("${")
+        .and_then(|rest| rest.strip_suffix('}'))
+        .or_else(|| url.strip_prefix('$'));
+    let url = match variable {
+        Some(name) => std::env::var(name).map_err(|_| {
+            error(format!(
+                "`database_url` reads the environment variable {name}, which is not set (or \
+                 not UTF-8); set it, or name the database with `dialect`"
+            ))
+        })?,
+        None => url.to_owned(),
+    };
+    SqlDialect::from_database_url(&url).ok_or_else(|| {
+        let scheme: String = url
+            .split_once(':')
+            .map(|(scheme, _)| scheme)
+            .unwrap_or_default()
+            .chars()
+            .take(40)
+            .collect();
+        error(format!(
+            "`database_url` has the scheme {scheme:?}, which names no database the guard \
+             reads (postgres, mysql, mariadb, sqlite, mssql, sqlserver, bigquery, snowflake, \
+             duckdb, redshift, clickhouse, hive, databricks); name the dialect with `dialect`"
+        ))
+    })
 }
 
 /// A pre hook that blocks writes while the call's org is read-only.
@@ -121,16 +161,24 @@ impl ReadOnlyGuard {
     ) -> Result<Self, ConfigError> {
         let sql_tools = When::parse(&config.sql_tools, HookPoint::PreToolUse)
             .map_err(|errors| ConfigError::new(Self::NAME, format!("bad `sql_tools`: {errors}")))?;
-        let dialects = match &config.dialect {
-            None => SqlDialect::ALL.to_vec(),
-            Some(names) if names.is_empty() => {
+        let dialects = match (&config.dialect, &config.database_url) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::new(
+                    Self::NAME,
+                    "both `dialect` and `database_url` are set; keep one (the URL's scheme \
+                     names the dialect)",
+                ));
+            }
+            (None, Some(url)) => vec![dialect_of_url(url)?],
+            (None, None) => SqlDialect::ALL.to_vec(),
+            (Some(names), None) if names.is_empty() => {
                 return Err(ConfigError::new(
                     Self::NAME,
                     "`dialect` is an empty list; name at least one dialect, \
                      or leave `dialect` out to check every dialect",
                 ));
             }
-            Some(names) => names
+            (Some(names), None) => names
                 .iter()
                 .map(|name| SqlDialect::from_name(name))
                 .collect::<Result<_, _>>()

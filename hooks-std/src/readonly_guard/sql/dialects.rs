@@ -99,6 +99,35 @@ impl SqlDialect {
             })
     }
 
+    /// The dialect of the database a connection URL points at, read from
+    /// its scheme alone (`postgres://…`, `mysql+pymysql://…`,
+    /// `jdbc:sqlserver://…`, `sqlite:data.db`); `None` for a scheme that
+    /// names no database the guard knows.
+    pub fn from_database_url(url: &str) -> Option<SqlDialect> {
+        let url = url.trim();
+        let url = match url.get(..5) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("jdbc:") => &url[5..],
+            _ => url,
+        };
+        let (scheme, _) = url.split_once(':')?;
+        // SQLAlchemy's `dialect+driver`.
+        let database = scheme.split('+').next()?.to_ascii_lowercase();
+        Some(match database.as_str() {
+            "postgres" | "postgresql" => SqlDialect::PostgreSql,
+            "mysql" | "mariadb" => SqlDialect::MySql,
+            "sqlite" | "sqlite3" => SqlDialect::Sqlite,
+            "mssql" | "sqlserver" => SqlDialect::MsSql,
+            "bigquery" => SqlDialect::BigQuery,
+            "snowflake" => SqlDialect::Snowflake,
+            "duckdb" => SqlDialect::DuckDb,
+            "redshift" => SqlDialect::Redshift,
+            "clickhouse" => SqlDialect::ClickHouse,
+            "hive" | "hive2" => SqlDialect::Hive,
+            "databricks" => SqlDialect::Databricks,
+            _ => return None,
+        })
+    }
+
     /// `sqlparser`'s reader for this dialect.
     pub(crate) fn parser_dialect(self) -> &'static dyn Dialect {
         match self {
@@ -137,4 +166,44 @@ pub struct UnknownDialect {
     pub name: String,
     /// The closest known name, if one is close.
     pub suggestion: Option<&'static str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_url_names_its_dialect_by_its_scheme() {
+        for (url, dialect) in [
+            ("postgres://app:s3cret@db:5432/shop", SqlDialect::PostgreSql),
+            ("PostgreSQL://db/shop", SqlDialect::PostgreSql),
+            ("postgresql+psycopg2://db/shop", SqlDialect::PostgreSql),
+            ("jdbc:postgresql://db/shop", SqlDialect::PostgreSql),
+            ("mysql://root@127.0.0.1/test", SqlDialect::MySql),
+            ("mariadb://db/x", SqlDialect::MySql),
+            ("sqlite:data.db", SqlDialect::Sqlite),
+            ("sqlite::memory:", SqlDialect::Sqlite),
+            ("mssql://sa@db/x", SqlDialect::MsSql),
+            ("JDBC:sqlserver://db;databaseName=x", SqlDialect::MsSql),
+            ("bigquery://my-project/dataset", SqlDialect::BigQuery),
+            ("snowflake://acct/db", SqlDialect::Snowflake),
+            ("duckdb:///data.duckdb", SqlDialect::DuckDb),
+            ("redshift+psycopg2://c/db", SqlDialect::Redshift),
+            ("clickhouse://db:9000", SqlDialect::ClickHouse),
+            ("jdbc:hive2://db:10000", SqlDialect::Hive),
+            ("databricks://token@host", SqlDialect::Databricks),
+        ] {
+            assert_eq!(SqlDialect::from_database_url(url), Some(dialect), "{url}");
+        }
+        for url in [
+            "",
+            "db.example.com",
+            "oracle://db",
+            "mongodb://x",
+            "jdbc:",
+            "+:x",
+        ] {
+            assert_eq!(SqlDialect::from_database_url(url), None, "{url}");
+        }
+    }
 }

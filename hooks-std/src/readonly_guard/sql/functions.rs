@@ -243,6 +243,8 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "object_construct", // Snowflake: build an OBJECT
     "object_name",      // SQL Server: catalog name of an object id
     "octet_length",
+    "offset",  // BigQuery: array element by zero-based position (`arr[OFFSET(0)]`)
+    "ordinal", // BigQuery: array element by one-based position
     "overlay",
     "parse_date", // BigQuery: parse a date string
     "parse_json", // Snowflake: text to VARIANT
@@ -284,6 +286,8 @@ const READ_ONLY_FUNCTIONS: &[&str] = &[
     "rtrim",
     "safe_cast",
     "safe_divide",
+    "safe_offset",  // BigQuery: `OFFSET`, NULL when out of range
+    "safe_ordinal", // BigQuery: `ORDINAL`, NULL when out of range
     "second",
     "seq4", // Snowflake: row sequence numbers in a GENERATOR (no sequence object)
     "session_user",

@@ -87,15 +87,31 @@ pub(crate) const WRITING_STATEMENT_WORDS: &[&str] = &[
 /// statement it starts: `PRAGMA table_info('t')` is a read there.
 pub(crate) fn writing_statement_word(tokens: &[TokenWithSpan]) -> Option<String> {
     let mut statement_start = true;
+    // Right after `SHOW` opening a statement: `SHOW CREATE TABLE t`
+    // (MySQL) shows a table's definition. (`SELECT 1 SHOW CREATE …` is not
+    // exempt: there SHOW can be an alias, and SQL Server needs no `;`.)
+    let mut after_show = false;
     for token in tokens.iter().map(|t| &t.token) {
+        let shown = std::mem::take(&mut after_show);
         match token {
-            Token::Whitespace(_) => continue,
+            Token::Whitespace(_) => {
+                after_show = shown;
+                continue;
+            }
             Token::SemiColon => {
                 statement_start = true;
                 continue;
             }
             Token::Word(word)
+                if statement_start
+                    && word.quote_style.is_none()
+                    && word.value.eq_ignore_ascii_case("SHOW") =>
+            {
+                after_show = true;
+            }
+            Token::Word(word)
                 if !statement_start
+                    && !shown
                     && word.quote_style.is_none()
                     && WRITING_STATEMENT_WORDS
                         .iter()
@@ -112,6 +128,26 @@ pub(crate) fn writing_statement_word(tokens: &[TokenWithSpan]) -> Option<String>
         statement_start = false;
     }
     None
+}
+
+/// Why `tokens` hold a bare word that starts a writing statement anywhere,
+/// first word included, if they do: for a reading the parser could not
+/// read, where no statement can be judged whole.
+pub(crate) fn any_writing_word(tokens: &[TokenWithSpan]) -> Option<String> {
+    tokens.iter().find_map(|token| match &token.token {
+        Token::Word(word)
+            if word.quote_style.is_none()
+                && WRITING_STATEMENT_WORDS
+                    .iter()
+                    .any(|keyword| keyword.eq_ignore_ascii_case(&word.value)) =>
+        {
+            Some(format!(
+                "it contains the word {}, which starts a writing statement",
+                word.value.to_ascii_uppercase()
+            ))
+        }
+        _ => None,
+    })
 }
 
 /// SQL Server table hints that lock (or hold locks longer than a plain

@@ -235,6 +235,18 @@ impl SqlClassifier {
                     match self.classify_reading(text, reading, dialect) {
                         SqlVerdict::Read => {}
                         SqlVerdict::Write(reason) => return SqlVerdict::Write(reason),
+                        // Syntax of another database's quoting rules: only a
+                        // writing word in it counts (see `readings`).
+                        SqlVerdict::Unparsable(_) if reading.foreign => {
+                            if let Some(why) = lexical::any_writing_word(&reading.tokens) {
+                                return SqlVerdict::Write(format!(
+                                    "{} is a write under {dialect} with {}'s quoting rules: \
+                                     {why}",
+                                    reason::quoted(text),
+                                    reading.lexers[0]
+                                ));
+                            }
+                        }
                         SqlVerdict::Unparsable(reason) => {
                             unparsable.get_or_insert(reason);
                         }

@@ -6,7 +6,16 @@
 //! `\'`. Where a string or comment ends decides which statements run, so
 //! the text is tokenized under **every** dialect's lexer whatever the
 //! configured set, and each distinct token stream is a reading to judge.
-//! Narrowing the dialects narrows the parsers, never the lexing.
+//!
+//! A reading a configured dialect's lexer produced is that database's own:
+//! its parser must find only reads in it, and a lexer of its that fails
+//! fails the text. A *foreign* reading, which only other dialects' lexers
+//! produced, is how the configured database might read the text were
+//! `sqlparser`'s lexer wrong about it: a write found in it still counts,
+//! but syntax the configured database does not have (BigQuery's backticks
+//! to PostgreSQL's lexer, SQL Server's `[brackets]` to MySQL's) neither
+//! fails the lexing nor makes the text unparsable. With every dialect
+//! configured (the default) no reading is foreign.
 
 use sqlparser::tokenizer::{TokenWithSpan, Tokenizer, TokenizerError};
 
@@ -18,11 +27,11 @@ pub(crate) struct Reading {
     pub(crate) tokens: Vec<TokenWithSpan>,
     /// The dialects whose lexer produced exactly these tokens.
     pub(crate) lexers: Vec<SqlDialect>,
-    /// The dialects whose parser must find only reads in these tokens: the
-    /// configured lexers among `lexers`, or every configured dialect when
-    /// some other dialect's lexer produced them (a configured database may
-    /// lex like it, as far as anyone can tell from `sqlparser`).
+    /// The dialects whose parser reads these tokens: the configured lexers
+    /// among `lexers`, or every configured dialect for a foreign reading.
     pub(crate) parsers: Vec<SqlDialect>,
+    /// Whether only dialects that are not configured lexed it this way.
+    pub(crate) foreign: bool,
 }
 
 /// A lexer that could not tokenize the text: which one, and its error.
@@ -32,14 +41,19 @@ pub(crate) struct LexError {
 }
 
 /// The distinct readings of `sql` under every dialect's lexer, each with
-/// the `configured` dialects that must parse it. Any lexer failing fails
-/// the whole text (closed): that database might have read it.
+/// the `configured` dialects that must parse it. A configured dialect's
+/// lexer failing fails the whole text (closed): that database might have
+/// read it; another dialect's only drops its reading.
 pub(crate) fn readings(sql: &str, configured: &[SqlDialect]) -> Result<Vec<Reading>, LexError> {
     let mut readings: Vec<Reading> = Vec::new();
     for dialect in SqlDialect::ALL {
-        let tokens = Tokenizer::new(dialect.parser_dialect(), sql)
-            .tokenize_with_location()
-            .map_err(|error| LexError { dialect, error })?;
+        let tokens = match Tokenizer::new(dialect.parser_dialect(), sql).tokenize_with_location() {
+            Ok(tokens) => tokens,
+            Err(error) if configured.contains(&dialect) => {
+                return Err(LexError { dialect, error });
+            }
+            Err(_) => continue,
+        };
         match readings
             .iter_mut()
             .find(|reading| same_tokens(&reading.tokens, &tokens))
@@ -49,14 +63,22 @@ pub(crate) fn readings(sql: &str, configured: &[SqlDialect]) -> Result<Vec<Readi
                 tokens,
                 lexers: vec![dialect],
                 parsers: Vec::new(),
+                foreign: false,
             }),
         }
     }
     for reading in &mut readings {
-        reading.parsers = if reading.lexers.iter().all(|d| configured.contains(d)) {
-            reading.lexers.clone()
-        } else {
+        let own: Vec<SqlDialect> = reading
+            .lexers
+            .iter()
+            .copied()
+            .filter(|dialect| configured.contains(dialect))
+            .collect();
+        reading.foreign = own.is_empty();
+        reading.parsers = if reading.foreign {
             configured.to_vec()
+        } else {
+            own
         };
     }
     Ok(readings)
