@@ -553,6 +553,10 @@ hooks:
         "file:///srv/data/?/../../../etc/passwd",
         "file:///srv/data/%zz",
         "/srv/data/report.txt",
+        // Found by fuzzing: a relative path, and `?` hidden in an escape.
+        "file:srv/data/report.txt",
+        "file:///srv/data/%3f/../../../etc/passwd",
+        "file:///srv/data/report%23.txt",
     ] {
         let error = read(refused).await.expect_err(refused);
         let shown = format!("{error:?}");

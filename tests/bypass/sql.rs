@@ -738,3 +738,31 @@ proptest! {
         prop_assert_eq!(sql_reason(&guard, &sql), None, "{:?}", sql);
     }
 }
+
+/// A guard named for one database (by `dialect` or `database_url`) reads
+/// text with that database's lexer, and still blocks a write that another
+/// database's quoting reveals, or a statement SQL Server would start after
+/// an alias.
+#[test]
+fn a_guard_for_one_database_still_sees_writes_other_quoting_reveals() {
+    for config in [
+        json!({"dialect": "postgresql"}),
+        json!({"database_url": "postgres://app:pw@db/shop"}),
+    ] {
+        let guard = guard(config);
+        for sql in [
+            // MySQL's `\'` escape ends the string later: the DROP is a statement.
+            "SELECT 'a\\''; DROP TABLE t; --'",
+            "SELECT 'a\\''; DELETE FROM t; --'",
+        ] {
+            assert!(sql_reason(&guard, sql).is_some(), "{sql}");
+        }
+        assert_eq!(sql_reason(&guard, "SELECT doc ? 'k' FROM s"), None);
+    }
+    let mssql = guard(json!({"database_url": "jdbc:sqlserver://db;databaseName=x"}));
+    assert!(sql_reason(&mssql, "SELECT 1 SHOW CREATE TABLE x (a int)").is_some());
+    assert_eq!(
+        sql_reason(&mssql, "SELECT [Order Id] FROM [dbo].[Orders]"),
+        None
+    );
+}
