@@ -1,8 +1,10 @@
 //! The approval gate end to end: a gated call pauses, a card goes to a fake
 //! Feishu Open API server on 127.0.0.1, a "click" comes back encrypted and
 //! signed through the real callback router, and the call resumes — or not.
-//! Negative tests: forged, stale, wrong token, wrong channel, out of scope,
-//! replayed, malformed; database and card delivery failures block; a pending
+//! Negative tests: forged, stale, wrong token, wrong channel, a look-alike
+//! card from the same app, an Approve without the arguments' digest,
+//! arguments too long to show (Reject only), out of scope, replayed,
+//! malformed; database and card delivery failures block; a pending
 //! request survives a dropped runtime; a decision on one replica wakes a gate
 //! on another (PostgreSQL).
 
@@ -487,6 +489,143 @@ async fn wrong_channel_and_out_of_scope_operators_change_nothing() {
         "not overdue"
     );
     call.abort();
+}
+
+/// Posts `card` to `chat` as the gate's own bot would, through the Open
+/// API with the app's credentials (as an agent's own Feishu tool could);
+/// returns the new message's id.
+async fn post_as_the_bot(fake: &FakeFeishu, chat: &str, card: &Value) -> String {
+    let http = reqwest::Client::new();
+    let base = fake.base_url();
+    let token: Value = http
+        .post(format!(
+            "{base}/open-apis/auth/v3/tenant_access_token/internal"
+        ))
+        .json(&json!({"app_id": fake.config().app_id, "app_secret": fake.config().app_secret}))
+        .send()
+        .await
+        .expect("token")
+        .json()
+        .await
+        .expect("token JSON");
+    let token = token["tenant_access_token"].as_str().expect("a token");
+    let sent: Value = http
+        .post(format!(
+            "{base}/open-apis/im/v1/messages?receive_id_type=chat_id"
+        ))
+        .bearer_auth(token)
+        .json(&json!({"receive_id": chat, "msg_type": "interactive", "content": card.to_string()}))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("send JSON");
+    sent["data"]["message_id"]
+        .as_str()
+        .expect("a message id")
+        .to_owned()
+}
+
+/// A card the same app posts in the approval chat with the gate's very
+/// buttons decides nothing: only a press on the card the gate recorded
+/// counts.
+#[tokio::test]
+async fn a_look_alike_card_from_the_same_app_decides_nothing() {
+    let (fake, replica, call, id) = pending().await;
+    let card = fake.sent_cards()[0].clone();
+    let look_alike = post_as_the_bot(&fake, CHAT, &card.card).await;
+    assert_ne!(look_alike, card.message_id);
+    for decision in [ApprovalDecision::Approve, ApprovalDecision::Reject] {
+        let (code, reply) = press(&fake, &replica, &id, decision, "ou_bob", CHAT).await;
+        assert_eq!(code, 200);
+        assert_eq!(toast(&reply).0, "error", "{reply}");
+        assert!(
+            toast(&reply)
+                .1
+                .contains("not on the card the approval gate sent"),
+            "{reply}"
+        );
+        assert!(reply.get("card").is_none(), "the look-alike learns nothing");
+    }
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    assert!(!call.is_finished());
+
+    let mut on_the_card = CardClick::new(&id, ApprovalDecision::Approve, "ou_bob", CHAT);
+    on_the_card.message_id = Some(card.message_id.clone());
+    let (_, reply) = fake
+        .click(&replica.callback_url, &on_the_card)
+        .await
+        .expect("the card has Approve");
+    assert_eq!(toast(&reply).0, "success", "{reply}");
+    assert!(call.await.expect("task").tool_ran);
+}
+
+/// An Approve whose value lacks the arguments' digest (a card sent before
+/// the rule, or forged) is refused, even from the gate's own card.
+#[tokio::test]
+async fn an_approve_without_the_arguments_digest_is_refused() {
+    let (fake, replica, call, id) = pending().await;
+    let click = CardClick::new(&id, ApprovalDecision::Approve, "ou_bob", CHAT);
+    let mut event = fake
+        .card_action_event(&click)
+        .expect("the card has Approve");
+    assert_eq!(
+        event["event"]["action"]["value"]["digest"],
+        replica.stored(&id).await.args_digest
+    );
+    for (at, digest) in [Value::Null, json!("0".repeat(64))].into_iter().enumerate() {
+        event["event"]["action"]["value"]["digest"] = digest;
+        event["header"]["event_id"] = json!(format!("forged-{at}"));
+        let (code, reply) = fake
+            .deliver(&replica.callback_url, &fake.seal(&event))
+            .await;
+        assert_eq!(code, 200);
+        assert!(
+            toast(&reply)
+                .1
+                .contains("not on a card that showed every argument"),
+            "{reply}"
+        );
+    }
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    assert!(!call.is_finished());
+    call.abort();
+}
+
+/// Arguments too long for one card: the card shows what fits, says so, and
+/// offers Reject only; Reject works.
+#[tokio::test]
+async fn arguments_too_long_for_a_card_can_only_be_rejected_from_it() {
+    let fake = fake().await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
+    let memo = "pay ".repeat(10_000);
+    let args = json!({"amount": 5, "memo": memo, "payee": "the part that matters"});
+    let call = start(
+        &replica,
+        hooks_testkit::gate::gated_call_with("c1", "finance-bot", "alice", args),
+    );
+    let id = card_sent(&fake, 1).await;
+    let shown = fake.sent_cards()[0].card.to_string();
+    assert!(shown.contains("too long to show here in full"), "{shown}");
+    assert!(!shown.contains("the part that matters"));
+    let approve = CardClick::new(&id, ApprovalDecision::Approve, "ou_bob", CHAT);
+    assert!(
+        fake.card_action_event(&approve).is_err(),
+        "no Approve button"
+    );
+    let (_, reply) = press(
+        &fake,
+        &replica,
+        &id,
+        ApprovalDecision::Reject,
+        "ou_bob",
+        CHAT,
+    )
+    .await;
+    assert_eq!(toast(&reply).0, "success", "{reply}");
+    assert!(!call.await.expect("task").tool_ran);
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Rejected);
 }
 
 #[tokio::test]

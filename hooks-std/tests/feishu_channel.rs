@@ -338,11 +338,13 @@ async fn the_sent_card_carries_the_request() {
     ] {
         assert!(text.contains(needle), "missing {needle} in {text}");
     }
-    let excerpt = request.args_excerpt(800);
-    assert!(excerpt.contains("cut at 800 characters"));
-    assert!(text.contains(&format!("```json\n{excerpt}\n```")), "{text}");
+    // Every argument is shown, though longer than an outcome card's 800.
     let full_args = serde_json::to_string_pretty(&request.args).unwrap();
-    assert!(!text.contains(&full_args));
+    assert!(full_args.chars().count() > 800);
+    assert!(
+        text.contains(&format!("```json\n{full_args}\n```")),
+        "{text}"
+    );
     assert!(text.contains(&format!(
         "Who may approve:** `{}`",
         request.approvers_text()
@@ -357,9 +359,14 @@ async fn the_sent_card_carries_the_request() {
     for (button, (label, kind, decision)) in buttons.iter().zip(expected) {
         assert_eq!(button["text"]["content"], label);
         assert_eq!(button["type"], kind);
+        let mut value = json!({"request_id": request.id, "decision": decision});
+        if decision == "approve" {
+            // Approve carries the digest of the arguments the card showed.
+            value["digest"] = json!(request.args_digest);
+        }
         assert_eq!(
             button["behaviors"],
-            json!([{"type": "callback", "value": {"request_id": request.id, "decision": decision}}])
+            json!([{"type": "callback", "value": value}])
         );
     }
 }
@@ -588,8 +595,11 @@ async fn the_800_character_cut_never_splits_an_escape() {
         let mut request = request("req-cut");
         request.args =
             json!({"payee": format!("{}{}", "x".repeat(790 + prefix), "\u{202E}".repeat(40))});
-        channel.send_card(&request).await.unwrap();
-        let card = fake.sent_cards().pop().unwrap().card;
+        // The outcome card cuts at 800 characters.
+        request.status = ConfirmationStatus::Rejected;
+        request.message_ref = Some(channel.send_card(&request).await.unwrap());
+        channel.update_card(&request).await.unwrap();
+        let card = fake.card_updates().pop().unwrap().1;
         let text = markdown(&card);
         assert!(text.contains("cut at 800 characters"), "{text}");
         assert!(text.contains("contains hidden characters"), "{text}");
@@ -598,16 +608,56 @@ async fn the_800_character_cut_never_splits_an_escape() {
     }
 }
 
+/// A card asking for a decision splits arguments too long for one of its
+/// code blocks between escapes, never inside one.
 #[tokio::test]
-async fn hidden_characters_past_the_cut_still_flag_the_card() {
+async fn long_arguments_are_split_between_escapes() {
+    let (fake, channel) = setup().await;
+    for prefix in 0..8 {
+        let mut request = request("req-split");
+        request.args = json!({"payee": format!(
+            "{}{}",
+            "x".repeat(3960 + prefix),
+            "\u{202E}".repeat(400)
+        )});
+        channel.send_card(&request).await.unwrap();
+        let card = fake.sent_cards().pop().unwrap().card;
+        let blocks: Vec<String> = card["body"]["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|element| element["content"].as_str())
+            .filter_map(|text| text.split_once("```json\n"))
+            .map(|(_, code)| code.trim_end_matches("\n```").to_owned())
+            .collect();
+        assert!(blocks.len() > 1, "split over several code blocks");
+        for block in &blocks {
+            assert_escapes_are_whole(block);
+        }
+        assert_no_raw_hidden(&card);
+        assert_eq!(
+            buttons(&card).len(),
+            2,
+            "every argument shown: Approve offered"
+        );
+    }
+}
+
+#[tokio::test]
+async fn hidden_characters_past_what_a_card_shows_still_flag_it() {
     let (fake, channel) = setup().await;
     let mut request = request("req-late");
-    request.args = json!({"payee": format!("{}\u{202E}", "x".repeat(2000))});
+    request.args = json!({"payee": format!("{}\u{202E}", "x".repeat(40_000))});
     channel.send_card(&request).await.unwrap();
     let card = fake.sent_cards().pop().unwrap().card;
     let text = markdown(&card);
-    assert!(!text.contains("x\\u202E"), "the character is past the cut");
+    assert!(
+        !text.contains("x\\u202E"),
+        "the character is past what fits"
+    );
     assert!(text.contains("contains hidden characters"), "{text}");
+    assert!(text.contains("too long to show here in full"), "{text}");
+    assert_eq!(buttons(&card).len(), 1, "Reject only");
 }
 
 #[tokio::test]
@@ -690,6 +740,7 @@ async fn a_sealed_click_decodes_to_the_decision() {
             operator: "ou_cfo".to_owned(),
             channel_id: CHAT.to_owned(),
             message_ref: Some(message_id),
+            shown_digest: None,
             reason: None,
         })
     );

@@ -5,7 +5,9 @@
 //! clickers are told why in an ephemeral message.
 //!
 //! Negative tests: forged signature, signature over another body, stale and
-//! future timestamps, missing headers, another workspace or channel, a user
+//! future timestamps, missing headers, another workspace or channel, a
+//! look-alike message from the same bot, an Approve without the arguments'
+//! digest, arguments too long to show (Reject only), a user
 //! outside the scope, a duplicate delivery, malformed and random bodies,
 //! `invalid_auth`. Signatures are checked against a fixed vector and against
 //! `openssl dgst -sha256 -hmac` (skipped, saying so, if openssl is absent).
@@ -27,10 +29,12 @@ use hooks_std::approval_gate::channel::slack::{
     REASON_BLOCK_ID, SIGNATURE_HEADER, SlackChannel, SlackConfig, TIMESTAMP_HEADER, signature,
     verify_signature,
 };
-use hooks_std::approval_gate::channel::{Callback, CallbackError, Channel, RawCallback};
+use hooks_std::approval_gate::channel::{
+    Callback, CallbackError, Channel, DecisionCallback, RawCallback,
+};
 use hooks_std::approval_gate::{
     ApprovalDecision, ApprovalGate, ApprovalGateConfig, ApproverScope, ConfirmationMode,
-    ConfirmationRequest, ConfirmationStatus, StaticDirectory,
+    ConfirmationRequest, ConfirmationStatus, NewConfirmation, StaticDirectory,
 };
 use hooks_testkit::gate::{Replica, gated_call, org_scope, pending_request};
 use hooks_testkit::slack::{FakeSlack, FakeSlackConfig, SlackClick};
@@ -566,6 +570,185 @@ async fn another_workspace_or_channel_is_refused_with_a_note() {
     );
     nothing_changed(&fake, &replica, &id, &call).await;
     call.abort();
+}
+
+/// A message the same bot posts in the approval channel (say, through an
+/// agent's own Slack tool) with the gate's very buttons decides nothing:
+/// only a press on the card the gate recorded counts.
+#[tokio::test]
+async fn a_look_alike_message_from_the_same_bot_decides_nothing() {
+    let (fake, replica, call, id) = pending().await;
+    let card = fake.messages()[0].ts.clone();
+    let bot = SlackChannel::new(fake.slack_config(CHANNEL)).expect("the same bot");
+    bot.send_card(&stored(&replica, &id).await)
+        .await
+        .expect("the look-alike is posted");
+    let look_alike = fake.messages()[1].ts.clone();
+    assert_ne!(look_alike, card);
+    for (count, decision) in [
+        (1, ApprovalDecision::Approve),
+        (2, ApprovalDecision::Reject),
+    ] {
+        let click = SlackClick::new(&id, decision, BOB).on_message(&look_alike);
+        assert_eq!(press(&fake, &replica, &click).await.0, 200);
+        let note = ephemeral(&fake, count, BOB).await;
+        assert!(
+            note.contains("not on the card the approval gate sent"),
+            "{note}"
+        );
+    }
+    nothing_changed(&fake, &replica, &id, &call).await;
+
+    let click = SlackClick::new(&id, ApprovalDecision::Approve, BOB).on_message(&card);
+    assert_eq!(press(&fake, &replica, &click).await.0, 200);
+    assert!(
+        call.await.expect("task").tool_ran,
+        "the gate's own card decides"
+    );
+}
+
+/// An Approve press must carry the digest of the arguments its message
+/// showed: one without it (a message sent before the rule, or one that
+/// could not show every argument) is refused.
+#[tokio::test]
+async fn an_approve_without_the_arguments_digest_is_refused() {
+    let (fake, replica, call, id) = pending().await;
+    let mut payload = fake
+        .block_actions_payload(&SlackClick::new(&id, ApprovalDecision::Approve, BOB))
+        .expect("the card has Approve");
+    let value: Value = serde_json::from_str(payload["actions"][0]["value"].as_str().unwrap())
+        .expect("the button's value");
+    assert_eq!(value["digest"], stored(&replica, &id).await.args_digest);
+    for (count, digest) in [(1, Value::Null), (2, json!("0".repeat(64)))] {
+        let mut value = value.clone();
+        value["digest"] = digest;
+        payload["actions"][0]["value"] = json!(value.to_string());
+        payload["trigger_id"] = json!(format!("{}.forged{count}", now()));
+        let (code, _) = fake
+            .deliver(&replica.callback_url, &fake.sign(&payload))
+            .await;
+        assert_eq!(code, 200);
+        let note = ephemeral(&fake, count, BOB).await;
+        assert!(
+            note.contains("not on a card that showed every argument"),
+            "{note}"
+        );
+    }
+    nothing_changed(&fake, &replica, &id, &call).await;
+    call.abort();
+}
+
+/// Arguments too long for one Slack message: the message shows what fits,
+/// says so, and offers Reject only; Reject works.
+#[tokio::test]
+async fn arguments_too_long_for_a_message_can_only_be_rejected_from_it() {
+    let fake = fake().await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
+    let memo = "pay ".repeat(5000);
+    let args = json!({"amount": 5, "memo": memo, "payee": "the part that matters"});
+    let call = start(
+        &replica,
+        hooks_testkit::gate::gated_call_with("c1", "finance-bot", "alice", args),
+    );
+    let id = message_posted(&fake, 1).await;
+    let message = &fake.messages()[0];
+    let shown = message.blocks.to_string();
+    assert!(shown.contains("too long to show here in full"), "{shown}");
+    assert!(!shown.contains("the part that matters"));
+    let approve = fake.block_actions_payload(&SlackClick::new(&id, ApprovalDecision::Approve, BOB));
+    assert!(approve.is_err(), "no Approve button: {approve:?}");
+    let reject = SlackClick::new(&id, ApprovalDecision::Reject, BOB);
+    assert_eq!(press(&fake, &replica, &reject).await.0, 200);
+    let report = call.await.expect("task");
+    assert!(!report.tool_ran);
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Rejected);
+}
+
+/// Arguments longer than one section but within a message are all shown,
+/// and Approve works.
+#[tokio::test]
+async fn long_arguments_are_shown_whole_and_can_be_approved() {
+    let fake = fake().await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
+    let memo = "pay ".repeat(1500);
+    let args = json!({"amount": 5, "memo": memo, "payee": "the part that matters"});
+    let call = start(
+        &replica,
+        hooks_testkit::gate::gated_call_with("c1", "finance-bot", "alice", args),
+    );
+    let id = message_posted(&fake, 1).await;
+    let shown = fake.messages()[0].blocks.to_string();
+    assert!(shown.contains("the part that matters"), "{shown}");
+    assert!(!shown.contains("too long"), "{shown}");
+    let approve = SlackClick::new(&id, ApprovalDecision::Approve, BOB);
+    assert_eq!(press(&fake, &replica, &approve).await.0, 200);
+    assert!(call.await.expect("task").tool_ran);
+}
+
+/// A press that arrives before the card's reference is stored decides
+/// nothing and is not counted as handled: the same press, delivered again
+/// once the reference is stored, decides.
+#[tokio::test]
+async fn a_press_before_the_card_is_recorded_waits_for_it() {
+    let fake = fake().await;
+    let replica = in_memory_replica(&fake, ORG_SCOPE()).await;
+    let store = replica.approvals.store();
+    let (request, _) = store
+        .create(&NewConfirmation {
+            idempotency_key: "conv-1:early".to_owned(),
+            tool_name: "oa__purchase_pay".to_owned(),
+            args: json!({"amount": 5}),
+            args_digest: "digest-5".to_owned(),
+            agent_id: "finance-bot".to_owned(),
+            initiator_user_id: "alice".to_owned(),
+            org_id: "acme".to_owned(),
+            approver_scope: ApproverScope::OrgMembers,
+            approver_allowlist: Vec::new(),
+            channel_kind: "slack".to_owned(),
+            channel_id: format!("T0FAKE/{CHANNEL}"),
+            mode: ConfirmationMode::Metadata,
+            timeout: Duration::from_secs(60),
+        })
+        .await
+        .expect("created");
+    let press = DecisionCallback {
+        event_id: "slack:T0FAKE:early".to_owned(),
+        request_id: request.id.clone(),
+        decision: ApprovalDecision::Approve,
+        operator: BOB.to_owned(),
+        channel_id: format!("T0FAKE/{CHANNEL}"),
+        message_ref: Some(format!("{CHANNEL}:1700000000.000100")),
+        shown_digest: Some("digest-5".to_owned()),
+        reason: None,
+    };
+    let outcome = replica.approvals.handle_callback(&press).await;
+    assert!(
+        outcome.message.contains("still being recorded"),
+        "{}",
+        outcome.message
+    );
+    assert_eq!(
+        status(&replica, &request.id).await,
+        ConfirmationStatus::Pending
+    );
+    assert!(!store.event_seen(&press.event_id).await.expect("read"));
+
+    let claim = store
+        .claim_card(&request.id, Duration::from_secs(60), None)
+        .await
+        .expect("claim")
+        .expect("claimed");
+    store
+        .record_card(&request.id, claim, &format!("{CHANNEL}:1700000000.000100"))
+        .await
+        .expect("recorded")
+        .expect("the claim holds");
+    let outcome = replica.approvals.handle_callback(&press).await;
+    assert_eq!(outcome.message, "Approved.");
+    assert_eq!(
+        status(&replica, &request.id).await,
+        ConfirmationStatus::Approved
+    );
 }
 
 #[tokio::test]

@@ -152,6 +152,9 @@ pub struct SlackClick {
     /// message without that input block is refused, as nothing could be
     /// typed.
     pub reason: Option<String>,
+    /// The `ts` of the message whose button is pressed; by default the
+    /// latest posted or updated message that has the button.
+    pub message_ts: Option<String>,
 }
 
 impl SlackClick {
@@ -170,12 +173,20 @@ impl SlackClick {
             team_id: None,
             trigger_id: None,
             reason: None,
+            message_ts: None,
         }
     }
 
     /// The same press, with `reason` typed in.
     pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
         self.reason = Some(reason.into());
+        self
+    }
+
+    /// The same press, on the message posted with `ts` (which must have the
+    /// button).
+    pub fn on_message(mut self, ts: impl Into<String>) -> Self {
+        self.message_ts = Some(ts.into());
         self
     }
 
@@ -446,6 +457,7 @@ impl FakeSlack {
                 .map(|update| (&update.channel, &update.ts, &update.blocks));
             posted
                 .chain(updated)
+                .filter(|(_, ts, _)| click.message_ts.as_ref().is_none_or(|wanted| wanted == *ts))
                 .filter_map(|(channel, ts, blocks)| {
                     buttons(blocks)
                         .into_iter()
@@ -623,11 +635,20 @@ fn has_reason_input(blocks: &Value) -> bool {
 /// Slack's size limits on what a message holds, as the Web API enforces
 /// them: a header's text 150 characters, a section's or context element's
 /// text 3000, a button's `value` 2000 and `action_id` 255, an input's
-/// plain-text label 2000 (and it must have an element), the `text`
-/// fallback 40000 (`msg_too_long`).
+/// plain-text label 2000 (and it must have an element), at most 50 blocks,
+/// the `text` fallback 40000 (`msg_too_long`), and the text of all blocks
+/// together about 13,200 characters (`msg_blocks_too_long`: not
+/// documented, seen by Slack's users; the fake counts every string in the
+/// blocks and refuses above 13,000).
 fn over_limits(text: &str, blocks: &Value) -> Option<&'static str> {
     if text.chars().count() > 40_000 {
         return Some("msg_too_long");
+    }
+    if blocks.as_array().is_some_and(|blocks| blocks.len() > 50) {
+        return Some("invalid_blocks");
+    }
+    if strings_chars(blocks) > 13_000 {
+        return Some("msg_blocks_too_long");
     }
     let chars = |value: &Value| value.as_str().map_or(0, |text| text.chars().count());
     for block in blocks.as_array().into_iter().flatten() {
@@ -660,6 +681,16 @@ fn over_limits(text: &str, blocks: &Value) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// The characters of every string in `value`.
+fn strings_chars(value: &Value) -> usize {
+    match value {
+        Value::String(text) => text.chars().count(),
+        Value::Array(items) => items.iter().map(strings_chars).sum(),
+        Value::Object(object) => object.values().map(strings_chars).sum(),
+        _ => 0,
+    }
 }
 
 fn answer(status: StatusCode, body: Value) -> Response {

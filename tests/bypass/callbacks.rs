@@ -176,6 +176,21 @@ async fn only_a_genuine_click_in_scope_decides() {
         ))
         .expect("event");
     hostile.push(("pressed by someone unknown", feishu.seal(&by_stranger)));
+    // Alice's own press, but on a look-alike card the same app posted (or
+    // without the digest of the arguments the card showed).
+    let mut on_another_card = genuine.clone();
+    on_another_card["event"]["context"]["open_message_id"] = json!("om_look_alike");
+    on_another_card["header"]["event_id"] = json!("look-alike");
+    hostile.push(("pressed on another card", feishu.seal(&on_another_card)));
+    for (at, digest) in [Value::Null, json!("0".repeat(64))].into_iter().enumerate() {
+        let mut undigested = genuine.clone();
+        undigested["event"]["action"]["value"]["digest"] = digest;
+        undigested["header"]["event_id"] = json!(format!("undigested-{at}"));
+        hostile.push((
+            "an Approve without the digest shown",
+            feishu.seal(&undigested),
+        ));
+    }
 
     for (why, callback) in &hostile {
         let (status, reply) = feishu.deliver(&url, callback).await;
@@ -359,6 +374,27 @@ async fn only_a_genuine_slack_click_in_scope_decides() {
             "pressed with an id known only to another channel kind",
             payload_for(SlackClick::new(&id, ApprovalDecision::Approve, "U0EVE")),
             "U0EVE",
+        ),
+        (
+            "pressed on another message with the same button",
+            {
+                let mut payload = genuine.clone();
+                payload["container"]["message_ts"] = json!("1700000000.999999");
+                payload["trigger_id"] = json!("look-alike");
+                payload
+            },
+            "U0ALICE",
+        ),
+        (
+            "an Approve without the digest shown",
+            {
+                let mut payload = genuine.clone();
+                let value = json!({"request_id": id, "decision": "approve"});
+                payload["actions"][0]["value"] = json!(value.to_string());
+                payload["trigger_id"] = json!("undigested");
+                payload
+            },
+            "U0ALICE",
         ),
     ];
     for (count, (why, payload, presser)) in refused.iter().enumerate() {

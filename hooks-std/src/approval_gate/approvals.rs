@@ -89,6 +89,16 @@ impl CallbackOutcome {
         )
     }
 
+    /// The request's card reference is not stored yet.
+    fn card_not_recorded() -> Self {
+        Self::new(
+            ToastKind::Info,
+            "This request's card is still being recorded; nothing changed. Please try again \
+             in a moment.",
+            None,
+        )
+    }
+
     /// The request was already decided, expired or cancelled.
     fn settled(request: ConfirmationRequest) -> Self {
         Self::new(ToastKind::Info, final_message(&request), Some(request))
@@ -105,6 +115,21 @@ impl CallbackOutcome {
             request,
         }
     }
+}
+
+/// Why a press on another message than the request's card changed nothing.
+const NOT_FROM_CARD: &str = "This button is not on the card the approval gate sent for this \
+    request; nothing changed. Decide on the gate's own card.";
+
+/// Whether a click came from the card the gate sent ([`Approvals::card_check`]).
+enum CardCheck {
+    /// From that card (or the channel does not bind clicks to cards).
+    Sent,
+    /// The card's reference is not stored yet: nothing can be compared.
+    NotYetRecorded,
+    /// From another message, or an Approve the card could not offer: why,
+    /// for the presser.
+    Refused(&'static str),
 }
 
 /// How long a click's decision may take to be recorded, retries included:
@@ -215,8 +240,10 @@ impl Approvals {
     }
 
     /// Applies a verified button press: event-id dedup, channel binding,
-    /// approver scope, then the first-decision-wins update. Nothing changes
-    /// unless every check passes.
+    /// the card it came from (on a channel that binds presses to it, see
+    /// [`Channel::binds_clicks_to_card`]), approver scope, then the
+    /// first-decision-wins update. Nothing changes unless every check
+    /// passes.
     ///
     /// The answer is due within the platform's reply window (Feishu waits
     /// 3 s), and it is true: a decision the database cannot take (busy,
@@ -296,9 +323,25 @@ impl Approvals {
         if store.event_seen(&callback.event_id).await? {
             return self.already_handled(callback).await;
         }
-        let Some(request) = store.get(&callback.request_id).await? else {
+        let Some(mut request) = store.get(&callback.request_id).await? else {
             return self.refuse(callback, CallbackOutcome::unknown()).await;
         };
+        // A press right after the card appeared may beat the gate storing
+        // the card's reference (it does so as soon as the platform answers
+        // the send): wait for it a little, within the reply window.
+        let mut pause = Duration::from_millis(20);
+        while matches!(
+            self.card_check(&request, callback),
+            CardCheck::NotYetRecorded
+        ) && window.open_after(pause + RECORD_WINDOW / 2)
+        {
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+            match store.get(&callback.request_id).await? {
+                Some(now) => request = now,
+                None => return self.refuse(callback, CallbackOutcome::unknown()).await,
+            }
+        }
         if !self.belongs_here(&request, callback) {
             let outcome = CallbackOutcome::new(
                 ToastKind::Error,
@@ -306,6 +349,16 @@ impl Approvals {
                 None,
             );
             return self.refuse(callback, outcome).await;
+        }
+        match self.card_check(&request, callback) {
+            CardCheck::Sent => {}
+            // Not recorded as handled: the same click, redelivered once the
+            // reference is stored, is decided then.
+            CardCheck::NotYetRecorded => return Ok(CallbackOutcome::card_not_recorded()),
+            CardCheck::Refused(why) => {
+                let outcome = CallbackOutcome::new(ToastKind::Error, why, None);
+                return self.refuse(callback, outcome).await;
+            }
         }
         if request.status.is_terminal() {
             return self
@@ -383,7 +436,10 @@ impl Approvals {
         callback: &DecisionCallback,
     ) -> Result<CallbackOutcome, StorageError> {
         let current = self.inner.store.get(&callback.request_id).await?;
-        let current = current.filter(|request| self.belongs_here(request, callback));
+        let current = current.filter(|request| {
+            self.belongs_here(request, callback)
+                && matches!(self.card_check(request, callback), CardCheck::Sent)
+        });
         Ok(CallbackOutcome::new(
             ToastKind::Info,
             "This click was already handled.",
@@ -502,6 +558,38 @@ impl Approvals {
             id,
             self.inner.card_update_backoff,
         );
+    }
+
+    /// Whether `callback` came from the card the gate sent for `request`,
+    /// on a channel that binds clicks to it
+    /// ([`Channel::binds_clicks_to_card`]): the same message, and for an
+    /// Approve the digest of the arguments that card showed in full.
+    fn card_check(&self, request: &ConfirmationRequest, callback: &DecisionCallback) -> CardCheck {
+        if !self.inner.channel.binds_clicks_to_card() {
+            return CardCheck::Sent;
+        }
+        let Some(sent) = request.message_ref.as_deref() else {
+            return if request.status.is_terminal() {
+                // Its card was never recorded and never will be.
+                CardCheck::Refused(NOT_FROM_CARD)
+            } else {
+                CardCheck::NotYetRecorded
+            };
+        };
+        if callback.message_ref.as_deref() != Some(sent) {
+            return CardCheck::Refused(NOT_FROM_CARD);
+        }
+        if callback.decision == ApprovalDecision::Approve
+            && request.status == ConfirmationStatus::Pending
+            && callback.shown_digest.as_deref() != Some(request.args_digest.as_str())
+        {
+            return CardCheck::Refused(
+                "This Approve button was not on a card that showed every argument of the \
+                 request; nothing changed. Reject it, or decide where all of its arguments \
+                 are shown.",
+            );
+        }
+        CardCheck::Sent
     }
 
     fn belongs_here(&self, request: &ConfirmationRequest, callback: &DecisionCallback) -> bool {

@@ -6,8 +6,9 @@
 //! [`slack`] is the second, built on the same trait without any change to
 //! the gate; [`web`] needs no platform at all (an approvals page and inline
 //! streams served by the application itself). What channels share lives here: the rendering of what an
-//! approver sees (arguments cut to [`ARGS_EXCERPT_CHARS`], hidden characters
-//! escaped and flagged), the [`ApproverDirectory`](crate::approval_gate::ApproverDirectory)
+//! approver sees (every argument on a card that asks, cut to
+//! [`ARGS_EXCERPT_CHARS`] on one that reports, hidden characters escaped
+//! and flagged), the [`ApproverDirectory`](crate::approval_gate::ApproverDirectory)
 //! that maps a platform identity to a user, and the card claims and reply
 //! window of the gate itself. [`ChannelSettings`] picks a channel by name
 //! from config, with its secrets read from environment variables.
@@ -94,6 +95,10 @@ pub struct DecisionCallback {
     pub channel_id: String,
     /// The message the button was on, if the platform says.
     pub message_ref: Option<String>,
+    /// The arguments' digest an Approve button carries when its card showed
+    /// every argument (a card that had to cut them has no Approve); `None`
+    /// for a Reject, or where the channel does not put it on the button.
+    pub shown_digest: Option<String>,
     /// The reason the approver typed with the decision, if any (trimmed,
     /// at most [`MAX_DECISION_REASON_CHARS`] characters; empty is `None`).
     pub reason: Option<String>,
@@ -214,6 +219,18 @@ pub trait Channel: Send + Sync {
     /// the chat) until its deadline.
     fn send_dedup_window(&self) -> Option<std::time::Duration> {
         None
+    }
+
+    /// Whether a decision counts only from the card this channel sent: the
+    /// callback's [`DecisionCallback::message_ref`] must equal the stored
+    /// [`ConfirmationRequest::message_ref`], and an Approve must carry the
+    /// digest of the arguments the card showed in full
+    /// ([`DecisionCallback::shown_digest`]). True for chat platforms, where
+    /// another message in the same chat (even one the same bot posted, say
+    /// through an agent's own chat tool) can carry a look-alike button. The
+    /// default is false (the web page binds its decisions itself).
+    fn binds_clicks_to_card(&self) -> bool {
+        false
     }
 
     /// Replaces the card of a decided, expired or cancelled `request` with one

@@ -1,9 +1,11 @@
 //! What every channel shows an approver, rendered the same way: one model
 //! of a card (its title while it asks and once decided, the facts its
 //! summary lists in order, the note under arguments that were cut), the
-//! arguments cut to [`ARGS_EXCERPT_CHARS`], every untrusted value with its
-//! hidden characters escaped (and the message flagged when any were), and
-//! deadlines in UTC. Each platform writes the model in its own markup.
+//! arguments whole in parts on a card that asks for a decision (which offers
+//! Approve only when every part fits) and cut to [`ARGS_EXCERPT_CHARS`] on
+//! one that reports it, every untrusted value with its hidden characters
+//! escaped (and the message flagged when any were), and deadlines in UTC.
+//! Each platform writes the model in its own markup.
 //!
 //! What the approver reads is what runs: values go through
 //! [`crate::text::hidden`], so bidi controls, zero-width and other invisible
@@ -19,7 +21,9 @@ use crate::text::{escape_hidden, escape_hidden_in_json};
 /// The warning a message carries when any value it shows held hidden characters.
 pub(crate) const HIDDEN_CHARACTERS_FLAG: &str = "⚠ contains hidden characters";
 
-/// How many characters of the arguments an approval message shows.
+/// How many characters of the arguments a message shows where it only
+/// reports (an outcome card, the web page's list); a card asking for a
+/// decision shows them all.
 pub const ARGS_EXCERPT_CHARS: usize = 800;
 
 /// The arguments as an approver sees them.
@@ -29,6 +33,20 @@ pub(crate) struct ShownArgs {
     pub(crate) text: String,
     /// Whether the cut left something out (the message must say so).
     pub(crate) truncated: bool,
+}
+
+/// The arguments in full for a card that asks for a decision, split into
+/// parts that each fit one block of the platform's markup.
+pub(crate) struct ArgsParts {
+    /// The parts in order (pretty JSON, hidden characters escaped, backticks
+    /// replaced, each without its last line break): together every
+    /// argument, or as much as the card has room for when not `complete`.
+    pub(crate) parts: Vec<String>,
+    /// Whether the parts hold every argument: only then may the card offer
+    /// Approve.
+    pub(crate) complete: bool,
+    /// Characters of the arguments as pretty JSON.
+    pub(crate) chars: usize,
 }
 
 /// Renders untrusted values for one message, remembering whether any of
@@ -93,6 +111,93 @@ impl Shown {
         }
         ShownArgs { text, truncated }
     }
+}
+
+impl Shown {
+    /// The request's arguments whole, in parts of at most `part_cost` and
+    /// in all at most `total_cost`, where `cost` is what one character
+    /// takes in the platform's markup (an entity or a JSON escape costs more
+    /// than one). A part ends at a line break where it can; a line longer
+    /// than a part is split. Flagged from all the arguments, shown or not.
+    pub(crate) fn args_parts(
+        &mut self,
+        request: &ConfirmationRequest,
+        part_cost: usize,
+        total_cost: usize,
+        cost: fn(char) -> usize,
+    ) -> ArgsParts {
+        let full = serde_json::to_string_pretty(&request.args).unwrap_or_default();
+        let text = self.json(&full).replace('`', "\u{2cb}");
+        let mut parts = Vec::new();
+        let (mut part, mut in_part, mut spent) = (String::new(), 0, 0);
+        let mut complete = true;
+        'lines: for line in text.split_inclusive('\n') {
+            let line_cost: usize = line.chars().map(cost).sum();
+            if in_part + line_cost > part_cost && !part.is_empty() {
+                parts.push(std::mem::take(&mut part));
+                in_part = 0;
+            }
+            for unit in json_units(line) {
+                let unit_cost: usize = unit.chars().map(cost).sum();
+                if spent + unit_cost > total_cost {
+                    complete = false;
+                    break 'lines;
+                }
+                if in_part + unit_cost > part_cost {
+                    parts.push(std::mem::take(&mut part));
+                    in_part = 0;
+                }
+                part.push_str(unit);
+                in_part += unit_cost;
+                spent += unit_cost;
+            }
+        }
+        if !part.is_empty() {
+            parts.push(part);
+        }
+        for part in &mut parts {
+            if part.ends_with('\n') {
+                part.pop();
+            }
+        }
+        ArgsParts {
+            parts,
+            complete,
+            chars: full.chars().count(),
+        }
+    }
+}
+
+/// `line` of JSON text in pieces a split may fall between: one character,
+/// or one whole escape (`\"`, `\\`, `\u202E`), so no part ends inside an
+/// escape.
+fn json_units(line: &str) -> impl Iterator<Item = &str> {
+    let mut rest = line;
+    std::iter::from_fn(move || {
+        let mut chars = rest.char_indices();
+        let (_, first) = chars.next()?;
+        let end = match (first, chars.next()) {
+            ('\\', Some((_, 'u'))) => rest
+                .char_indices()
+                .nth(6)
+                .map_or(rest.len(), |(end, _)| end),
+            ('\\', Some((_, next))) => 1 + next.len_utf8(),
+            (first, _) => first.len_utf8(),
+        };
+        let (unit, after) = rest.split_at(end);
+        rest = after;
+        Some(unit)
+    })
+}
+
+/// The note on a card whose arguments are too long for it, which therefore
+/// offers no Approve. `bold` is the platform's bold delimiter.
+pub(crate) fn args_too_long_note(bold: &str, chars: usize) -> String {
+    format!(
+        "{bold}⚠ The arguments are too long to show here in full ({chars} characters).{bold} \
+         An approval covers every argument, so this card cannot approve them: reject it, or \
+         have the call made where its arguments can be read in full."
+    )
 }
 
 /// The title of the card asking for a decision on a call of `tool` (as
@@ -178,6 +283,63 @@ mod tests {
         // Extreme values format without overflow.
         let _ = format_utc(i64::MAX);
         let _ = format_utc(i64::MIN);
+    }
+
+    #[test]
+    fn json_text_splits_only_between_escapes() {
+        let units: Vec<&str> = json_units(r#"a\u202E\"\\é\u12"#).collect();
+        assert_eq!(units, ["a", r"\u202E", r#"\""#, r"\\", "é", r"\u12"]);
+    }
+
+    #[test]
+    fn arguments_split_into_parts_hold_them_all_or_say_they_do_not() {
+        let args = serde_json::json!({"a": "x".repeat(50), "b": "\u{202E}".repeat(30)});
+        let request = ConfirmationRequest::sample(args, "u", &[], ("slack", "T/C"));
+        let full = crate::text::escape_hidden_in_json(
+            &serde_json::to_string_pretty(&request.args).unwrap(),
+        )
+        .text;
+        let one = |_: char| 1;
+        for part_cost in [7, 13, 40, 1000] {
+            let mut shown = Shown::default();
+            let args = shown.args_parts(&request, part_cost, usize::MAX, one);
+            assert!(args.complete && shown.had_hidden);
+            assert!(
+                args.parts
+                    .iter()
+                    .all(|part| part.chars().count() <= part_cost)
+            );
+            let mut joined = args.parts.join("");
+            // Parts ending at a line break lost it.
+            joined.retain(|c| c != '\n');
+            let mut expected = full.clone();
+            expected.retain(|c| c != '\n');
+            assert_eq!(joined, expected, "parts of {part_cost}");
+            for part in &args.parts {
+                assert!(!part.ends_with('\\'), "{part}");
+                assert!(json_units(part).all(|unit| !unit.starts_with(r"\u") || unit.len() == 6));
+            }
+        }
+        let mut shown = Shown::default();
+        let cut = shown.args_parts(&request, 40, 100, one);
+        assert!(
+            !cut.complete && shown.had_hidden,
+            "flagged though not shown"
+        );
+        assert!(
+            cut.parts
+                .iter()
+                .map(|part| part.chars().count())
+                .sum::<usize>()
+                <= 100
+        );
+        assert_eq!(
+            cut.chars,
+            serde_json::to_string_pretty(&request.args)
+                .unwrap()
+                .chars()
+                .count()
+        );
     }
 
     #[test]

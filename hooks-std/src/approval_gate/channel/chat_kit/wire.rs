@@ -36,6 +36,22 @@ pub(crate) fn required_str<'a>(
     }
 }
 
+/// The string at `path`, if any: an absent or null field is `None`, a
+/// non-string one an error naming it.
+pub(crate) fn optional_str<'a>(
+    value: &'a Value,
+    path: &[&str],
+) -> Result<Option<&'a str>, CallbackError> {
+    match lookup(value, path) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(_) => Err(CallbackError::Malformed(format!(
+            "{} is not a string",
+            path.join(".")
+        ))),
+    }
+}
+
 /// At most 64 characters of outside text, for error messages.
 pub(crate) fn clip(text: &str) -> String {
     match text.char_indices().nth(64) {

@@ -19,7 +19,7 @@ use crate::approval_gate::ApprovalDecision;
 use crate::approval_gate::channel::chat_kit::signed::{
     SignedHeader, check_timestamp, signed_header,
 };
-use crate::approval_gate::channel::chat_kit::wire::{clip, lookup};
+use crate::approval_gate::channel::chat_kit::wire::{clip, lookup, optional_str};
 use crate::approval_gate::channel::{
     Callback, CallbackError, DecisionCallback, RawCallback, decision_reason,
 };
@@ -197,15 +197,10 @@ fn decode(config: &FeishuConfig, payload: &Value) -> Result<Callback, CallbackEr
         .filter(|text| !text.is_empty())
         .map(str::to_owned);
     // A reason typed into the card's form arrives as `form_value.reason`.
-    let reason = match lookup(payload, &["event", "action", "form_value", "reason"]) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) => decision_reason(text),
-        Some(_) => {
-            return Err(CallbackError::Malformed(
-                "event.action.form_value.reason is not a string".to_owned(),
-            ));
-        }
-    };
+    let reason = optional_str(payload, &["event", "action", "form_value", "reason"])?
+        .and_then(decision_reason);
+    let shown_digest =
+        optional_str(payload, &["event", "action", "value", "digest"])?.map(str::to_owned);
     Ok(Callback::Decision(DecisionCallback {
         event_id: event_id.to_owned(),
         request_id: request_id.to_owned(),
@@ -213,6 +208,7 @@ fn decode(config: &FeishuConfig, payload: &Value) -> Result<Callback, CallbackEr
         operator: operator.to_owned(),
         channel_id: channel_id.to_owned(),
         message_ref,
+        shown_digest,
         reason,
     }))
 }

@@ -340,6 +340,11 @@ impl Channel for FeishuChannel {
         &self.config.chat_id
     }
 
+    /// Yes: a click counts only from the card sent (the card's message id, against the click's `open_message_id`).
+    fn binds_clicks_to_card(&self) -> bool {
+        true
+    }
+
     /// Posts [`approval_card`] to the chat; the request id is the message's
     /// dedup `uuid` (when at most 50 characters), so a retried send within
     /// an hour does not post a second card.

@@ -3,17 +3,19 @@
 //! is decided or expires.
 //!
 //! Every value from the request is rendered as every channel renders it
-//! (hidden characters escaped and flagged, arguments cut to
-//! [`ARGS_EXCERPT_CHARS`](crate::approval_gate::channel::ARGS_EXCERPT_CHARS), backticks
-//! replaced), then `&`, `<` and `>` are written as Slack's entities, so no
-//! value can mention `@channel`, link somewhere or close its code span.
+//! (hidden characters escaped and flagged, backticks replaced), then `&`,
+//! `<` and `>` are written as Slack's entities, so no value can mention
+//! `@channel`, link somewhere or close its code span. The message asking for
+//! a decision shows every argument, or offers no Approve; the outcome
+//! message cuts them to
+//! [`ARGS_EXCERPT_CHARS`](crate::approval_gate::channel::ARGS_EXCERPT_CHARS).
 
 use serde_json::{Value, json};
 
 use super::config::is_slack_id;
 use crate::approval_gate::channel::render::{
-    HIDDEN_CHARACTERS_FLAG, Shown, approval_title, args_cut_note, format_utc, outcome_title,
-    summary_facts,
+    HIDDEN_CHARACTERS_FLAG, Shown, approval_title, args_cut_note, args_too_long_note, format_utc,
+    outcome_title, summary_facts,
 };
 use crate::approval_gate::channel::{ARGS_EXCERPT_CHARS, MAX_DECISION_REASON_CHARS};
 use crate::approval_gate::{ApprovalDecision, ConfirmationRequest};
@@ -40,6 +42,20 @@ const SUMMARY_VALUE_LIMIT: usize = 500;
 /// in their section, leaving room for the label and status line.
 const LONG_VALUE_LIMIT: usize = 2000;
 
+/// How many characters the text of one message's blocks may hold in all:
+/// Slack answers `msg_blocks_too_long` above about 13,200 (a limit it does
+/// not document; this keeps clear of it).
+const BLOCKS_TEXT_BUDGET: usize = 12_000;
+
+/// The text of the blocks an approval message always has besides the
+/// title, summary, arguments and approvers: the warning, the labels, the
+/// note, the input and the buttons, generously counted.
+const FIXED_TEXT: usize = 800;
+
+/// The most characters of arguments one section shows, leaving room for its
+/// label and code fence within [`SECTION_TEXT_LIMIT`].
+const ARGS_PART_COST: usize = SECTION_TEXT_LIMIT - 40;
+
 /// The `action_id` of a decision button: `{decision}:{request id}`.
 pub fn action_id(request_id: &str, decision: ApprovalDecision) -> String {
     format!("{}:{request_id}", decision.as_str())
@@ -50,36 +66,77 @@ pub fn button_value(request_id: &str, decision: ApprovalDecision) -> String {
     json!({"request_id": request_id, "decision": decision.as_str()}).to_string()
 }
 
+/// The `value` of the Approve button of a message that showed every
+/// argument: [`button_value`] with the arguments' `digest`, which the gate
+/// requires of an approval from Slack.
+pub fn approve_value(request_id: &str, digest: &str) -> String {
+    json!({"request_id": request_id, "decision": "approve", "digest": digest}).to_string()
+}
+
 /// The message asking for a decision on a pending `request`: `text` (the
 /// notification fallback) and `blocks` — a header, the summary (tool, agent,
-/// who asked, org, request id, deadline), the arguments as a code block, who
+/// who asked, org, request id, deadline), every argument in code blocks, who
 /// may approve, an optional input for a reason, and an actions block with
-/// Approve and Reject buttons.
+/// Approve (carrying the arguments' digest) and Reject buttons.
+///
+/// Arguments too long for one message (Slack refuses messages whose blocks
+/// hold more than about 13,000 characters) are shown as far as they fit,
+/// with a note, and the message offers Reject only: nobody approves from
+/// Slack what Slack could not show.
 pub fn approval_message(request: &ConfirmationRequest) -> Value {
     let mut shown = Shown::default();
     let tool = clip_chars(&shown.plain(&request.tool_name), HEADER_TEXT_LIMIT);
     let title = approval_title(&tool);
     let mut blocks = vec![header(&title)];
     let summary = summary(request, &mut shown);
-    let args = args_section(request, &mut shown);
     let who = format!(
         "*Who may approve:* {}",
         code_within(&mut shown, &request.approvers_text(), LONG_VALUE_LIMIT)
     );
+    let room = BLOCKS_TEXT_BUDGET.saturating_sub(
+        FIXED_TEXT + title.chars().count() + summary.chars().count() + who.chars().count(),
+    );
+    let args = shown.args_parts(request, ARGS_PART_COST, room, entity_cost);
     if shown.had_hidden {
         blocks.push(hidden_warning());
     }
     blocks.push(section(&summary));
-    blocks.extend(args);
+    for (at, part) in args.parts.iter().enumerate() {
+        let label = if at == 0 { "*Arguments:*\n" } else { "" };
+        blocks.push(section(&format!("{label}```\n{}\n```", escape(part))));
+    }
+    if !args.complete {
+        blocks.push(json!({
+            "type": "context",
+            "elements": [{"type": "mrkdwn", "text": args_too_long_note("*", args.chars)}],
+        }));
+    }
     blocks.push(section(&who));
     blocks.push(reason_input());
+    let reject = button(
+        "Reject",
+        "danger",
+        &request.id,
+        ApprovalDecision::Reject,
+        button_value(&request.id, ApprovalDecision::Reject),
+    );
+    let elements = if args.complete {
+        let value = approve_value(&request.id, &request.args_digest);
+        let approve = button(
+            "Approve",
+            "primary",
+            &request.id,
+            ApprovalDecision::Approve,
+            value,
+        );
+        vec![approve, reject]
+    } else {
+        vec![reject]
+    };
     blocks.push(json!({
         "type": "actions",
         "block_id": ACTIONS_BLOCK_ID,
-        "elements": [
-            button("Approve", "primary", &request.id, ApprovalDecision::Approve),
-            button("Reject", "danger", &request.id, ApprovalDecision::Reject),
-        ],
+        "elements": elements,
     }));
     json!({
         "text": escape(&format!("{title} (request {})", shown.plain(&request.id))),
@@ -272,14 +329,29 @@ fn reason_input() -> Value {
     })
 }
 
-fn button(label: &str, style: &str, request_id: &str, decision: ApprovalDecision) -> Value {
+fn button(
+    label: &str,
+    style: &str,
+    request_id: &str,
+    decision: ApprovalDecision,
+    value: String,
+) -> Value {
     json!({
         "type": "button",
         "action_id": action_id(request_id, decision),
         "text": {"type": "plain_text", "text": label, "emoji": false},
         "style": style,
-        "value": button_value(request_id, decision),
+        "value": value,
     })
+}
+
+/// What a character takes once [`escape`]d.
+fn entity_cost(c: char) -> usize {
+    match c {
+        '&' => 5,
+        '<' | '>' => 4,
+        _ => 1,
+    }
 }
 
 #[cfg(test)]
@@ -308,7 +380,10 @@ mod tests {
         assert_eq!(approve["action_id"], "approve:4f9c");
         assert_eq!(approve["style"], "primary");
         let value: Value = serde_json::from_str(approve["value"].as_str().unwrap()).unwrap();
-        assert_eq!(value, json!({"request_id": "4f9c", "decision": "approve"}));
+        assert_eq!(
+            value,
+            json!({"request_id": "4f9c", "decision": "approve", "digest": "d"})
+        );
         assert_eq!(actions["elements"][1]["action_id"], "reject:4f9c");
         let input = &blocks[blocks.len() - 2];
         assert_eq!(
@@ -332,17 +407,84 @@ mod tests {
         assert!(text.contains("DROP TABLE ˋxˋ"), "{text}");
     }
 
+    /// The text of every section and context block, and the buttons' labels.
+    fn texts_and_buttons(message: &Value) -> (Vec<String>, Vec<String>) {
+        let blocks = message["blocks"].as_array().unwrap();
+        let texts = blocks
+            .iter()
+            .filter_map(|block| {
+                (block["text"]["text"].as_str())
+                    .or(block["elements"][0]["text"].as_str())
+                    .map(str::to_owned)
+            })
+            .collect();
+        let buttons = blocks.last().unwrap()["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|button| button["text"]["text"].as_str().unwrap().to_owned())
+            .collect();
+        (texts, buttons)
+    }
+
     #[test]
-    fn escaped_arguments_stay_within_the_section_limit() {
+    fn long_arguments_are_shown_whole_across_sections() {
         let mut request = request();
-        request.args = json!({"q": "&".repeat(5000)});
+        let value: String = (0..7000)
+            .map(|at| char::from(b'a' + (at % 26) as u8))
+            .collect();
+        request.args = json!({"q": value, "tail": "the part that matters"});
         let message = approval_message(&request);
-        for block in message["blocks"].as_array().unwrap() {
-            if let Some(text) = block["text"]["text"].as_str() {
-                assert!(text.chars().count() <= SECTION_TEXT_LIMIT, "{}", text.len());
-            }
-        }
-        assert!(all_text(&message).contains("longer than shown"));
+        let (texts, buttons) = texts_and_buttons(&message);
+        assert_eq!(buttons, ["Approve", "Reject"]);
+        assert!(
+            texts
+                .iter()
+                .all(|text| text.chars().count() <= SECTION_TEXT_LIMIT)
+        );
+        let mut shown: String = texts
+            .iter()
+            .filter(|text| text.contains("```"))
+            .map(|text| {
+                text.split("```\n")
+                    .nth(1)
+                    .unwrap()
+                    .trim_end_matches("\n```")
+            })
+            .collect();
+        // A part that ends at a line break is shown without it.
+        let mut full = serde_json::to_string_pretty(&request.args).unwrap();
+        shown.retain(|c| c != '\n');
+        full.retain(|c| c != '\n');
+        assert!(
+            shown == full,
+            "{} of {} characters shown",
+            shown.len(),
+            full.len()
+        );
+        assert!(texts.iter().all(|text| !text.contains("too long")));
+    }
+
+    #[test]
+    fn arguments_too_long_for_a_message_cannot_be_approved_from_it() {
+        let mut request = request();
+        // Escaped, each `&` takes five characters.
+        request.args = json!({"q": "&".repeat(5000), "tail": "the part that matters"});
+        let message = approval_message(&request);
+        let (texts, buttons) = texts_and_buttons(&message);
+        assert_eq!(buttons, ["Reject"]);
+        assert!(
+            texts
+                .iter()
+                .all(|text| text.chars().count() <= SECTION_TEXT_LIMIT)
+        );
+        let all: usize = texts.iter().map(|text| text.chars().count()).sum();
+        assert!(all <= BLOCKS_TEXT_BUDGET, "{all}");
+        assert!(!all_text(&message).contains("the part that matters"));
+        let chars = serde_json::to_string_pretty(&request.args).unwrap().len();
+        let note = format!("too long to show here in full ({chars} characters)");
+        assert!(texts.iter().any(|text| text.contains(&note)), "{texts:?}");
+        assert!(!all_text(&message).contains("approve:4f9c"));
     }
 
     #[test]

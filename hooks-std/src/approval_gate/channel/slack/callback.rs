@@ -19,7 +19,7 @@ use crate::approval_gate::ApprovalDecision;
 use crate::approval_gate::channel::chat_kit::signed::{
     SignedHeader, check_timestamp, signed_header,
 };
-use crate::approval_gate::channel::chat_kit::wire::{clip, lookup};
+use crate::approval_gate::channel::chat_kit::wire::{clip, lookup, optional_str};
 use crate::approval_gate::channel::{
     Callback, CallbackError, DecisionCallback, RawCallback, decision_reason,
 };
@@ -142,15 +142,9 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
         .filter(|ts| !ts.is_empty());
     // A reason typed into the message's input block (block and action id
     // `reason`) arrives in the interaction's state.
-    let reason = match lookup(payload, &["state", "values", "reason", "reason", "value"]) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) => decision_reason(text),
-        Some(_) => {
-            return Err(CallbackError::Malformed(
-                "state.values.reason.reason.value is not a string".to_owned(),
-            ));
-        }
-    };
+    let reason = optional_str(payload, &["state", "values", "reason", "reason", "value"])?
+        .and_then(decision_reason);
+    let shown_digest = optional_str(&value, &["digest"])?.map(str::to_owned);
     Ok(Callback::Decision(DecisionCallback {
         // One click, one trigger id: a redelivery of the same click repeats
         // it, a second click gets a new one.
@@ -160,6 +154,7 @@ fn decode(payload: &Value) -> Result<Callback, CallbackError> {
         operator: user.to_owned(),
         channel_id: scoped_channel_id(team, channel),
         message_ref: message_ts.map(|ts| super::client::message_ref(channel, ts)),
+        shown_digest,
         reason,
     }))
 }

@@ -262,6 +262,11 @@ impl Channel for SlackChannel {
         &self.scoped_id
     }
 
+    /// Yes: a click counts only from the card sent (`{channel}:{ts}` of the posted message, against the click's `container.message_ts`).
+    fn binds_clicks_to_card(&self) -> bool {
+        true
+    }
+
     /// Posts [`approval_message`] to the channel with `chat.postMessage`;
     /// the reference is `{channel}:{ts}` of the posted message.
     ///

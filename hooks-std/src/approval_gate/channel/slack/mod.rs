@@ -34,7 +34,8 @@ mod settings;
 mod signature;
 
 pub use blocks::{
-    ACTIONS_BLOCK_ID, REASON_BLOCK_ID, action_id, approval_message, button_value, outcome_message,
+    ACTIONS_BLOCK_ID, REASON_BLOCK_ID, action_id, approval_message, approve_value, button_value,
+    outcome_message,
 };
 pub use callback::{BLOCK_ACTIONS, MAX_CALLBACK_BODY};
 pub use client::{INITIAL_RATE_LIMIT_BACKOFF, MAX_RATE_LIMIT_WAIT, SlackChannel};

@@ -125,6 +125,8 @@ impl WebApprovals {
             operator: operator.signed.operator.clone(),
             channel_id: inner.channel.channel_id().to_owned(),
             message_ref: None,
+            // The page checked the digest of what it showed itself (above).
+            shown_digest: None,
             reason: reason.and_then(decision_reason),
         };
         let outcome = inner.approvals.handle_callback(&click).await;
