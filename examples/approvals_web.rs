@@ -4,7 +4,8 @@
 //!
 //! Run `cargo run --features serve --example approvals_web`, open the printed address, sign
 //! in as `demo` with the printed token, and press Approve (or Reject, with a
-//! reason): the agent's call finishes at once. `--port N` picks the port;
+//! reason): the agent's call finishes at once, and the page keeps serving
+//! (stop it with Ctrl-C) so you see the outcome there. `--port N` picks the port;
 //! `--auto` approves through the page's own HTTP endpoints instead of a
 //! person (tests and CI use it).
 
@@ -115,9 +116,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         })
         .await;
     println!("observation: {}", report.observation);
-    if auto && !report.tool_ran {
-        return Err("the approved payment did not run".into());
+    if auto {
+        if !report.tool_ran {
+            return Err("the approved payment did not run".into());
+        }
+        return Ok(());
     }
+    // The page stays up, so the operator sees the outcome there (the
+    // request's page and the recent decisions).
+    println!("\nthe page keeps serving at {page}; press Ctrl-C to stop");
+    std::future::pending::<()>().await;
     Ok(())
 }
 

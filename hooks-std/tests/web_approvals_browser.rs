@@ -5,7 +5,9 @@
 //! an operator out of scope sees nothing, and a forged POST without the CSRF
 //! token is refused; a request the gate sent to (a fake) Feishu shows
 //! read-only to the operator allowed to watch that chat, and leaves the
-//! list when it is decided in Feishu. Screenshots are kept under
+//! list when it is decided in Feishu; a long request is read whole on its
+//! own page, above Approve, and the page shows the decision without a
+//! reload. Screenshots are kept under
 //! `target/tmp/web-approvals/`.
 //!
 //! Without `chromium` or `chromedriver` on the PATH each test prints
@@ -262,6 +264,135 @@ async fn an_operator_approves_a_request_that_appears_live() {
             )
             .await;
             screenshot(browser, "approved").await;
+        },
+    )
+    .await;
+}
+
+/// On a request's own page, every argument of a long request is on the
+/// page above Approve (no inner scroll box hides any of them), with the
+/// size and key count; once approved, the page says so at once — state,
+/// who, when — without a reload. The header says who decides as whom.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_request_is_read_whole_and_its_page_shows_the_decision() {
+    with_browser(
+        "a_long_request_is_read_whole_and_its_page_shows_the_decision",
+        async |browser| {
+            let page = page().await;
+            // About 5,500 characters over many lines: the padding the model
+            // could put before the field that matters.
+            let lines: Vec<String> = (0..120)
+                .map(|at| format!("line {at}: nothing to see"))
+                .collect();
+            let args = json!({"amount": 60_000, "notes": lines, "payee": "the part that matters"});
+            let call = start(&page, payment("c-long", args));
+            sign_in(browser, &page, "alice").await;
+            let header = browser
+                .find(Locator::Css("header.top"))
+                .await
+                .expect("header")
+                .text()
+                .await
+                .expect("text");
+            assert!(
+                header.contains("Signed in as alice, deciding as alice (acme)"),
+                "{header}"
+            );
+            let row = only_row(browser, "the long request").await;
+            // Cut in the list: decided from its own page only.
+            assert!(row.find(Locator::Css("button.approve")).await.is_err());
+            row.find(Locator::Css("a[href*='/requests/']"))
+                .await
+                .expect("a link to its page")
+                .click()
+                .await
+                .expect("open it");
+            wait_for(browser, "the request's page", async |browser| {
+                browser.find(Locator::Css("pre.args")).await.is_ok()
+            })
+            .await;
+            let size = browser
+                .find(Locator::Css(".args-size"))
+                .await
+                .expect("the size line")
+                .text()
+                .await
+                .expect("text");
+            assert!(size.contains("characters, 3 keys"), "{size}");
+            // No inner scrolling, and Approve comes after the last argument.
+            let layout = browser
+                .execute(
+                    "const args = document.querySelector('pre.args');\
+                     const approve = document.querySelector('button.approve');\
+                     return [args.scrollHeight - args.clientHeight,\
+                             approve.getBoundingClientRect().top + window.scrollY,\
+                             args.getBoundingClientRect().bottom + window.scrollY,\
+                             args.textContent.includes('the part that matters')];",
+                    vec![],
+                )
+                .await
+                .expect("layout");
+            assert_eq!(
+                layout[0],
+                json!(0),
+                "the arguments scroll inside a box: {layout}"
+            );
+            assert!(
+                layout[1].as_f64().unwrap() > layout[2].as_f64().unwrap(),
+                "Approve sits above the end of the arguments: {layout}"
+            );
+            assert_eq!(layout[3], json!(true), "{layout}");
+            screenshot(browser, "long-request").await;
+
+            browser
+                .find(Locator::Css("button.approve"))
+                .await
+                .expect("Approve on the request's page")
+                .click()
+                .await
+                .expect("click");
+            wait_for(browser, "the outcome on the page", async |browser| {
+                browser.find(Locator::Id("outcome")).await.is_ok()
+            })
+            .await;
+            let outcome = browser
+                .find(Locator::Id("outcome"))
+                .await
+                .expect("outcome")
+                .text()
+                .await
+                .expect("text");
+            assert!(outcome.starts_with("Approved by alice at "), "{outcome}");
+            assert!(outcome.contains(" UTC"), "{outcome}");
+            let status = browser
+                .find(Locator::Id("status"))
+                .await
+                .expect("status")
+                .text()
+                .await
+                .expect("text");
+            assert_eq!(status.to_lowercase(), "approved");
+            assert!(browser.find(Locator::Css("button.approve")).await.is_err());
+            let report = tokio::time::timeout(Duration::from_secs(10), call)
+                .await
+                .expect("the call resumes")
+                .expect("task");
+            assert!(report.tool_ran, "{}", report.observation);
+            screenshot(browser, "long-request-approved").await;
+
+            // Recent decisions: when, what, and a link to the record.
+            browser.goto(&page.callback_url).await.expect("the list");
+            let recent = browser
+                .find(Locator::Css("#recent li.decided"))
+                .await
+                .expect("a recent decision");
+            let text = recent.text().await.expect("text");
+            assert!(text.contains(" UTC"), "{text}");
+            assert!(text.contains("\"amount\":60000"), "{text}");
+            recent
+                .find(Locator::Css("a[href*='/requests/']"))
+                .await
+                .expect("a link to the record");
         },
     )
     .await;

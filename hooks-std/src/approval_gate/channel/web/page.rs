@@ -23,6 +23,7 @@ use super::session::{
 use super::signed::{Caller, Operator, Refusal};
 use super::templates::{APP_JS, STYLE_CSS};
 use crate::approval_gate::ApprovalDecision;
+use crate::approval_gate::channel::render::Shown;
 
 /// The longest form body read.
 const MAX_FORM_BODY: usize = 16 * 1024;
@@ -110,6 +111,20 @@ impl WebApprovals {
         context.insert(
             "known".into(),
             json!(operator.is_some_and(|operator| operator.approver.is_some())),
+        );
+        // Who decisions are recorded as: the directory's user for this
+        // operator (shown beside the operator id, so the mapping is seen).
+        let mut shown = Shown::default();
+        context.insert(
+            "decides_as".into(),
+            json!(
+                operator
+                    .and_then(|operator| operator.approver.as_ref())
+                    .map(|approver| json!({
+                        "user": shown.plain(&approver.user_id),
+                        "org": shown.plain(&approver.org_id),
+                    }))
+            ),
         );
         context
     }

@@ -14,6 +14,9 @@ use crate::text::escape_hidden_in_json;
 /// The most characters of the arguments a request's detail shows.
 const DETAIL_ARGS_CHARS: usize = 20_000;
 
+/// The most characters of the one-line argument summary.
+const GIST_CHARS: usize = 120;
+
 /// One request, as the approvals page and the streams show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct RequestView {
@@ -28,12 +31,21 @@ pub(crate) struct RequestView {
     pub(crate) expires_at_ms: i64,
     pub(crate) expires_at: String,
     pub(crate) decided_at_ms: Option<i64>,
+    /// `decided_at_ms` in UTC, for people.
+    pub(crate) decided_at: Option<String>,
     pub(crate) decided_by: Option<String>,
     pub(crate) reason: Option<String>,
     pub(crate) approvers: String,
     /// Pretty JSON, hidden characters escaped, cut (see `args_truncated`).
     pub(crate) args: String,
     pub(crate) args_truncated: bool,
+    /// Characters of all the arguments as pretty JSON, shown or not.
+    pub(crate) args_chars: usize,
+    /// Keys of all the arguments, at every depth.
+    pub(crate) args_keys: usize,
+    /// The arguments on one line, cut to [`GIST_CHARS`] characters, hidden
+    /// characters escaped: enough to tell two decisions apart.
+    pub(crate) args_gist: String,
     pub(crate) hidden_characters: bool,
     /// The channel kind the request was sent through (`web`, `feishu`, …).
     pub(crate) channel: String,
@@ -85,7 +97,14 @@ impl RequestView {
         // The approval covers every argument: flag from all of them.
         let full = serde_json::to_string(&request.args).unwrap_or_default();
         shown.had_hidden |= escape_hidden_in_json(&full).had_hidden;
+        let gist = escape_hidden_in_json(&full).text;
+        let gist = match gist.char_indices().nth(GIST_CHARS) {
+            Some((cut, _)) => format!("{}…", &gist[..cut]),
+            None => gist,
+        };
+        let pretty = serde_json::to_string_pretty(&request.args).unwrap_or_default();
         let decided = request.status != ConfirmationStatus::Pending;
+        let decided_at_ms = request.decided_at_ms.filter(|_| decided);
         RequestView {
             id: request.id.clone(),
             tool: shown.plain(&request.tool_name),
@@ -97,17 +116,32 @@ impl RequestView {
             created_at: format_utc(request.created_at_ms),
             expires_at_ms: request.expires_at_ms,
             expires_at: format_utc(request.expires_at_ms),
-            decided_at_ms: request.decided_at_ms.filter(|_| decided),
+            decided_at_ms,
+            decided_at: decided_at_ms.map(format_utc),
             decided_by: request.decided_by.as_deref().map(|who| shown.plain(who)),
             reason: request.reason.as_deref().map(|why| shown.plain(why)),
             approvers: shown.plain(&request.approvers_text()),
             args_digest: (!args.truncated).then(|| request.args_digest.clone()),
             args: args.text,
             args_truncated: args.truncated,
+            args_chars: pretty.chars().count(),
+            args_keys: key_count(&request.args),
+            args_gist: gist,
             hidden_characters: shown.had_hidden,
             channel: shown.plain(&request.channel_kind),
             decide_here: here,
         }
+    }
+}
+
+/// The keys of every object in `value`, at every depth.
+fn key_count(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Object(object) => {
+            object.len() + object.values().map(key_count).sum::<usize>()
+        }
+        serde_json::Value::Array(items) => items.iter().map(key_count).sum(),
+        _ => 0,
     }
 }
 

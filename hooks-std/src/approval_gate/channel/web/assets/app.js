@@ -88,6 +88,24 @@
     });
   }
 
+  // A request's own page, once it is decided: its state, who decided and
+  // when take the place of the form, without a reload.
+  function showOutcome(form, view) {
+    var status = document.getElementById("status");
+    if (status) { status.textContent = view.status; }
+    var outcome = document.createElement("p");
+    outcome.className = "outcome " + view.status;
+    outcome.id = "outcome";
+    var text = view.status.charAt(0).toUpperCase() + view.status.slice(1);
+    if (view.decided_by) { text += " by " + view.decided_by; }
+    if (view.decided_at) { text += " at " + view.decided_at; }
+    if (view.reason) { text += " — “" + view.reason + "”"; }
+    outcome.textContent = text + ".";
+    var holder = form.closest(".requests") || form;
+    holder.replaceWith(outcome);
+    document.querySelectorAll(".countdown").forEach(function (el) { el.remove(); });
+  }
+
   document.addEventListener("submit", function (e) {
     var form = e.target;
     if (!form.classList || !form.classList.contains("decide") || !window.fetch) { return; }
@@ -116,8 +134,12 @@
       .then(function (reply) {
         say(reply.message || reply.error || "Something went wrong; reload the page.");
         if (reply.request && reply.request.status !== "pending") {
-          removeRow(id);
-          refreshRecent();
+          if (pending) {
+            removeRow(id);
+            refreshRecent();
+          } else {
+            showOutcome(form, reply.request);
+          }
         } else {
           form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
         }
