@@ -671,6 +671,55 @@ async fn an_operator_out_of_scope_neither_sees_nor_decides() {
     call.abort();
 }
 
+/// A request whose values hold look-alike letters (or hidden characters)
+/// is flagged, and, like one whose arguments the list cuts, is decided only
+/// with the digest its own page shows: no one-click decision from the list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flagged_request_is_decided_only_from_its_own_page() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    // A Cyrillic А among Latin letters.
+    let args = json!({"payee": "\u{410}cme Components", "amount": 1});
+    let call = start(&page, call_with("c-look", "finance-bot", "alice", args));
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let (_, list) = get_json(&page, &alice.cookie, "/api/requests").await;
+    let listed = &list["pending"][0];
+    assert_eq!(listed["look_alikes"], true, "{listed}");
+    assert_eq!(listed["detail_only"], true, "{listed}");
+    assert_eq!(listed["args_digest"], Value::Null, "{listed}");
+    for decision in ["approve", "reject"] {
+        let (status, body) = decide(&page, &alice, Some(&alice.csrf), &id, decision, None).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    }
+    let html = get_as(&page, &alice.cookie, "")
+        .await
+        .text()
+        .await
+        .expect("body");
+    assert!(html.contains("contains look-alike letters"), "{html}");
+    assert!(
+        !html.contains("class=\"approve\""),
+        "no Approve on the list"
+    );
+    assert_eq!(status_of(&page, &id).await, ConfirmationStatus::Pending);
+    let (code, detail) = get_json(&page, &alice.cookie, &format!("/api/requests/{id}")).await;
+    assert_eq!(code, StatusCode::OK, "{detail}");
+    let digest = detail["request"]["args_digest"]
+        .as_str()
+        .expect("digest")
+        .to_owned();
+    let response = client()
+        .post(format!("{}/api/requests/{id}/decide", page.callback_url))
+        .header(COOKIE, &alice.cookie)
+        .header("x-csrf-token", &alice.csrf)
+        .json(&json!({"decision": "approve", "args_digest": digest}))
+        .send()
+        .await
+        .expect("decide");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(call.await.expect("task").tool_ran);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_decision_changes_nothing() {
     let (page, alice, bob, call, id) = waiting_payment().await;

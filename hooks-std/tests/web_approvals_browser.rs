@@ -5,7 +5,9 @@
 //! an operator out of scope sees nothing, and a forged POST without the CSRF
 //! token is refused; a request the gate sent to (a fake) Feishu shows
 //! read-only to the operator allowed to watch that chat, and leaves the
-//! list when it is decided in Feishu; a long request is read whole on its
+//! list when it is decided in Feishu; a request flagged for hidden
+//! characters or look-alike letters is decided only on its own page; a
+//! long request is read whole on its
 //! own page, above Approve, and the page shows the decision without a
 //! reload. Screenshots are kept under
 //! `target/tmp/web-approvals/`.
@@ -237,14 +239,13 @@ async fn an_operator_approves_a_request_that_appears_live() {
             assert_eq!(rows(browser).await, 0);
 
             // The agent asks while the page is open: the row appears by itself.
-            let args = json!({"amount": 60_000, "payee": "ACME\u{202E}dtL"});
+            let args = json!({"amount": 60_000, "payee": "ACME Ltd"});
             let call = start(&page, payment("c1", args));
             let row = only_row(browser, "the new request on the page").await;
             let text = row.text().await.expect("row text");
             assert!(text.contains("oa__purchase_pay"), "{text}");
             assert!(text.contains("finance-bot"), "{text}");
-            assert!(text.contains("contains hidden characters"), "{text}");
-            assert!(text.contains("\\u202E"), "{text}");
+            assert!(!text.contains("contains"), "nothing flagged: {text}");
             screenshot(browser, "pending").await;
 
             let report = press(browser, &row, "button.approve", call).await;
@@ -393,6 +394,80 @@ async fn a_long_request_is_read_whole_and_its_page_shows_the_decision() {
                 .find(Locator::Css("a[href*='/requests/']"))
                 .await
                 .expect("a link to the record");
+        },
+    )
+    .await;
+}
+
+/// A request whose values hold hidden characters or look-alike letters is
+/// flagged, offers no decision on the list, and is decided on its own
+/// page, where the flags are explained.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flagged_request_is_decided_only_on_its_own_page() {
+    with_browser(
+        "a_flagged_request_is_decided_only_on_its_own_page",
+        async |browser| {
+            let page = page().await;
+            sign_in(browser, &page, "alice").await;
+            for (call_id, payee, flag) in [
+                ("c-hidden", "ACME\u{202E}dtL", "contains hidden characters"),
+                // A Cyrillic А among Latin letters.
+                (
+                    "c-look",
+                    "\u{410}cme Components",
+                    "contains look-alike letters",
+                ),
+            ] {
+                let args = json!({"amount": 60_000, "payee": payee});
+                let call = start(&page, payment(call_id, args));
+                let row = only_row(browser, "the flagged request").await;
+                let text = row.text().await.expect("row text");
+                assert!(text.contains(flag), "{text}");
+                assert!(
+                    row.find(Locator::Css("button.approve")).await.is_err(),
+                    "{text}"
+                );
+                assert!(
+                    row.find(Locator::Css("button.reject")).await.is_err(),
+                    "{text}"
+                );
+                screenshot(browser, &format!("flagged-{call_id}")).await;
+                row.find(Locator::Css("a[href*='/requests/']"))
+                    .await
+                    .expect("a link to its page")
+                    .click()
+                    .await
+                    .expect("open it");
+                wait_for(browser, "the request's page", async |browser| {
+                    browser.find(Locator::Css("button.approve")).await.is_ok()
+                })
+                .await;
+                let body = browser
+                    .find(Locator::Css("main"))
+                    .await
+                    .expect("main")
+                    .text()
+                    .await
+                    .expect("text");
+                assert!(body.contains(flag), "{body}");
+                browser
+                    .find(Locator::Css("button.approve"))
+                    .await
+                    .expect("Approve")
+                    .click()
+                    .await
+                    .expect("click");
+                wait_for(browser, "the outcome", async |browser| {
+                    browser.find(Locator::Id("outcome")).await.is_ok()
+                })
+                .await;
+                let report = tokio::time::timeout(Duration::from_secs(10), call)
+                    .await
+                    .expect("the call resumes")
+                    .expect("task");
+                assert!(report.tool_ran, "{}", report.observation);
+                browser.goto(&page.callback_url).await.expect("the list");
+            }
         },
     )
     .await;

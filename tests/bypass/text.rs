@@ -185,6 +185,40 @@ fn visible_text_is_neither_escaped_nor_flagged() {
     }
 }
 
+/// Look-alike spellings a model could put in a payee or account so an
+/// approver reads something else: every one is flagged on the approvals
+/// page, and none of the genuine spellings is.
+#[test]
+fn look_alike_spellings_are_flagged_and_genuine_ones_are_not() {
+    use hooks::std_hooks::text::has_look_alikes;
+    let flagged = [
+        "\u{410}cme",              // Cyrillic А + Latin
+        "p\u{430}ypal",            // Cyrillic а inside
+        "\u{440}\u{430}\u{443}",   // Cyrillic рау, reads pay
+        "\u{410}\u{441}\u{435}",   // Cyrillic Асе, reads Ace
+        "g\u{3bf}\u{3bf}gle",      // Greek ο ο inside
+        "\u{3a4}\u{39f}\u{39a}EN", // Greek ΤΟΚ + Latin EN
+        "micro\u{455}oft",         // Cyrillic ѕ
+        "\u{501}ell",              // Cyrillic ԁ
+        "acme-\u{43e}ffice",       // a hyphen does not hide a mixed word
+    ];
+    for text in flagged {
+        assert!(has_look_alikes(text), "{text:?} is not flagged");
+    }
+    for text in [
+        "Acme",
+        "PayPal",
+        "Zoë",
+        "Ñúñez",
+        "张三",
+        "東京タワー",
+        "Москва",
+        "PO-7001",
+    ] {
+        assert!(!has_look_alikes(text), "{text:?} is flagged");
+    }
+}
+
 // ---------------------------------------------------------------- redaction
 
 /// Keys whose value must never be stored.

@@ -11,9 +11,13 @@
 //!   variation selectors, fillers, unusual spaces) and writes them escaped as
 //!   `\u202E`. Every approval channel renders untrusted text through it, so
 //!   what an approver reads is what runs.
+//! * [`look_alike`] finds visible words that pass for others (`Аcme` with a
+//!   Cyrillic `А`), which the approvals page flags like hidden characters.
 
 pub mod fold;
 pub mod hidden;
+pub mod look_alike;
 
 pub use fold::{fold_identifier, skeleton, skeleton_of_capitals};
 pub use hidden::{EscapedText, escape_hidden, escape_hidden_in_json, has_hidden, is_hidden};
+pub use look_alike::has_look_alikes;

@@ -106,14 +106,16 @@ impl WebApprovals {
                 refused.request = Some(self.summary(&request));
                 return refused;
             }
-        } else if (RequestView::list_cuts_args(&request) || seen.is_some())
+        } else if (RequestView::detail_only(&request) || seen.is_some())
             && seen != Some(request.args_digest.as_str())
         {
             let mut refused = DecideReply::refused(
                 StatusCode::CONFLICT,
-                "decide this request where all of its arguments are shown: open its detail \
-                 (the page's request page, or `GET api/requests/{id}`) and send the \
-                 `args_digest` it shows with the decision; nothing changed",
+                "decide this request on its own page, where all of its arguments are shown \
+                 and anything flagged in them (hidden characters, look-alike letters) is \
+                 explained: open its detail (the page's request page, or \
+                 `GET api/requests/{id}`) and send the `args_digest` it shows with the \
+                 decision; nothing changed",
             );
             refused.request = Some(self.summary(&request));
             return refused;

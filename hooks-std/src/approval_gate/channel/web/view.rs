@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::approval_gate::channel::render::{Shown, format_utc};
 use crate::approval_gate::{ConfirmationRequest, ConfirmationStatus};
-use crate::text::escape_hidden_in_json;
+use crate::text::{escape_hidden_in_json, has_look_alikes};
 
 /// The most characters of the arguments a request's detail shows.
 const DETAIL_ARGS_CHARS: usize = 20_000;
@@ -47,6 +47,13 @@ pub(crate) struct RequestView {
     /// characters escaped: enough to tell two decisions apart.
     pub(crate) args_gist: String,
     pub(crate) hidden_characters: bool,
+    /// Whether a value holds a word that passes for another (`Аcme` with a
+    /// Cyrillic `А`; [`has_look_alikes`]).
+    pub(crate) look_alikes: bool,
+    /// Whether the request is decided only on its own page: its list form
+    /// cuts the arguments, or a value is flagged (hidden characters, look-
+    /// alike letters), so no one-click decision from the list.
+    pub(crate) detail_only: bool,
     /// The channel kind the request was sent through (`web`, `feishu`, …).
     pub(crate) channel: String,
     /// Whether this page decides it (`false`: a watched channel's request,
@@ -82,10 +89,11 @@ impl RequestView {
             .truncated
     }
 
-    /// Whether the list form cuts `request`'s arguments (then a decision
-    /// must carry the digest its detail shows).
-    pub(crate) fn list_cuts_args(request: &ConfirmationRequest) -> bool {
-        Shown::default().args(request).truncated
+    /// Whether `request` is decided only on its own page (then a decision
+    /// must carry the digest its detail shows): the list form cuts its
+    /// arguments, or a value holds hidden characters or look-alike letters.
+    pub(crate) fn detail_only(request: &ConfirmationRequest) -> bool {
+        Self::summary(request, true).detail_only
     }
 
     fn build(request: &ConfirmationRequest, cut: Option<usize>, here: bool) -> Self {
@@ -96,7 +104,8 @@ impl RequestView {
         };
         // The approval covers every argument: flag from all of them.
         let full = serde_json::to_string(&request.args).unwrap_or_default();
-        shown.had_hidden |= escape_hidden_in_json(&full).had_hidden;
+        let (hidden, look_alikes) = flags(request);
+        shown.had_hidden |= hidden;
         let gist = escape_hidden_in_json(&full).text;
         let gist = match gist.char_indices().nth(GIST_CHARS) {
             Some((cut, _)) => format!("{}…", &gist[..cut]),
@@ -105,7 +114,7 @@ impl RequestView {
         let pretty = serde_json::to_string_pretty(&request.args).unwrap_or_default();
         let decided = request.status != ConfirmationStatus::Pending;
         let decided_at_ms = request.decided_at_ms.filter(|_| decided);
-        RequestView {
+        let mut view = RequestView {
             id: request.id.clone(),
             tool: shown.plain(&request.tool_name),
             agent: shown.plain(&request.agent_id),
@@ -121,17 +130,41 @@ impl RequestView {
             decided_by: request.decided_by.as_deref().map(|who| shown.plain(who)),
             reason: request.reason.as_deref().map(|why| shown.plain(why)),
             approvers: shown.plain(&request.approvers_text()),
-            args_digest: (!args.truncated).then(|| request.args_digest.clone()),
+            args_digest: None,
             args: args.text,
             args_truncated: args.truncated,
             args_chars: pretty.chars().count(),
             args_keys: key_count(&request.args),
             args_gist: gist,
             hidden_characters: shown.had_hidden,
+            look_alikes,
+            detail_only: false,
             channel: shown.plain(&request.channel_kind),
             decide_here: here,
+        };
+        let flagged = view.hidden_characters || view.look_alikes;
+        // The list form: a cut or flagged request is decided on its page.
+        view.detail_only = cut.is_none() && (view.args_truncated || flagged);
+        if !view.args_truncated && !view.detail_only {
+            view.args_digest = Some(request.args_digest.clone());
         }
+        view
     }
+}
+
+/// Whether any value of `request` (every argument, shown or not) holds
+/// hidden characters, and whether any holds look-alike letters.
+fn flags(request: &ConfirmationRequest) -> (bool, bool) {
+    let full = serde_json::to_string(&request.args).unwrap_or_default();
+    let values = [
+        request.tool_name.as_str(),
+        &request.agent_id,
+        &request.initiator_user_id,
+        &request.org_id,
+        &full,
+    ];
+    let hidden = escape_hidden_in_json(&full).had_hidden;
+    (hidden, values.into_iter().any(has_look_alikes))
 }
 
 /// The keys of every object in `value`, at every depth.
