@@ -720,6 +720,39 @@ async fn a_flagged_request_is_decided_only_from_its_own_page() {
     assert!(call.await.expect("task").tool_ran);
 }
 
+/// A multi-line script is shown as its lines under its key, each marked,
+/// with hidden characters still escaped and flagged; the JSON keeps the
+/// arguments as JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_line_argument_is_shown_as_lines() {
+    let page = page().await;
+    let alice = login(&page, "alice").await;
+    let script = "UPDATE invoices SET paid = true;\nDELETE FROM audit;\u{202E}";
+    let args = json!({"script": script, "amount": 1});
+    let call = start(&page, call_with("c-lines", "finance-bot", "alice", args));
+    let id = wait_pending(&page, &alice, 1).await.remove(0);
+    let html = get_as(&page, &alice.cookie, &format!("/requests/{id}"))
+        .await
+        .text()
+        .await
+        .expect("body");
+    assert!(html.contains("&quot;script&quot;: ⤶ 2 lines"), "{html}");
+    assert!(
+        html.contains("│ UPDATE invoices SET paid = true;\n"),
+        "{html}"
+    );
+    assert!(html.contains("│ DELETE FROM audit;\\u202E"), "{html}");
+    assert!(html.contains("contains hidden characters"), "{html}");
+    assert!(!html.contains('\u{202E}'));
+    let (_, detail) = get_json(&page, &alice.cookie, &format!("/api/requests/{id}")).await;
+    let args = detail["request"]["args"].as_str().expect("args");
+    assert!(
+        args.contains(r#""script": "UPDATE invoices SET paid = true;\nDELETE"#),
+        "{args}"
+    );
+    call.abort();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_decision_changes_nothing() {
     let (page, alice, bob, call, id) = waiting_payment().await;

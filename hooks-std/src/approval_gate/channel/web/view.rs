@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::approval_gate::channel::render::{Shown, format_utc};
 use crate::approval_gate::{ConfirmationRequest, ConfirmationStatus};
-use crate::text::{escape_hidden_in_json, has_look_alikes};
+use crate::text::{escape_hidden, escape_hidden_in_json, has_look_alikes};
 
 /// The most characters of the arguments a request's detail shows.
 const DETAIL_ARGS_CHARS: usize = 20_000;
@@ -39,6 +39,11 @@ pub(crate) struct RequestView {
     /// Pretty JSON, hidden characters escaped, cut (see `args_truncated`).
     pub(crate) args: String,
     pub(crate) args_truncated: bool,
+    /// The arguments for reading (what the page shows): pretty JSON in
+    /// which a string holding line breaks is shown as its lines, each
+    /// prefixed with `│ ` under its key, hidden characters escaped; `args`
+    /// itself where that is cut.
+    pub(crate) args_lines: String,
     /// Characters of all the arguments as pretty JSON, shown or not.
     pub(crate) args_chars: usize,
     /// Keys of all the arguments, at every depth.
@@ -131,6 +136,11 @@ impl RequestView {
             reason: request.reason.as_deref().map(|why| shown.plain(why)),
             approvers: shown.plain(&request.approvers_text()),
             args_digest: None,
+            args_lines: if args.truncated {
+                args.text.clone()
+            } else {
+                readable(&request.args)
+            },
             args: args.text,
             args_truncated: args.truncated,
             args_chars: pretty.chars().count(),
@@ -167,6 +177,71 @@ fn flags(request: &ConfirmationRequest) -> (bool, bool) {
     (hidden, values.into_iter().any(has_look_alikes))
 }
 
+/// `value` as pretty JSON for a person (see [`RequestView::args_lines`]).
+fn readable(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_readable(value, 0, &mut out);
+    out
+}
+
+fn write_readable(value: &serde_json::Value, depth: usize, out: &mut String) {
+    use serde_json::Value;
+    let pad = |depth: usize| "  ".repeat(depth);
+    let json = |value: &Value| {
+        escape_hidden_in_json(&serde_json::to_string(value).unwrap_or_default()).text
+    };
+    match value {
+        Value::String(text) if text.contains('\n') => {
+            let lines: Vec<&str> = text.split('\n').collect();
+            out.push_str(&format!("⤶ {} lines", lines.len()));
+            for line in lines {
+                out.push('\n');
+                out.push_str(&pad(depth + 1));
+                out.push_str("│ ");
+                out.push_str(&escape_hidden(line).text);
+            }
+        }
+        Value::Object(object) if !object.is_empty() => {
+            out.push('{');
+            let last = object.len() - 1;
+            for (at, (key, value)) in object.iter().enumerate() {
+                out.push('\n');
+                out.push_str(&pad(depth + 1));
+                out.push_str(&json(&Value::String(key.clone())));
+                out.push_str(": ");
+                write_readable(value, depth + 1, out);
+                if at != last && !is_block(value) {
+                    out.push(',');
+                }
+            }
+            out.push('\n');
+            out.push_str(&pad(depth));
+            out.push('}');
+        }
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            let last = items.len() - 1;
+            for (at, item) in items.iter().enumerate() {
+                out.push('\n');
+                out.push_str(&pad(depth + 1));
+                write_readable(item, depth + 1, out);
+                if at != last && !is_block(item) {
+                    out.push(',');
+                }
+            }
+            out.push('\n');
+            out.push_str(&pad(depth));
+            out.push(']');
+        }
+        other => out.push_str(&json(other)),
+    }
+}
+
+/// Whether `value` is shown as a block of lines (which ends without a comma).
+fn is_block(value: &serde_json::Value) -> bool {
+    value.as_str().is_some_and(|text| text.contains('\n'))
+}
+
 /// The keys of every object in `value`, at every depth.
 fn key_count(value: &serde_json::Value) -> usize {
     match value {
@@ -195,5 +270,30 @@ impl super::WebApprovals {
     /// `request` in the detail form, as this page shows it.
     pub(crate) fn detail(&self, request: &ConfirmationRequest) -> RequestView {
         RequestView::detail(request, self.decides_here(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn multi_line_strings_are_shown_as_their_lines() {
+        let args = json!({
+            "script": "SELECT 1;\nDROP TABLE \"x\";\r\n\u{202E}evil",
+            "z": [1, "a\nb"],
+        });
+        assert_eq!(
+            readable(&args),
+            "{\n  \"script\": ⤶ 3 lines\n    │ SELECT 1;\n    │ DROP TABLE \"x\";\\u000D\n    \
+             │ \\u202Eevil\n  \"z\": [\n    1,\n    ⤶ 2 lines\n      │ a\n      │ b\n  ]\n}"
+        );
+        // Without line breaks it is serde's pretty JSON, escapes and all.
+        let plain = json!({"a": [1, {"b": "c\u{200B}"}], "e": {}, "f": []});
+        assert_eq!(
+            readable(&plain),
+            escape_hidden_in_json(&serde_json::to_string_pretty(&plain).unwrap()).text
+        );
     }
 }
