@@ -807,6 +807,7 @@ fn a_pending_request_survives_a_restart() {
         let replica = url_replica(&fake, &url).await;
         let call = start(&replica, gated_call("c1", 60_000));
         let id = card_sent(&fake, 1).await;
+        card_stored(&replica, &id).await;
         std::mem::forget(call);
         std::mem::forget(replica);
         id

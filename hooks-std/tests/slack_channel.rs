@@ -114,6 +114,17 @@ async fn status(replica: &Replica, id: &str) -> ConfirmationStatus {
     stored(replica, id).await.status
 }
 
+/// Waits until the gate stored the reference of `id`'s message.
+async fn card_recorded(replica: &Replica, id: &str) {
+    for _ in 0..500 {
+        if stored(replica, id).await.message_ref.is_some() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the gate never stored the message reference of {id}");
+}
+
 /// The text of the `count`-th ephemeral message, sent to `user`.
 async fn ephemeral(fake: &FakeSlack, count: usize, user: &str) -> String {
     let message = fake
@@ -1328,6 +1339,10 @@ fn a_pending_request_survives_a_restart() {
         let replica = url_replica(&fake, &url).await;
         let call = start(&replica, gated_call("c1", 60_000));
         let id = message_posted(&fake, 1).await;
+        // The process dies once its card is delivered and recorded (a card
+        // whose reference was never stored decides nothing: see
+        // `a_press_before_the_card_is_recorded_waits_for_it`).
+        card_recorded(&replica, &id).await;
         std::mem::forget(call);
         std::mem::forget(replica);
         id

@@ -16,10 +16,16 @@
 //! arguments' digest.
 
 use crate::approval_gate::{ConfirmationRequest, ConfirmationStatus};
-use crate::text::{escape_hidden, escape_hidden_in_json};
+use crate::text::{escape_hidden, escape_hidden_in_json, has_look_alikes};
 
 /// The warning a message carries when any value it shows held hidden characters.
 pub(crate) const HIDDEN_CHARACTERS_FLAG: &str = "⚠ contains hidden characters";
+
+/// The warning a message carries when any value held look-alike letters
+/// ([`has_look_alikes`]), and what to do about them.
+pub(crate) const LOOK_ALIKE_WARNING: &str = "⚠ contains look-alike letters: a word mixes \
+    scripts (a Cyrillic А among Latin letters) or is written in letters that pass for Latin \
+    ones. Read every name and number letter by letter before approving.";
 
 /// How many characters of the arguments a message shows where it only
 /// reports (an outcome card, the web page's list); a card asking for a
@@ -54,6 +60,8 @@ pub(crate) struct ArgsParts {
 #[derive(Default)]
 pub(crate) struct Shown {
     pub(crate) had_hidden: bool,
+    /// Whether any value held a word that passes for another.
+    pub(crate) had_look_alikes: bool,
 }
 
 impl Shown {
@@ -61,6 +69,7 @@ impl Shown {
     pub(crate) fn plain(&mut self, text: &str) -> String {
         let escaped = escape_hidden(text);
         self.had_hidden |= escaped.had_hidden;
+        self.had_look_alikes |= has_look_alikes(text);
         escaped.text
     }
 
@@ -68,6 +77,7 @@ impl Shown {
     pub(crate) fn json(&mut self, json_text: &str) -> String {
         let escaped = escape_hidden_in_json(json_text);
         self.had_hidden |= escaped.had_hidden;
+        self.had_look_alikes |= has_look_alikes(json_text);
         escaped.text
     }
 
@@ -108,6 +118,7 @@ impl Shown {
         if truncated {
             let full = serde_json::to_string_pretty(&request.args).unwrap_or_default();
             self.had_hidden |= escape_hidden_in_json(&full).had_hidden;
+            self.had_look_alikes |= has_look_alikes(&full);
         }
         ShownArgs { text, truncated }
     }

@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 pub use crate::approval_gate::channel::ARGS_EXCERPT_CHARS;
 use crate::approval_gate::channel::MAX_DECISION_REASON_CHARS;
 use crate::approval_gate::channel::render::{
-    HIDDEN_CHARACTERS_FLAG, Shown, approval_title, args_cut_note, args_too_long_note, format_utc,
-    outcome_title, summary_facts,
+    HIDDEN_CHARACTERS_FLAG, LOOK_ALIKE_WARNING, Shown, approval_title, args_cut_note,
+    args_too_long_note, format_utc, outcome_title, summary_facts,
 };
 use crate::approval_gate::{ApprovalDecision, ConfirmationRequest, ConfirmationStatus};
 
@@ -56,7 +56,9 @@ pub fn approval_card(request: &ConfirmationRequest) -> Value {
     let without_args = card(
         &header,
         vec![
-            markdown(&format!("{HIDDEN_CHARACTERS_FLAG}{HIDDEN_WARNING}{facts}")),
+            markdown(&format!(
+                "{HIDDEN_CHARACTERS_FLAG}{HIDDEN_WARNING}{LOOK_ALIKE_WARNING}\n{facts}"
+            )),
             markdown(&args_too_long_note("**", usize::MAX)),
             markdown(&who),
             decision_form(request, true),
@@ -234,13 +236,17 @@ fn summary_markdown(request: &ConfirmationRequest, shown: &mut Shown) -> String 
 const HIDDEN_WARNING: &str = ".** Invisible or direction-changing characters are shown escaped \
     (`\\u202E`); the tool receives them as they are.\n";
 
-/// `summary` with the hidden-characters warning first, when `shown` saw any.
+/// `summary` with the hidden-characters and look-alike warnings first, when
+/// `shown` saw any.
 fn flagged(shown: &Shown, summary: String) -> String {
+    let mut flags = String::new();
     if shown.had_hidden {
-        format!("**{HIDDEN_CHARACTERS_FLAG}{HIDDEN_WARNING}{summary}")
-    } else {
-        summary
+        flags.push_str(&format!("**{HIDDEN_CHARACTERS_FLAG}{HIDDEN_WARNING}"));
     }
+    if shown.had_look_alikes {
+        flags.push_str(&format!("**{LOOK_ALIKE_WARNING}**\n"));
+    }
+    flags + &summary
 }
 
 /// A decision button that submits the card's form with callback `value`.
@@ -378,6 +384,15 @@ mod tests {
             assert!(card.to_string().contains(&note));
             assert!(!card.to_string().contains("\"approve\""));
         }
+    }
+
+    #[test]
+    fn look_alike_letters_are_flagged() {
+        let mut request = request();
+        assert!(!approval_card(&request).to_string().contains("look-alike"));
+        request.args = json!({"payee": "p\u{430}ypal"});
+        let card = approval_card(&request).to_string();
+        assert!(card.contains("contains look-alike letters"), "{card}");
     }
 
     #[test]

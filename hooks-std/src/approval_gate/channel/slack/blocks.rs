@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use super::config::is_slack_id;
 use crate::approval_gate::channel::render::{
-    HIDDEN_CHARACTERS_FLAG, Shown, approval_title, args_cut_note, args_too_long_note, format_utc,
-    outcome_title, summary_facts,
+    HIDDEN_CHARACTERS_FLAG, LOOK_ALIKE_WARNING, Shown, approval_title, args_cut_note,
+    args_too_long_note, format_utc, outcome_title, summary_facts,
 };
 use crate::approval_gate::channel::{ARGS_EXCERPT_CHARS, MAX_DECISION_REASON_CHARS};
 use crate::approval_gate::{ApprovalDecision, ConfirmationRequest};
@@ -99,6 +99,9 @@ pub fn approval_message(request: &ConfirmationRequest) -> Value {
     let args = shown.args_parts(request, ARGS_PART_COST, room, entity_cost);
     if shown.had_hidden {
         blocks.push(hidden_warning());
+    }
+    if shown.had_look_alikes {
+        blocks.push(look_alike_warning());
     }
     blocks.push(section(&summary));
     for (at, part) in args.parts.iter().enumerate() {
@@ -185,6 +188,9 @@ pub fn outcome_message(request: &ConfirmationRequest, clicker: Option<&str>) -> 
     let mut blocks = vec![header(&title)];
     if shown.had_hidden {
         blocks.push(hidden_warning());
+    }
+    if shown.had_look_alikes {
+        blocks.push(look_alike_warning());
     }
     blocks.push(section(&summary));
     blocks.extend(args);
@@ -309,6 +315,13 @@ fn hidden_warning() -> Value {
             "*{HIDDEN_CHARACTERS_FLAG}.* Invisible or direction-changing characters are shown \
              escaped (`\\u202E`); the tool receives them as they are."
         )}],
+    })
+}
+
+fn look_alike_warning() -> Value {
+    json!({
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": escape(LOOK_ALIKE_WARNING)}],
     })
 }
 
@@ -485,6 +498,15 @@ mod tests {
         let note = format!("too long to show here in full ({chars} characters)");
         assert!(texts.iter().any(|text| text.contains(&note)), "{texts:?}");
         assert!(!all_text(&message).contains("approve:4f9c"));
+    }
+
+    #[test]
+    fn look_alike_letters_are_flagged() {
+        let mut request = request();
+        assert!(!all_text(&approval_message(&request)).contains("look-alike"));
+        request.args = json!({"payee": "\u{410}cme Ltd"});
+        let text = all_text(&approval_message(&request));
+        assert!(text.contains("contains look-alike letters"), "{text}");
     }
 
     #[test]
