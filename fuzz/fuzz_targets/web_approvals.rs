@@ -116,6 +116,7 @@ async fn pending(store: &ConfirmationStore) -> (String, String) {
             channel_id: "approvals".to_owned(),
             mode: ConfirmationMode::Metadata,
             timeout: Duration::from_secs(600),
+            quorum: hooks_std::approval_gate::Quorum::default(),
         })
         .await
         .expect("a pending request");

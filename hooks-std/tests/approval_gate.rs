@@ -1038,6 +1038,7 @@ async fn the_sweeper_only_touches_its_own_channel() {
             channel_id: "oc_other".into(),
             mode: ConfirmationMode::Metadata,
             timeout: Duration::from_millis(10),
+            quorum: hooks_std::approval_gate::Quorum::default(),
         })
         .await
         .expect("create");

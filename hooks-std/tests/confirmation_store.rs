@@ -1,5 +1,5 @@
 //! ConfirmationStore: idempotent creation, first decision wins (also under
-//! concurrency), nothing is decided past the deadline, terminal states never
+//! concurrency), quorums of distinct approvers (also under concurrency), nothing is decided past the deadline, terminal states never
 //! change, sweeping, event dedup. SQLite always, PostgreSQL when configured.
 
 mod support;
@@ -10,7 +10,7 @@ use hooks_std::Database;
 use hooks_std::approval_gate::{
     ApprovalDecision, ApproverScope, Cancel, CardClaim, CardDelivery, CardUpdates,
     ConfirmationMode, ConfirmationRequest, ConfirmationStatus, ConfirmationStore, DecideOutcome,
-    EventOutcome, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, Swept, args_digest,
+    EventOutcome, MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, Quorum, Swept, args_digest,
 };
 use serde_json::json;
 
@@ -30,6 +30,7 @@ fn new_request(key: &str, timeout: Duration) -> NewConfirmation {
         channel_id: "oc_finance".into(),
         mode: ConfirmationMode::Metadata,
         timeout,
+        quorum: Quorum::default(),
     }
 }
 
@@ -110,6 +111,111 @@ async fn concurrent_decisions(database: Database) {
     .await;
     let winners = outcomes.into_iter().filter(won).count();
     assert_eq!(winners, 1, "exactly one of 16 concurrent decisions wins");
+}
+
+/// A request created needing `approvals` distinct approvals.
+async fn with_quorum(store: &ConfirmationStore, name: &str, approvals: u32) -> ConfirmationRequest {
+    let mut new = new_request(&support::unique(name), Duration::from_secs(60));
+    new.quorum = Quorum {
+        approvals,
+        exclude_requester: true,
+    };
+    let (request, _) = store.create(&new).await.expect("create");
+    assert_eq!(
+        request.approvals_required,
+        i32::try_from(approvals).unwrap()
+    );
+    assert!(request.exclude_requester);
+    request
+}
+
+/// Two approvals from distinct people approve; the same person twice counts
+/// once; any rejection rejects, even after an approval; every vote is in
+/// the row.
+async fn quorums(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let request = with_quorum(&store, "quorum", 2).await;
+    let approve = |by: &'static str| {
+        let (store, id) = (store.clone(), request.id.clone());
+        async move {
+            store
+                .decide(&id, ApprovalDecision::Approve, by, None)
+                .await
+                .expect("decide")
+        }
+    };
+    let DecideOutcome::Counted(counted) = approve("bob").await else {
+        panic!("the first approval is counted");
+    };
+    assert_eq!(counted.status, ConfirmationStatus::Pending);
+    assert_eq!(counted.approved_by, ["bob"]);
+    assert_eq!(counted.decided_by, None);
+    let DecideOutcome::AlreadyCounted(again) = approve("bob").await else {
+        panic!("the same approver counts once");
+    };
+    assert_eq!(again.approved_by, ["bob"]);
+    let DecideOutcome::Decided(approved) = approve("carol").await else {
+        panic!("the second approver approves");
+    };
+    assert_eq!(approved.status, ConfirmationStatus::Approved);
+    assert_eq!(approved.approved_by, ["bob", "carol"]);
+    assert_eq!(approved.decided_by.as_deref(), Some("carol"));
+    assert!(matches!(
+        approve("dave").await,
+        DecideOutcome::AlreadyFinal(_)
+    ));
+
+    let request = with_quorum(&store, "quorum-rejected", 2).await;
+    let counted = store
+        .decide(&request.id, ApprovalDecision::Approve, "bob", None)
+        .await
+        .expect("decide");
+    assert!(matches!(counted, DecideOutcome::Counted(_)));
+    let DecideOutcome::Decided(rejected) = store
+        .decide(&request.id, ApprovalDecision::Reject, "carol", Some("no"))
+        .await
+        .expect("decide")
+    else {
+        panic!("one rejection rejects");
+    };
+    assert_eq!(rejected.status, ConfirmationStatus::Rejected);
+    assert_eq!(
+        rejected.approved_by,
+        ["bob"],
+        "the approval stays on record"
+    );
+}
+
+/// Twelve distinct approvers at once on a request needing three: exactly
+/// three approvals are counted, the third approves, and the others find it
+/// final.
+async fn concurrent_quorum(database: Database) {
+    let store = ConfirmationStore::new(database);
+    let request = with_quorum(&store, "quorum-race", 3).await;
+    let tasks: Vec<_> = (0..12)
+        .map(|i| {
+            let (store, id) = (store.clone(), request.id.clone());
+            tokio::spawn(async move {
+                store
+                    .decide(&id, ApprovalDecision::Approve, &format!("user-{i}"), None)
+                    .await
+                    .expect("decide")
+            })
+        })
+        .collect();
+    let (mut counted, mut decided, mut late) = (0, 0, 0);
+    for task in tasks {
+        match task.await.expect("task") {
+            DecideOutcome::Counted(_) => counted += 1,
+            DecideOutcome::Decided(_) => decided += 1,
+            DecideOutcome::AlreadyFinal(_) => late += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!((counted, decided, late), (2, 1, 9));
+    let row = store.get(&request.id).await.expect("read").expect("row");
+    assert_eq!(row.status, ConfirmationStatus::Approved);
+    assert_eq!(row.approved_by.len(), 3, "{:?}", row.approved_by);
 }
 
 /// One card per tool call: of 16 concurrent claims exactly one wins; a claim
@@ -536,6 +642,8 @@ async fn unknown_scope_or_mode_in_the_database_is_an_error_on_postgres() {
 async fn suite(database: Database) {
     lifecycle(database.clone()).await;
     concurrent_decisions(database.clone()).await;
+    quorums(database.clone()).await;
+    concurrent_quorum(database.clone()).await;
     card_claims(database.clone()).await;
     a_taken_over_claim_stores_no_card(database.clone()).await;
     storing_the_card_reads_the_request_and_clock(database.clone()).await;

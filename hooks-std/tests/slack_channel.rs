@@ -356,6 +356,7 @@ async fn a_click_past_the_deadline_before_the_gate_notices_approves_nothing() {
             channel_id: format!("T0FAKE/{CHANNEL}"),
             mode: ConfirmationMode::Metadata,
             timeout: Duration::from_millis(200),
+            quorum: hooks_std::approval_gate::Quorum::default(),
         })
         .await
         .expect("create")
@@ -719,6 +720,7 @@ async fn a_press_before_the_card_is_recorded_waits_for_it() {
             channel_id: format!("T0FAKE/{CHANNEL}"),
             mode: ConfirmationMode::Metadata,
             timeout: Duration::from_secs(60),
+            quorum: hooks_std::approval_gate::Quorum::default(),
         })
         .await
         .expect("created");

@@ -226,6 +226,7 @@ async fn stored(
             channel_id: "approvals".into(),
             mode: ConfirmationMode::Metadata,
             timeout,
+            quorum: hooks_std::approval_gate::Quorum::default(),
         })
         .await
         .expect("create");

@@ -223,6 +223,9 @@ pub fn pending_request(
         reason: None,
         message_ref: None,
         consumed_at_ms: None,
+        approvals_required: 1,
+        exclude_requester: false,
+        approved_by: Vec::new(),
     }
 }
 

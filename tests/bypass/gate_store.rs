@@ -62,6 +62,7 @@ fn request(key: &str, args: Value) -> NewConfirmation {
         channel_id: "?2".into(),
         mode: ConfirmationMode::Metadata,
         timeout: Duration::from_secs(600),
+        quorum: hooks::std_hooks::approval_gate::Quorum::default(),
     }
 }
 

@@ -384,7 +384,10 @@ impl Approvals {
                 ));
             }
         };
-        if let Some(refusal) = self.check_scope(&request, &approver).await {
+        if let Some(refusal) = self
+            .check_scope(&request, &approver, callback.decision)
+            .await
+        {
             return self.refuse(callback, refusal).await;
         }
         let commit_window = window.clone();
@@ -463,7 +466,7 @@ impl Approvals {
         if request.status.is_terminal() {
             return Ok(CallbackOutcome::settled(request));
         }
-        if let Some(refusal) = self.check_scope(&request, approver).await {
+        if let Some(refusal) = self.check_scope(&request, approver, decision).await {
             return Ok(refusal);
         }
         // Held to the same rule as a reason typed in a channel.
@@ -478,17 +481,34 @@ impl Approvals {
             DecideOutcome::Decided(decided) | DecideOutcome::PastDeadline(decided) => {
                 self.push_card_update(&decided.id);
             }
-            DecideOutcome::AlreadyFinal(_) | DecideOutcome::NotFound => {}
+            DecideOutcome::AlreadyFinal(_)
+            | DecideOutcome::NotFound
+            | DecideOutcome::Counted(_)
+            | DecideOutcome::AlreadyCounted(_) => {}
         }
         Ok(self.decided(outcome, decision))
     }
 
-    /// `None` if `approver` may decide `request`, else the refusal.
+    /// `None` if `approver` may make `decision` on `request`, else the
+    /// refusal: out of scope, or the requester approving a request that
+    /// excludes them.
     async fn check_scope(
         &self,
         request: &ConfirmationRequest,
         approver: &Approver,
+        decision: ApprovalDecision,
     ) -> Option<CallbackOutcome> {
+        if decision == ApprovalDecision::Approve
+            && request.exclude_requester
+            && approver.user_id == request.initiator_user_id
+        {
+            return Some(CallbackOutcome::new(
+                ToastKind::Error,
+                "You asked for this call, so you may not approve it: it needs the approval of \
+                 someone else. You may reject it. Nothing changed.",
+                Some(request.clone()),
+            ));
+        }
         match may_decide(self.inner.directory.as_ref(), request, approver).await {
             Ok(true) => None,
             Ok(false) => Some(CallbackOutcome::new(
@@ -531,6 +551,25 @@ impl Approvals {
             }
             DecideOutcome::AlreadyFinal(current) => CallbackOutcome::settled(current),
             DecideOutcome::NotFound => CallbackOutcome::unknown(),
+            DecideOutcome::Counted(counted) => {
+                let missing = counted.approvals_missing();
+                let message = format!(
+                    "Your approval is counted: {}. It needs {missing} more approval{} from \
+                     someone else before the call runs.",
+                    counted.quorum_text().unwrap_or_default(),
+                    if missing == 1 { "" } else { "s" }
+                );
+                CallbackOutcome::new(ToastKind::Success, message, Some(counted))
+            }
+            DecideOutcome::AlreadyCounted(current) => CallbackOutcome::new(
+                ToastKind::Info,
+                format!(
+                    "You have already approved this request ({}); it needs someone else's \
+                     approval. Nothing changed.",
+                    current.quorum_text().unwrap_or_default()
+                ),
+                Some(current),
+            ),
         }
     }
 

@@ -14,7 +14,7 @@ use super::card_claim::CardClaim;
 use super::crash_points::{self, crash_point};
 use super::digest::args_digest;
 use super::request::{ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus};
-use super::store::NewConfirmation;
+use super::store::{MAX_APPROVALS, NewConfirmation, Quorum};
 use crate::approval_gate::channel::ChannelSettings;
 use crate::config::{ConfigError, parse_config};
 // A section for a channel whose feature is off is read, only to say which
@@ -49,6 +49,13 @@ pub struct ApprovalGateConfig {
     pub approver_scope: ApproverScope,
     /// Users who may decide whatever the scope.
     pub approvers: Vec<String>,
+    /// How many distinct people in scope must approve (default 1, at most
+    /// 10); any one rejection rejects, and the call runs once, after the
+    /// last approval.
+    pub approvals: u32,
+    /// The user on whose behalf the call was made may reject it but not
+    /// approve it (default `false`): four eyes.
+    pub exclude_requester: bool,
     /// The channel approvals go through, by name: `feishu`, `slack` or `web`.
     /// Unset with a `feishu` section means Feishu; unset with no section,
     /// whatever channel the approval machinery was started with.
@@ -174,6 +181,8 @@ impl Default for ApprovalGateConfig {
             when: None,
             approver_scope: ApproverScope::Initiator,
             approvers: Vec::new(),
+            approvals: 1,
+            exclude_requester: false,
             channel: None,
             feishu: None,
             slack: None,
@@ -293,6 +302,16 @@ impl ApprovalGate {
         if config.timeout.is_zero() {
             return Err(ConfigError::new(Self::NAME, "`timeout` must not be zero"));
         }
+        if !(1..=MAX_APPROVALS).contains(&config.approvals) {
+            return Err(ConfigError::new(
+                Self::NAME,
+                format!(
+                    "`approvals` is {}: it must be from 1 to {MAX_APPROVALS} (how many distinct \
+                     people must approve)",
+                    config.approvals
+                ),
+            ));
+        }
         // A malformed section is an error wherever the config is used.
         config.channel_settings()?;
         let when = config
@@ -362,6 +381,10 @@ impl ApprovalGate {
             channel_id: channel.channel_id().to_owned(),
             mode,
             timeout: self.config.timeout,
+            quorum: Quorum {
+                approvals: self.config.approvals,
+                exclude_requester: self.config.exclude_requester,
+            },
         };
         let (request, _created) = store
             .create(&new)

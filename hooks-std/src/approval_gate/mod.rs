@@ -52,6 +52,6 @@ pub use request::{
     ApprovalDecision, ApproverScope, ConfirmationMode, ConfirmationRequest, ConfirmationStatus,
 };
 pub use store::{
-    Cancel, CardUpdates, ConfirmationStore, DecideOutcome, EventOutcome, Listing,
-    MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, Swept,
+    Cancel, CardUpdates, ConfirmationStore, DecideOutcome, EventOutcome, Listing, MAX_APPROVALS,
+    MAX_CARD_UPDATE_ATTEMPTS, NewConfirmation, Quorum, Swept,
 };

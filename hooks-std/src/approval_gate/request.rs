@@ -224,6 +224,15 @@ pub struct ConfirmationRequest {
     pub message_ref: Option<String>,
     /// When an approved request let its call run (an approval runs the call once).
     pub consumed_at_ms: Option<i64>,
+    /// How many distinct people must approve (1 to 10); any rejection
+    /// rejects.
+    pub approvals_required: i32,
+    /// Whether the initiator may not approve (they may still reject).
+    pub exclude_requester: bool,
+    /// Who approved so far, in order (user ids); the request is approved
+    /// once there are `approvals_required` of them.
+    #[sqlx(json)]
+    pub approved_by: Vec<String>,
 }
 
 impl ConfirmationRequest {
@@ -240,6 +249,36 @@ impl ConfirmationRequest {
     pub fn args_truncated(&self, max_chars: usize) -> bool {
         let text = serde_json::to_string_pretty(&self.args).unwrap_or_default();
         text.chars().nth(max_chars).is_some()
+    }
+
+    /// The approvals still needed while pending (0 once approved).
+    pub fn approvals_missing(&self) -> usize {
+        usize::try_from(self.approvals_required)
+            .unwrap_or(1)
+            .saturating_sub(self.approved_by.len())
+    }
+
+    /// The approval progress in words, when more than one approval is
+    /// needed: `1 of 2 approvals (by alice)`; `None` for a single approval.
+    pub fn quorum_text(&self) -> Option<String> {
+        if self.approvals_required <= 1 {
+            return None;
+        }
+        let mut text = format!(
+            "{} of {} approvals",
+            self.approved_by.len(),
+            self.approvals_required
+        );
+        if !self.approved_by.is_empty() {
+            text.push_str(&format!(" (by {})", self.approved_by.join(", ")));
+        }
+        if self.exclude_requester {
+            text.push_str(&format!(
+                "; the requester ({}) may not approve",
+                self.initiator_user_id
+            ));
+        }
+        Some(text)
     }
 
     /// Who may decide, in words (for cards).
@@ -291,6 +330,9 @@ impl ConfirmationRequest {
             reason: None,
             message_ref: None,
             consumed_at_ms: None,
+            approvals_required: 1,
+            exclude_requester: false,
+            approved_by: Vec::new(),
         }
     }
 }

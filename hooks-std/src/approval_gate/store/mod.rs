@@ -58,6 +58,31 @@ pub struct NewConfirmation {
     pub mode: ConfirmationMode,
     /// How long from now the request may be decided.
     pub timeout: Duration,
+    /// How many people must approve, and whether the requester may.
+    pub quorum: Quorum,
+}
+
+/// How many distinct people must approve a request, and whether the user
+/// on whose behalf the call was made may be one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quorum {
+    /// Approvals needed, from distinct approvers: 1 to [`MAX_APPROVALS`].
+    pub approvals: u32,
+    /// The requester may reject but not approve (four eyes).
+    pub exclude_requester: bool,
+}
+
+/// The most approvals a request can require.
+pub const MAX_APPROVALS: u32 = 10;
+
+impl Default for Quorum {
+    /// One approval; the requester may approve (when the scope lets them).
+    fn default() -> Self {
+        Quorum {
+            approvals: 1,
+            exclude_requester: false,
+        }
+    }
 }
 
 /// What became of an attempt to decide a request.
@@ -71,6 +96,12 @@ pub enum DecideOutcome {
     AlreadyFinal(ConfirmationRequest),
     /// The request is past its deadline: it is now marked expired, nothing was decided.
     PastDeadline(ConfirmationRequest),
+    /// The approval was counted, and the request still needs more (it stays
+    /// pending); the request as it now stands.
+    Counted(ConfirmationRequest),
+    /// This approver had already approved the still-pending request:
+    /// nothing changed.
+    AlreadyCounted(ConfirmationRequest),
 }
 
 /// What became of a decision that arrived as a callback event
@@ -160,15 +191,33 @@ pub struct ConfirmationStore {
 macro_rules! decide_in {
     ($tx:expr, $sql:expr, $id:expr, $decision:expr, $decided_by:expr, $reason:expr) => {
         async {
-            let decided: Option<ConfirmationRequest> = sqlx::query_as($sql.decide)
-                .bind($decision.status().as_str())
-                .bind($decided_by)
-                .bind($reason)
-                .bind($id)
-                .fetch_optional(&mut *$tx)
-                .await?;
+            // An approval is counted (and approves with the last one
+            // needed); a rejection decides at once.
+            let decided: Option<ConfirmationRequest> = match $decision {
+                ApprovalDecision::Approve => {
+                    sqlx::query_as($sql.approve)
+                        .bind($decided_by)
+                        .bind($reason)
+                        .bind($id)
+                        .fetch_optional(&mut *$tx)
+                        .await?
+                }
+                ApprovalDecision::Reject => {
+                    sqlx::query_as($sql.decide)
+                        .bind($decision.status().as_str())
+                        .bind($decided_by)
+                        .bind($reason)
+                        .bind($id)
+                        .fetch_optional(&mut *$tx)
+                        .await?
+                }
+            };
             if let Some(decided) = decided {
-                return Ok::<_, sqlx::Error>(DecideOutcome::Decided(decided));
+                return Ok::<_, sqlx::Error>(if decided.status.is_terminal() {
+                    DecideOutcome::Decided(decided)
+                } else {
+                    DecideOutcome::Counted(decided)
+                });
             }
             let found: Option<ConfirmationRequest> = sqlx::query_as($sql.get)
                 .bind($id)
@@ -178,6 +227,12 @@ macro_rules! decide_in {
                 None => DecideOutcome::NotFound,
                 Some(request) if request.status.is_terminal() => {
                     DecideOutcome::AlreadyFinal(request)
+                }
+                Some(request)
+                    if $decision == ApprovalDecision::Approve
+                        && request.approved_by.iter().any(|by| by == $decided_by) =>
+                {
+                    DecideOutcome::AlreadyCounted(request)
                 }
                 // Pending, yet not decidable: past its deadline.
                 Some(request) => {
@@ -371,6 +426,8 @@ impl ConfirmationStore {
                 .bind(&new.channel_id)
                 .bind(new.mode.as_str())
                 .bind(clamp_ms(new.timeout))
+                .bind(i32::try_from(new.quorum.approvals.clamp(1, MAX_APPROVALS)).unwrap_or(1))
+                .bind(new.quorum.exclude_requester)
                 .fetch_optional(&mut *tx)
                 .await?;
             let created = match inserted {
@@ -776,6 +833,7 @@ mod tests {
             channel_id: "oc_finance".to_owned(),
             mode: ConfirmationMode::When,
             timeout,
+            quorum: Quorum::default(),
         }
     }
 

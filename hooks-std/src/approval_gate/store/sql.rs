@@ -4,7 +4,8 @@
 //! The two sets differ only where the databases do: the clock (SQLite's
 //! `unixepoch('subsec')`, PostgreSQL's `statement_timestamp()`, both as
 //! milliseconds since the Unix epoch), a cast to `json` for the arguments,
-//! and `FOR UPDATE SKIP LOCKED` where PostgreSQL has row locks. Both read
+//! `FOR UPDATE SKIP LOCKED` where PostgreSQL has row locks, and the JSON
+//! functions that count and add an approval to `approved_by`. Both read
 //! `$n` placeholders.
 //!
 //! Every state change moves only a `pending` row (or, for the card fields
@@ -18,7 +19,7 @@ macro_rules! columns {
         "id, idempotency_key, tool_name, args, args_digest, agent_id, initiator_user_id, org_id, \
          approver_scope, approver_allowlist, channel_kind, channel_id, mode, status, \
          created_at_ms, expires_at_ms, decided_at_ms, decided_by, reason, message_ref, \
-         consumed_at_ms"
+         consumed_at_ms, approvals_required, exclude_requester, approved_by"
     };
 }
 
@@ -41,7 +42,8 @@ pub(super) struct Sql {
     pub decided_since: &'static str,
     /// `$1` event id.
     pub event_seen: &'static str,
-    /// `$1` id … `$13` mode, `$14` timeout (ms); returns the row if created.
+    /// `$1` id … `$13` mode, `$14` timeout (ms), `$15` approvals required,
+    /// `$16` exclude requester; returns the row if created.
     pub create: &'static str,
     /// `$1` id, `$2` lease (ms), `$3` resend window (ms); returns the claim's time.
     pub claim_card: &'static str,
@@ -49,6 +51,10 @@ pub(super) struct Sql {
     pub record_card: &'static str,
     /// `$1` status, `$2` by, `$3` reason, `$4` id; only pending, before the deadline.
     pub decide: &'static str,
+    /// `$1` by, `$2` reason, `$3` id: adds an approval by someone who has not
+    /// approved yet, approving the request with the last one it needs; only
+    /// pending, before the deadline.
+    pub approve: &'static str,
     /// `$1` id; only pending.
     pub expire: &'static str,
     /// `$1` reason, `$2` id; only pending without a card.
@@ -79,7 +85,14 @@ pub(super) struct Sql {
 /// `$now`, whose JSON cast is `$json` and whose subquery row-lock skip is
 /// `$skip_locked`.
 macro_rules! statements {
-    (now: $now:literal, json: $json:literal, skip_locked: $skip_locked:literal) => {
+    (
+        now: $now:literal,
+        json: $json:literal,
+        skip_locked: $skip_locked:literal,
+        votes: $votes:literal,
+        add_vote: $add_vote:literal,
+        voted: $voted:literal
+    ) => {
         Sql {
             clock: concat!("SELECT ", $now),
             get: concat!("SELECT ", columns!(), " FROM confirmation_requests WHERE id = $1"),
@@ -105,8 +118,9 @@ macro_rules! statements {
                 "INSERT INTO confirmation_requests (id, idempotency_key, tool_name, args, \
                  args_digest, agent_id, initiator_user_id, org_id, approver_scope, \
                  approver_allowlist, channel_kind, channel_id, mode, status, created_at_ms, \
-                 expires_at_ms) VALUES ($1, $2, $3, $4", $json, ", $5, $6, $7, $8, $9, $10, \
-                 $11, $12, $13, 'pending', ", $now, ", ", $now, " + $14) \
+                 expires_at_ms, approvals_required, exclude_requester) \
+                 VALUES ($1, $2, $3, $4", $json, ", $5, $6, $7, $8, $9, $10, \
+                 $11, $12, $13, 'pending', ", $now, ", ", $now, " + $14, $15, $16) \
                  ON CONFLICT (idempotency_key) DO NOTHING RETURNING ", columns!()
             ),
             claim_card: concat!(
@@ -125,6 +139,19 @@ macro_rules! statements {
                 "UPDATE confirmation_requests SET status = $1, decided_at_ms = ", $now, ", \
                  decided_by = $2, reason = $3 WHERE id = $4 AND status = 'pending' \
                  AND expires_at_ms > ", $now, " RETURNING ", columns!()
+            ),
+            approve: concat!(
+                "UPDATE confirmation_requests SET approved_by = ", $add_vote, ", \
+                 status = CASE WHEN ", $votes, " + 1 >= approvals_required \
+                   THEN 'approved' ELSE status END, \
+                 decided_at_ms = CASE WHEN ", $votes, " + 1 >= approvals_required \
+                   THEN ", $now, " ELSE decided_at_ms END, \
+                 decided_by = CASE WHEN ", $votes, " + 1 >= approvals_required \
+                   THEN $1 ELSE decided_by END, \
+                 reason = CASE WHEN ", $votes, " + 1 >= approvals_required \
+                   THEN $2 ELSE reason END \
+                 WHERE id = $3 AND status = 'pending' AND expires_at_ms > ", $now, " \
+                 AND NOT ", $voted, " RETURNING ", columns!()
             ),
             expire: concat!(
                 "UPDATE confirmation_requests SET status = 'expired', decided_at_ms = ", $now, ", \
@@ -208,7 +235,10 @@ macro_rules! statements {
 pub(super) const SQLITE: Sql = statements!(
     now: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
     json: "",
-    skip_locked: ""
+    skip_locked: "",
+    votes: "json_array_length(approved_by)",
+    add_vote: "json_insert(approved_by, '$[#]', $1)",
+    voted: "EXISTS (SELECT 1 FROM json_each(approved_by) WHERE value = $1)"
 );
 
 /// PostgreSQL's statements.
@@ -216,5 +246,8 @@ pub(super) const SQLITE: Sql = statements!(
 pub(super) const POSTGRES: Sql = statements!(
     now: "CAST(extract(epoch FROM statement_timestamp()) * 1000 AS BIGINT)",
     json: "::json",
-    skip_locked: " FOR UPDATE SKIP LOCKED"
+    skip_locked: " FOR UPDATE SKIP LOCKED",
+    votes: "jsonb_array_length(approved_by)",
+    add_vote: "approved_by || jsonb_build_array($1::text)",
+    voted: "jsonb_exists(approved_by, $1::text)"
 );

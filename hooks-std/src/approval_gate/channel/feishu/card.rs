@@ -35,10 +35,13 @@ pub fn approval_card(request: &ConfirmationRequest) -> Value {
     let mut shown = Shown::default();
     let title = approval_title(&shown.plain(&request.tool_name));
     let facts = facts_markdown(request, &mut shown);
-    let who = format!(
+    let mut who = format!(
         "**Who may approve:** {}",
         shown.inline_code(&request.approvers_text())
     );
+    if let Some(quorum) = request.quorum_text() {
+        who.push_str(&format!("\n**Approvals:** {}", shown.inline_code(&quorum)));
+    }
     let mut header = json!({
         "title": {"tag": "plain_text", "content": title},
         "template": "orange",
@@ -172,6 +175,9 @@ pub fn outcome_card(request: &ConfirmationRequest) -> Value {
     summary.push_str(&format!("\n**Status:** {}", request.status));
     if let Some(at) = request.decided_at_ms {
         summary.push_str(&format!(" at {}", format_utc(at)));
+    }
+    if let Some(quorum) = request.quorum_text() {
+        summary.push_str(&format!("\n**Approvals:** {}", shown.inline_code(&quorum)));
     }
     let reason = request
         .reason

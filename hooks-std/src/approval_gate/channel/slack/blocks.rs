@@ -89,10 +89,16 @@ pub fn approval_message(request: &ConfirmationRequest) -> Value {
     let title = approval_title(&tool);
     let mut blocks = vec![header(&title)];
     let summary = summary(request, &mut shown);
-    let who = format!(
+    let mut who = format!(
         "*Who may approve:* {}",
         code_within(&mut shown, &request.approvers_text(), LONG_VALUE_LIMIT)
     );
+    if let Some(quorum) = request.quorum_text() {
+        who.push_str(&format!(
+            "\n*Approvals:* {}",
+            code_within(&mut shown, &quorum, LONG_VALUE_LIMIT / 2)
+        ));
+    }
     let room = BLOCKS_TEXT_BUDGET.saturating_sub(
         FIXED_TEXT + title.chars().count() + summary.chars().count() + who.chars().count(),
     );
@@ -164,6 +170,12 @@ pub fn outcome_message(request: &ConfirmationRequest, clicker: Option<&str>) -> 
     let mut status = format!("*Status:* {}", request.status);
     if let Some(at) = request.decided_at_ms {
         status.push_str(&format!(" at {}", format_utc(at)));
+    }
+    if let Some(quorum) = request.quorum_text() {
+        status.push_str(&format!(
+            "\n*Approvals:* {}",
+            code_within(&mut shown, &quorum, LONG_VALUE_LIMIT / 2)
+        ));
     }
     let mention = clicker.filter(|id| is_slack_id(id));
     if request.status.is_terminal()

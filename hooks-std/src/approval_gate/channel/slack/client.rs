@@ -168,7 +168,8 @@ impl SlackChannel {
     }
 
     /// Replaces the message of a decided or expired `request` with its
-    /// outcome; `clicker` is the deciding Slack user, when known.
+    /// outcome (`clicker` is the deciding Slack user, when known), or that of
+    /// a still pending one with its progress.
     async fn update_message(
         &self,
         request: &ConfirmationRequest,
@@ -182,7 +183,13 @@ impl SlackChannel {
                  posted; nothing to update"
             )));
         };
-        let mut body = outcome_message(request, clicker);
+        // A request still pending (an approval counted towards a quorum)
+        // keeps its buttons and shows the progress.
+        let mut body = if request.status.is_terminal() {
+            outcome_message(request, clicker)
+        } else {
+            approval_message(request)
+        };
         body["channel"] = json!(channel);
         body["ts"] = json!(ts);
         self.call(&what, "chat.update", &body).await?;
@@ -339,7 +346,8 @@ impl Channel for SlackChannel {
                     reply.kind == ToastKind::Success
                 }
                 ConfirmationStatus::Expired | ConfirmationStatus::Cancelled => true,
-                ConfirmationStatus::Pending => false,
+                // An approval counted towards a quorum: show the progress.
+                ConfirmationStatus::Pending => reply.kind == ToastKind::Success,
             };
             if let Some(request) = reply.request
                 && redraw(request)

@@ -138,8 +138,12 @@ impl WebApprovals {
             inner.channel.publish(now);
         }
         let terminal = now.map(|now| now.status);
+        use crate::approval_gate::ConfirmationStatus::Pending;
         let (status, word) = match (outcome.kind, terminal) {
+            // An approval counted towards a quorum that still needs more.
+            (ToastKind::Success, Some(Pending)) => (StatusCode::OK, "counted"),
             (ToastKind::Success, _) => (StatusCode::OK, "decided"),
+            (ToastKind::Info, Some(Pending)) => (StatusCode::CONFLICT, "already_counted"),
             (_, Some(crate::approval_gate::ConfirmationStatus::Expired)) => {
                 (StatusCode::CONFLICT, "expired")
             }

@@ -36,6 +36,13 @@ pub(crate) struct RequestView {
     pub(crate) decided_by: Option<String>,
     pub(crate) reason: Option<String>,
     pub(crate) approvers: String,
+    /// How many distinct people must approve.
+    pub(crate) approvals_required: i32,
+    /// Who approved so far (user ids, hidden characters escaped).
+    pub(crate) approved_by: Vec<String>,
+    /// The progress in words when more than one approval is needed
+    /// (`1 of 2 approvals (by alice)`), else `null`.
+    pub(crate) quorum: Option<String>,
     /// Pretty JSON, hidden characters escaped, cut (see `args_truncated`).
     pub(crate) args: String,
     pub(crate) args_truncated: bool,
@@ -135,6 +142,13 @@ impl RequestView {
             decided_by: request.decided_by.as_deref().map(|who| shown.plain(who)),
             reason: request.reason.as_deref().map(|why| shown.plain(why)),
             approvers: shown.plain(&request.approvers_text()),
+            approvals_required: request.approvals_required,
+            approved_by: request
+                .approved_by
+                .iter()
+                .map(|by| shown.plain(by))
+                .collect(),
+            quorum: request.quorum_text().map(|text| shown.plain(&text)),
             args_digest: None,
             args_lines: if args.truncated {
                 args.text.clone()

@@ -141,6 +141,10 @@
             showOutcome(form, reply.request);
           }
         } else {
+          // An approval counted towards a quorum: show the progress.
+          var quorum = reply.request && reply.request.quorum &&
+            document.getElementById("quorum-" + id);
+          if (quorum) { quorum.textContent = "Approvals: " + reply.request.quorum; }
           form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
         }
       })
