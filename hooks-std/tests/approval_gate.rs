@@ -35,6 +35,7 @@ fn directory() -> StaticDirectory {
         .person("feishu", "ou_alice", "alice", "acme")
         .person("feishu", "ou_bob", "bob", "acme")
         .person("feishu", "ou_mallory", "mallory", "evil-corp")
+        .person("feishu", "ou_carol", "carol", "acme")
 }
 
 async fn replica(
@@ -626,6 +627,85 @@ async fn arguments_too_long_for_a_card_can_only_be_rejected_from_it() {
     assert_eq!(toast(&reply).0, "success", "{reply}");
     assert!(!call.await.expect("task").tool_ran);
     assert_eq!(status(&replica, &id).await, ConfirmationStatus::Rejected);
+}
+
+/// Two approvals from people other than the requester: the requester's is
+/// refused, the first is counted and the card redrawn with the progress
+/// (buttons kept), a second press by the same person counts nothing, and
+/// the second approver's press runs the call once.
+#[tokio::test]
+async fn two_approvers_other_than_the_requester_are_needed() {
+    let fake = fake().await;
+    let gate = json!({"approver_scope": "org_members", "timeout": "30s",
+                      "approvals": 2, "exclude_requester": true});
+    let replica = in_memory_replica(&fake, gate).await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = card_sent(&fake, 1).await;
+    let approve =
+        async |who: &str| press(&fake, &replica, &id, ApprovalDecision::Approve, who, CHAT).await;
+    let (_, reply) = approve("ou_alice").await;
+    assert_eq!(toast(&reply).0, "error", "{reply}");
+    assert!(
+        toast(&reply).1.contains("You asked for this call"),
+        "{reply}"
+    );
+
+    let (_, reply) = approve("ou_bob").await;
+    assert_eq!(toast(&reply).0, "success", "{reply}");
+    assert!(toast(&reply).1.contains("needs 1 more approval"), "{reply}");
+    assert!(
+        has_buttons(&reply["card"]["data"]),
+        "still pending: {reply}"
+    );
+    assert!(
+        reply["card"]
+            .to_string()
+            .contains("1 of 2 approvals (by bob)"),
+        "{reply}"
+    );
+    assert!(!call.is_finished());
+    let (_, reply) = approve("ou_bob").await;
+    assert!(toast(&reply).1.contains("already approved"), "{reply}");
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+
+    let (_, reply) = approve("ou_carol").await;
+    assert_eq!(toast(&reply).0, "success", "{reply}");
+    assert!(!has_buttons(&reply["card"]["data"]), "{reply}");
+    assert!(
+        reply["card"]
+            .to_string()
+            .contains("2 of 2 approvals (by bob, carol)"),
+        "{reply}"
+    );
+    let report = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the second approval wakes the gate")
+        .expect("task");
+    assert!(report.tool_ran);
+    assert_eq!(replica.stored(&id).await.approved_by, ["bob", "carol"]);
+}
+
+/// `approvals` out of range is a config error that says what is allowed.
+#[tokio::test]
+async fn an_impossible_quorum_is_refused() {
+    let fake = fake().await;
+    let channel = FeishuChannel::new(fake.feishu_config(CHAT)).expect("channel");
+    let approvals = Approvals::start(
+        ConfirmationStore::new(Database::in_memory().await.expect("db")),
+        Arc::new(channel),
+        Arc::new(directory()),
+        ApprovalsConfig::default(),
+    );
+    for approvals_needed in [0, 11] {
+        let error =
+            ApprovalGate::from_config(approvals.clone(), &json!({"approvals": approvals_needed}))
+                .err()
+                .expect("refused");
+        assert!(
+            error.to_string().contains("must be from 1 to 10"),
+            "{error}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -45,12 +45,14 @@ const CHANNEL: &str = "C0FINANCE";
 const BOB: &str = "U0BOB";
 const ALICE: &str = "U0ALICE";
 const MALLORY: &str = "U0MALLORY";
+const CAROL: &str = "U0CAROL";
 
 fn directory() -> StaticDirectory {
     StaticDirectory::new()
         .person("slack", ALICE, "alice", "acme")
         .person("slack", BOB, "bob", "acme")
         .person("slack", MALLORY, "mallory", "evil-corp")
+        .person("slack", CAROL, "carol", "acme")
         // The same id on another channel kind means nothing here.
         .person("feishu", "U0EVE", "eve", "acme")
 }
@@ -761,6 +763,64 @@ async fn a_press_before_the_card_is_recorded_waits_for_it() {
     assert_eq!(
         status(&replica, &request.id).await,
         ConfirmationStatus::Approved
+    );
+}
+
+/// A gate that needs two approvals from people other than the requester:
+/// the requester's approval is refused, the first approval is counted and
+/// shown on the message (which keeps its buttons), the same person cannot
+/// count twice, and the second approver's press runs the call once.
+#[tokio::test]
+async fn two_approvers_other_than_the_requester_are_needed() {
+    let fake = fake().await;
+    let gate = json!({"approver_scope": "org_members", "timeout": "30s",
+                      "approvals": 2, "exclude_requester": true});
+    let replica = in_memory_replica(&fake, gate).await;
+    let call = start(&replica, gated_call("c1", 60_000));
+    let id = message_posted(&fake, 1).await;
+    let shown = fake.messages()[0].blocks.to_string();
+    assert!(shown.contains("0 of 2 approvals"), "{shown}");
+
+    let approve = |user: &str| SlackClick::new(&id, ApprovalDecision::Approve, user);
+    press(&fake, &replica, &approve(ALICE)).await;
+    let note = ephemeral(&fake, 1, ALICE).await;
+    assert!(note.contains("You asked for this call"), "{note}");
+
+    press(&fake, &replica, &approve(BOB)).await;
+    let update = fake
+        .wait_for_update(1, Duration::from_secs(5))
+        .await
+        .expect("the message shows the progress");
+    assert!(update.has_buttons(), "still pending: the buttons stay");
+    let shown = update.blocks.to_string();
+    assert!(shown.contains("1 of 2 approvals (by bob)"), "{shown}");
+    assert_eq!(status(&replica, &id).await, ConfirmationStatus::Pending);
+    assert!(!call.is_finished());
+
+    press(&fake, &replica, &approve(BOB)).await;
+    let note = ephemeral(&fake, 2, BOB).await;
+    assert!(note.contains("already approved"), "{note}");
+    assert!(!call.is_finished());
+
+    press(&fake, &replica, &approve(CAROL)).await;
+    let report = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the second approval wakes the gate")
+        .expect("task");
+    assert!(report.tool_ran);
+    let stored = stored(&replica, &id).await;
+    assert_eq!(stored.status, ConfirmationStatus::Approved);
+    assert_eq!(stored.approved_by, ["bob", "carol"]);
+    let update = fake
+        .wait_for_update(2, Duration::from_secs(5))
+        .await
+        .expect("the message shows the outcome");
+    assert!(!update.has_buttons());
+    let shown = update.blocks.to_string();
+    assert!(shown.contains("Approved by carol"), "{shown}");
+    assert!(
+        shown.contains("2 of 2 approvals (by bob, carol)"),
+        "{shown}"
     );
 }
 
