@@ -8,8 +8,8 @@
 //! same SQLite file, with the same fake Feishu, and re-runs the same tool
 //! call or re-delivers the same callback event, as the agent's engine and
 //! the platform do. Each asserts: at most one card per request, the decision
-//! honoured, the tool run at most once, and the card finally showing the
-//! final state.
+//! honoured (every vote of a quorum kept), the tool run at most once, and
+//! the card finally showing the final state.
 //!
 //! These run in one process (a restart is a fresh `Approvals` on the same
 //! file, not a new process): they prove what the durable state allows, not
@@ -63,16 +63,23 @@ fn config() -> ApprovalsConfig {
 
 /// Starts a process on the database at `url` with a gate of `timeout`.
 async fn process(fake: &FakeFeishu, url: &str, timeout: &str) -> Process {
+    let gate = json!({"approver_scope": "org_members", "timeout": timeout});
+    process_with(fake, url, gate).await
+}
+
+/// Starts a process on the database at `url` with the gate config `gate`.
+async fn process_with(fake: &FakeFeishu, url: &str, gate: Value) -> Process {
     let database = Database::connect(url).await.expect("sqlite file");
     let channel = FeishuChannel::new(fake.feishu_config(CHAT)).expect("feishu channel");
-    let directory = StaticDirectory::new().person("feishu", "ou_bob", "bob", "acme");
+    let directory = StaticDirectory::new()
+        .person("feishu", "ou_bob", "bob", "acme")
+        .person("feishu", "ou_carol", "carol", "acme");
     let approvals = Approvals::start(
         ConfirmationStore::new(database),
         Arc::new(channel),
         Arc::new(directory),
         config(),
     );
-    let gate = json!({"approver_scope": "org_members", "timeout": timeout});
     let hook = ApprovalGate::from_config(approvals.clone(), &gate).expect("gate config");
     let registry = HookRegistry::builder().pre(hook).build().expect("registry");
     let (callback_url, server) = support::serve_callbacks(&approvals, "/feishu/callback").await;
@@ -432,6 +439,71 @@ async fn replica_killed_between_event_and_decision_the_retry_decides() {
     let (_, reply) = world.clicked(&restarted, &id, "evt-retried").await;
     assert!(reply.to_string().contains("Approved"), "{reply}");
     assert!(finished(run).await.tool_ran);
+    assert_eq!((world.cards(), world.tool_runs()), (1, 1));
+    scenario.teardown();
+}
+
+/// A quorum of two across crashes: the replica that counts the first
+/// approval dies after committing it, before replying, and the agent's
+/// process dies too. After the restart the vote is still there, the
+/// platform's retry of the same press counts nothing, the same approver's
+/// new press counts nothing either, and the second approver's press, on
+/// another fresh replica, runs the re-run call once. One card throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quorum_keeps_its_first_vote_across_crashes() {
+    let scenario = fail::FailScenario::setup();
+    let world = world().await;
+    let gate = json!({"approver_scope": "org_members", "timeout": "30s", "approvals": 2});
+    let agent = process_with(&world.fake, &world.url, gate.clone()).await;
+    let (run, id) = world.waiting(&agent).await;
+
+    let replica = process_with(&world.fake, &world.url, gate.clone()).await;
+    fail::cfg(crash_points::AFTER_DECISION, "return").expect("failpoint");
+    let (_, reply) = world.clicked(&replica, &id, "evt-first").await;
+    fail::remove(crash_points::AFTER_DECISION);
+    assert!(
+        !reply.to_string().contains("needs 1 more"),
+        "the reply was lost: {reply}"
+    );
+    drop(replica);
+    run.abort();
+    drop(agent);
+
+    let agent = process_with(&world.fake, &world.url, gate.clone()).await;
+    let stored = agent
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("row");
+    assert_eq!(stored.status, ConfirmationStatus::Pending);
+    assert_eq!(stored.approved_by, ["bob"], "the first vote survived");
+    let rerun = world.run(&agent);
+    let replica = process_with(&world.fake, &world.url, gate.clone()).await;
+    let (_, reply) = world.clicked(&replica, &id, "evt-first").await;
+    assert!(reply.to_string().contains("already handled"), "{reply}");
+    let (_, reply) = world.clicked(&replica, &id, "evt-bob-again").await;
+    assert!(reply.to_string().contains("already approved"), "{reply}");
+    assert!(!rerun.is_finished());
+
+    let mut carol = CardClick::new(&id, ApprovalDecision::Approve, "ou_carol", CHAT);
+    carol.event_id = Some("evt-carol".to_owned());
+    let (_, reply) = world
+        .fake
+        .click(&replica.callback_url, &carol)
+        .await
+        .expect("the card has Approve");
+    assert!(reply.to_string().contains("Approved"), "{reply}");
+    assert!(finished(rerun).await.tool_ran);
+    let stored = agent
+        .approvals
+        .store()
+        .get(&id)
+        .await
+        .expect("read")
+        .expect("row");
+    assert_eq!(stored.approved_by, ["bob", "carol"]);
     assert_eq!((world.cards(), world.tool_runs()), (1, 1));
     scenario.teardown();
 }

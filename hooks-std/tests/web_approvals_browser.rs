@@ -7,7 +7,8 @@
 //! read-only to the operator allowed to watch that chat, and leaves the
 //! list when it is decided in Feishu; a request flagged for hidden
 //! characters or look-alike letters is decided only on its own page; a
-//! long request is read whole on its
+//! request that needs two approvals shows the first and waits for the
+//! second; a long request is read whole on its
 //! own page, above Approve, and the page shows the decision without a
 //! reload. Screenshots are kept under
 //! `target/tmp/web-approvals/`.
@@ -468,6 +469,83 @@ async fn a_flagged_request_is_decided_only_on_its_own_page() {
                 assert!(report.tool_ran, "{}", report.observation);
                 browser.goto(&page.callback_url).await.expect("the list");
             }
+        },
+    )
+    .await;
+}
+
+/// A request that needs two approvals: the first operator's approval is
+/// counted and the page shows the progress (the request stays); a second
+/// press by the same operator counts nothing; the second operator's
+/// approval runs the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_operators_approve_a_request_that_needs_two() {
+    with_browser(
+        "two_operators_approve_a_request_that_needs_two",
+        async |browser| {
+            let database = hooks_std::Database::in_memory().await.expect("db");
+            let gate = json!({"approver_scope": "org_members", "timeout": "60s", "approvals": 2});
+            let page = support::web::page_with(
+                database,
+                gate,
+                support::web::tokens(),
+                hooks_std::approval_gate::channel::web::WebConfig::default(),
+            )
+            .await;
+            let call = start(
+                &page,
+                payment("c-two", json!({"amount": 90_000, "payee": "ACME Ltd"})),
+            );
+            sign_in(browser, &page, "alice").await;
+            let row = only_row(browser, "the request").await;
+            let text = row.text().await.expect("row text");
+            assert!(text.contains("0 of 2 approvals"), "{text}");
+            for attempt in ["first", "again"] {
+                row.find(Locator::Css("button.approve"))
+                    .await
+                    .expect("Approve")
+                    .click()
+                    .await
+                    .expect("click");
+                let expected = if attempt == "first" {
+                    "counted"
+                } else {
+                    "already approved"
+                };
+                wait_for(browser, "the answer", async |browser| {
+                    let Ok(live) = browser.find(Locator::Id("live")).await else {
+                        return false;
+                    };
+                    live.text().await.is_ok_and(|text| text.contains(expected))
+                })
+                .await;
+            }
+            let progress = row
+                .find(Locator::Css(".quorum"))
+                .await
+                .expect("the progress")
+                .text()
+                .await
+                .expect("text");
+            assert!(
+                progress.contains("1 of 2 approvals (by alice)"),
+                "{progress}"
+            );
+            assert_eq!(
+                rows(browser).await,
+                1,
+                "still waiting for a second approver"
+            );
+            assert!(!call.is_finished());
+            screenshot(browser, "quorum-counted").await;
+
+            // Bob, in a fresh session.
+            browser.delete_all_cookies().await.expect("sign out");
+            sign_in(browser, &page, "bob").await;
+            let row = only_row(browser, "the request for bob").await;
+            let report = press(browser, &row, "button.approve", call).await;
+            assert!(report.tool_ran, "{}", report.observation);
+            screenshot(browser, "quorum-approved").await;
         },
     )
     .await;
