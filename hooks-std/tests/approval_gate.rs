@@ -706,6 +706,29 @@ async fn an_impossible_quorum_is_refused() {
             "{error}"
         );
     }
+    // Scopes of named people too small for the quorum.
+    for config in [
+        json!({"approvals": 2}),
+        json!({"exclude_requester": true}),
+        json!({"approvals": 2, "approver_scope": "allowlist", "approvers": ["bob"]}),
+        json!({"approvals": 3, "approvers": ["bob"], "exclude_requester": true}),
+    ] {
+        let error = ApprovalGate::from_config(approvals.clone(), &config)
+            .err()
+            .unwrap_or_else(|| panic!("{config} is refused"));
+        assert!(
+            error.to_string().contains("could ever be approved"),
+            "{error}"
+        );
+    }
+    for config in [
+        json!({"approvals": 2, "approvers": ["bob"]}),
+        json!({"approvals": 2, "approver_scope": "org_members", "exclude_requester": true}),
+    ] {
+        if let Err(error) = ApprovalGate::from_config(approvals.clone(), &config) {
+            panic!("{config}: {error}");
+        }
+    }
 }
 
 #[tokio::test]

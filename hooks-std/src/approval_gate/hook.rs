@@ -312,6 +312,34 @@ impl ApprovalGate {
                 ),
             ));
         }
+        // A scope of named people must hold enough of them.
+        let named = match config.approver_scope {
+            ApproverScope::Initiator => {
+                Some(config.approvers.len() + usize::from(!config.exclude_requester))
+            }
+            ApproverScope::Allowlist => Some(config.approvers.len()),
+            ApproverScope::AgentOwner | ApproverScope::OrgMembers => None,
+        };
+        if let Some(named) = named
+            && named < config.approvals as usize
+        {
+            return Err(ConfigError::new(
+                Self::NAME,
+                format!(
+                    "`approvals` is {}, but `approver_scope: {}`{} leaves at most {named} \
+                     person{} who may approve, so no request could ever be approved: list more \
+                     `approvers`, or widen the scope",
+                    config.approvals,
+                    config.approver_scope.as_str(),
+                    if config.exclude_requester {
+                        " with `exclude_requester`"
+                    } else {
+                        ""
+                    },
+                    if named == 1 { "" } else { "s" }
+                ),
+            ));
+        }
         // A malformed section is an error wherever the config is used.
         config.channel_settings()?;
         let when = config
