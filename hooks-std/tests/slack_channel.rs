@@ -808,6 +808,22 @@ async fn two_approvers_other_than_the_requester_are_needed() {
         .expect("the second approval wakes the gate")
         .expect("task");
     assert!(report.tool_ran);
+    // The trace (and so the audit row) names both approvers.
+    let noted: Vec<&String> = report
+        .trace
+        .runs()
+        .iter()
+        .flat_map(|run| &run.side_effects)
+        .collect();
+    assert!(
+        noted
+            .iter()
+            .any(|note| note.starts_with("approved by bob, carol (")
+                && note.ends_with(
+                    "; 2 of 2 approvals (by bob, carol); the requester (alice) may not approve)"
+                )),
+        "{noted:?}"
+    );
     let stored = stored(&replica, &id).await;
     assert_eq!(stored.status, ConfirmationStatus::Approved);
     assert_eq!(stored.approved_by, ["bob", "carol"]);

@@ -612,16 +612,33 @@ impl ApprovalGate {
 
     fn verdict(&self, request: &ConfirmationRequest) -> HookResult {
         let who = request.decided_by.as_deref().unwrap_or("unknown");
+        // A quorum's state goes into the trace and the audit row.
+        let quorum = request
+            .quorum_text()
+            .map(|quorum| format!("; {quorum}"))
+            .unwrap_or_default();
         match request.status {
-            ConfirmationStatus::Approved => HookResult::allow()
-                .with_side_effect(format!(
-                    "approved by {who} (confirmation request {})",
-                    request.id
-                ))
-                .sealing_args(),
+            ConfirmationStatus::Approved => {
+                let approvers = if request.approved_by.len() > 1 {
+                    request.approved_by.join(", ")
+                } else {
+                    who.to_owned()
+                };
+                HookResult::allow()
+                    .with_side_effect(format!(
+                        "approved by {approvers} (confirmation request {}{quorum})",
+                        request.id
+                    ))
+                    .sealing_args()
+            }
             ConfirmationStatus::Rejected => HookResult::block(format!(
-                "rejected by {who}: {}",
-                request.reason.as_deref().unwrap_or("no reason given")
+                "rejected by {who}: {}{}",
+                request.reason.as_deref().unwrap_or("no reason given"),
+                request
+                    .quorum_text()
+                    .filter(|_| !request.approved_by.is_empty())
+                    .map(|quorum| format!(" (after {quorum})"))
+                    .unwrap_or_default()
             )),
             ConfirmationStatus::Expired => HookResult::block(format!(
                 "timed out after {} waiting for confirmation",
