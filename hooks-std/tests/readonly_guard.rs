@@ -190,6 +190,29 @@ async fn a_failed_mode_lookup_blocks_writes_but_not_reads() {
     );
 }
 
+/// Text on which the SQL parser itself panics (sqlparser 0.58's SQLite
+/// dialect unwraps in `parse_infix`; found by fuzzing) is a parse failure
+/// under that dialect: classified as a write, never a crash, whichever
+/// dialects the guard reads with.
+#[test]
+fn text_the_sql_parser_panics_on_is_a_write_not_a_crash() {
+    let sql = "SELECT sLECT id,d, body FROM notes WHERE body REGEXP @@-OU,NT(*, / SM(COUNT( BYT";
+    assert!(
+        matches!(classify_sql(sql), SqlVerdict::Unparsable(_)),
+        "{:?}",
+        classify_sql(sql)
+    );
+    let sqlite = SqlClassifier::new(vec![SqlDialect::Sqlite], FunctionAllowlist::default());
+    let SqlVerdict::Unparsable(why) = sqlite.classify(sql) else {
+        panic!("a write under SQLite");
+    };
+    assert!(why.contains("treated as a write"), "{why}");
+    // The smallest input of the same kind.
+    for sql in ["SELECT a REGEXP @@-b", "SELECT 1 WHERE x REGEXP @@"] {
+        assert!(sqlite.classify(sql).is_write(), "{sql}");
+    }
+}
+
 #[test]
 fn config_is_checked() {
     let modes: Arc<dyn OrgModeSource> = Arc::new(StaticOrgModes::new());

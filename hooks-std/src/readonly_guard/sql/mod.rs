@@ -9,6 +9,8 @@ mod readings;
 mod reason;
 mod writes;
 
+use std::panic::AssertUnwindSafe;
+
 use sqlparser::parser::Parser;
 
 pub use complexity::{MAX_CHAIN_LINKS, MAX_NESTING, MAX_TOKENS};
@@ -264,14 +266,26 @@ impl SqlClassifier {
         } else {
             format!("{dialect} (with {}'s quoting rules)", reading.lexers[0])
         };
-        let parsed = Parser::new(dialect.parser_dialect())
-            .with_tokens_with_locations(reading.tokens.clone())
-            .parse_statements();
+        // The parser can panic on text it does not expect (sqlparser
+        // 0.58's SQLite dialect unwraps in `parse_infix`; found by fuzzing):
+        // a panic is a parse failure, never a crash.
+        let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            Parser::new(dialect.parser_dialect())
+                .with_tokens_with_locations(reading.tokens.clone())
+                .parse_statements()
+        }));
         let statements = match parsed {
-            Ok(statements) => statements,
-            Err(error) => {
+            Ok(Ok(statements)) => statements,
+            Ok(Err(error)) => {
                 return SqlVerdict::Unparsable(format!(
                     "{} did not parse under {under} ({error}), so it is treated as a write",
+                    reason::quoted(sql)
+                ));
+            }
+            Err(_) => {
+                return SqlVerdict::Unparsable(format!(
+                    "{} could not be parsed under {under} (the SQL parser failed on it), so it \
+                     is treated as a write",
                     reason::quoted(sql)
                 ));
             }
